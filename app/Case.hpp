@@ -1,0 +1,93 @@
+#pragma once
+// A case: the typed, validated, defaults-filled content of a case file (docs/parameters.md).
+// Produced only by readCase() (app/CaseReader.hpp); every field here has passed validation.
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/Dataset.hpp"
+
+namespace fpdp::app {
+
+struct MeshSpec {
+  int dim = 0;                        // 1..3, the length of lower/upper/cells
+  std::array<double, 3> lower{0, 0, 0};
+  std::array<double, 3> upper{1, 1, 1};
+  std::array<int, 3> cells{1, 1, 1};
+};
+
+struct LossSpec {
+  std::string type;                   // "quadratic" | "logistic"
+  double lambda = 1.0;                // quadratic: l = (lambda/2)|theta - x|^2
+  double regularization = 0.0;        // logistic: mu in (mu/2)|theta|^2
+  std::optional<double> sensitivity;  // S_g of the data universe, if the user states it
+};
+
+struct DataSpec {
+  models::Dataset records;            // inline or read from file, already parsed
+  std::string file;                   // CSV path as resolved (empty when inline)
+};
+
+struct NeighbourSpec {
+  std::size_t index = 0;              // 0-based record index replaced in D'
+  models::Record replacement;
+};
+
+struct NoiseSpec {
+  double sigma = 1.0;                 // Langevin: d theta = -grad L dt + sqrt(2) sigma dW
+};
+
+struct InitialSpec {
+  models::Vector mean;
+  models::Matrix covariance;          // SPD
+};
+
+struct TimeSpec {
+  double t_end = 1.0;
+  double dt = 0.01;
+  long steps() const;                 // round(t_end / dt), validated to be an integer number of steps
+};
+
+struct OutputSpec {
+  long every = 1;                     // output every `every` time steps (and always at the first and last)
+  bool fields = true;                 // write p and q at output steps
+  std::string directory;              // default "<case name>-output"; --output overrides
+};
+
+struct RenyiOrder {
+  double alpha;
+  std::string label;                  // as written in the case file: "2", "10", "1.5" -> column renyi_<label>
+};
+
+struct DivergenceSpec {
+  std::vector<RenyiOrder> orders;
+};
+
+struct SolverSpec {
+  std::string ts_type = "bdf";        // PETSc TS type; -ts_type on the command line wins
+  std::string ksp_type = "preonly";
+  std::string pc_type = "lu";
+  std::string petsc_options;          // further PETSc options, command-line syntax
+};
+
+struct Case {
+  std::string name;
+  std::string dynamics = "langevin";
+  MeshSpec mesh;
+  LossSpec loss;
+  DataSpec data;
+  NeighbourSpec neighbour;
+  NoiseSpec noise;
+  InitialSpec initial;
+  TimeSpec time;
+  OutputSpec output;
+  DivergenceSpec divergence;
+  SolverSpec solver;
+
+  std::filesystem::path sourcePath;   // the case file
+  std::string resolvedToml;           // every key with defaults filled in, as TOML (stored in the output)
+};
+
+}  // namespace fpdp::app

@@ -1,0 +1,968 @@
+// Case-file reader: TOML text -> validated Case (docs/parameters.md).
+//
+// The reader works in three passes so that each error is reported where a user would look for it:
+//   1. structure: every top-level entry is a known table and every key in it is known (ParameterSchema.cpp);
+//   2. values, table by table in schema order; a key left out takes its schema default, which is parsed from the
+//      schema's TOML literal and then validated exactly like user input, so a default can never bypass a check;
+//   3. the resolved case is serialised back to TOML (Case::resolvedToml) with every default written out.
+// The first problem found ends the read with an InputError; nothing is ever silently corrected.
+#include "app/CaseReader.hpp"
+
+#include <toml++/toml.h>
+
+#include <Eigen/Cholesky>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <type_traits>
+#include <vector>
+
+#include "app/ParameterSchema.hpp"
+#include "models/Dataset.hpp"
+
+namespace fpdp::app {
+
+InputError::InputError(const std::string& message, std::string keyPath, std::string value, std::string allowed)
+    : std::runtime_error(message), keyPath(std::move(keyPath)), value(std::move(value)), allowed(std::move(allowed)) {}
+
+long TimeSpec::steps() const { return std::lround(t_end / dt); }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxDimension = 3;
+constexpr std::int64_t kMinCells = 2;
+constexpr std::int64_t kMaxCells = 65536;
+constexpr std::int64_t kMaxTotalCells = std::int64_t{1} << 28;
+constexpr std::size_t kMaxOrders = 1024;
+constexpr double kMaxSteps = 1e9;           // keeps t_end/dt far inside long and exactly representable
+constexpr double kStepTolerance = 1e-9;     // relative distance of t_end/dt from an integer
+constexpr double kSymmetryTolerance = 1e-12;
+constexpr std::size_t kValueWidth = 80;     // rendered values are cut here so a message stays one readable line
+
+// ---- Rendering values for messages ------------------------------------------------------------------------------
+
+// Messages are one line: a control character from the input (a newline in a string, say) would break that.
+std::string oneLine(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
+// The shortest text that reads back as the same double ("0.1", not toml++'s "0.10000000000000001").
+std::string shortestDouble(double x) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
+}
+
+std::string floatLiteral(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  std::string text = shortestDouble(x);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // keep "4.0" recognisably a float
+  return text;
+}
+
+void appendQuoted(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04X", static_cast<unsigned>(u));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// Keys that are not bare TOML keys are quoted, so that the key path can be pasted back into a case file.
+std::string keyText(std::string_view key) {
+  const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  if (bare) return std::string(key);
+  std::string quoted;
+  appendQuoted(quoted, key);
+  return quoted;
+}
+
+void render(std::string& out, const toml::node& node) {
+  if (out.size() > kValueWidth) return;  // the rest would be cut anyway; also bounds the work on huge arrays
+  node.visit([&out](const auto& v) {
+    using T = std::remove_cvref_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, toml::table>) {
+      out += "{";
+      bool first = true;
+      for (const auto& [key, child] : v) {
+        out += first ? " " : ", ";
+        first = false;
+        out += keyText(key.str()) + " = ";
+        render(out, child);
+        if (out.size() > kValueWidth) return;
+      }
+      out += first ? "}" : " }";
+    } else if constexpr (std::is_same_v<T, toml::array>) {
+      out += "[";
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i > 0) out += ", ";
+        render(out, *v.get(i));
+        if (out.size() > kValueWidth) return;
+      }
+      out += "]";
+    } else if constexpr (std::is_same_v<T, toml::value<std::string>>) {
+      appendQuoted(out, v.get());
+    } else if constexpr (std::is_same_v<T, toml::value<double>>) {
+      out += floatLiteral(v.get());
+    } else {
+      // Integers (toml++ keeps 0x/0o/0b formats), booleans, dates and times as toml++ prints them.
+      std::ostringstream stream;
+      stream << v;
+      out += stream.str();
+    }
+  });
+}
+
+std::string renderValue(const toml::node& node) {
+  std::string out;
+  render(out, node);
+  if (out.size() > kValueWidth) {
+    std::size_t cut = kValueWidth - 3;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+    out.resize(cut);
+    out += "...";
+  }
+  return oneLine(out);
+}
+
+std::string typeName(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+std::string entries(std::size_t count, std::string_view noun = "entry", std::string_view plural = "entries") {
+  return std::to_string(count) + " " + std::string(count == 1 ? noun : plural);
+}
+
+std::string indexed(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+// ---- Suggestions for unknown names ------------------------------------------------------------------------------
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest candidate within edit distance 2, or "" (ties go to the first candidate, i.e. schema order).
+std::string_view closest(std::string_view name, const std::vector<std::string_view>& candidates) {
+  std::string_view best;
+  std::size_t bestDistance = 3;
+  for (std::string_view candidate : candidates) {
+    const std::size_t distance = editDistance(name, candidate);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string_view> sectionNames() {
+  std::vector<std::string_view> names;
+  for (const Section& s : caseSections()) names.push_back(s.name);
+  return names;
+}
+
+std::vector<std::string_view> keysOf(std::string_view table) {
+  std::vector<std::string_view> keys;
+  for (const Parameter& p : parameterSchema()) {
+    if (p.table == table) keys.push_back(p.key);
+  }
+  return keys;
+}
+
+std::string joined(const std::vector<std::string_view>& items, std::string_view prefix = "",
+                   std::string_view suffix = "") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::string(prefix) + std::string(items[i]) + std::string(suffix);
+  }
+  return out;
+}
+
+// A key misplaced in the wrong table (sigma under [initial]) is a common slip; point to where it belongs.
+std::string_view tableHolding(std::string_view key, std::string_view except) {
+  for (const Parameter& p : parameterSchema()) {
+    if (p.key == key && p.table != except) return p.table;
+  }
+  return {};
+}
+
+std::string parameterPath(const Parameter& p) { return std::string(p.table) + "." + std::string(p.key); }
+
+// ---- Schema defaults --------------------------------------------------------------------------------------------
+
+// Each Presence::Default literal parsed once into its own one-key table, so that an omitted key is handed to the
+// same validation code as a written one.
+const toml::node& defaultNode(const Parameter& p) {
+  static const std::map<std::string, toml::table> defaults = [] {
+    std::map<std::string, toml::table> parsed;
+    for (const Parameter& q : parameterSchema()) {
+      if (q.presence == Presence::Default) {
+        parsed.emplace(parameterPath(q), toml::parse("value = " + std::string(q.defaultValue)));
+      }
+    }
+    return parsed;
+  }();
+  return *defaults.at(parameterPath(p)).get("value");
+}
+
+// ---- The reader -------------------------------------------------------------------------------------------------
+
+class CaseParser {
+public:
+  CaseParser(const toml::table& root, const fs::path& file) : root_(root), file_(file), fileLabel_(file.string()) {}
+
+  Case parse() {
+    checkStructure();
+    Case c;
+    c.sourcePath = file_;
+    readCaseTable(c);
+    readMesh(c);
+    readLoss(c);
+    readData(c);
+    readNeighbour(c);
+    readNoise(c);
+    readInitial(c);
+    readTime(c);
+    readOutput(c);
+    readDivergence(c);
+    readSolver(c);
+    c.resolvedToml = serialise(c);
+    return c;
+  }
+
+private:
+  // ---- errors ----
+
+  [[noreturn]] void fail(const std::string& keyPath, const toml::node& node, const std::string& problem,
+                         std::string_view allowed) const {
+    const std::string value = renderValue(node);
+    const std::string message =
+        oneLine(fileLabel_ + ": " + keyPath + " = " + value + ": " + problem + "; allowed: " + std::string(allowed));
+    throw InputError(message, keyPath, value, std::string(allowed));
+  }
+
+  // `missing` is what the message calls missing; usually the key path itself.
+  [[noreturn]] void failMissing(const std::string& keyPath, std::string_view type, std::string_view allowed,
+                                const std::string& missing = "") const {
+    throw InputError(oneLine(fileLabel_ + ": missing required key " + (missing.empty() ? keyPath : missing) + " (" +
+                             std::string(type) + "); allowed: " + std::string(allowed)),
+                     keyPath, "", std::string(allowed));
+  }
+
+  // ---- pass 1: structure ----
+
+  void checkStructure() const {
+    const std::vector<std::string_view> sections = sectionNames();
+    const std::string tableList = joined(sections, "[", "]");
+    for (const auto& [key, node] : root_) {
+      const std::string_view name = key.str();
+      const bool known = std::find(sections.begin(), sections.end(), name) != sections.end();
+      if (!known && node.is_table()) {
+        const std::string_view guess = closest(name, sections);
+        fail(keyText(name), node,
+             "unknown table [" + std::string(name) + "]" +
+                 (guess.empty() ? "" : " (did you mean [" + std::string(guess) + "]?)"),
+             tableList);
+      }
+      if (!known) {
+        const std::string_view home = tableHolding(name, "");
+        fail(keyText(name), node,
+             "key outside of any table" + (home.empty() ? std::string()
+                                                         : " (did you mean " + std::string(home) + "." +
+                                                               std::string(name) + ", under [" + std::string(home) +
+                                                               "]?)"),
+             "the tables " + tableList);
+      }
+      if (!node.is_table()) {
+        fail(std::string(name), node, "must be a table [" + std::string(name) + "], not " + typeName(node),
+             "a table holding the keys " + joined(keysOf(name)));
+      }
+      for (const auto& [childKey, child] : *node.as_table()) {
+        const std::string_view keyName = childKey.str();
+        if (isKnownKey(name, keyName)) continue;
+        const std::vector<std::string_view> keys = keysOf(name);
+        std::string hint;
+        if (const std::string_view guess = closest(keyName, keys); !guess.empty()) {
+          hint = " (did you mean '" + std::string(guess) + "'?)";
+        } else if (const std::string_view home = tableHolding(keyName, name); !home.empty()) {
+          hint = " (did you mean " + std::string(home) + "." + std::string(keyName) + ", under [" +
+                 std::string(home) + "]?)";
+        }
+        fail(std::string(name) + "." + keyText(keyName), child,
+             "unknown key in [" + std::string(name) + "]" + hint, joined(keys));
+      }
+    }
+  }
+
+  // ---- lookups ----
+
+  const toml::node* given(std::string_view table, std::string_view key) const {
+    const toml::table* section = root_.get_as<toml::table>(table);
+    return section ? section->get(key) : nullptr;
+  }
+
+  // The written value, else the schema default; nullptr for an omitted key without a literal default.
+  const toml::node* lookup(const Parameter& p) const {
+    if (const toml::node* node = given(p.table, p.key)) return node;
+    if (p.presence == Presence::Required) failMissing(parameterPath(p), p.type, p.allowed);
+    if (p.presence == Presence::Default) return &defaultNode(p);
+    return nullptr;
+  }
+
+  const toml::node& required(const Parameter& p) const { return *lookup(p); }
+
+  // ---- typed values ----
+
+  // Integers are accepted where numbers are expected (TOML's 1 means 1.0 here); booleans never are.
+  double number(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    if (const auto* f = node.as_floating_point()) {
+      if (!std::isfinite(f->get())) fail(path, node, "must be finite", allowed);
+      return f->get();
+    }
+    if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
+    fail(path, node, "must be a number, not " + typeName(node), allowed);
+  }
+
+  // Floats are never accepted as integers, not even 2.0: a count written as a float is likely a mistake.
+  std::int64_t integer(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    if (const auto* i = node.as_integer()) return i->get();
+    fail(path, node, "must be an integer, not " + typeName(node), allowed);
+  }
+
+  bool boolean(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    if (const auto* b = node.as_boolean()) return b->get();
+    fail(path, node, "must be a boolean (true or false), not " + typeName(node), allowed);
+  }
+
+  const std::string& string(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    if (const auto* s = node.as_string()) return s->get();
+    fail(path, node, "must be a string, not " + typeName(node), allowed);
+  }
+
+  const toml::array& array(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    if (const auto* a = node.as_array()) return *a;
+    fail(path, node, "must be an array, not " + typeName(node), allowed);
+  }
+
+  double positive(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    const double x = number(node, path, allowed);
+    if (!(x > 0)) fail(path, node, "must be > 0", allowed);
+    return x;
+  }
+
+  // An array of exactly `length` finite numbers; `lengthReason` says where the expected length comes from.
+  models::Vector numbers(const toml::node& node, const std::string& path, std::size_t length,
+                         std::string_view lengthReason, std::string_view allowed) const {
+    const toml::array& a = array(node, path, allowed);
+    if (a.size() != length) {
+      fail(path, node, "has " + entries(a.size()) + ", expected " + std::to_string(length) + " (" +
+                           std::string(lengthReason) + ")",
+           allowed);
+    }
+    models::Vector v(static_cast<Eigen::Index>(length));
+    for (std::size_t i = 0; i < length; ++i) {
+      v[static_cast<Eigen::Index>(i)] = number(*a.get(i), indexed(path, i), allowed);
+    }
+    return v;
+  }
+
+  models::Vector pointOfDimension(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    return numbers(node, path, dim_, dimensionReason_, allowed);
+  }
+
+  double label(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    const std::int64_t y = integer(node, path, allowed);
+    if (y != 1 && y != -1) fail(path, node, "must be -1 or 1", allowed);
+    return static_cast<double>(y);
+  }
+
+  // ---- pass 2: values, table by table ----
+
+  void readCaseTable(Case& c) const {
+    const Parameter& nameParameter = parameter("case", "name");
+    if (const toml::node* node = given("case", "name")) {
+      c.name = string(*node, "case.name", nameParameter.allowed);
+      if (c.name.empty()) fail("case.name", *node, "must not be empty", nameParameter.allowed);
+      for (char ch : c.name) {
+        if (!isNameCharacter(ch)) {
+          const auto u = static_cast<unsigned char>(ch);
+          const std::string what = (u >= 0x20 && u < 0x7f) ? "'" + std::string(1, ch) + "'"
+                                                           : std::string("a control or non-ASCII character");
+          fail("case.name", *node, "contains " + what + ", which cannot be part of a case name",
+               nameParameter.allowed);
+        }
+      }
+    } else {
+      c.name = nameFromPath(file_);
+    }
+
+    const Parameter& dynamics = parameter("case", "dynamics");
+    const toml::node& node = required(dynamics);
+    c.dynamics = string(node, "case.dynamics", dynamics.allowed);
+    if (c.dynamics != "langevin") fail("case.dynamics", node, "unsupported dynamics", dynamics.allowed);
+  }
+
+  static bool isNameCharacter(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+  }
+
+  // The default name must itself be a valid name, whatever the file is called.
+  static std::string nameFromPath(const fs::path& file) {
+    std::string name = file.stem().string();
+    for (char& ch : name) {
+      if (!isNameCharacter(ch)) ch = '_';
+    }
+    return name.empty() ? std::string("case") : name;
+  }
+
+  void readMesh(Case& c) {
+    const Parameter& lowerParameter = parameter("mesh", "lower");
+    const toml::node& lowerNode = required(lowerParameter);
+    const toml::array& lowerArray = array(lowerNode, "mesh.lower", lowerParameter.allowed);
+    if (lowerArray.empty() || lowerArray.size() > kMaxDimension) {
+      fail("mesh.lower", lowerNode, "has " + entries(lowerArray.size()) + "; the dimension d must be 1, 2 or 3",
+           lowerParameter.allowed);
+    }
+    dim_ = lowerArray.size();
+    dimensionReason_ = "d = " + std::to_string(dim_) + ", the length of mesh.lower";
+    c.mesh.dim = static_cast<int>(dim_);
+    const models::Vector lower = pointOfDimension(lowerNode, "mesh.lower", lowerParameter.allowed);
+
+    const Parameter& upperParameter = parameter("mesh", "upper");
+    const toml::node& upperNode = required(upperParameter);
+    const models::Vector upper = pointOfDimension(upperNode, "mesh.upper", upperParameter.allowed);
+    for (std::size_t i = 0; i < dim_; ++i) {
+      const auto k = static_cast<Eigen::Index>(i);
+      if (!(upper[k] > lower[k])) {
+        fail(indexed("mesh.upper", i), *upperNode.as_array()->get(i),
+             "must be greater than mesh.lower[" + std::to_string(i) + "] = " + floatLiteral(lower[k]),
+             upperParameter.allowed);
+      }
+      if (!std::isfinite(upper[k] - lower[k])) {  // e.g. [-1e308, 1e308]: every cell width would be inf
+        fail(indexed("mesh.upper", i), *upperNode.as_array()->get(i),
+             "the width mesh.upper[" + std::to_string(i) + "] - mesh.lower[" + std::to_string(i) +
+                 "] overflows a double",
+             upperParameter.allowed);
+      }
+      c.mesh.lower[i] = lower[k];
+      c.mesh.upper[i] = upper[k];
+    }
+
+    const Parameter& cellsParameter = parameter("mesh", "cells");
+    const toml::node& cellsNode = required(cellsParameter);
+    const toml::array& cells = array(cellsNode, "mesh.cells", cellsParameter.allowed);
+    if (cells.size() != dim_) {
+      fail("mesh.cells", cellsNode,
+           "has " + entries(cells.size()) + ", expected " + std::to_string(dim_) + " (" + dimensionReason_ + ")",
+           cellsParameter.allowed);
+    }
+    std::int64_t total = 1;  // at most 65536^3 = 2^48 after the range checks: no overflow
+    for (std::size_t i = 0; i < dim_; ++i) {
+      const std::string path = indexed("mesh.cells", i);
+      const std::int64_t n = integer(*cells.get(i), path, cellsParameter.allowed);
+      if (n < kMinCells || n > kMaxCells) fail(path, *cells.get(i), "out of range", cellsParameter.allowed);
+      c.mesh.cells[i] = static_cast<int>(n);
+      total *= n;
+    }
+    if (total > kMaxTotalCells) {
+      fail("mesh.cells", cellsNode, "gives " + std::to_string(total) + " cells in total, more than 268435456",
+           cellsParameter.allowed);
+    }
+  }
+
+  void readLoss(Case& c) {
+    const Parameter& typeParameter = parameter("loss", "type");
+    const toml::node& typeNode = required(typeParameter);
+    c.loss.type = string(typeNode, "loss.type", typeParameter.allowed);
+    if (c.loss.type != "quadratic" && c.loss.type != "logistic") {
+      fail("loss.type", typeNode, "unknown loss type", typeParameter.allowed);
+    }
+    lossType_ = c.loss.type;
+    checkApplicability();
+
+    if (lossType_ == "quadratic") {
+      const Parameter& lambda = parameter("loss", "lambda");
+      c.loss.lambda = positive(required(lambda), "loss.lambda", lambda.allowed);
+    } else {
+      const Parameter& regularization = parameter("loss", "regularization");
+      const toml::node& node = required(regularization);
+      c.loss.regularization = number(node, "loss.regularization", regularization.allowed);
+      if (c.loss.regularization < 0) fail("loss.regularization", node, "must be >= 0", regularization.allowed);
+    }
+
+    const Parameter& sensitivity = parameter("loss", "sensitivity");
+    if (const toml::node* node = lookup(sensitivity)) {
+      c.loss.sensitivity = positive(*node, "loss.sensitivity", sensitivity.allowed);
+    }
+  }
+
+  // Keys that only make sense for the other loss type are errors rather than silently ignored: a user who wrote
+  // regularization for a quadratic loss believes it has an effect.
+  void checkApplicability() const {
+    for (const Parameter& p : parameterSchema()) {
+      if (p.appliesTo.empty() || p.appliesTo == lossType_) continue;
+      if (const toml::node* node = given(p.table, p.key)) {
+        fail(parameterPath(p), *node,
+             "applies only to loss.type = \"" + std::string(p.appliesTo) + "\", but loss.type = \"" + lossType_ +
+                 "\"",
+             "no " + parameterPath(p) + " with loss.type = \"" + lossType_ + "\"");
+      }
+    }
+  }
+
+  void readData(Case& c) {
+    const bool logistic = lossType_ == "logistic";
+    const Parameter& recordsParameter = parameter("data", "records");
+    const Parameter& fileParameter = parameter("data", "file");
+    const Parameter& labelsParameter = parameter("data", "labels");
+    const toml::node* recordsNode = given("data", "records");
+    const toml::node* fileNode = given("data", "file");
+    const toml::node* labelsNode = given("data", "labels");
+    const std::string exactlyOne = "exactly one of data.records and data.file";
+
+    if (recordsNode && fileNode) fail("data.file", *fileNode, "given together with data.records", exactlyOne);
+    if (!recordsNode && !fileNode) {
+      failMissing("data.records", std::string(recordsParameter.type) + ", or " + std::string(fileParameter.type),
+                  exactlyOne, "data.records or data.file");
+    }
+
+    std::vector<models::Record> records;
+    if (recordsNode) {
+      const toml::array& rows = array(*recordsNode, "data.records", recordsParameter.allowed);
+      if (rows.empty()) {
+        fail("data.records", *recordsNode, "must contain at least one record", recordsParameter.allowed);
+      }
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        models::Record r;
+        r.x = pointOfDimension(*rows.get(i), indexed("data.records", i), recordsParameter.allowed);
+        records.push_back(std::move(r));
+      }
+      if (logistic) {
+        if (!labelsNode) failMissing("data.labels", labelsParameter.type, labelsParameter.allowed);
+        const toml::array& labels = array(*labelsNode, "data.labels", labelsParameter.allowed);
+        if (labels.size() != records.size()) {
+          fail("data.labels", *labelsNode,
+               "has " + entries(labels.size(), "label", "labels") + " for " +
+                   entries(records.size(), "record", "records") + " in data.records",
+               labelsParameter.allowed);
+        }
+        for (std::size_t i = 0; i < labels.size(); ++i) {
+          records[i].y = label(*labels.get(i), indexed("data.labels", i), labelsParameter.allowed);
+        }
+      }
+      c.data.records = models::Dataset(std::move(records));
+    } else {
+      if (labelsNode) {
+        fail("data.labels", *labelsNode, "not allowed with data.file: the labels are the CSV file's last column",
+             "no data.labels when data.file is given");
+      }
+      const std::string& written = string(*fileNode, "data.file", fileParameter.allowed);
+      if (written.empty()) fail("data.file", *fileNode, "must not be empty", fileParameter.allowed);
+      c.data.file = resolveDataPath(written);
+      try {
+        c.data.records = models::readCsvDataset(c.data.file, static_cast<int>(dim_), logistic);
+      } catch (const std::exception& e) {  // DataFileError above all; anything else from the reader is also the file's
+        fail("data.file", *fileNode, e.what(), fileParameter.allowed);
+      }
+      if (c.data.records.size() == 0) fail("data.file", *fileNode, "contains no records", fileParameter.allowed);
+    }
+
+    const Parameter& countParameter = parameter("data", "n");
+    if (const toml::node* node = lookup(countParameter)) {
+      const std::int64_t n = integer(*node, "data.n", countParameter.allowed);
+      if (n < 0 || static_cast<std::size_t>(n) != c.data.records.size()) {
+        fail("data.n", *node,
+             "does not match the " + entries(c.data.records.size(), "record", "records") + " given",
+             std::to_string(c.data.records.size()) + " (the number of records given)");
+      }
+    }
+  }
+
+  // Relative data paths are relative to the case file, so a case and its data can be moved together. The path is
+  // made absolute so that the resolved case written into an output folder still points at the same file.
+  std::string resolveDataPath(const std::string& written) const {
+    const fs::path joinedPath = file_.parent_path() / fs::path(written);
+    std::error_code error;
+    const fs::path absolute = fs::absolute(joinedPath, error);
+    return (error ? joinedPath : absolute).lexically_normal().string();
+  }
+
+  void readNeighbour(Case& c) const {
+    const std::size_t n = c.data.records.size();
+    const Parameter& indexParameter = parameter("neighbour", "index");
+    const toml::node& indexNode = required(indexParameter);
+    const std::int64_t index = integer(indexNode, "neighbour.index", indexParameter.allowed);
+    const std::string allowed = "an integer with 0 <= index < n = " + std::to_string(n);
+    if (index < 0) fail("neighbour.index", indexNode, "out of range: indices start at 0", allowed);
+    if (static_cast<std::uint64_t>(index) >= n) {
+      fail("neighbour.index", indexNode, "out of range: the dataset has " + entries(n, "record", "records"), allowed);
+    }
+    c.neighbour.index = static_cast<std::size_t>(index);
+
+    const Parameter& recordParameter = parameter("neighbour", "record");
+    c.neighbour.replacement.x =
+        pointOfDimension(required(recordParameter), "neighbour.record", recordParameter.allowed);
+
+    // Without a label the replacement keeps the replaced record's label, so D' differs from D in x only.
+    c.neighbour.replacement.y = c.data.records[c.neighbour.index].y;
+    const Parameter& labelParameter = parameter("neighbour", "label");
+    if (lossType_ == "logistic") {
+      if (const toml::node* node = lookup(labelParameter)) {
+        c.neighbour.replacement.y = label(*node, "neighbour.label", labelParameter.allowed);
+      }
+    }
+  }
+
+  void readNoise(Case& c) const {
+    const Parameter& sigma = parameter("noise", "sigma");
+    c.noise.sigma = positive(required(sigma), "noise.sigma", sigma.allowed);
+  }
+
+  void readInitial(Case& c) const {
+    const auto d = static_cast<Eigen::Index>(dim_);
+    const Parameter& meanParameter = parameter("initial", "mean");
+    if (const toml::node* node = lookup(meanParameter)) {
+      c.initial.mean = pointOfDimension(*node, "initial.mean", meanParameter.allowed);
+    } else {
+      c.initial.mean = models::Vector::Zero(d);
+    }
+
+    const Parameter& covParameter = parameter("initial", "covariance");
+    const std::string_view allowed = covParameter.allowed;
+    const toml::node& node = required(covParameter);
+    if (node.is_number()) {
+      c.initial.covariance = positive(node, "initial.covariance", allowed) * models::Matrix::Identity(d, d);
+      return;
+    }
+    if (!node.is_array()) {
+      fail("initial.covariance", node, "must be a number or a d x d array, not " + typeName(node), allowed);
+    }
+    const toml::array& rows = *node.as_array();
+    if (rows.size() != dim_) {
+      fail("initial.covariance", node,
+           "has " + entries(rows.size(), "row", "rows") + ", expected a " + std::to_string(dim_) + " x " +
+               std::to_string(dim_) + " array (" + dimensionReason_ + ")",
+           allowed);
+    }
+    models::Matrix a(d, d);
+    for (std::size_t i = 0; i < dim_; ++i) {
+      const std::string rowPath = indexed("initial.covariance", i);
+      const toml::node& row = *rows.get(i);
+      if (!row.is_array()) {
+        fail(rowPath, row, "must be an array (row " + std::to_string(i) + " of the matrix)", allowed);
+      }
+      a.row(static_cast<Eigen::Index>(i)) = pointOfDimension(row, rowPath, allowed).transpose();
+    }
+
+    const double scale = a.cwiseAbs().maxCoeff();
+    for (std::size_t i = 0; i < dim_; ++i) {
+      for (std::size_t j = i + 1; j < dim_; ++j) {
+        const double aij = a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+        const double aji = a(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i));
+        if (std::abs(aij - aji) > kSymmetryTolerance * scale) {
+          fail("initial.covariance[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+               *rows.get(i)->as_array()->get(j),
+               "not symmetric: initial.covariance[" + std::to_string(j) + "][" + std::to_string(i) +
+                   "] = " + floatLiteral(aji),
+               allowed);
+        }
+      }
+    }
+    if (Eigen::LLT<models::Matrix>(a).info() != Eigen::Success) {
+      fail("initial.covariance", node, "not positive definite (its Cholesky factorisation fails)", allowed);
+    }
+    // Exact symmetry downstream (Cholesky factors, Gaussian densities) instead of a 1e-12 asymmetry.
+    c.initial.covariance = 0.5 * (a + a.transpose());
+  }
+
+  void readTime(Case& c) const {
+    const Parameter& tEndParameter = parameter("time", "t_end");
+    c.time.t_end = positive(required(tEndParameter), "time.t_end", tEndParameter.allowed);
+
+    const Parameter& dtParameter = parameter("time", "dt");
+    const toml::node& dtNode = required(dtParameter);
+    c.time.dt = positive(dtNode, "time.dt", dtParameter.allowed);
+    if (c.time.dt > c.time.t_end) {
+      fail("time.dt", dtNode, "is larger than time.t_end = " + floatLiteral(c.time.t_end), dtParameter.allowed);
+    }
+    const double steps = c.time.t_end / c.time.dt;
+    const std::string ratio = "time.t_end / time.dt = " + floatLiteral(c.time.t_end) + " / " +
+                              floatLiteral(c.time.dt) + " = " + shortestDouble(steps);
+    if (steps > kMaxSteps) fail("time.dt", dtNode, ratio + " steps, more than 10^9", dtParameter.allowed);
+    if (std::abs(steps - std::round(steps)) > kStepTolerance * steps) {
+      fail("time.dt", dtNode, ratio + " is not an integer number of steps", dtParameter.allowed);
+    }
+  }
+
+  void readOutput(Case& c) const {
+    const Parameter& every = parameter("output", "every");
+    const toml::node& everyNode = required(every);
+    const std::int64_t n = integer(everyNode, "output.every", every.allowed);
+    if (n < 1) fail("output.every", everyNode, "must be >= 1", every.allowed);
+    c.output.every = static_cast<long>(n);
+
+    const Parameter& fields = parameter("output", "fields");
+    c.output.fields = boolean(required(fields), "output.fields", fields.allowed);
+
+    const Parameter& directory = parameter("output", "directory");
+    if (const toml::node* node = lookup(directory)) {
+      c.output.directory = string(*node, "output.directory", directory.allowed);
+      if (c.output.directory.empty()) fail("output.directory", *node, "must not be empty", directory.allowed);
+      if (oneLine(c.output.directory) != c.output.directory) {
+        fail("output.directory", *node, "contains a control character", directory.allowed);
+      }
+    } else {
+      c.output.directory = c.name + "-output";
+    }
+  }
+
+  void readDivergence(Case& c) const {
+    const Parameter& ordersParameter = parameter("divergence", "orders");
+    const std::string_view allowed = ordersParameter.allowed;
+    const toml::node& node = required(ordersParameter);
+    const toml::array& orders = array(node, "divergence.orders", allowed);
+    if (orders.empty()) fail("divergence.orders", node, "must not be empty", allowed);
+    if (orders.size() > kMaxOrders) {
+      fail("divergence.orders", node, "has " + entries(orders.size()) + ", more than 1024", allowed);
+    }
+    for (std::size_t i = 0; i < orders.size(); ++i) {
+      const std::string path = indexed("divergence.orders", i);
+      const toml::node& entry = *orders.get(i);
+      const double alpha = number(entry, path, allowed);
+      if (!(alpha > 1)) fail(path, entry, "must be > 1", allowed);
+      for (std::size_t j = 0; j < c.divergence.orders.size(); ++j) {
+        if (c.divergence.orders[j].alpha == alpha) {
+          fail(path, entry, "duplicates divergence.orders[" + std::to_string(j) + "]", allowed);
+        }
+      }
+      // The label is the number as written: an integer keeps its digits, a float its shortest round-trip form
+      // (so 2.0 and 2 both give "2"); it becomes the CSV column renyi_<label>.
+      const std::string label =
+          entry.is_integer() ? std::to_string(entry.as_integer()->get()) : shortestDouble(alpha);
+      c.divergence.orders.push_back(RenyiOrder{alpha, label});
+    }
+  }
+
+  void readSolver(Case& c) const {
+    c.solver.ts_type = petscName("ts_type");
+    c.solver.ksp_type = petscName("ksp_type");
+    c.solver.pc_type = petscName("pc_type");
+
+    const Parameter& options = parameter("solver", "petsc_options");
+    const toml::node& node = required(options);
+    c.solver.petsc_options = string(node, "solver.petsc_options", options.allowed);
+    // PETSc would take a stray word as an option value or ignore it; either way the user's intent is lost.
+    std::istringstream tokens(c.solver.petsc_options);
+    bool afterOption = false;
+    for (std::string token; tokens >> token;) {
+      if (token.front() == '-') {
+        afterOption = true;
+      } else if (afterOption) {
+        afterOption = false;
+      } else {
+        fail("solver.petsc_options", node,
+             "token '" + token + "' is neither an option (starting with '-') nor the value of the option before it",
+             options.allowed);
+      }
+    }
+  }
+
+  // Only the shape of the name is checked here; whether PETSc knows the type is checked by the solver.
+  std::string petscName(std::string_view key) const {
+    const Parameter& p = parameter("solver", key);
+    const std::string path = "solver." + std::string(key);
+    const toml::node& node = required(p);
+    const std::string& name = string(node, path, p.allowed);
+    const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+    });
+    if (!valid) fail(path, node, "is not a PETSc type name", p.allowed);
+    return name;
+  }
+
+  // ---- pass 3: the resolved case ----
+
+  static toml::array vectorArray(const models::Vector& v) {
+    toml::array a;
+    for (Eigen::Index i = 0; i < v.size(); ++i) a.push_back(v[i]);
+    return a;
+  }
+
+  std::string serialise(const Case& c) const {
+    const bool logistic = c.loss.type == "logistic";
+    toml::table root;
+    root.insert("case", toml::table{{"name", c.name}, {"dynamics", c.dynamics}});
+
+    toml::array lower, upper, cells;
+    for (int i = 0; i < c.mesh.dim; ++i) {
+      lower.push_back(c.mesh.lower[i]);
+      upper.push_back(c.mesh.upper[i]);
+      cells.push_back(static_cast<std::int64_t>(c.mesh.cells[i]));
+    }
+    root.insert("mesh", toml::table{{"lower", lower}, {"upper", upper}, {"cells", cells}});
+
+    toml::table loss{{"type", c.loss.type}};
+    if (logistic) {
+      loss.insert("regularization", c.loss.regularization);
+    } else {
+      loss.insert("lambda", c.loss.lambda);
+    }
+    if (c.loss.sensitivity) loss.insert("sensitivity", *c.loss.sensitivity);
+    root.insert("loss", std::move(loss));
+
+    // Data read from a file is referred to, not copied: the resolved case must stay small.
+    toml::table data;
+    if (!c.data.file.empty()) {
+      data.insert("file", c.data.file);
+    } else {
+      toml::array records, labels;
+      for (const models::Record& r : c.data.records.records()) {
+        records.push_back(vectorArray(r.x));
+        labels.push_back(static_cast<std::int64_t>(r.y));
+      }
+      data.insert("records", std::move(records));
+      if (logistic) data.insert("labels", std::move(labels));
+    }
+    data.insert("n", static_cast<std::int64_t>(c.data.records.size()));
+    root.insert("data", std::move(data));
+
+    toml::table neighbour{{"index", static_cast<std::int64_t>(c.neighbour.index)},
+                          {"record", vectorArray(c.neighbour.replacement.x)}};
+    if (logistic) neighbour.insert("label", static_cast<std::int64_t>(c.neighbour.replacement.y));
+    root.insert("neighbour", std::move(neighbour));
+
+    root.insert("noise", toml::table{{"sigma", c.noise.sigma}});
+
+    toml::array covariance;
+    for (Eigen::Index i = 0; i < c.initial.covariance.rows(); ++i) {
+      covariance.push_back(vectorArray(c.initial.covariance.row(i).transpose()));
+    }
+    root.insert("initial", toml::table{{"mean", vectorArray(c.initial.mean)}, {"covariance", covariance}});
+
+    root.insert("time", toml::table{{"t_end", c.time.t_end}, {"dt", c.time.dt}});
+    root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
+                                      {"fields", c.output.fields},
+                                      {"directory", c.output.directory}});
+
+    // An order labelled with digits only was an integer (or an integral float): write it as an integer so that
+    // reading the resolved case gives the same label.
+    toml::array orders;
+    for (const RenyiOrder& order : c.divergence.orders) {
+      std::int64_t asInteger = 0;
+      const char* end = order.label.data() + order.label.size();
+      const auto result = std::from_chars(order.label.data(), end, asInteger);
+      if (result.ec == std::errc() && result.ptr == end) {
+        orders.push_back(asInteger);
+      } else {
+        orders.push_back(order.alpha);
+      }
+    }
+    root.insert("divergence", toml::table{{"orders", orders}});
+
+    root.insert("solver", toml::table{{"ts_type", c.solver.ts_type},
+                                      {"ksp_type", c.solver.ksp_type},
+                                      {"pc_type", c.solver.pc_type},
+                                      {"petsc_options", c.solver.petsc_options}});
+    std::ostringstream out;
+    out << root << '\n';
+    return out.str();
+  }
+
+  const toml::table& root_;
+  fs::path file_;
+  std::string fileLabel_;
+  std::size_t dim_ = 0;
+  std::string dimensionReason_;
+  std::string lossType_;
+};
+
+}  // namespace
+
+Case readCaseString(std::string_view text, const std::filesystem::path& pretendPath) {
+  toml::table root;
+  try {
+    root = toml::parse(text, pretendPath.string());
+  } catch (const toml::parse_error& e) {
+    const toml::source_position where = e.source().begin;
+    throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(where.line) + ":" +
+                             std::to_string(where.column) + ": " + std::string(e.description())),
+                     "", "", "");
+  }
+  return CaseParser(root, pretendPath).parse();
+}
+
+Case readCase(const std::filesystem::path& file) {
+  const auto cannotRead = [&file](const std::string& reason) {
+    return InputError(oneLine(file.string() + ": cannot read the case file: " + reason), "", "", "");
+  };
+  std::error_code error;
+  if (std::filesystem::is_directory(file, error)) throw cannotRead("it is a directory");
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw cannotRead(errno != 0 ? std::strerror(errno) : "cannot open the file");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw cannotRead("read error");
+  return readCaseString(text, file);
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,95 @@
+#include "app/CommandLine.hpp"
+
+namespace fpdp::app {
+
+namespace {
+bool isPetscOptionName(const std::string& t) {
+  return t.size() >= 2 && t[0] == '-' && t[1] != '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
+}
+}  // namespace
+
+CommandLine parseCommandLine(int argc, const char* const* argv) {
+  CommandLine cl;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t == "--help" || t == "-h") {
+      cl.command = "help";
+      return cl;
+    }
+    if (t == "--version") {
+      cl.command = "version";
+      return cl;
+    }
+    if (t == "--output") {
+      if (i + 1 >= argc) throw UsageError("--output needs a directory: --output DIR");
+      cl.output = argv[++i];
+      if (cl.output->empty()) throw UsageError("--output needs a non-empty directory name");
+    } else if (t.rfind("--output=", 0) == 0) {
+      cl.output = t.substr(9);
+      if (cl.output->empty()) throw UsageError("--output needs a non-empty directory name");
+    } else if (t == "--quiet") {
+      cl.quiet = true;
+    } else if (t.rfind("--", 0) == 0) {
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --quiet, --help, --version "
+                       "(PETSc options take a single dash, e.g. -ts_type cn)");
+    } else if (isPetscOptionName(t)) {
+      cl.petscArgs.push_back(t);
+      if (i + 1 < argc && !isPetscOptionName(argv[i + 1]) && std::string(argv[i + 1]).rfind("--", 0) != 0)
+        cl.petscArgs.push_back(argv[++i]);
+    } else {
+      positional.push_back(t);
+    }
+  }
+  if (positional.empty()) throw UsageError("no command given; try 'fpdp --help'");
+  cl.command = positional[0];
+  if (cl.command == "run" || cl.command == "check") {
+    if (positional.size() != 2)
+      throw UsageError("'fpdp " + cl.command + "' takes exactly one case file, got " +
+                       std::to_string(positional.size() - 1));
+    cl.casePath = positional[1];
+    if (cl.command == "check" && cl.output) throw UsageError("--output is only meaningful with 'fpdp run'");
+  } else if (cl.command == "schema") {
+    if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
+  } else {
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, check, schema (see 'fpdp --help')");
+  }
+  return cl;
+}
+
+std::string helpText() {
+  return R"(fpdp — the exact privacy loss of Langevin diffusion / noisy gradient descent, by solving the
+Fokker–Planck equations of the two parameter densities (trained on D and on its neighbour D').
+
+Usage:
+  fpdp run CASE.toml [--output DIR] [--quiet] [PETSc options]
+  fpdp check CASE.toml [PETSc options]
+  fpdp schema
+  fpdp --help | --version
+
+Commands:
+  run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5, divergence.csv,
+           exact.csv (when a closed form exists) and parameters.toml, and print a summary table
+  check    validate the case file (keys, types, ranges, data files, solver names) without running it
+  schema   print the case-file reference (docs/parameters.md) generated from the schema
+
+Options:
+  --output DIR   output directory (overrides output.directory); replaced only if it is an earlier fpdp output
+  --quiet        no progress line
+  --help, -h     this text
+  --version      the version
+
+PETSc options (single dash) override the case file's [solver] keys, e.g.
+  -ts_type cn|bdf|beuler|arkimex|rosw   time integrator (default: bdf, order 2)
+  -ts_bdf_order N                       BDF order
+  -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
+  -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)
+  -log_view, -ts_view, -ksp_view        PETSc diagnostics
+An option that no solver component uses is an error (exit 2), so a misspelt option cannot be ignored.
+
+Exit status: 0 success; 1 run-time failure (solver, I/O); 2 bad input (case file, data file, command line).
+Run under MPI with: mpiexec -n 2 fpdp run CASE.toml
+)";
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,31 @@
+#pragma once
+// The fpdp command line: sub-commands, fpdp's own --options, and PETSc options passed through.
+//
+//   fpdp run CASE.toml [--output DIR] [--quiet] [-petsc_option value ...]
+//   fpdp check CASE.toml
+//   fpdp schema            (prints docs/parameters.md, generated from the schema)
+//   fpdp --help | --version
+// Tokens that start with a single '-' (and the value after each) are PETSc options; they override the case.
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fpdp::app {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CommandLine {
+  std::string command;                 // run | check | schema | help | version
+  std::string casePath;
+  std::optional<std::string> output;   // --output DIR
+  bool quiet = false;                  // --quiet: no progress line
+  std::vector<std::string> petscArgs;  // passed to PetscInitialize
+};
+
+CommandLine parseCommandLine(int argc, const char* const* argv);
+std::string helpText();
+
+}  // namespace fpdp::app

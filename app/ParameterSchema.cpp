@@ -1,0 +1,202 @@
+// The case-file parameter table and its Markdown rendering (docs/parameters.md is generated from it; a test checks
+// that the checked-in file still contains the rendering). Add a key here first: the reader rejects any key that is
+// not in this table, and the documentation is incomplete until it is.
+#include "app/ParameterSchema.hpp"
+
+#include <stdexcept>
+
+#include "app/CaseReader.hpp"
+
+namespace fpdp::app {
+
+namespace {
+
+constexpr Section kSections[] = {
+    {"case", "What the case is called and which dynamics it follows."},
+    {"mesh", "The box in parameter space on which the densities p and q are computed, and its finite-volume grid. "
+             "The length of `lower` is the dimension d of theta; every other d-sized array must match it."},
+    {"loss", "The per-example loss l(theta; x); the empirical loss is L_D(theta) = (1/n) sum_i l(theta; x_i) "
+             "(MATH.md §1)."},
+    {"data", "The dataset D = (x_1..x_n), inline or from a CSV file (exactly one of `records` and `file`)."},
+    {"neighbour", "The neighbouring dataset D': D with record `index` replaced (MATH.md §1)."},
+    {"noise", "The diffusion coefficient of the dynamics."},
+    {"initial", "The initial density of theta, a Gaussian N(mean, covariance) (the same for D and D')."},
+    {"time", "The time interval [0, t_end] and the time step."},
+    {"output", "What is written, how often, and where."},
+    {"divergence", "The divergences computed between p (on D) and q (on D') at every output step."},
+    {"solver", "PETSc time integrator, linear solver and preconditioner. Options given on the command line "
+               "override these."},
+};
+
+// Units: theta is measured in "parameter units" and the loss in "loss units"; time is in whatever unit dt is
+// written in. Keys with no unit say "—".
+constexpr Parameter kParameters[] = {
+    // [case]
+    {"case", "name", "string", "—", Presence::Derived,
+     "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`",
+     "a non-empty string of letters, digits, '_', '.', '-'", "",
+     "Name of the case; the default output directory is `<name>-output`."},
+    {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin", "",
+     "The stochastic dynamics: Langevin diffusion d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3)."},
+
+    // [mesh]
+    {"mesh", "lower", "array of d numbers", "parameter units", Presence::Required, "",
+     "1 to 3 finite numbers (their count is the dimension d)", "",
+     "Lower corner of the computational box."},
+    {"mesh", "upper", "array of d numbers", "parameter units", Presence::Required, "",
+     "d finite numbers with upper[i] > lower[i]", "", "Upper corner of the computational box."},
+    {"mesh", "cells", "array of d integers", "—", Presence::Required, "",
+     "d integers in [2, 65536] whose product is at most 268435456 (2^28)", "",
+     "Number of finite-volume cells along each axis."},
+
+    // [loss]
+    {"loss", "type", "string", "—", Presence::Required, "", "quadratic, logistic", "",
+     "quadratic: `l = (lambda/2) |theta - x|^2`; logistic: `l = log(1 + exp(-y <theta, x>)) + (mu/2) |theta|^2` "
+     "with labels y = -1 or +1."},
+    {"loss", "lambda", "number", "loss units / parameter units^2", Presence::Default, "1.0",
+     "a finite number > 0", "quadratic", "Curvature lambda of the quadratic loss (its strong convexity)."},
+    {"loss", "regularization", "number", "loss units / parameter units^2", Presence::Default, "0.0",
+     "a finite number >= 0", "logistic", "L2 regularisation mu of the logistic loss (its strong convexity)."},
+    {"loss", "sensitivity", "number", "loss units / parameter units", Presence::Optional,
+     "none (only data-dependent bounds are reported)", "a finite number > 0", "",
+     "S_g = sup over theta and records x, x' of the data universe of |grad l(theta; x) - grad l(theta; x')| "
+     "(MATH.md §1)."},
+
+    // [data]
+    {"data", "records", "array of n arrays of d numbers", "parameter units (quadratic), feature units (logistic)",
+     Presence::Optional, "none: exactly one of data.records and data.file is required",
+     "n >= 1 records, each an array of d finite numbers", "", "The records x_1..x_n, inline."},
+    {"data", "labels", "array of n integers", "—", Presence::Optional,
+     "none: required with data.records when loss.type = \"logistic\"", "n labels, each -1 or 1", "logistic",
+     "Labels y_i of the inline records (with data.file the labels are the CSV's last column)."},
+    {"data", "file", "string (path)", "—", Presence::Optional,
+     "none: exactly one of data.records and data.file is required",
+     "a readable CSV file, one record per line: d numbers (then the label, -1 or +1, for logistic)", "",
+     "CSV file of records, relative to the case file's folder; blank lines and '#' lines are skipped, "
+     "a first line without numbers is a header."},
+    {"data", "n", "integer", "—", Presence::Optional, "none (no check)",
+     "the number of records actually given", "",
+     "Number of records: an optional consistency check (fpdp writes it into the resolved case)."},
+
+    // [neighbour]
+    {"neighbour", "index", "integer", "—", Presence::Required, "", "an integer with 0 <= index < n", "",
+     "0-based index of the record of D that D' replaces."},
+    {"neighbour", "record", "array of d numbers", "as data.records", Presence::Required, "",
+     "d finite numbers", "", "The replacement record x'."},
+    {"neighbour", "label", "integer", "—", Presence::Derived, "the replaced record's label", "-1 or 1", "logistic",
+     "Label y' of the replacement record."},
+
+    // [noise]
+    {"noise", "sigma", "number", "parameter units / sqrt(time unit)", Presence::Required, "",
+     "a finite number > 0", "", "Noise scale sigma: the diffusion matrix is Sigma = sigma^2 I."},
+
+    // [initial]
+    {"initial", "mean", "array of d numbers", "parameter units", Presence::Derived, "zeros", "d finite numbers", "",
+     "Mean of the initial Gaussian."},
+    {"initial", "covariance", "number, or d x d array of numbers", "parameter units^2", Presence::Required, "",
+     "a number v > 0 (meaning v I), or a d x d array that is symmetric (|a_ij - a_ji| <= 1e-12 max|a|) "
+     "and positive definite",
+     "", "Covariance of the initial Gaussian."},
+
+    // [time]
+    {"time", "t_end", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
+     "Final time."},
+    {"time", "dt", "number", "time unit", Presence::Required, "",
+     "a finite number with 0 < dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps",
+     "", "Time step; the number of steps is t_end / dt."},
+
+    // [output]
+    {"output", "every", "integer", "time steps", Presence::Default, "1", "an integer >= 1", "",
+     "Write output every `every` time steps (and always at the first and the last step)."},
+    {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
+     "Whether the densities p and q are written at output steps (the divergences always are)."},
+    {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
+     "a non-empty path without control characters", "",
+     "Output directory; the command line's --output overrides it."},
+
+    // [divergence]
+    {"divergence", "orders", "array of numbers", "—", Presence::Default, "[2, 10]",
+     "1 to 1024 distinct finite numbers > 1", "",
+     "Rényi orders alpha; each gives the CSV column `renyi_<label>`, the label being the number as written: "
+     "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`."},
+
+    // [solver]
+    {"solver", "ts_type", "string", "—", Presence::Default, R"("bdf")", "a name made of [a-z0-9_] (a PETSc TS type)",
+     "", "PETSc time integrator (TSSetType); -ts_type on the command line wins."},
+    {"solver", "ksp_type", "string", "—", Presence::Default, R"("preonly")",
+     "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
+    {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",
+     "", "PETSc preconditioner (PCSetType)."},
+    {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
+     "whitespace-separated PETSc options: each token starts with '-' or is the value of the option before it", "",
+     "Further PETSc options, e.g. \"-ts_bdf_order 2\"; options on the command line override them."},
+};
+
+// A Markdown table cell must not contain '|' or a line break.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string defaultCell(const Parameter& p) {
+  switch (p.presence) {
+    case Presence::Required:
+      return "**required**";
+    case Presence::Default:
+      return "`" + std::string(p.defaultValue) + "`";
+    case Presence::Derived:
+    case Presence::Optional:
+      return cell(p.defaultValue);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::span<const Section> caseSections() { return kSections; }
+
+std::span<const Parameter> parameterSchema() { return kParameters; }
+
+const Parameter& parameter(std::string_view table, std::string_view key) {
+  for (const Parameter& p : kParameters) {
+    if (p.table == table && p.key == key) return p;
+  }
+  throw std::logic_error("no parameter " + std::string(table) + "." + std::string(key) + " in the schema");
+}
+
+bool isKnownKey(std::string_view table, std::string_view key) {
+  for (const Parameter& p : kParameters) {
+    if (p.table == table && p.key == key) return true;
+  }
+  return false;
+}
+
+std::string parameterSchemaMarkdown() {
+  std::string md;
+  for (const Section& section : kSections) {
+    md += "### [" + std::string(section.name) + "]\n\n";
+    md += std::string(section.description) + "\n\n";
+    md += "| key | type | unit | default | allowed | description |\n";
+    md += "|-----|------|------|---------|---------|-------------|\n";
+    for (const Parameter& p : kParameters) {
+      if (p.table != section.name) continue;
+      std::string description = cell(p.description);
+      if (!p.appliesTo.empty()) description = "*loss.type = \"" + std::string(p.appliesTo) + "\" only.* " + description;
+      md += "| `" + std::string(p.key) + "` | " + cell(p.type) + " | " + cell(p.unit) + " | " + defaultCell(p) +
+            " | " + cell(p.allowed) + " | " + description + " |\n";
+    }
+    md += "\n";
+  }
+  return md;
+}
+
+}  // namespace fpdp::app

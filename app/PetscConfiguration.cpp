@@ -1,0 +1,71 @@
+#include "app/PetscConfiguration.hpp"
+
+#include <petscts.h>
+
+#include <sstream>
+#include <vector>
+
+#include "meshes/PetscHandles.hpp"
+
+namespace fpdp::app {
+
+PetscErrorCapture::PetscErrorCapture() { (void)PetscPushErrorHandler(&PetscErrorCapture::handler, this); }
+PetscErrorCapture::~PetscErrorCapture() { (void)PetscPopErrorHandler(); }
+
+PetscErrorCode PetscErrorCapture::handler(MPI_Comm, int, const char*, const char*, PetscErrorCode n, PetscErrorType,
+                                          const char* mess, void* ctx) {
+  auto* self = static_cast<PetscErrorCapture*>(ctx);
+  if (self->message_.empty() && mess && *mess) self->message_ = mess;
+  return n;
+}
+
+void insertCaseOptions(const SolverSpec& solver) {
+  std::istringstream in(solver.petsc_options);
+  std::vector<std::string> tokens;
+  for (std::string t; in >> t;) tokens.push_back(t);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& name = tokens[i];
+    if (name.size() < 2 || name[0] != '-')
+      throw SolverConfigurationError("solver.petsc_options: '" + name + "' is not an option name (options start with '-')");
+    std::string value;
+    if (i + 1 < tokens.size() && !(tokens[i + 1].size() >= 2 && tokens[i + 1][0] == '-' &&
+                                   !(tokens[i + 1][1] >= '0' && tokens[i + 1][1] <= '9')))
+      value = tokens[++i];
+    PetscBool set = PETSC_FALSE;
+    FPDP_PETSC(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set));
+    if (!set) FPDP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value.empty() ? nullptr : value.c_str()));
+  }
+}
+
+namespace {
+template <class Obj, PetscErrorCode (*SetType)(Obj, const char*)>
+void checkType(Obj obj, const std::string& key, const std::string& name, const char* what) {
+  PetscErrorCapture capture;
+  if (SetType(obj, name.c_str()) != 0)
+    throw SolverConfigurationError(key + " = \"" + name + "\": PETSc has no " + what + " of that name (" +
+                                   capture.message() + "); run 'fpdp run CASE -help' for the registered types");
+}
+
+std::string optionOr(const char* name, const std::string& fallback) {
+  char buf[256];
+  PetscBool set = PETSC_FALSE;
+  FPDP_PETSC(PetscOptionsGetString(nullptr, nullptr, name, buf, sizeof buf, &set));
+  return set ? std::string(buf) : fallback;
+}
+}  // namespace
+
+void validateSolverTypes(const SolverSpec& solver) {
+  PetscHandle<TS, TSDestroy> ts;
+  PetscHandle<KSP, KSPDestroy> ksp;
+  PetscHandle<PC, PCDestroy> pc;
+  FPDP_PETSC(TSCreate(PETSC_COMM_SELF, ts.out()));
+  FPDP_PETSC(KSPCreate(PETSC_COMM_SELF, ksp.out()));
+  FPDP_PETSC(PCCreate(PETSC_COMM_SELF, pc.out()));
+  // The effective names: a command-line / petsc_options value wins over the typed key.
+  checkType<TS, TSSetType>(ts, "solver.ts_type / -ts_type", optionOr("-ts_type", solver.ts_type), "time integrator");
+  checkType<KSP, KSPSetType>(ksp, "solver.ksp_type / -ksp_type", optionOr("-ksp_type", solver.ksp_type),
+                             "Krylov solver");
+  checkType<PC, PCSetType>(pc, "solver.pc_type / -pc_type", optionOr("-pc_type", solver.pc_type), "preconditioner");
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,306 @@
+#include "app/RunCase.hpp"
+
+#include <petscsys.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "app/PetscConfiguration.hpp"
+#include "io/CsvTable.hpp"
+#include "io/Hdf5Output.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
+#include "models/Gaussian.hpp"
+#include "models/Loss.hpp"
+#include "solver/DensityEvolution.hpp"
+#include "solver/Divergences.hpp"
+#include "solver/LangevinDiscretisation.hpp"
+#include "validation/GaussianReference.hpp"
+
+namespace fs = std::filesystem;
+
+namespace fpdp::app {
+
+namespace {
+
+constexpr const char* kMarker = "parameters.toml";  // every fpdp output directory holds this file
+
+std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec) {
+  if (spec.type == "quadratic") return std::make_shared<models::QuadraticLoss>(spec.lambda);
+  if (spec.type == "logistic") return std::make_shared<models::LogisticLoss>(spec.regularization);
+  throw std::logic_error("buildLoss: unvalidated loss type " + spec.type);
+}
+
+meshes::BoxMesh buildBox(const MeshSpec& m) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < m.dim; ++a) axes.push_back(meshes::Axis::uniform(m.lower[a], m.upper[a], m.cells[a]));
+  return meshes::BoxMesh(std::move(axes));
+}
+
+/// Broadcasts rank 0's success/failure of a rank-0-only action, so every rank throws together.
+void collectiveCheck(MPI_Comm comm, int rank, const std::function<void()>& rank0Action) {
+  int ok = 1;
+  std::string msg;
+  if (rank == 0) {
+    try {
+      rank0Action();
+    } catch (const std::exception& e) {
+      ok = 0;
+      msg = e.what();
+    }
+  }
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  int len = static_cast<int>(msg.size());
+  FPDP_PETSC(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+  msg.resize(static_cast<std::size_t>(len));
+  if (len > 0) FPDP_PETSC(MPI_Bcast(msg.data(), len, MPI_CHAR, 0, comm));
+  if (!ok) throw OutputDirectoryError(msg);
+}
+
+std::string fmt(double v, const char* f = "%.6e") {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+void checkOutputDirectory(const std::string& dir) {
+  const fs::path p(dir);
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return;
+  if (!fs::is_directory(p, ec))
+    throw OutputDirectoryError("output directory '" + dir + "' exists and is not a directory");
+  if (fs::is_empty(p, ec) || fs::exists(p / kMarker, ec)) return;
+  throw OutputDirectoryError("output directory '" + dir +
+                             "' exists, is not empty and is not an fpdp output (no " + kMarker +
+                             "); choose another --output");
+}
+
+int runCase(const Case& c, const RunOptions& options) {
+  const auto wallStart = std::chrono::steady_clock::now();
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  PetscMPIInt rank, size;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  FPDP_PETSC(MPI_Comm_size(comm, &size));
+
+  // 1. Models.
+  auto loss = buildLoss(c.loss);
+  const models::Dataset& D = c.data.records;
+  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement};
+  const models::Dataset DPrime = neighbour.apply(D);
+  auto lossD = std::make_shared<const models::EmpiricalLoss>(loss, D);
+  auto lossDPrime = std::make_shared<const models::EmpiricalLoss>(loss, DPrime);
+  const models::Gaussian initial(c.initial.mean, c.initial.covariance);
+  const auto pairGap = loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement);
+
+  // 2. Mesh, 3. solver.
+  const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2);
+  const solver::LangevinDiscretisation disc(mesh, {lossD, lossDPrime, c.noise.sigma, initial},
+                                            solver::FaceFluxScheme::ScharfetterGummel);
+  const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type, c.solver.pc_type};
+  std::unique_ptr<solver::DensityEvolution> evolution;
+  {
+    PetscErrorCapture capture;
+    try {
+      evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
+    } catch (const PetscFailure& e) {
+      throw SolverConfigurationError("PETSc rejected the solver configuration: " +
+                                     (capture.message().empty() ? std::string(e.what()) : capture.message()));
+    }
+  }
+  if (const auto unused = solver::unusedPetscOptions(); !unused.empty()) {
+    std::string list;
+    for (const auto& u : unused) list += (list.empty() ? "" : ", ") + u;
+    throw SolverConfigurationError("PETSc option(s) not used by any solver component: " + list +
+                                   " (misspelt? see 'fpdp run CASE -help')");
+  }
+  const std::string solverDescription = evolution->describe();
+  const double gradientGap = disc.measuredGradientGap();
+  const double truncated = disc.truncatedInitialMass();
+  const auto reference = validation::GaussianReference::forLangevin(*lossD, *lossDPrime, c.noise.sigma, initial);
+
+  // 4. Output directory (rank 0 writes the small files; every rank writes its part of fpdp.h5).
+  const std::string finalDir = options.outputDirectory;
+  const std::string workDir = finalDir + ".partial";
+  collectiveCheck(comm, rank, [&] {
+    checkOutputDirectory(finalDir);
+    fs::remove_all(workDir);
+    fs::create_directories(workDir);
+    std::ofstream(workDir + "/" + kMarker) << c.resolvedToml;
+  });
+  bool success = false;
+  struct Cleanup {  // a failed run leaves no half-written output behind
+    const bool& success;
+    int rank;
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!success && rank == 0) fs::remove_all(dir, ec);
+    }
+  } cleanup{success, rank, workDir};
+
+  std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
+  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
+  columns.insert(columns.end(), {"min_p", "min_q", "negative_cells_p", "negative_cells_q"});
+  std::vector<std::string> exactColumns{"step", "t", "l1_error_p", "l1_error_q", "kl_exact", "kl_rel_error"};
+  for (const auto& o : c.divergence.orders) {
+    exactColumns.push_back("renyi_" + o.label + "_exact");
+    exactColumns.push_back("renyi_" + o.label + "_rel_error");
+  }
+  std::optional<io::CsvTable> csv, exactCsv;
+  if (rank == 0) {
+    csv.emplace(workDir + "/divergence.csv", columns);
+    if (reference) exactCsv.emplace(workDir + "/exact.csv", exactColumns);
+  }
+  io::Hdf5Output h5(workDir + "/fpdp.h5", mesh, c.resolvedToml, solverDescription);
+
+  std::vector<double> orders;
+  for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
+  const solver::DivergenceFunctionals divergences(mesh, orders);
+  auto pField = mesh.createScalarVector(), qField = mesh.createScalarVector();
+
+  const long steps = c.time.steps();
+  std::vector<std::vector<double>> rows;
+  solver::DivergenceValues last;
+  std::optional<validation::GaussianReference::DensityErrors> lastErrors;
+  double initialMass[2] = {0, 0};
+  double minDensity = INFINITY;
+  long totalNegative = 0;
+  double worstMassDrift = 0.0;
+  auto lastProgress = std::chrono::steady_clock::now();
+  const bool tty = isatty(STDOUT_FILENO);
+
+  auto observe = [&](long step, double t, Vec u) {
+    const bool isOutput = step % c.output.every == 0 || step == steps;
+    if (!isOutput) return;
+    const auto v = divergences.evaluate(u);
+    if (step == 0) {
+      initialMass[0] = v.p.mass;
+      initialMass[1] = v.q.mass;
+    }
+    worstMassDrift = std::max({worstMassDrift, std::fabs(v.p.mass - initialMass[0]) / initialMass[0],
+                               std::fabs(v.q.mass - initialMass[1]) / initialMass[1]});
+    minDensity = std::min({minDensity, v.p.min, v.q.min});
+    totalNegative = std::max(totalNegative, v.p.negativeCells + v.q.negativeCells);
+    std::vector<double> row{static_cast<double>(step), t, v.p.mass, v.q.mass, v.kl, v.tv};
+    row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+    row.insert(row.end(), {v.p.min, v.q.min, static_cast<double>(v.p.negativeCells),
+                           static_cast<double>(v.q.negativeCells)});
+    rows.push_back(row);
+    if (csv) csv->addRow(row);
+    if (reference) {
+      const auto err = reference->densityErrors(mesh, u, t);
+      lastErrors = err;
+      if (exactCsv) {
+        const double klExact = reference->kl(t);
+        std::vector<double> er{static_cast<double>(step), t, err.l1P, err.l1Q, klExact,
+                               klExact > 0 ? (v.kl - klExact) / klExact : v.kl};
+        for (std::size_t k = 0; k < orders.size(); ++k) {
+          const double ex = reference->renyi(orders[k], t);
+          er.push_back(ex);
+          er.push_back(ex > 0 ? (v.renyi[k] - ex) / ex : v.renyi[k]);
+        }
+        exactCsv->addRow(er);
+      }
+    }
+    if (c.output.fields) {
+      FPDP_PETSC(VecStrideGather(u, 0, pField, INSERT_VALUES));
+      FPDP_PETSC(VecStrideGather(u, 1, qField, INSERT_VALUES));
+      h5.writeFields(step, t, {{"p", pField.get()}, {"q", qField.get()}});
+    }
+    last = v;
+    const auto now = std::chrono::steady_clock::now();
+    if (rank == 0 && !options.quiet && (std::chrono::duration<double>(now - lastProgress).count() > 1.0)) {
+      const double el = std::chrono::duration<double>(now - wallStart).count();
+      const double eta = step > 0 ? el * static_cast<double>(steps - step) / static_cast<double>(step) : 0.0;
+      std::printf("%sstep %ld/%ld  t = %.4g  KL = %s  elapsed %.1f s  remaining ~%.1f s%s", tty ? "\r" : "", step,
+                  steps, t, fmt(v.kl, "%.4e").c_str(), el, eta, tty ? "   " : "\n");
+      std::fflush(stdout);
+      lastProgress = now;
+    }
+  };
+
+  auto u = mesh.createVector();
+  disc.setInitialState(u);
+  const auto solveStart = std::chrono::steady_clock::now();
+  evolution->run(u, observe);
+  const double solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - solveStart).count();
+  h5.writeSeries(columns, rows);
+  h5.close();
+  if (csv) csv.reset();
+  if (exactCsv) exactCsv.reset();
+
+  collectiveCheck(comm, rank, [&] {
+    std::error_code ec;
+    fs::remove_all(finalDir, ec);  // checked above to be absent, empty or an earlier fpdp output
+    fs::rename(workDir, finalDir);
+  });
+  success = true;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+  // 5. Summary.
+  if (rank == 0) {
+    if (!options.quiet && tty) std::printf("\n");
+    std::ostringstream s;
+    const double tEnd = c.time.dt * static_cast<double>(steps);
+    s << "\nfpdp run '" << c.name << "': Langevin diffusion, " << c.mesh.dim << "-D, cells";
+    for (int a = 0; a < c.mesh.dim; ++a) s << (a ? "x" : " ") << c.mesh.cells[a];
+    s << ", " << size << " rank(s)\n";
+    s << "  loss " << c.loss.type << ", n = " << D.size() << ", neighbour replaces record " << c.neighbour.index
+      << ", sigma = " << c.noise.sigma << "\n";
+    s << "  solver: " << solverDescription << ", dt = " << c.time.dt << ", " << steps << " steps to t = " << tEnd
+      << "\n";
+    s << "  measured sup|grad L_D - grad L_D'| on the mesh = " << fmt(gradientGap);
+    if (pairGap) s << "  (closed form " << (pairGap->exact ? "= " : "<= ") << fmt(pairGap->value / D.size()) << ")";
+    s << "\n  initial mass outside the box (renormalised) = " << fmt(truncated, "%.3e") << "\n\n";
+    s << "  quantity            computed";
+    if (reference) s << "           exact              rel. error";
+    s << "\n";
+    auto line = [&](const std::string& name, double val, std::optional<double> exact) {
+      char b[200];
+      std::snprintf(b, sizeof b, "  %-18s  %-17s", name.c_str(), fmt(val, "%.10e").c_str());
+      s << b;
+      if (exact) {
+        std::snprintf(b, sizeof b, "  %-17s  %s", fmt(*exact, "%.10e").c_str(),
+                      fmt(*exact != 0 ? (val - *exact) / *exact : val, "%.2e").c_str());
+        s << b;
+      }
+      s << "\n";
+    };
+    line("KL(p||q)", last.kl, reference ? std::optional<double>(reference->kl(tEnd)) : std::nullopt);
+    for (std::size_t k = 0; k < orders.size(); ++k)
+      line("R_" + c.divergence.orders[k].label, last.renyi[k],
+           reference ? std::optional<double>(reference->renyi(orders[k], tEnd)) : std::nullopt);
+    line("TV(p,q)", last.tv, std::nullopt);
+    s << "\n";
+    char b[400];
+    std::snprintf(b, sizeof b,
+                  "  mass p, q at t_end      %.16f  %.16f  (largest relative drift %.2e)\n"
+                  "  min density (all outputs)  %.3e  (negative cells at worst: %ld)\n",
+                  last.p.mass, last.q.mass, worstMassDrift, minDensity, totalNegative);
+    s << b;
+    if (lastErrors) {
+      std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at t_end: p %.3e, q %.3e\n", lastErrors->l1P,
+                    lastErrors->l1Q);
+      s << b;
+    }
+    std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s)\n  output: %s/\n", wall,
+                  solveSeconds, finalDir.c_str());
+    s << b;
+    std::fputs(s.str().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,100 @@
+// fpdp: the command-line program. Parses the command line, reads and validates the case, and runs it.
+// Exit status: 0 success, 1 run-time failure, 2 bad input (docs/parameters.md, `fpdp --help`).
+#include <petscsys.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <vector>
+
+#include "app/CaseReader.hpp"
+#include "app/CommandLine.hpp"
+#include "app/PetscConfiguration.hpp"
+#include "app/RunCase.hpp"
+#include "models/Dataset.hpp"
+
+namespace {
+
+int reportError(int rank, const char* kind, const std::string& what, int status) {
+  if (rank == 0) std::fprintf(stderr, "fpdp: %s%s\n", kind, what.c_str());
+  return status;
+}
+
+/// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
+/// before start-up is printed once under mpiexec.
+int launcherRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return 0;
+}
+
+int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
+  using namespace fpdp::app;
+  int rank = 0;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  try {
+    insertCaseOptions(c.solver);
+    validateSolverTypes(c.solver);
+    if (cl.command == "check") {
+      if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
+                                 c.mesh.dim, c.data.records.size());
+      return 0;
+    }
+    RunOptions options;
+    options.outputDirectory = cl.output ? *cl.output : c.output.directory;
+    options.quiet = cl.quiet;
+    checkOutputDirectory(options.outputDirectory);
+    return runCase(c, options);
+  } catch (const SolverConfigurationError& e) {
+    return reportError(rank, "error: ", e.what(), 2);
+  } catch (const OutputDirectoryError& e) {
+    return reportError(rank, "error: ", e.what(), 2);
+  } catch (const std::exception& e) {
+    return reportError(rank, "run failed: ", e.what(), 1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fpdp::app::CommandLine cl;
+  try {
+    cl = fpdp::app::parseCommandLine(argc, argv);
+  } catch (const fpdp::app::UsageError& e) {
+    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+    return 2;
+  }
+  if (cl.command == "help") {
+    std::fputs(fpdp::app::helpText().c_str(), stdout);
+    return 0;
+  }
+  if (cl.command == "version") {
+    std::printf("fpdp %s\n", FPDP_VERSION);
+    return 0;
+  }
+  if (cl.command == "schema") {
+    std::fputs(fpdp::app::parameterSchemaMarkdown().c_str(), stdout);
+    return 0;
+  }
+  // The case is read and validated before MPI and PETSc start: bad input costs no start-up and creates nothing.
+  fpdp::app::Case c;
+  try {
+    c = fpdp::app::readCase(cl.casePath);
+  } catch (const fpdp::app::InputError& e) {
+    return reportError(launcherRank(), "error: ", e.what(), 2);
+  }
+  // PETSc sees only its own options, never fpdp's.
+  std::vector<char*> petscArgv{argv[0]};
+  for (auto& a : cl.petscArgs) petscArgv.push_back(a.data());
+  petscArgv.push_back(nullptr);
+  int petscArgc = static_cast<int>(petscArgv.size()) - 1;
+  char** pargv = petscArgv.data();
+  if (PetscInitialize(&petscArgc, &pargv, nullptr, nullptr) != 0) {
+    std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");
+    return 1;
+  }
+  const int status = runCommand(cl, c);
+  // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
+  PetscFinalize();
+  return status;
+}

@@ -1,0 +1,40 @@
+#include "io/CsvTable.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace fpdp::io {
+
+CsvTable::CsvTable(const std::string& path, std::vector<std::string> columns)
+    : out_(path), path_(path), columns_(std::move(columns)) {
+  if (!out_) throw std::runtime_error("cannot write '" + path + "'");
+  for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
+  out_ << '\n';
+  out_.flush();
+}
+
+std::string CsvTable::format(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void CsvTable::addRow(const std::vector<double>& values) {
+  if (values.size() != columns_.size())
+    throw std::logic_error("CsvTable::addRow: " + std::to_string(values.size()) + " values for " +
+                           std::to_string(columns_.size()) + " columns in " + path_);
+  for (std::size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << format(values[i]);
+  out_ << '\n';
+  out_.flush();
+  if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
+}
+
+}  // namespace fpdp::io

@@ -1,0 +1,24 @@
+#pragma once
+// CSV time series: a header line, then one row per output step, flushed as written so that an interrupted
+// run keeps every completed row. Numbers are written with 17 significant digits (round-trip exact); infinite
+// values as "inf", undefined ones as "nan". Written by rank 0 only (the caller decides).
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fpdp::io {
+
+class CsvTable {
+public:
+  CsvTable(const std::string& path, std::vector<std::string> columns);
+  void addRow(const std::vector<double>& values);
+  const std::vector<std::string>& columns() const { return columns_; }
+  static std::string format(double v);
+
+private:
+  std::ofstream out_;
+  std::string path_;
+  std::vector<std::string> columns_;
+};
+
+}  // namespace fpdp::io

@@ -1,0 +1,78 @@
+#include "meshes/BoxMesh.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace fpdp::meshes {
+
+Axis Axis::uniform(double lower, double upper, int cells) {
+  if (!(cells >= 1)) throw std::invalid_argument("Axis::uniform: cells must be >= 1, got " + std::to_string(cells));
+  if (!(upper > lower)) throw std::invalid_argument("Axis::uniform: upper must exceed lower");
+  std::vector<double> f(static_cast<std::size_t>(cells) + 1);
+  const double h = (upper - lower) / cells;
+  for (int i = 0; i <= cells; ++i) f[i] = lower + h * i;
+  f.back() = upper;  // exact end point, no accumulated rounding
+  return Axis(std::move(f));
+}
+
+Axis Axis::fromFaces(std::vector<double> faces) {
+  if (faces.size() < 2) throw std::invalid_argument("Axis::fromFaces: need at least two faces");
+  for (std::size_t i = 1; i < faces.size(); ++i)
+    if (!(faces[i] > faces[i - 1])) throw std::invalid_argument("Axis::fromFaces: faces must increase strictly");
+  return Axis(std::move(faces));
+}
+
+bool Axis::isUniform(double relTol) const {
+  const double h = (upper() - lower()) / cells();
+  for (int i = 0; i < cells(); ++i)
+    if (std::abs(width(i) - h) > relTol * h) return false;
+  return true;
+}
+
+BoxMesh::BoxMesh(std::vector<Axis> axes)
+    : dim_(static_cast<int>(axes.size())),
+      axes_{Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1)} {
+  if (dim_ < 1 || dim_ > 3) throw std::invalid_argument("BoxMesh: dimension must be 1, 2 or 3");
+  for (int a = 0; a < dim_; ++a) axes_[a] = std::move(axes[a]);
+}
+
+std::size_t BoxMesh::totalCells() const {
+  return static_cast<std::size_t>(cells(0)) * cells(1) * cells(2);
+}
+
+double BoxMesh::cellVolume(int i, int j, int k) const {
+  double v = axes_[0].width(i);
+  if (dim_ > 1) v *= axes_[1].width(j);
+  if (dim_ > 2) v *= axes_[2].width(k);
+  return v;
+}
+
+std::array<double, 3> BoxMesh::centre(int i, int j, int k) const {
+  std::array<double, 3> c{axes_[0].centre(i), 0.0, 0.0};
+  if (dim_ > 1) c[1] = axes_[1].centre(j);
+  if (dim_ > 2) c[2] = axes_[2].centre(k);
+  return c;
+}
+
+std::array<double, 3> BoxMesh::lower() const {
+  std::array<double, 3> l{0, 0, 0};
+  for (int a = 0; a < dim_; ++a) l[a] = axes_[a].lower();
+  return l;
+}
+
+std::array<double, 3> BoxMesh::upper() const {
+  std::array<double, 3> u{0, 0, 0};
+  for (int a = 0; a < dim_; ++a) u[a] = axes_[a].upper();
+  return u;
+}
+
+double BoxMesh::minWidth() const {
+  double m = INFINITY;
+  for (int a = 0; a < dim_; ++a)
+    for (int i = 0; i < cells(a); ++i) m = std::min(m, axes_[a].width(i));
+  return m;
+}
+
+}  // namespace fpdp::meshes

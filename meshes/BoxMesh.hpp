@@ -1,0 +1,60 @@
+#pragma once
+// Cell-centred tensor-product box meshes in 1, 2 and 3 dimensions: geometry only.
+//
+// An axis is a strictly increasing list of face coordinates x_0 < x_1 < ... < x_N; cell i is [x_i, x_{i+1}],
+// its centre is the midpoint and its width x_{i+1} - x_i. A box mesh is the tensor product of dim axes.
+// Cells are numbered x-fastest (i + nx*(j + ny*k)), which is PETSc DMDA's natural order and HDF5's C order.
+// Nothing here knows about densities, losses or privacy.
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace fpdp::meshes {
+
+/// Face coordinates of one axis; uniform or graded.
+class Axis {
+public:
+  /// N equal cells on [lower, upper].
+  static Axis uniform(double lower, double upper, int cells);
+  /// Cells given by their faces (strictly increasing, at least two faces).
+  static Axis fromFaces(std::vector<double> faces);
+
+  int cells() const { return static_cast<int>(faces_.size()) - 1; }
+  double lower() const { return faces_.front(); }
+  double upper() const { return faces_.back(); }
+  double face(int i) const { return faces_[static_cast<std::size_t>(i)]; }
+  double centre(int i) const { return 0.5 * (faces_[i] + faces_[i + 1]); }
+  double width(int i) const { return faces_[i + 1] - faces_[i]; }
+  /// Distance between the centres of cells i and i+1 (the length the face flux between them sees).
+  double centreDistance(int i) const { return centre(i + 1) - centre(i); }
+  const std::vector<double>& faces() const { return faces_; }
+  bool isUniform(double relTol = 1e-12) const;
+
+private:
+  explicit Axis(std::vector<double> faces) : faces_(std::move(faces)) {}
+  std::vector<double> faces_;
+};
+
+/// Tensor product of dim (1..3) axes. Unused axes (index >= dim) are a single unit cell [0, 1],
+/// so code can loop over three indices whatever the dimension.
+class BoxMesh {
+public:
+  explicit BoxMesh(std::vector<Axis> axes);
+
+  int dim() const { return dim_; }
+  const Axis& axis(int a) const { return axes_[static_cast<std::size_t>(a)]; }
+  int cells(int a) const { return axes_[a].cells(); }
+  std::size_t totalCells() const;
+  double cellVolume(int i, int j, int k) const;
+  /// Centre of cell (i, j, k); components >= dim are 0.
+  std::array<double, 3> centre(int i, int j, int k) const;
+  std::array<double, 3> lower() const;
+  std::array<double, 3> upper() const;
+  double minWidth() const;
+
+private:
+  int dim_;
+  std::array<Axis, 3> axes_;
+};
+
+}  // namespace fpdp::meshes

@@ -1,0 +1,59 @@
+#include "meshes/DistributedBoxMesh.hpp"
+
+#include <stdexcept>
+
+namespace fpdp::meshes {
+
+DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields)
+    : mesh_(std::move(mesh)), fields_(fields) {
+  if (fields < 1) throw std::invalid_argument("DistributedBoxMesh: fields must be >= 1");
+  const DMBoundaryType none = DM_BOUNDARY_NONE;
+  const PetscInt nx = mesh_.cells(0), ny = mesh_.cells(1), nz = mesh_.cells(2);
+  switch (mesh_.dim()) {
+    case 1:
+      FPDP_PETSC(DMDACreate1d(comm, none, nx, fields, 1, nullptr, dm_.out()));
+      break;
+    case 2:
+      FPDP_PETSC(DMDACreate2d(comm, none, none, DMDA_STENCIL_STAR, nx, ny, PETSC_DECIDE, PETSC_DECIDE, fields, 1,
+                              nullptr, nullptr, dm_.out()));
+      break;
+    default:
+      FPDP_PETSC(DMDACreate3d(comm, none, none, none, DMDA_STENCIL_STAR, nx, ny, nz, PETSC_DECIDE, PETSC_DECIDE,
+                              PETSC_DECIDE, fields, 1, nullptr, nullptr, nullptr, dm_.out()));
+  }
+  // No DMSetFromOptions: the mesh comes from the case file only, so -da_grid_x cannot silently override it.
+  if (fields > 1) {
+    // Field f couples only to field f, in its own cell and in the neighbours.
+    std::vector<PetscInt> identity(static_cast<std::size_t>(fields * fields), 0);
+    for (int f = 0; f < fields; ++f) identity[f * fields + f] = 1;
+    FPDP_PETSC(DMDASetBlockFills(dm_, identity.data(), identity.data()));
+  }
+  FPDP_PETSC(DMSetUp(dm_));
+  FPDP_PETSC(DMDACreateCompatibleDMDA(dm_, 1, scalarDm_.out()));
+  PetscInt xs, ys, zs, xm, ym, zm;
+  FPDP_PETSC(DMDAGetCorners(dm_, &xs, &ys, &zs, &xm, &ym, &zm));
+  owned_.start = {xs, mesh_.dim() > 1 ? ys : 0, mesh_.dim() > 2 ? zs : 0};
+  owned_.count = {xm, mesh_.dim() > 1 ? ym : 1, mesh_.dim() > 2 ? zm : 1};
+  PetscInt gxs, gys, gzs, gxm, gym, gzm;
+  FPDP_PETSC(DMDAGetGhostCorners(dm_, &gxs, &gys, &gzs, &gxm, &gym, &gzm));
+  ghosted_.start = {gxs, mesh_.dim() > 1 ? gys : 0, mesh_.dim() > 2 ? gzs : 0};
+  ghosted_.count = {gxm, mesh_.dim() > 1 ? gym : 1, mesh_.dim() > 2 ? gzm : 1};
+  volumes_.resize(static_cast<std::size_t>(owned_.size()));
+  forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) { volumes_[l] = mesh_.cellVolume(i, j, k); });
+}
+
+MPI_Comm DistributedBoxMesh::comm() const { return PetscObjectComm(reinterpret_cast<PetscObject>(dm_.get())); }
+
+VecHandle DistributedBoxMesh::createVector() const {
+  VecHandle v;
+  FPDP_PETSC(DMCreateGlobalVector(dm_, v.out()));
+  return v;
+}
+
+VecHandle DistributedBoxMesh::createScalarVector() const {
+  VecHandle v;
+  FPDP_PETSC(DMCreateGlobalVector(scalarDm_, v.out()));
+  return v;
+}
+
+}  // namespace fpdp::meshes

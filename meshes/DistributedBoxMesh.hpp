@@ -1,0 +1,76 @@
+#pragma once
+// A BoxMesh distributed over MPI ranks with a PETSc DMDA (`fields` unknowns per cell, interlaced; star stencil
+// of width 1; no periodicity: the walls are handled by the flux terms, which simply omit the wall faces).
+// The fields are uncoupled in space (each couples only to itself in neighbouring cells), which the DMDA is told
+// so that matrices hold no blocks that are always zero.
+//
+// Rank-local geometry (cell widths, centres, volumes of the owned cells) is computed once here, so no
+// callback recomputes it.
+#include <petscdmda.h>
+
+#include <array>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "meshes/PetscHandles.hpp"
+
+namespace fpdp::meshes {
+
+using DMHandle = PetscHandle<DM, DMDestroy>;
+using VecHandle = PetscHandle<Vec, VecDestroy>;
+using MatHandle = PetscHandle<Mat, MatDestroy>;
+
+/// Index range owned by this rank along each axis: [start[a], start[a] + count[a]).
+struct OwnedBlock {
+  std::array<PetscInt, 3> start{0, 0, 0};
+  std::array<PetscInt, 3> count{1, 1, 1};
+  PetscInt size() const { return count[0] * count[1] * count[2]; }
+  /// Position of owned cell (i, j, k) in the rank-local array of a global vector.
+  PetscInt local(PetscInt i, PetscInt j, PetscInt k) const {
+    return (i - start[0]) + count[0] * ((j - start[1]) + count[1] * (k - start[2]));
+  }
+};
+
+class DistributedBoxMesh {
+public:
+  DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields = 1);
+
+  const BoxMesh& box() const { return mesh_; }
+  int dim() const { return mesh_.dim(); }
+  DM dm() const { return dm_; }
+  MPI_Comm comm() const;
+  int fields() const { return fields_; }
+  const OwnedBlock& owned() const { return owned_; }
+
+  /// Owned block grown by the stencil ghost layer (what a local vector holds).
+  const OwnedBlock& ghosted() const { return ghosted_; }
+  /// Volumes of the owned cells, in local order.
+  const std::vector<double>& ownedVolumes() const { return volumes_; }
+
+  /// A global vector with fields() interlaced unknowns per cell.
+  VecHandle createVector() const;
+  /// A global vector with one unknown per cell on the same layout (for a single field, e.g. output).
+  VecHandle createScalarVector() const;
+  DM scalarDM() const { return scalarDm_; }
+
+  /// Calls f(i, j, k, localIndex) for every owned cell, x fastest.
+  template <class F>
+  void forEachOwnedCell(F&& f) const {
+    const auto& o = owned_;
+    PetscInt l = 0;
+    for (PetscInt k = o.start[2]; k < o.start[2] + o.count[2]; ++k)
+      for (PetscInt j = o.start[1]; j < o.start[1] + o.count[1]; ++j)
+        for (PetscInt i = o.start[0]; i < o.start[0] + o.count[0]; ++i, ++l) f(i, j, k, l);
+  }
+
+private:
+  BoxMesh mesh_;
+  int fields_;
+  DMHandle dm_;
+  DMHandle scalarDm_;
+  OwnedBlock owned_;
+  OwnedBlock ghosted_;
+  std::vector<double> volumes_;
+};
+
+}  // namespace fpdp::meshes

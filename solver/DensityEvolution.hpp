@@ -1,0 +1,72 @@
+#pragma once
+// Time integration of du/dt = A u with PETSc TS, for a constant (assembled once) spatial operator A:
+// the method of lines for the coupled Fokker–Planck equations of p and q (both fields in one vector).
+//
+// Space and time are kept apart: FokkerPlanckOperator supplies A; TS owns time. The problem is given to TS in
+// implicit form, declared TS_LINEAR:
+//   IFunction  F(t, u, udot) = udot - A u,
+//   IJacobian  J = dF/du + shift dF/dudot = shift I - A,
+// and J is rebuilt only when TS asks for a new shift. With a fixed step the shift is constant after the start-up
+// step, the matrix state does not change, and PETSc keeps the LU factors (or the multigrid hierarchy): one
+// factorisation per distinct shift instead of one per step. A is never re-assembled.
+// Defaults (second-order BDF, direct LU; MUMPS in parallel) are set before *SetFromOptions, so -ts_type,
+// -ksp_type, -pc_type and every other PETSc option on the command line override them.
+//
+// Observers run from a TS monitor after each completed step (never inside a residual).
+#include <petscts.h>
+
+#include <functional>
+#include <string>
+
+#include "meshes/DistributedBoxMesh.hpp"
+
+namespace fpdp::solver {
+
+struct TimeIntegration {
+  double dt = 0.01;
+  long steps = 100;
+  std::string tsType = "bdf";
+  std::string kspType = "preonly";
+  std::string pcType = "lu";
+};
+
+class DensityEvolution {
+public:
+  /// Takes ownership of A.
+  DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, const TimeIntegration& ti);
+
+  /// Called for step 0 (initial state) and then after every step; u must not be modified.
+  using Observer = std::function<void(long step, double time, Vec u)>;
+  /// Advance u in place from t = startTime by the configured number of steps.
+  void run(Vec u, const Observer& observer, double startTime = 0.0);
+
+  TS ts() const { return ts_; }
+  Mat op() const { return A_; }
+  /// The resolved solver configuration after options were applied (for the run record).
+  std::string describe() const;
+  /// Time steps taken and linear solver iterations of the last run.
+  long stepsTaken() const { return stepsTaken_; }
+  /// How many times the system matrix shift I - A was rebuilt (each one means a new factorisation).
+  long jacobianBuilds() const { return jacobianBuilds_; }
+
+private:
+  static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal time, Vec u, void* ctx);
+  static PetscErrorCode implicitFunction(TS ts, PetscReal t, Vec u, Vec udot, Vec F, void* ctx);
+  static PetscErrorCode implicitJacobian(TS ts, PetscReal t, Vec u, Vec udot, PetscReal shift, Mat J, Mat P,
+                                         void* ctx);
+  const meshes::DistributedBoxMesh& mesh_;
+  meshes::MatHandle A_;
+  meshes::MatHandle J_;             // shift I - A for the current shift
+  PetscReal jacobianShift_ = -1.0;  // the shift J_ holds (none yet)
+  long jacobianBuilds_ = 0;
+  PetscHandle<TS, TSDestroy> ts_;
+  TimeIntegration ti_;
+  const Observer* observer_ = nullptr;
+  long stepsTaken_ = 0;
+};
+
+/// Checks that every PETSc option given (command line or case file) was used by the configured objects,
+/// ignoring viewer/monitor options that PETSc only reads later. Returns the unused names (empty if none).
+std::vector<std::string> unusedPetscOptions();
+
+}  // namespace fpdp::solver

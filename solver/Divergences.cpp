@@ -1,0 +1,199 @@
+#include "solver/Divergences.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "solver/StableFunctions.hpp"
+
+namespace fpdp::solver {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Running log-sum-exp: log sum_i exp(t_i) without overflow.
+struct LogSumExp {
+  double max = -kInf;
+  double sum = 0.0;  // sum exp(t_i - max)
+  void add(double t) {
+    if (t == -kInf) return;
+    if (t == kInf) {
+      max = kInf;
+      sum = 1.0;
+      return;
+    }
+    if (t > max) {
+      sum = sum * std::exp(max - t) + 1.0;
+      max = t;
+    } else {
+      sum += std::exp(t - max);
+    }
+  }
+};
+}  // namespace
+
+DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders)
+    : quadrature_(mesh), orders_(std::move(orders)) {
+  for (double a : orders_)
+    if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
+  onBoundary_.assign(static_cast<std::size_t>(mesh.owned().size()), 0);
+  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const std::array<PetscInt, 3> c{i, j, k};
+    for (int a = 0; a < mesh.dim(); ++a)
+      if (c[a] == 0 || c[a] == mesh.box().cells(a) - 1) onBoundary_[l] = 1;
+  });
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetArrayRead(u, &a));
+  DivergenceValues v;
+  try {
+    v = evaluate(a, a + 1, 2);
+  } catch (...) {
+    VecRestoreArrayRead(u, &a);
+    throw;
+  }
+  FPDP_PETSC(VecRestoreArrayRead(u, &a));
+  return v;
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride) const {
+  const auto& w = quadrature_.weights();
+  const std::size_t n = w.size();
+  const MPI_Comm comm = quadrature_.comm();
+  DivergenceValues out;
+
+  // Pass 1: masses and health of each density.
+  double local[2] = {0, 0}, localMin[2] = {kInf, kInf}, localMax[2] = {-kInf, -kInf}, localNeg[2] = {0, 0},
+         localBad[2] = {0, 0};
+  for (std::size_t c = 0; c < n; ++c) {
+    const double vals[2] = {p[c * stride], q[c * stride]};
+    for (int f = 0; f < 2; ++f) {
+      const double x = vals[f];
+      if (!std::isfinite(x)) {
+        localBad[f] += 1;
+        continue;
+      }
+      local[f] += w[c] * x;
+      localMin[f] = std::min(localMin[f], x);
+      localMax[f] = std::max(localMax[f], x);
+      if (x < 0) localNeg[f] += 1;
+    }
+  }
+  double mass[2], mn[2], mx[2], neg[2], bad[2];
+  FPDP_PETSC(MPI_Allreduce(local, mass, 2, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(localMin, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
+  FPDP_PETSC(MPI_Allreduce(localMax, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
+  FPDP_PETSC(MPI_Allreduce(localNeg, neg, 2, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(localBad, bad, 2, MPI_DOUBLE, MPI_SUM, comm));
+  DensityHealth* health[2] = {&out.p, &out.q};
+  for (int f = 0; f < 2; ++f) {
+    health[f]->mass = mass[f];
+    health[f]->min = mn[f];
+    health[f]->max = mx[f];
+    health[f]->negativeCells = static_cast<long>(neg[f]);
+    health[f]->finite = bad[f] == 0;
+  }
+  const std::size_t K = orders_.size();
+  out.renyi.assign(K, kInf);
+  out.eAlphaMinusOne.assign(K, kInf);
+  if (!out.p.finite || !out.q.finite || !(mass[0] > 0) || !(mass[1] > 0)) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out.kl = out.tv = nan;
+    std::fill(out.renyi.begin(), out.renyi.end(), nan);
+    std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), nan);
+    return out;
+  }
+
+  // Pass 2: the divergences of the normalised densities.
+  const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
+  // sums: [0] KL, [1] TV, [2 .. 2+K) E_alpha - 1 ; lse per order for the large-divergence branch.
+  // [2+K .. 2+2K) the boundary cells' part of E_alpha - 1.
+  std::vector<double> sums(2 + 2 * K, 0.0);
+  std::vector<LogSumExp> lse(K), lseBoundary(K);
+  for (std::size_t c = 0; c < n; ++c) {
+    const double pc = std::max(p[c * stride], 0.0) * invMp;  // negatives enter as 0 (counted above)
+    const double qc = std::max(q[c * stride], 0.0) * invMq;
+    const double wc = w[c];
+    sums[1] += wc * std::fabs(pc - qc);
+    if (qc == 0.0) {
+      if (pc > 0.0) {
+        sums[0] = kInf;
+        for (std::size_t k = 0; k < K; ++k) {
+          sums[2 + k] = kInf;
+          lse[k].add(kInf);
+        }
+      }
+      continue;
+    }
+    const double logWq = std::log(wc * qc);
+    if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, r^alpha = 0
+      sums[0] += wc * qc;
+      for (std::size_t k = 0; k < K; ++k) {
+        sums[2 + k] += wc * qc * (orders_[k] - 1.0);
+        if (onBoundary_[c]) sums[2 + K + k] += wc * qc * (orders_[k] - 1.0);
+      }
+      continue;
+    }
+    const double rho = (pc - qc) / qc;
+    const double u = std::log1p(rho);  // log r
+    const double l1l = log1pMinusLinear(rho);
+    sums[0] += wc * qc * (rho * u + l1l);
+    for (std::size_t k = 0; k < K; ++k) {
+      const double alpha = orders_[k];
+      const double term = wc * qc * (expm1MinusLinear(alpha * u) + alpha * l1l);
+      sums[2 + k] += term;
+      if (onBoundary_[c]) sums[2 + K + k] += term;
+      lse[k].add(logWq + alpha * u);
+      if (onBoundary_[c]) lseBoundary[k].add(logWq + alpha * u);
+    }
+  }
+  std::vector<double> global(sums.size());
+  FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
+                            comm));
+  out.kl = global[0];
+  out.tv = 0.5 * global[1];
+  // Large-divergence branch: combine the per-rank log-sum-exp pairs.
+  std::vector<double> lmax(K), gmax(K);
+  for (std::size_t k = 0; k < K; ++k) lmax[k] = lse[k].max;
+  FPDP_PETSC(MPI_Allreduce(lmax.data(), gmax.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_MAX, comm));
+  std::vector<double> lsum(K), gsum(K);
+  for (std::size_t k = 0; k < K; ++k)
+    lsum[k] = (lse[k].max == -kInf || gmax[k] == kInf) ? (lse[k].max == kInf ? 1.0 : 0.0)
+                                                       : lse[k].sum * std::exp(lse[k].max - gmax[k]);
+  FPDP_PETSC(MPI_Allreduce(lsum.data(), gsum.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+  // Boundary share: the boundary cells' part of the same sum, scaled by the same global maximum.
+  std::vector<double> bsum(K), gbsum(K);
+  for (std::size_t k = 0; k < K; ++k)
+    bsum[k] = (lseBoundary[k].max == -kInf || !std::isfinite(gmax[k])) ? 0.0
+                                                                       : lseBoundary[k].sum * std::exp(lseBoundary[k].max - gmax[k]);
+  FPDP_PETSC(MPI_Allreduce(bsum.data(), gbsum.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+  out.renyiBoundaryShare.assign(K, 0.0);
+  for (std::size_t k = 0; k < K; ++k) {
+    // Small divergences: the share of E_alpha - 1 (what R_alpha is made of); large ones: the share of E_alpha.
+    const double em1 = global[2 + k], em1Boundary = global[2 + K + k];
+    if (std::isfinite(em1) && em1 < 1.0)
+      out.renyiBoundaryShare[k] = em1 > 0 ? em1Boundary / em1 : 0.0;
+    else
+      out.renyiBoundaryShare[k] = gsum[k] > 0 ? gbsum[k] / gsum[k] : 0.0;
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    const double alpha = orders_[k];
+    const double em1 = global[2 + k];
+    out.eAlphaMinusOne[k] = em1;
+    if (std::isfinite(em1) && em1 < 1.0) {
+      out.renyi[k] = std::log1p(std::max(em1, 0.0)) / (alpha - 1.0);
+    } else if (gmax[k] == kInf) {
+      out.renyi[k] = kInf;
+    } else {
+      // log E_alpha = log sum (w q r^alpha) = gmax + log gsum; E_alpha here is the normalised one, since
+      // w q already carries the normalisation.
+      out.renyi[k] = (gmax[k] + std::log(gsum[k])) / (alpha - 1.0);
+      if (!std::isfinite(em1)) out.eAlphaMinusOne[k] = std::expm1(gmax[k] + std::log(gsum[k]));
+    }
+  }
+  return out;
+}
+
+}  // namespace fpdp::solver

@@ -1,0 +1,116 @@
+// Stability of the divergence quadrature for tiny divergences (MATH.md §3: never subtract numbers near 1), and
+// the scalar functions behind it, against references that involve no cancellation.
+#define BOOST_TEST_MODULE divergences
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include "PetscFixture.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
+#include "solver/Divergences.hpp"
+#include "solver/FaceFluxScheme.hpp"
+#include "solver/StableFunctions.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+
+BOOST_AUTO_TEST_CASE(scalar_functions_match_long_double_series) {
+  // "A few ulps": 1e-15 relative is 4.5 ulps.
+  for (double x : {-0.9, -0.3, -0.2499, -1e-3, -1e-8, 1e-12, 1e-6, 0.1, 0.2499, 0.26, 1.0, 5.0}) {
+    // Reference: the Taylor series in long double (all terms of one sign for x > 0; alternating but with
+    // |x| < 1 converging fast), or the direct formula in long double where no cancellation arises.
+    long double e = 0, term = static_cast<long double>(x) * x / 2;
+    for (int k = 3; k < 60; ++k) e += term, term *= static_cast<long double>(x) / k;
+    e += term;
+    BOOST_TEST(std::fabs(solver::expm1MinusLinear(x) - static_cast<double>(e)) <= 1e-15 * std::fabs(static_cast<double>(e)));
+    if (x > -0.95) {
+      long double l = 0, power = static_cast<long double>(x) * x;
+      for (int k = 2; k < 400; ++k, power *= x) l += ((k % 2 == 0) ? -power : power) / k;
+      if (std::fabs(x) < 0.6)
+        BOOST_TEST(std::fabs(solver::log1pMinusLinear(x) - static_cast<double>(l)) <= 1e-15 * std::fabs(static_cast<double>(l)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bernoulli_function_is_accurate_everywhere) {
+  for (double z : {-800.0, -50.0, -1.0, -1e-3, -1e-9, 0.0, 1e-9, 9.99e-4, 1e-3, 1.0, 50.0, 690.0, 800.0}) {
+    const long double zl = z;
+    const long double ref = z == 0 ? 1.0L : zl / std::expm1(zl);
+    const double got = solver::bernoulli(z);
+    if (ref == 0 || z >= 700) {
+      BOOST_TEST(got >= 0.0);
+      BOOST_TEST(got <= 1e-300);
+    } else {
+      BOOST_TEST(std::fabs(got - static_cast<double>(ref)) <= 2e-16 * static_cast<double>(ref), "z = " << z);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tiny_divergences_keep_their_digits) {
+  // p = q (1 + eps f) with f = +1/-1 on alternate cells of equal weight and q uniform: int p = int q exactly and
+  //   E_alpha - 1 = ((1+eps)^alpha + (1-eps)^alpha)/2 - 1 = sum_{k even >= 2} C(alpha, k) eps^k,
+  //   KL = ((1+eps) log(1+eps) + (1-eps) log(1-eps))/2 = sum_{k >= 1} eps^{2k} / (2k (2k-1)),
+  // positive series with no cancellation: the references.
+  const int N = 1000;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(0.0, 1.0, N)}), 2);
+  const std::vector<double> orders{1.1, 2.0, 10.0, 64.0};
+  const solver::DivergenceFunctionals funcs(mesh, orders);
+  for (double eps : {1e-3, 1e-5, 1e-6, 1e-7}) {
+    std::vector<double> p(N), q(N, 1.0);
+    for (int i = 0; i < N; ++i) p[i] = 1.0 + ((i % 2 == 0) ? eps : -eps);
+    const auto v = funcs.evaluate(p.data(), q.data(), 1);
+    double kl = 0;
+    for (int k = 1; k < 30; ++k) kl += std::pow(eps, 2 * k) / (2.0 * k * (2.0 * k - 1.0));
+    BOOST_TEST(std::fabs(v.kl - kl) <= 1e-9 * kl, "eps " << eps << " KL " << v.kl << " ref " << kl);
+    for (std::size_t j = 0; j < orders.size(); ++j) {
+      const double a = orders[j];
+      double em1 = 0, c = 1;  // c = C(alpha, k)
+      for (int k = 1; k < 60; ++k) {
+        c *= (a - (k - 1)) / k;
+        if (k % 2 == 0) em1 += c * std::pow(eps, k);
+      }
+      const double R = std::log1p(em1) / (a - 1);
+      BOOST_TEST(std::fabs(v.renyi[j] - R) <= 1e-9 * R, "eps " << eps << " alpha " << a << " R " << v.renyi[j] << " ref " << R);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(infinite_and_degenerate_cases) {
+  const int N = 4;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(0.0, 1.0, N)}), 2);
+  const solver::DivergenceFunctionals funcs(mesh, {2.0});
+  // q vanishes where p does not: R_alpha and KL are +inf, TV finite.
+  std::vector<double> p{1, 1, 1, 1}, q{2, 2, 0, 0};
+  auto v = funcs.evaluate(p.data(), q.data(), 1);
+  BOOST_TEST(std::isinf(v.kl));
+  BOOST_TEST(std::isinf(v.renyi[0]));
+  BOOST_TEST(std::fabs(v.tv - 0.5) <= 1e-15);
+  // p vanishes where q does not: finite. E_2 = int p^2/q = 2 * (2 * 0.25) = 2 on cells 0,1 -> R_2 = log 2.
+  v = funcs.evaluate(q.data(), p.data(), 1);
+  BOOST_TEST(std::isfinite(v.kl));
+  BOOST_TEST(std::fabs(v.renyi[0] - std::log(2.0)) <= 1e-15);
+  BOOST_TEST(std::fabs(v.kl - std::log(2.0)) <= 1e-15);
+  // Negative values are counted and reported, NaN marks the density as not finite.
+  std::vector<double> neg{1.2, -1e-3, 1, 1};
+  v = funcs.evaluate(neg.data(), p.data(), 1);
+  BOOST_TEST(v.p.negativeCells == 1);
+  BOOST_TEST(v.p.min == -1e-3);
+  std::vector<double> bad{1, NAN, 1, 1};
+  v = funcs.evaluate(bad.data(), p.data(), 1);
+  BOOST_TEST(!v.p.finite);
+  BOOST_TEST(std::isnan(v.kl));
+}
+
+BOOST_AUTO_TEST_CASE(large_orders_do_not_overflow) {
+  // Two-point law with r = 4 on half the mass: E_1024 = (4^1024 + 0)/2 overflows a double; R_1024 must not.
+  const int N = 2;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(0.0, 2.0, N)}), 2);
+  const solver::DivergenceFunctionals funcs(mesh, {1024.0});
+  std::vector<double> p{0.8, 0.2}, q{0.2, 0.8};
+  const auto v = funcs.evaluate(p.data(), q.data(), 1);
+  // E = 0.2 * 4^1024 + 0.8 * 0.25^1024 -> R = (log 0.2 + 1024 log 4) / 1023 (second term negligible)
+  const double R = (std::log(0.2) + 1024 * std::log(4.0)) / 1023.0;
+  BOOST_TEST(std::fabs(v.renyi[0] - R) <= 1e-14 * R);
+}

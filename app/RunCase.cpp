@@ -177,6 +177,7 @@ int runCase(const Case& c, const RunOptions& options) {
   double minDensity = INFINITY;
   long totalNegative = 0;
   double worstMassDrift = 0.0;
+  std::vector<double> worstBoundaryShare(c.divergence.orders.size(), 0.0);
   auto lastProgress = std::chrono::steady_clock::now();
   const bool tty = isatty(STDOUT_FILENO);
 
@@ -191,6 +192,8 @@ int runCase(const Case& c, const RunOptions& options) {
     worstMassDrift = std::max({worstMassDrift, std::fabs(v.p.mass - initialMass[0]) / initialMass[0],
                                std::fabs(v.q.mass - initialMass[1]) / initialMass[1]});
     minDensity = std::min({minDensity, v.p.min, v.q.min});
+    for (std::size_t k = 0; k < v.renyiBoundaryShare.size(); ++k)
+      worstBoundaryShare[k] = std::max(worstBoundaryShare[k], v.renyiBoundaryShare[k]);
     totalNegative = std::max(totalNegative, v.p.negativeCells + v.q.negativeCells);
     std::vector<double> row{static_cast<double>(step), t, v.p.mass, v.q.mass, v.kl, v.tv};
     row.insert(row.end(), v.renyi.begin(), v.renyi.end());
@@ -292,6 +295,21 @@ int runCase(const Case& c, const RunOptions& options) {
     if (lastErrors) {
       std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at t_end: p %.3e, q %.3e\n", lastErrors->l1P,
                     lastErrors->l1Q);
+      s << b;
+    }
+    // Warnings: numbers the box may have made wrong are flagged, never passed off as accurate.
+    constexpr double kShareTolerance = 1e-6;
+    for (std::size_t k = 0; k < orders.size(); ++k)
+      if (worstBoundaryShare[k] > kShareTolerance) {
+        std::snprintf(b, sizeof b,
+                      "  WARNING: R_%s is underestimated: up to %.1e of its integrand lies in the cells at the box "
+                      "walls (the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n",
+                      c.divergence.orders[k].label.c_str(), worstBoundaryShare[k]);
+        s << b;
+      }
+    if (truncated > 1e-10) {
+      std::snprintf(b, sizeof b, "  WARNING: the box cuts off %.1e of the initial density (renormalised away)\n",
+                    truncated);
       s << b;
     }
     std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s)\n  output: %s/\n", wall,

@@ -1,0 +1,643 @@
+// End-to-end tests of `fpdp run`: the fpdp executable is launched on the exact-solution cases (cases/ou-1d.toml,
+// cases/ou-2d.toml) and what it writes is checked from the outside — divergence.csv, exact.csv, parameters.toml and
+// the HDF5 layout of fpdp.h5 (io/Hdf5Output.hpp) — together with the command-line contract around a run: parallel
+// equals serial, bad solver configuration and bad --output leave nothing behind (exit 2), a re-run replaces an earlier
+// fpdp output, [solver] keys are honoured and the command line wins over them, and --help / --version / check.
+#define BOOST_TEST_MODULE app_run
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>  // mkdtemp (POSIX), std::system, std::strtod
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSourceDir = FPDP_SOURCE_DIR;
+const fs::path kOu1d = kSourceDir / "cases" / "ou-1d.toml";
+const fs::path kOu2d = kSourceDir / "cases" / "ou-2d.toml";
+
+std::string shellQuote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+std::string q(const fs::path& p) { return shellQuote(p.string()); }
+
+std::string readText(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeText(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A fresh directory under the system temporary directory, removed at the end of the test.
+class TemporaryDirectory {
+public:
+  TemporaryDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "fpdp-run-test-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
+    path_ = pattern;
+  }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+struct Outcome {
+  bool exited = false;  // terminated normally (not by a signal)
+  int exitStatus = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+  std::string all() const { return "stdout:\n" + out + "\nstderr:\n" + err; }
+};
+
+// Runs `[launcher] fpdp <arguments>` with `workDir` as working directory. stdout and stderr are captured in files
+// next to workDir (workDir/../<tag>.out, .err) so that workDir's content is exactly what fpdp created.
+Outcome runCommand(const std::string& launcher, const std::string& arguments, const fs::path& workDir) {
+  static int counter = 0;
+  const fs::path base = workDir.parent_path() / ("log-" + std::to_string(++counter));
+  const fs::path outLog = base.string() + ".out", errLog = base.string() + ".err";
+  const std::string command = "cd " + q(workDir) + " && " + launcher + shellQuote(FPDP_EXECUTABLE) + " " + arguments +
+                              " > " + q(outLog) + " 2> " + q(errLog) + " < /dev/null";
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.exited = status != -1 && WIFEXITED(status);
+  if (outcome.exited) outcome.exitStatus = WEXITSTATUS(status);
+  outcome.out = fs::exists(outLog) ? readText(outLog) : std::string();
+  outcome.err = fs::exists(errLog) ? readText(errLog) : std::string();
+  return outcome;
+}
+
+Outcome runFpdp(const std::string& arguments, const fs::path& workDir) { return runCommand("", arguments, workDir); }
+
+Outcome runFpdpMpi(int ranks, const std::string& arguments, const fs::path& workDir) {
+  return runCommand(shellQuote(FPDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -n " + std::to_string(ranks) + " ",
+                    arguments, workDir);
+}
+
+// A run that must succeed: stops the test (with fpdp's output) otherwise.
+void requireSuccess(const Outcome& o) {
+  BOOST_TEST_REQUIRE(o.exited, "fpdp did not exit normally; " << o.all());
+  BOOST_TEST_REQUIRE(o.exitStatus == 0, o.all());
+}
+
+// ---- CSV ----
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> fields;
+  std::string::size_type start = 0;
+  while (true) {
+    const auto at = line.find(sep, start);
+    fields.push_back(line.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return fields;
+}
+
+double parseNumber(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) throw std::runtime_error("not a number: '" + text + "'");
+  return v;
+}
+
+struct Csv {
+  std::string headerLine;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> cells;  // rows of text fields, each of header.size()
+
+  std::size_t column(const std::string& name) const {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw std::runtime_error("no CSV column " + name + " in " + headerLine);
+    return static_cast<std::size_t>(it - header.begin());
+  }
+  double value(std::size_t row, const std::string& name) const { return parseNumber(cells.at(row).at(column(name))); }
+  std::vector<double> columnValues(const std::string& name) const {
+    std::vector<double> v;
+    for (std::size_t r = 0; r < cells.size(); ++r) v.push_back(value(r, name));
+    return v;
+  }
+};
+
+Csv readCsv(const fs::path& file) {
+  const std::string text = readText(file);
+  if (text.empty() || text.back() != '\n') throw std::runtime_error(file.string() + " does not end with a newline");
+  Csv csv;
+  std::vector<std::string> lines = split(text.substr(0, text.size() - 1), '\n');
+  csv.headerLine = lines.at(0);
+  csv.header = split(csv.headerLine, ',');
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    csv.cells.push_back(split(lines[i], ','));
+    if (csv.cells.back().size() != csv.header.size())
+      throw std::runtime_error(file.string() + " line " + std::to_string(i + 1) + " has " +
+                               std::to_string(csv.cells.back().size()) + " fields, the header " +
+                               std::to_string(csv.header.size()));
+  }
+  return csv;
+}
+
+// ---- HDF5 (C API, read-only, serial access) ----
+
+class H5File {
+public:
+  explicit H5File(const fs::path& path) : id_(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)) {
+    if (id_ < 0) throw std::runtime_error("cannot open HDF5 file " + path.string());
+  }
+  ~H5File() { H5Fclose(id_); }
+  H5File(const H5File&) = delete;
+  H5File& operator=(const H5File&) = delete;
+  hid_t id() const { return id_; }
+
+private:
+  hid_t id_;
+};
+
+bool h5Exists(hid_t loc, const std::string& path) {
+  // Walk the path so that a missing intermediate group is "absent", not an error.
+  std::string prefix;
+  for (const std::string& part : split(path, '/')) {
+    if (part.empty()) {
+      if (prefix.empty()) prefix = "/";
+      continue;
+    }
+    prefix += (prefix.empty() || prefix == "/" ? "" : "/") + part;
+    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return true;
+}
+
+std::string readStringAttribute(hid_t loc, const std::string& object, const std::string& name) {
+  hid_t at = H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (at < 0) throw std::runtime_error("no attribute " + object + "@" + name);
+  hid_t type = H5Aget_type(at);
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) {
+    H5Tclose(type);
+    H5Aclose(at);
+    throw std::runtime_error("attribute " + name + " is not a fixed-length string");
+  }
+  std::string value(H5Tget_size(type), '\0');
+  const herr_t e = H5Aread(at, type, value.data());
+  H5Tclose(type);
+  H5Aclose(at);
+  if (e < 0) throw std::runtime_error("cannot read attribute " + name);
+  value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
+  return value;
+}
+
+long readLongAttribute(hid_t loc, const std::string& object, const std::string& name) {
+  hid_t at = H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (at < 0) throw std::runtime_error("no attribute " + object + "@" + name);
+  hid_t space = H5Aget_space(at);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  H5Sclose(space);
+  hid_t type = H5Aget_type(at);
+  const H5T_class_t cls = H5Tget_class(type);
+  H5Tclose(type);
+  long v = 0;
+  const herr_t e = (n == 1 && cls == H5T_INTEGER) ? H5Aread(at, H5T_NATIVE_LONG, &v) : -1;
+  H5Aclose(at);
+  if (e < 0) throw std::runtime_error("attribute " + object + "@" + name + " is not one integer");
+  return v;
+}
+
+double readDoubleAttribute(hid_t loc, const std::string& object, const std::string& name) {
+  hid_t at = H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (at < 0) throw std::runtime_error("no attribute " + object + "@" + name);
+  hid_t space = H5Aget_space(at);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  H5Sclose(space);
+  hid_t type = H5Aget_type(at);
+  const H5T_class_t cls = H5Tget_class(type);
+  H5Tclose(type);
+  double v = 0;
+  const herr_t e = (n == 1 && cls == H5T_FLOAT) ? H5Aread(at, H5T_NATIVE_DOUBLE, &v) : -1;
+  H5Aclose(at);
+  if (e < 0) throw std::runtime_error("attribute " + object + "@" + name + " is not one floating-point number");
+  return v;
+}
+
+struct H5Doubles {
+  std::vector<hsize_t> shape;
+  std::vector<double> values;
+};
+
+H5Doubles readDoubles(hid_t loc, const std::string& path) {
+  hid_t ds = H5Dopen2(loc, path.c_str(), H5P_DEFAULT);
+  if (ds < 0) throw std::runtime_error("no dataset " + path);
+  hid_t type = H5Dget_type(ds);
+  const H5T_class_t cls = H5Tget_class(type);
+  H5Tclose(type);
+  hid_t space = H5Dget_space(ds);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  H5Doubles out;
+  out.shape.resize(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space, out.shape.data(), nullptr);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  H5Sclose(space);
+  out.values.resize(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+  const herr_t e = cls == H5T_FLOAT ? H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data())
+                                    : -1;
+  H5Dclose(ds);
+  if (e < 0) throw std::runtime_error("dataset " + path + " is not floating-point");
+  return out;
+}
+
+// A scalar fixed-length string dataset, its full stored size (null padding removed).
+std::string readStringDataset(hid_t loc, const std::string& path) {
+  hid_t ds = H5Dopen2(loc, path.c_str(), H5P_DEFAULT);
+  if (ds < 0) throw std::runtime_error("no dataset " + path);
+  hid_t type = H5Dget_type(ds);
+  hid_t space = H5Dget_space(ds);
+  const bool ok = H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) <= 0 &&
+                  H5Sget_simple_extent_type(space) == H5S_SCALAR;
+  std::string value(ok ? H5Tget_size(type) : 0, '\0');
+  const herr_t e = ok ? H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) : -1;
+  H5Sclose(space);
+  H5Tclose(type);
+  H5Dclose(ds);
+  if (e < 0) throw std::runtime_error("dataset " + path + " is not a scalar fixed-length string");
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
+
+std::vector<std::string> groupMembers(hid_t loc, const std::string& path) {
+  hid_t g = H5Gopen2(loc, path.c_str(), H5P_DEFAULT);
+  if (g < 0) throw std::runtime_error("no group " + path);
+  H5G_info_t info;
+  H5Gget_info(g, &info);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<std::size_t>(len) + 1, '\0');
+    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
+    name.resize(static_cast<std::size_t>(len));
+    names.push_back(name);
+  }
+  H5Gclose(g);
+  return names;
+}
+
+std::string stepGroupName(long step) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "step_%08ld", step);
+  return buf;
+}
+
+double relativeDifference(double a, double b) {
+  const double scale = std::max(std::fabs(a), std::fabs(b));
+  return scale == 0 ? 0.0 : std::fabs(a - b) / scale;
+}
+
+// The directory fpdp would create for --output DIR while running.
+fs::path partialOf(const fs::path& dir) { return dir.string() + ".partial"; }
+
+// A directory inside the temporary directory used as fpdp's working directory (stray files would land there).
+fs::path makeWorkDir(const TemporaryDirectory& t) {
+  const fs::path work = t.path() / "work";
+  fs::create_directories(work);
+  return work;
+}
+
+}  // namespace
+
+// (a) The 1-D Ornstein–Uhlenbeck case against its closed form.
+BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  const fs::path out = t.path() / "out";
+  const Outcome o = runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work);
+  requireSuccess(o);
+  BOOST_TEST(fs::is_directory(out));
+  BOOST_TEST(!fs::exists(partialOf(out)));
+  BOOST_TEST(fs::is_empty(work), "fpdp run created files in its working directory");
+  for (const char* name : {"parameters.toml", "divergence.csv", "exact.csv", "fpdp.h5"})
+    BOOST_TEST(fs::is_regular_file(out / name), name << " is missing");
+
+  const Csv div = readCsv(out / "divergence.csv");
+  BOOST_TEST(div.headerLine ==
+             "step,t,mass_p,mass_q,kl,tv,renyi_1.5,renyi_2,renyi_10,min_p,min_q,negative_cells_p,negative_cells_q");
+  // t_end = 2, dt = 0.005: 400 steps, output every 40 -> steps 0, 40, ..., 400.
+  BOOST_TEST_REQUIRE(div.cells.size() == 11u);
+  const double massP0 = div.value(0, "mass_p"), massQ0 = div.value(0, "mass_q");
+  // The initial Gaussians are renormalised on the box: unit mass up to rounding.
+  BOOST_TEST(std::fabs(massP0 - 1.0) < 1e-12, "mass_p at t = 0: " << massP0);
+  BOOST_TEST(std::fabs(massQ0 - 1.0) < 1e-12, "mass_q at t = 0: " << massQ0);
+  for (std::size_t r = 0; r < div.cells.size(); ++r) {
+    BOOST_TEST_CONTEXT("divergence.csv row " << r + 1) {
+      BOOST_TEST(div.value(r, "step") == 40.0 * static_cast<double>(r));
+      BOOST_TEST(relativeDifference(div.value(r, "mass_p"), massP0) <= 1e-12, "mass_p " << div.cells[r][2]);
+      BOOST_TEST(relativeDifference(div.value(r, "mass_q"), massQ0) <= 1e-12, "mass_q " << div.cells[r][3]);
+      BOOST_TEST(div.value(r, "min_p") >= 0.0);
+      BOOST_TEST(div.value(r, "min_q") >= 0.0);
+      BOOST_TEST(div.value(r, "negative_cells_p") == 0.0);
+      BOOST_TEST(div.value(r, "negative_cells_q") == 0.0);
+    }
+  }
+  BOOST_TEST(std::fabs(div.value(div.cells.size() - 1, "t") - 2.0) <= 1e-12);
+  // p and q drift apart from p0 = q0: the divergences grow from 0 (a run that did nothing would pass the error
+  // checks below only if the exact values were 0 too).
+  BOOST_TEST(div.value(0, "kl") == 0.0);
+  BOOST_TEST(div.value(div.cells.size() - 1, "kl") > 1e-3);
+
+  // Expected discretisation error: 400 cells on [-6, 6] (h = 0.03) with a second-order scheme in space and BDF2 in
+  // time (dt = 0.005) give errors of order h^2 ~ 1e-3 times a constant well below one for these smooth Gaussians;
+  // in practice the relative errors of KL / Rényi and the L1 error of p are a few 1e-5 to 1e-4.
+  const Csv exact = readCsv(out / "exact.csv");
+  BOOST_TEST(exact.headerLine ==
+             "step,t,l1_error_p,l1_error_q,kl_exact,kl_rel_error,renyi_1.5_exact,renyi_1.5_rel_error,"
+             "renyi_2_exact,renyi_2_rel_error,renyi_10_exact,renyi_10_rel_error");
+  BOOST_TEST_REQUIRE(exact.cells.size() == div.cells.size());
+  const std::size_t last = exact.cells.size() - 1;
+  BOOST_TEST(exact.value(last, "step") == 400.0);
+  BOOST_TEST(std::fabs(exact.value(last, "t") - 2.0) <= 1e-12);
+  BOOST_TEST(std::fabs(exact.value(last, "kl_rel_error")) <= 1e-3);
+  for (const char* label : {"1.5", "2", "10"}) {
+    BOOST_TEST(std::fabs(exact.value(last, std::string("renyi_") + label + "_rel_error")) <= 1e-3, "order " << label);
+  }
+  BOOST_TEST(exact.value(last, "l1_error_p") <= 1e-3);
+  BOOST_TEST(exact.value(last, "l1_error_p") >= 0.0);
+  // Closed form (ou-1d.toml header): KL(t) = R_1 = dm^2 / (2 v), dm = 0.2 (1 - e^{-t}), v = 0.5 e^{-2t} +
+  // sigma^2 (1 - e^{-2t}); the exact column must be that, independently of the solver.
+  const double t2 = 2.0, dm = 0.2 * (1 - std::exp(-t2)),
+               v = 0.5 * std::exp(-2 * t2) + 0.49 * (1 - std::exp(-2 * t2));
+  BOOST_TEST(relativeDifference(exact.value(last, "kl_exact"), dm * dm / (2 * v)) <= 1e-12);
+  BOOST_TEST(relativeDifference(exact.value(last, "renyi_10_exact"), 10 * dm * dm / (2 * v)) <= 1e-12);
+}
+
+// (b) The HDF5 layout of the same run, cross-checked against the CSV and parameters.toml.
+BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  const fs::path out = t.path() / "out";
+  requireSuccess(runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work));
+  const Csv div = readCsv(out / "divergence.csv");
+  BOOST_TEST_REQUIRE(div.cells.size() >= 2u);
+  const std::string parametersToml = readText(out / "parameters.toml");
+
+  H5File f(out / "fpdp.h5");
+  const hid_t id = f.id();
+  // Root attributes.
+  BOOST_TEST(readLongAttribute(id, "/", "dim") == 1);
+  BOOST_TEST(readLongAttribute(id, "/", "ranks") == 1);
+  BOOST_TEST(std::regex_match(readStringAttribute(id, "/", "fpdp_version"), std::regex(R"(\d+\.\d+\.\d+.*)")));
+  BOOST_TEST(contains(readStringAttribute(id, "/", "solver"), "ts_type=bdf"));
+
+  // /parameters is parameters.toml, byte for byte.
+  const std::string parameters = readStringDataset(id, "/parameters");
+  BOOST_TEST(contains(parameters, "[mesh]"));
+  BOOST_TEST(std::regex_search(parameters, std::regex(R"(cells\s*=\s*\[\s*400\s*\])")), parameters);
+  BOOST_TEST(parameters == parametersToml);
+
+  // Mesh.
+  const H5Doubles faces = readDoubles(id, "/mesh/x_faces");
+  const H5Doubles centres = readDoubles(id, "/mesh/x_centres");
+  BOOST_TEST_REQUIRE(centres.values.size() == 400u);
+  BOOST_TEST_REQUIRE(faces.values.size() == 401u);
+  BOOST_TEST(centres.shape == std::vector<hsize_t>{400}, boost::test_tools::per_element());
+  BOOST_TEST(faces.values.front() == -6.0);
+  BOOST_TEST(std::fabs(faces.values.back() - 6.0) <= 1e-12);
+  for (std::size_t i = 0; i < 400; ++i) {
+    BOOST_TEST_CONTEXT("cell " << i) {
+      BOOST_TEST(faces.values[i] < centres.values[i]);
+      BOOST_TEST(centres.values[i] < faces.values[i + 1]);
+      if (i > 0) BOOST_TEST(centres.values[i - 1] < centres.values[i]);
+    }
+  }
+  BOOST_TEST(!h5Exists(id, "/mesh/y_centres"));
+
+  // One /fields/step_* group per divergence.csv row, with the row's step and time; p and q integrate to the masses.
+  const std::vector<std::string> groups = groupMembers(id, "/fields");
+  BOOST_TEST(groups.size() == div.cells.size());
+  for (std::size_t r = 0; r < div.cells.size(); ++r) {
+    const long step = std::lround(div.value(r, "step"));
+    const std::string group = "/fields/" + stepGroupName(step);
+    BOOST_TEST_CONTEXT(group) {
+      BOOST_TEST_REQUIRE(std::count(groups.begin(), groups.end(), stepGroupName(step)) == 1);
+      BOOST_TEST(readDoubleAttribute(id, group, "time") == div.value(r, "t"));
+      BOOST_TEST(readLongAttribute(id, group, "step") == step);
+      for (const char* field : {"p", "q"}) {
+        const H5Doubles values = readDoubles(id, group + "/" + field);
+        BOOST_TEST_REQUIRE(values.values.size() == 400u, field);
+        BOOST_TEST(values.shape == std::vector<hsize_t>{400}, boost::test_tools::per_element());
+        double mass = 0;
+        for (std::size_t i = 0; i < 400; ++i) mass += values.values[i] * (faces.values[i + 1] - faces.values[i]);
+        const double csvMass = div.value(r, std::string("mass_") + field);
+        BOOST_TEST(relativeDifference(mass, csvMass) <= 1e-13, field << ": " << mass << " vs CSV " << csvMass);
+      }
+    }
+  }
+  // The fields change with time (a run writing the initial state at every step would pass the mass checks).
+  const H5Doubles p0 = readDoubles(id, "/fields/" + stepGroupName(0) + "/p");
+  const H5Doubles pEnd =
+      readDoubles(id, "/fields/" + stepGroupName(std::lround(div.value(div.cells.size() - 1, "step"))) + "/p");
+  BOOST_TEST(p0.values != pEnd.values);
+
+  // /series: one dataset per CSV column, equal to the CSV text parsed with strtod.
+  const std::vector<std::string> series = groupMembers(id, "/series");
+  std::vector<std::string> sortedHeader = div.header;
+  std::sort(sortedHeader.begin(), sortedHeader.end());
+  BOOST_TEST(series == sortedHeader, boost::test_tools::per_element());
+  const H5Doubles kl = readDoubles(id, "/series/kl");
+  BOOST_TEST(kl.values == div.columnValues("kl"), boost::test_tools::per_element());
+  const H5Doubles tSeries = readDoubles(id, "/series/t");
+  BOOST_TEST(tSeries.values == div.columnValues("t"), boost::test_tools::per_element());
+}
+
+// (c) A run on 2 MPI ranks gives the serial run's numbers.
+BOOST_AUTO_TEST_CASE(ou_2d_parallel_equals_serial) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  const fs::path serial = t.path() / "serial", parallel = t.path() / "parallel";
+  requireSuccess(runFpdp("run " + q(kOu2d) + " --output " + q(serial) + " --quiet", work));
+  requireSuccess(runFpdpMpi(2, "run " + q(kOu2d) + " --output " + q(parallel) + " --quiet", work));
+  BOOST_TEST(!fs::exists(partialOf(parallel)));
+  BOOST_TEST(fs::is_empty(work));
+
+  const Csv a = readCsv(serial / "divergence.csv"), b = readCsv(parallel / "divergence.csv");
+  BOOST_TEST(a.headerLine == b.headerLine);
+  // t_end = 2, dt = 0.01, every 20: steps 0, 20, ..., 200.
+  BOOST_TEST(a.cells.size() == 11u);
+  BOOST_TEST_REQUIRE(a.cells.size() == b.cells.size());
+  for (std::size_t r = 0; r < a.cells.size(); ++r) {
+    for (std::size_t c = 0; c < a.header.size(); ++c) {
+      BOOST_TEST_CONTEXT("row " << r + 1 << ", column " << a.header[c] << ": serial " << a.cells[r][c]
+                                << ", parallel " << b.cells[r][c]) {
+        if (a.header[c] == "step" || a.header[c] == "t") {
+          BOOST_TEST(a.cells[r][c] == b.cells[r][c]);
+        } else {
+          const double x = parseNumber(a.cells[r][c]), y = parseNumber(b.cells[r][c]);
+          BOOST_TEST((relativeDifference(x, y) <= 1e-10 || std::fabs(x - y) <= 1e-300));
+        }
+      }
+    }
+  }
+  H5File fs1(serial / "fpdp.h5"), fs2(parallel / "fpdp.h5");
+  BOOST_TEST(readLongAttribute(fs1.id(), "/", "ranks") == 1);
+  BOOST_TEST(readLongAttribute(fs2.id(), "/", "ranks") == 2);
+  BOOST_TEST(readLongAttribute(fs2.id(), "/", "dim") == 2);
+  // The parallel file's fields are the whole (ny, nx) = (128, 128) field, not one rank's part.
+  const H5Doubles p = readDoubles(fs2.id(), "/fields/" + stepGroupName(200) + "/p");
+  BOOST_TEST(p.shape == (std::vector<hsize_t>{128, 128}), boost::test_tools::per_element());
+}
+
+// (d) Bad solver configuration and bad --output: exit 2, a message, nothing created, nothing of the user's touched.
+BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  const fs::path o = t.path() / "o";
+  {
+    const Outcome r = runFpdp("run " + q(kOu1d) + " --output " + q(o) + " -ts_type nosuchscheme", work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 2, r.all());
+    BOOST_TEST(contains(r.err, "ts_type"), r.all());
+    BOOST_TEST(contains(r.err, "nosuchscheme"), r.all());
+    BOOST_TEST(!fs::exists(o));
+    BOOST_TEST(!fs::exists(partialOf(o)));
+    BOOST_TEST(fs::is_empty(work));
+  }
+  {
+    const Outcome r = runFpdp("run " + q(kOu1d) + " --output " + q(o) + " -ts_bdf_ordr 2", work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 2, r.all());
+    BOOST_TEST(contains(r.err, "-ts_bdf_ordr"), r.all());
+    BOOST_TEST(!fs::exists(o));
+    BOOST_TEST(!fs::exists(partialOf(o)));
+    BOOST_TEST(fs::is_empty(work));
+  }
+  {
+    const fs::path user = t.path() / "user";
+    fs::create_directories(user);
+    const std::string precious = "the user's data, not an fpdp output\n";
+    writeText(user / "notes.txt", precious);
+    const Outcome r = runFpdp("run " + q(kOu1d) + " --output " + q(user), work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 2, r.all());
+    BOOST_TEST(contains(r.err, "fpdp: error: "), r.all());
+    BOOST_TEST(contains(r.err, user.string()), r.all());
+    BOOST_TEST(readText(user / "notes.txt") == precious);
+    std::vector<fs::path> entries{fs::directory_iterator(user), fs::directory_iterator()};
+    BOOST_TEST(entries.size() == 1u, "fpdp changed the content of the user's directory");
+    BOOST_TEST(!fs::exists(partialOf(user)));
+    BOOST_TEST(fs::is_empty(work));
+  }
+  {
+    const Outcome r = runFpdp("run " + q(kOu1d) + " --outptu x", work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 2, r.all());
+    BOOST_TEST(contains(r.err, "--outptu"), r.all());
+    BOOST_TEST(fs::is_empty(work), "created files in the working directory (x or ou-1d-output?)");
+  }
+}
+
+// (e) Re-running into an earlier fpdp output replaces it; [solver] keys are honoured; the command line wins.
+BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  const fs::path out = t.path() / "out";
+
+  // The copy keeps ou-1d's data inline and only adds a [solver] table (which ou-1d must not have already).
+  const std::string original = readText(kOu1d);
+  BOOST_TEST_REQUIRE(!contains(original, "[solver]"));
+  BOOST_TEST_REQUIRE(contains(original, "records = [[0.2]]"));  // inline data: no relative data-file path to break
+  const fs::path cnCase = t.path() / "ou-1d-cn.toml";
+  writeText(cnCase, original + "\n[solver]\nts_type = \"cn\"\n");
+
+  requireSuccess(runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work));
+  {
+    H5File f(out / "fpdp.h5");
+    BOOST_TEST(contains(readStringAttribute(f.id(), "/", "solver"), "ts_type=bdf"));
+  }
+  const std::string firstParameters = readText(out / "parameters.toml");
+  BOOST_TEST(contains(firstParameters, "ts_type = \"bdf\""), firstParameters);
+  writeText(out / "stale.txt", "left over from the first run\n");
+
+  // Re-run with the [solver] case into the same, earlier fpdp output.
+  requireSuccess(runFpdp("run " + q(cnCase) + " --output " + q(out) + " --quiet", work));
+  BOOST_TEST(!fs::exists(partialOf(out)));
+  BOOST_TEST(!fs::exists(out / "stale.txt"), "the earlier output was merged into, not replaced");
+  const std::string secondParameters = readText(out / "parameters.toml");
+  BOOST_TEST(contains(secondParameters, "ts_type = \"cn\""), secondParameters);
+  {
+    H5File f(out / "fpdp.h5");
+    const std::string solver = readStringAttribute(f.id(), "/", "solver");
+    BOOST_TEST(contains(solver, "ts_type=cn"), solver);
+    BOOST_TEST(readStringDataset(f.id(), "/parameters") == secondParameters);
+  }
+  BOOST_TEST(readCsv(out / "divergence.csv").cells.size() == 11u);
+
+  // The command line wins over the case's [solver] table.
+  requireSuccess(runFpdp("run " + q(cnCase) + " --output " + q(out) + " --quiet -ts_type bdf", work));
+  {
+    H5File f(out / "fpdp.h5");
+    const std::string solver = readStringAttribute(f.id(), "/", "solver");
+    BOOST_TEST(contains(solver, "ts_type=bdf"), solver);
+    BOOST_TEST(!contains(solver, "ts_type=cn"), solver);
+  }
+  BOOST_TEST(!fs::exists(partialOf(out)));
+  BOOST_TEST(fs::is_empty(work));
+}
+
+// (f) --help, --version and check.
+BOOST_AUTO_TEST_CASE(help_version_and_check) {
+  TemporaryDirectory t;
+  const fs::path work = makeWorkDir(t);
+  {
+    const Outcome r = runFpdp("--help", work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 0, r.all());
+    for (const char* word : {"run", "check", "schema", "--output", "--quiet", "--version", "-ts_type"})
+      BOOST_TEST(contains(r.out, word), "--help does not mention " << word);
+  }
+  {
+    const Outcome r = runFpdp("--version", work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 0, r.all());
+    BOOST_TEST(std::regex_match(r.out, std::regex(R"(fpdp \d+\.\d+\.\d+\S*\n)")), r.all());
+    BOOST_TEST(r.out == std::string("fpdp ") + FPDP_PROJECT_VERSION + "\n");
+  }
+  {
+    const Outcome r = runFpdp("check " + q(kSourceDir / "cases" / "default.toml"), work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 0, r.all());
+    BOOST_TEST(contains(r.out, "valid case 'default'"), r.all());
+    BOOST_TEST(fs::is_empty(work), "fpdp check created files in its working directory");
+  }
+  BOOST_TEST(fs::is_empty(work));
+}

@@ -50,6 +50,13 @@ struct TimeSpec {
   long steps() const;                 // round(t_end / dt), validated to be an integer number of steps
 };
 
+struct NoisyGdSpec {
+  double eta = 0.1;                   // step size
+  long steps = 1;                     // K
+  std::string diffusion = "fokker_planck";  // | "exact_convolution"
+  long diffusion_substeps = 4;
+};
+
 struct OutputSpec {
   long every = 1;                     // output every `every` time steps (and always at the first and last)
   bool fields = true;                 // write p and q at output steps
@@ -81,7 +88,8 @@ struct Case {
   NeighbourSpec neighbour;
   NoiseSpec noise;
   InitialSpec initial;
-  TimeSpec time;
+  TimeSpec time;                      // langevin
+  NoisyGdSpec noisyGd;                // noisy_gd
   OutputSpec output;
   DivergenceSpec divergence;
   SolverSpec solver;

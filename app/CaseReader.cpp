@@ -281,7 +281,9 @@ public:
     readNeighbour(c);
     readNoise(c);
     readInitial(c);
-    readTime(c);
+    checkDynamicsApplicability();
+    if (c.dynamics == "langevin") readTime(c);
+    else readNoisyGd(c);
     readOutput(c);
     readDivergence(c);
     readSolver(c);
@@ -437,7 +439,7 @@ private:
 
   // ---- pass 2: values, table by table ----
 
-  void readCaseTable(Case& c) const {
+  void readCaseTable(Case& c) {
     const Parameter& nameParameter = parameter("case", "name");
     if (const toml::node* node = given("case", "name")) {
       c.name = string(*node, "case.name", nameParameter.allowed);
@@ -458,7 +460,43 @@ private:
     const Parameter& dynamics = parameter("case", "dynamics");
     const toml::node& node = required(dynamics);
     c.dynamics = string(node, "case.dynamics", dynamics.allowed);
-    if (c.dynamics != "langevin") fail("case.dynamics", node, "unsupported dynamics", dynamics.allowed);
+    if (c.dynamics != "langevin" && c.dynamics != "noisy_gd")
+      fail("case.dynamics", node, "unsupported dynamics", dynamics.allowed);
+    dynamics_ = c.dynamics;
+  }
+
+  // [time] belongs to Langevin diffusion and [noisy_gd] to noisy GD: a key of the other dynamics is an error, not
+  // silently ignored (a user who wrote time.dt for a noisy-GD case believes it has an effect).
+  void checkDynamicsApplicability() const {
+    for (const Parameter& p : parameterSchema()) {
+      if (p.dynamics.empty() || p.dynamics == dynamics_) continue;
+      if (const toml::node* node = given(p.table, p.key)) {
+        fail(parameterPath(p), *node,
+             "applies only to case.dynamics = \"" + std::string(p.dynamics) + "\", but case.dynamics = \"" +
+                 dynamics_ + "\"",
+             "no " + parameterPath(p) + " with case.dynamics = \"" + dynamics_ + "\"");
+      }
+    }
+  }
+
+  void readNoisyGd(Case& c) const {
+    const Parameter& eta = parameter("noisy_gd", "eta");
+    c.noisyGd.eta = positive(required(eta), "noisy_gd.eta", eta.allowed);
+    const Parameter& steps = parameter("noisy_gd", "steps");
+    const toml::node& stepsNode = required(steps);
+    const std::int64_t K = integer(stepsNode, "noisy_gd.steps", steps.allowed);
+    if (K < 1 || K > 10'000'000) fail("noisy_gd.steps", stepsNode, "out of range", steps.allowed);
+    c.noisyGd.steps = static_cast<long>(K);
+    const Parameter& diffusion = parameter("noisy_gd", "diffusion");
+    const toml::node& diffusionNode = required(diffusion);
+    c.noisyGd.diffusion = string(diffusionNode, "noisy_gd.diffusion", diffusion.allowed);
+    if (c.noisyGd.diffusion != "fokker_planck" && c.noisyGd.diffusion != "exact_convolution")
+      fail("noisy_gd.diffusion", diffusionNode, "unknown diffusion method", diffusion.allowed);
+    const Parameter& substeps = parameter("noisy_gd", "diffusion_substeps");
+    const toml::node& substepsNode = required(substeps);
+    const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
+    if (m < 1 || m > 10000) fail("noisy_gd.diffusion_substeps", substepsNode, "out of range", substeps.allowed);
+    c.noisyGd.diffusion_substeps = static_cast<long>(m);
   }
 
   static bool isNameCharacter(char c) {
@@ -899,7 +937,14 @@ private:
     }
     root.insert("initial", toml::table{{"mean", vectorArray(c.initial.mean)}, {"covariance", covariance}});
 
-    root.insert("time", toml::table{{"t_end", c.time.t_end}, {"dt", c.time.dt}});
+    if (c.dynamics == "langevin") {
+      root.insert("time", toml::table{{"t_end", c.time.t_end}, {"dt", c.time.dt}});
+    } else {
+      root.insert("noisy_gd", toml::table{{"eta", c.noisyGd.eta},
+                                          {"steps", static_cast<std::int64_t>(c.noisyGd.steps)},
+                                          {"diffusion", c.noisyGd.diffusion},
+                                          {"diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps)}});
+    }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},
                                       {"directory", c.output.directory}});
@@ -934,6 +979,7 @@ private:
   std::size_t dim_ = 0;
   std::string dimensionReason_;
   std::string lossType_;
+  std::string dynamics_;
 };
 
 }  // namespace

@@ -21,7 +21,9 @@ constexpr Section kSections[] = {
     {"neighbour", "The neighbouring dataset D': D with record `index` replaced (MATH.md §1)."},
     {"noise", "The diffusion coefficient of the dynamics."},
     {"initial", "The initial density of theta, a Gaussian N(mean, covariance) (the same for D and D')."},
-    {"time", "The time interval [0, t_end] and the time step."},
+    {"time", "Langevin only: the time interval [0, t_end] and the time step."},
+    {"noisy_gd", "Noisy gradient descent only (MATH.md §2.1): theta_{k+1} = theta_k - eta grad L_D(theta_k) + "
+                 "sqrt(2 eta) sigma Z_k, K steps, only the last iterate released."},
     {"output", "What is written, how often, and where."},
     {"divergence", "The divergences computed between p (on D) and q (on D') at every output step."},
     {"solver", "PETSc time integrator, linear solver and preconditioner. Options given on the command line "
@@ -36,8 +38,9 @@ constexpr Parameter kParameters[] = {
      "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`",
      "a non-empty string of letters, digits, '_', '.', '-'", "",
      "Name of the case; the default output directory is `<name>-output`."},
-    {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin", "",
-     "The stochastic dynamics: Langevin diffusion d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3)."},
+    {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin, noisy_gd", "",
+     "The stochastic dynamics: langevin, d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3), with "
+     "[time]; or noisy_gd, CYS Algorithm 1 (MATH.md §2.1), with [noisy_gd]."},
 
     // [mesh]
     {"mesh", "lower", "array of d numbers", "parameter units", Presence::Required, "",
@@ -100,14 +103,29 @@ constexpr Parameter kParameters[] = {
 
     // [time]
     {"time", "t_end", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
-     "Final time."},
+     "Final time.", "langevin"},
     {"time", "dt", "number", "time unit", Presence::Required, "",
      "a finite number with 0 < dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps",
-     "", "Time step; the number of steps is t_end / dt."},
+     "", "Time step; the number of steps is t_end / dt.", "langevin"},
+
+    // [noisy_gd]
+    {"noisy_gd", "eta", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
+     "Step size eta.", "noisy_gd"},
+    {"noisy_gd", "steps", "integer", "—", Presence::Required, "", "an integer in [1, 10^7]", "",
+     "Number of steps K; the released parameter is theta_K.", "noisy_gd"},
+    {"noisy_gd", "diffusion", "string", "—", Presence::Default, R"("fokker_planck")",
+     "fokker_planck, exact_convolution", "",
+     "How the Gaussian noise N(0, 2 eta sigma^2 I) is applied after the push-forward: fokker_planck solves the heat "
+     "equation for time eta (no-flux walls); exact_convolution integrates the Gaussian kernel exactly (mass leaving "
+     "the box is reported as outflow). docs/noisy-gd.md.",
+     "noisy_gd"},
+    {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "4", "an integer in [1, 10000]", "",
+     "Implicit time steps per noisy-GD step for diffusion = \"fokker_planck\" (options prefix -diffusion_).",
+     "noisy_gd"},
 
     // [output]
-    {"output", "every", "integer", "time steps", Presence::Default, "1", "an integer >= 1", "",
-     "Write output every `every` time steps (and always at the first and the last step)."},
+    {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "an integer >= 1", "",
+     "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},
     {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
      "Whether the densities p and q are written at output steps (the divergences always are)."},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",

@@ -27,6 +27,7 @@ struct Parameter {
   std::string_view allowed;       // the admissible values, quoted after "allowed:" in error messages
   std::string_view appliesTo;     // "" for every case, else the only loss.type the key may be given with
   std::string_view description;   // one line
+  std::string_view dynamics = "";  // "" for every dynamics, else the only case.dynamics the key may be given with
 };
 
 /// A top-level table of the case file, in the order the reader validates them.

@@ -22,7 +22,9 @@
 #include "solver/DensityEvolution.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/LangevinDiscretisation.hpp"
+#include "solver/NoisyGradientDescent.hpp"
 #include "validation/GaussianReference.hpp"
+#include "validation/NoisyGdReference.hpp"
 
 namespace fs = std::filesystem;
 
@@ -36,6 +38,30 @@ std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec) {
   if (spec.type == "quadratic") return std::make_shared<models::QuadraticLoss>(spec.lambda);
   if (spec.type == "logistic") return std::make_shared<models::LogisticLoss>(spec.regularization);
   throw std::logic_error("buildLoss: unvalidated loss type " + spec.type);
+}
+
+/// The gradient of an empirical loss as a field on R^3 (components >= dim are 0). The quadratic loss, whose empirical
+/// gradient is lambda (theta - xbar) exactly, skips the loop over the n records (n = 5000 in the paper's Figure 1).
+solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss> L, int dim) {
+  if (const auto* q = dynamic_cast<const models::QuadraticLoss*>(&L->loss()); q && L->gradientIsExact()) {
+    const models::Vector xbar = L->data().mean();
+    const double lambda = q->lambda();
+    std::array<double, 3> c{0, 0, 0};
+    for (int a = 0; a < dim; ++a) c[a] = xbar[a];
+    return [lambda, c, dim](const solver::Point3& t) {
+      solver::Point3 g{0, 0, 0};
+      for (int a = 0; a < dim; ++a) g[a] = lambda * (t[a] - c[a]);
+      return g;
+    };
+  }
+  return [L, dim](const solver::Point3& t) {
+    models::Vector x(dim);
+    for (int a = 0; a < dim; ++a) x[a] = t[a];
+    const models::Vector g = L->gradient(x);
+    solver::Point3 out{0, 0, 0};
+    for (int a = 0; a < dim; ++a) out[a] = g[a];
+    return out;
+  };
 }
 
 meshes::BoxMesh buildBox(const MeshSpec& m) {
@@ -103,16 +129,33 @@ int runCase(const Case& c, const RunOptions& options) {
   const models::Gaussian initial(c.initial.mean, c.initial.covariance);
   const auto pairGap = loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement);
 
-  // 2. Mesh, 3. solver.
+  // 2. Mesh, 3. solver: Langevin diffusion (a TS over [0, t_end]) or noisy GD (K steps of push-forward + noise).
+  const bool noisyGd = c.dynamics == "noisy_gd";
   const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2);
   const solver::LangevinDiscretisation disc(mesh, {lossD, lossDPrime, c.noise.sigma, initial},
                                             solver::FaceFluxScheme::ScharfetterGummel);
-  const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type, c.solver.pc_type};
   std::unique_ptr<solver::DensityEvolution> evolution;
+  std::unique_ptr<solver::NoisyGradientDescent> gd;
   {
     PetscErrorCapture capture;
     try {
-      evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
+      if (!noisyGd) {
+        const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type,
+                                         c.solver.pc_type};
+        evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
+      } else {
+        solver::NoisyGdSettings settings;
+        settings.eta = c.noisyGd.eta;
+        const double s2 = c.noise.sigma * c.noise.sigma;
+        settings.noiseVariance = {s2, s2, s2};
+        settings.diffusion = c.noisyGd.diffusion == "exact_convolution" ? solver::DiffusionMethod::ExactConvolution
+                                                                       : solver::DiffusionMethod::FokkerPlanck;
+        settings.diffusionSubsteps = static_cast<int>(c.noisyGd.diffusion_substeps);
+        settings.kspType = c.solver.ksp_type;
+        settings.pcType = c.solver.pc_type;
+        gd = std::make_unique<solver::NoisyGradientDescent>(mesh, gradientField(lossD, c.mesh.dim),
+                                                            gradientField(lossDPrime, c.mesh.dim), settings);
+      }
     } catch (const PetscFailure& e) {
       throw SolverConfigurationError("PETSc rejected the solver configuration: " +
                                      (capture.message().empty() ? std::string(e.what()) : capture.message()));
@@ -124,10 +167,41 @@ int runCase(const Case& c, const RunOptions& options) {
     throw SolverConfigurationError("PETSc option(s) not used by any solver component: " + list +
                                    " (misspelt? see 'fpdp run CASE -help')");
   }
-  const std::string solverDescription = evolution->describe();
+  const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
   const double gradientGap = disc.measuredGradientGap();
   const double truncated = disc.truncatedInitialMass();
-  const auto reference = validation::GaussianReference::forLangevin(*lossD, *lossDPrime, c.noise.sigma, initial);
+  // The closed form, where one exists, as functions of (step, time).
+  const auto langevinReference =
+      noisyGd ? std::nullopt
+              : validation::GaussianReference::forLangevin(*lossD, *lossDPrime, c.noise.sigma, initial);
+  const auto gdReference =
+      noisyGd ? validation::NoisyGdReference::forQuadratic(
+                    *lossD, *lossDPrime, c.noisyGd.eta,
+                    c.noise.sigma * c.noise.sigma * models::Matrix::Identity(c.mesh.dim, c.mesh.dim), initial)
+              : std::nullopt;
+  struct ExactOracle {
+    std::function<double(double, long, double)> renyi;
+    std::function<double(long, double)> kl;
+    std::function<std::array<double, 2>(Vec, long, double)> l1;
+  };
+  std::optional<ExactOracle> reference;
+  if (langevinReference) {
+    const auto& r = *langevinReference;
+    reference = ExactOracle{[&r](double a, long, double t) { return r.renyi(a, t); },
+                            [&r](long, double t) { return r.kl(t); },
+                            [&r, &mesh](Vec u, long, double t) {
+                              const auto e = r.densityErrors(mesh, u, t);
+                              return std::array<double, 2>{e.l1P, e.l1Q};
+                            }};
+  } else if (gdReference) {
+    const auto& r = *gdReference;
+    reference = ExactOracle{[&r](double a, long k, double) { return r.renyi(a, k); },
+                            [&r](long k, double) { return r.kl(k); },
+                            [&r, &mesh](Vec u, long k, double) {
+                              const auto e = r.densityErrors(mesh, u, k);
+                              return std::array<double, 2>{e.l1P, e.l1Q};
+                            }};
+  }
 
   // 4. Output directory (rank 0 writes the small files; every rank writes its part of fpdp.h5).
   const std::string finalDir = options.outputDirectory;
@@ -169,10 +243,11 @@ int runCase(const Case& c, const RunOptions& options) {
   const solver::DivergenceFunctionals divergences(mesh, orders);
   auto pField = mesh.createScalarVector(), qField = mesh.createScalarVector();
 
-  const long steps = c.time.steps();
+  const long steps = noisyGd ? c.noisyGd.steps : c.time.steps();
   std::vector<std::vector<double>> rows;
   solver::DivergenceValues last;
-  std::optional<validation::GaussianReference::DensityErrors> lastErrors;
+  std::optional<std::array<double, 2>> lastErrors;
+  solver::Outflow outflowP, outflowQ;  // noisy GD with exact convolution: mass carried beyond the mesh
   double initialMass[2] = {0, 0};
   double minDensity = INFINITY;
   long totalNegative = 0;
@@ -202,14 +277,14 @@ int runCase(const Case& c, const RunOptions& options) {
     rows.push_back(row);
     if (csv) csv->addRow(row);
     if (reference) {
-      const auto err = reference->densityErrors(mesh, u, t);
+      const auto err = reference->l1(u, step, t);
       lastErrors = err;
       if (exactCsv) {
-        const double klExact = reference->kl(t);
-        std::vector<double> er{static_cast<double>(step), t, err.l1P, err.l1Q, klExact,
+        const double klExact = reference->kl(step, t);
+        std::vector<double> er{static_cast<double>(step), t, err[0], err[1], klExact,
                                klExact > 0 ? (v.kl - klExact) / klExact : v.kl};
         for (std::size_t k = 0; k < orders.size(); ++k) {
-          const double ex = reference->renyi(orders[k], t);
+          const double ex = reference->renyi(orders[k], step, t);
           er.push_back(ex);
           er.push_back(ex > 0 ? (v.renyi[k] - ex) / ex : v.renyi[k]);
         }
@@ -236,7 +311,19 @@ int runCase(const Case& c, const RunOptions& options) {
   auto u = mesh.createVector();
   disc.setInitialState(u);
   const auto solveStart = std::chrono::steady_clock::now();
-  evolution->run(u, observe);
+  if (!noisyGd) {
+    evolution->run(u, observe);
+  } else {
+    observe(0, 0.0, u);
+    for (long k = 1; k <= steps; ++k) {
+      const auto report = gd->step(u);
+      for (int i = 0; i < 6; ++i) {
+        outflowP.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
+        outflowQ.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];
+      }
+      observe(k, c.noisyGd.eta * static_cast<double>(k), u);
+    }
+  }
   const double solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - solveStart).count();
   h5.writeSeries(columns, rows);
   h5.close();
@@ -255,14 +342,19 @@ int runCase(const Case& c, const RunOptions& options) {
   if (rank == 0) {
     if (!options.quiet && tty) std::printf("\n");
     std::ostringstream s;
-    const double tEnd = c.time.dt * static_cast<double>(steps);
-    s << "\nfpdp run '" << c.name << "': Langevin diffusion, " << c.mesh.dim << "-D, cells";
+    const double tEnd = noisyGd ? c.noisyGd.eta * static_cast<double>(steps) : c.time.dt * static_cast<double>(steps);
+    s << "\nfpdp run '" << c.name << "': " << (noisyGd ? "noisy gradient descent" : "Langevin diffusion") << ", "
+      << c.mesh.dim << "-D, cells";
     for (int a = 0; a < c.mesh.dim; ++a) s << (a ? "x" : " ") << c.mesh.cells[a];
     s << ", " << size << " rank(s)\n";
     s << "  loss " << c.loss.type << ", n = " << D.size() << ", neighbour replaces record " << c.neighbour.index
       << ", sigma = " << c.noise.sigma << "\n";
-    s << "  solver: " << solverDescription << ", dt = " << c.time.dt << ", " << steps << " steps to t = " << tEnd
-      << "\n";
+    if (noisyGd)
+      s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << tEnd << ")\n  "
+        << solverDescription << "\n";
+    else
+      s << "  solver: " << solverDescription << ", dt = " << c.time.dt << ", " << steps << " steps to t = " << tEnd
+        << "\n";
     s << "  measured sup|grad L_D - grad L_D'| on the mesh = " << fmt(gradientGap);
     if (pairGap) s << "  (closed form " << (pairGap->exact ? "= " : "<= ") << fmt(pairGap->value / D.size()) << ")";
     s << "\n  initial mass outside the box (renormalised) = " << fmt(truncated, "%.3e") << "\n\n";
@@ -280,10 +372,10 @@ int runCase(const Case& c, const RunOptions& options) {
       }
       s << "\n";
     };
-    line("KL(p||q)", last.kl, reference ? std::optional<double>(reference->kl(tEnd)) : std::nullopt);
+    line("KL(p||q)", last.kl, reference ? std::optional<double>(reference->kl(steps, tEnd)) : std::nullopt);
     for (std::size_t k = 0; k < orders.size(); ++k)
       line("R_" + c.divergence.orders[k].label, last.renyi[k],
-           reference ? std::optional<double>(reference->renyi(orders[k], tEnd)) : std::nullopt);
+           reference ? std::optional<double>(reference->renyi(orders[k], steps, tEnd)) : std::nullopt);
     line("TV(p,q)", last.tv, std::nullopt);
     s << "\n";
     char b[400];
@@ -293,8 +385,8 @@ int runCase(const Case& c, const RunOptions& options) {
                   last.p.mass, last.q.mass, worstMassDrift, minDensity, totalNegative);
     s << b;
     if (lastErrors) {
-      std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at t_end: p %.3e, q %.3e\n", lastErrors->l1P,
-                    lastErrors->l1Q);
+      std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at the end: p %.3e, q %.3e\n", (*lastErrors)[0],
+                    (*lastErrors)[1]);
       s << b;
     }
     // Warnings: numbers the box may have made wrong are flagged, never passed off as accurate.
@@ -307,6 +399,13 @@ int runCase(const Case& c, const RunOptions& options) {
                       c.divergence.orders[k].label.c_str(), worstBoundaryShare[k]);
         s << b;
       }
+    if (outflowP.total() > 0 || outflowQ.total() > 0) {
+      std::snprintf(b, sizeof b,
+                    "  mass carried beyond the mesh (exact convolution / push-forward): p %.3e, q %.3e%s\n",
+                    outflowP.total(), outflowQ.total(),
+                    std::max(outflowP.total(), outflowQ.total()) > 1e-8 ? "  WARNING: enlarge the box" : "");
+      s << b;
+    }
     if (truncated > 1e-10) {
       std::snprintf(b, sizeof b, "  WARNING: the box cuts off %.1e of the initial density (renormalised away)\n",
                     truncated);

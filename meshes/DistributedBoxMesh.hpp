@@ -1,6 +1,8 @@
 #pragma once
-// A BoxMesh distributed over MPI ranks with a PETSc DMDA (`fields` unknowns per cell, interlaced; star stencil
-// of width 1; no periodicity: the walls are handled by the flux terms, which simply omit the wall faces).
+// A BoxMesh distributed over MPI ranks with a PETSc DMDA (`fields` unknowns per cell, interlaced; stencil of width 1,
+// star (face neighbours) by default or box (face, edge and corner neighbours, needed by the mixed derivatives of a
+// full diffusion matrix, solver/FokkerPlanckOperator.hpp); no periodicity: the walls are handled by the flux terms,
+// which simply omit the wall faces).
 // The fields are uncoupled in space (each couples only to itself in neighbouring cells), which the DMDA is told
 // so that matrices hold no blocks that are always zero.
 //
@@ -31,15 +33,19 @@ struct OwnedBlock {
   }
 };
 
+/// Which neighbours a cell's matrix row may couple to: the 2d face neighbours (Star) or all 3^d - 1 (Box).
+enum class StencilShape { Star, Box };
+
 class DistributedBoxMesh {
 public:
-  DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields = 1);
+  DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields = 1, StencilShape stencil = StencilShape::Star);
 
   const BoxMesh& box() const { return mesh_; }
   int dim() const { return mesh_.dim(); }
   DM dm() const { return dm_; }
   MPI_Comm comm() const;
   int fields() const { return fields_; }
+  StencilShape stencil() const { return stencil_; }
   const OwnedBlock& owned() const { return owned_; }
 
   /// Owned block grown by the stencil ghost layer (what a local vector holds).
@@ -66,6 +72,7 @@ public:
 private:
   BoxMesh mesh_;
   int fields_;
+  StencilShape stencil_;
   DMHandle dm_;
   DMHandle scalarDm_;
   OwnedBlock owned_;

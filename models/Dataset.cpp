@@ -1,6 +1,6 @@
-// Training data D = (x_1..x_n), the neighbouring dataset D' that replaces one record (MATH.md §1), and a strict
-// CSV reader for records. Every malformed input is reported with the file, line and field at fault, because a
-// silently skipped or misread record changes the dataset whose privacy loss is being computed.
+// Training data D = (x_1..x_n), the neighbouring dataset D' that replaces, adds or removes one record (MATH.md §1),
+// and a strict CSV reader for records. Every malformed input is reported with the file, line and field at fault,
+// because a silently skipped or misread record changes the dataset whose privacy loss is being computed.
 #include "models/Dataset.hpp"
 
 #include <cerrno>
@@ -34,18 +34,47 @@ Vector Dataset::mean() const {
   return sum / static_cast<double>(records_.size());
 }
 
+std::string toString(NeighbourKind kind) {
+  switch (kind) {
+    case NeighbourKind::Replace:
+      return "replace";
+    case NeighbourKind::Add:
+      return "add";
+    case NeighbourKind::Remove:
+      return "remove";
+  }
+  return "unknown";
+}
+
 Dataset Neighbour::apply(const Dataset& d) const {
-  if (index >= d.size()) {
-    throw std::out_of_range("Neighbour: cannot replace record " + std::to_string(index) +
+  if (d.size() == 0) throw std::invalid_argument("Neighbour: the dataset D is empty");
+  const bool indexed = kind == NeighbourKind::Replace || kind == NeighbourKind::Remove;
+  if (indexed && index >= d.size()) {
+    throw std::out_of_range("Neighbour: cannot " + toString(kind) + " record " + std::to_string(index) +
                             " (0-based): the dataset has " + std::to_string(d.size()) + " records");
   }
-  if (replacement.x.size() != d.dim()) {
-    throw std::invalid_argument("Neighbour: the replacement record has dimension " +
-                                std::to_string(replacement.x.size()) + " but the dataset has dimension " +
-                                std::to_string(d.dim()));
+  const bool addsARecord = kind == NeighbourKind::Replace || kind == NeighbourKind::Add;
+  if (addsARecord && replacement.x.size() != d.dim()) {
+    throw std::invalid_argument("Neighbour: the " + std::string(kind == NeighbourKind::Add ? "added" : "replacement") +
+                                " record has dimension " + std::to_string(replacement.x.size()) +
+                                " but the dataset has dimension " + std::to_string(d.dim()));
   }
   std::vector<Record> records = d.records();
-  records[index] = replacement;
+  switch (kind) {
+    case NeighbourKind::Replace:
+      records[index] = replacement;
+      break;
+    case NeighbourKind::Add:
+      records.push_back(replacement);
+      break;
+    case NeighbourKind::Remove:
+      if (d.size() < 2) {
+        throw std::invalid_argument("Neighbour: cannot remove record " + std::to_string(index) +
+                                    " from a dataset of 1 record (D' would be empty; remove needs n >= 2)");
+      }
+      records.erase(records.begin() + static_cast<std::ptrdiff_t>(index));
+      break;
+  }
   return Dataset(std::move(records));
 }
 

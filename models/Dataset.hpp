@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fpdp::models {
@@ -32,11 +33,27 @@ private:
   std::vector<Record> records_;
 };
 
-/// How D' differs from D. Issue 2 supports the replacement of one record (MATH.md §1).
+/// How D' differs from D (MATH.md §1): Replace record `index` by `replacement` (the bounded, "replace-one" relation
+/// the bounds of MATH.md §5 are stated for), Add `replacement` at the end, or Remove record `index` (the unbounded,
+/// add/remove relation). D' then has n, n + 1 or n - 1 records.
+enum class NeighbourKind { Replace, Add, Remove };
+
+/// "replace", "add" or "remove".
+std::string toString(NeighbourKind kind);
+
+/// `Neighbour{index, record}` (aggregate initialisation) is a replacement, as before the kinds existed.
 struct Neighbour {
-  std::size_t index = 0;  // 0-based index of the replaced record
-  Record replacement;
+  std::size_t index = 0;  // Replace, Remove: 0-based index of the replaced / removed record; ignored by Add
+  Record replacement;     // Replace: the new record; Add: the appended record; ignored by Remove
+  NeighbourKind kind = NeighbourKind::Replace;
+
+  /// D' from D. Throws std::out_of_range if index >= n (Replace, Remove), std::invalid_argument if D is empty, the
+  /// new record has the wrong dimension (Replace, Add), or Remove would leave D' empty (n = 1).
   Dataset apply(const Dataset& d) const;
+
+  static Neighbour replace(std::size_t index, Record record) { return {index, std::move(record), NeighbourKind::Replace}; }
+  static Neighbour add(Record record) { return {0, std::move(record), NeighbourKind::Add}; }
+  static Neighbour remove(std::size_t index) { return {index, Record{}, NeighbourKind::Remove}; }
 };
 
 /// Thrown for unreadable or malformed data files; message names the file, line and column.

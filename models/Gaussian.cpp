@@ -69,7 +69,7 @@ const GaussLegendreRule& gaussLegendre(int n) {
 //   10-point Gauss–Legendre rule on the density itself is exact to round-off (the integrand is a near-constant
 //   exponential of a quadratic, whose Taylor terms beyond degree 19 are below 1e-20).
 // - Otherwise both ends on one side of 0: difference of the upper-tail probabilities erfc, which are themselves
-//   accurate far out and differ by at least a factor ~e^{-1/2}, so at most a bit is lost.
+//   accurate far out; the smaller is then at most ~0.6 times the larger, so about a bit is lost.
 // - Interval straddling 0: sum of two positive erf terms, no cancellation.
 double standardNormalProbability(double a, double b, double width) {
   if (!(width > 0)) return 0;
@@ -204,6 +204,10 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
   const Eigen::LLT<Matrix> lltUU(covUU);
   const Vector beta = lltUU.solve(covUV);
   const double s = std::sqrt(cov_(k, k) - covUV.dot(beta));
+  if (!(s > 0) || !std::isfinite(s)) {
+    throw std::domain_error("Gaussian::boxProbability: covariance too close to singular (conditional variance " +
+                            std::to_string(s * s) + ")");
+  }
   const Matrix precisionUU = lltUU.solve(Matrix::Identity(k, k));
   const double logNormU = -0.5 * (k * std::log(2 * std::numbers::pi) +
                                   2 * lltUU.matrixLLT().diagonal().array().log().sum());

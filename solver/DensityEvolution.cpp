@@ -12,11 +12,17 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
   MPI_Comm comm = mesh_.comm();
   FPDP_PETSC(TSCreate(comm, ts_.out()));
   FPDP_PETSC(TSSetDM(ts_, mesh_.dm()));
+  if (!ti_.optionsPrefix.empty()) FPDP_PETSC(TSSetOptionsPrefix(ts_, ti_.optionsPrefix.c_str()));
   FPDP_PETSC(TSSetProblemType(ts_, TS_LINEAR));
   FPDP_PETSC(MatDuplicate(A_, MAT_DO_NOT_COPY_VALUES, J_.out()));
   FPDP_PETSC(TSSetIFunction(ts_, nullptr, &DensityEvolution::implicitFunction, this));
   FPDP_PETSC(TSSetIJacobian(ts_, J_, J_, &DensityEvolution::implicitJacobian, this));
   FPDP_PETSC(TSSetType(ts_, ti_.tsType.c_str()));
+  if (ti_.tsType == TSARKIMEX) {
+    // L-stable SDIRK of order 2 (equal diagonal: one shift, one factorisation), all terms implicit.
+    FPDP_PETSC(TSARKIMEXSetType(ts_, TSARKIMEXL2));
+    FPDP_PETSC(TSARKIMEXSetFullyImplicit(ts_, PETSC_TRUE));
+  }
   FPDP_PETSC(TSSetTimeStep(ts_, ti_.dt));
   FPDP_PETSC(TSSetMaxSteps(ts_, ti_.steps));
   FPDP_PETSC(TSSetMaxTime(ts_, ti_.dt * static_cast<double>(ti_.steps) * (1.0 + 1e-12)));

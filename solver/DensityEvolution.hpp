@@ -28,6 +28,7 @@ struct TimeIntegration {
   std::string tsType = "bdf";
   std::string kspType = "preonly";
   std::string pcType = "lu";
+  std::string optionsPrefix;  // PETSc options prefix of this integrator (e.g. "diffusion_" -> -diffusion_ts_type)
 };
 
 class DensityEvolution {

@@ -8,6 +8,8 @@
 
 namespace fpdp::solver {
 
+static_assert(DivergenceFunctionals::kTailShells == 4, "DivergenceValues::renyiTailLogMean holds 4 shells");
+
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -32,16 +34,51 @@ struct LogSumExp {
 };
 }  // namespace
 
+const char* renyiStatusName(RenyiStatus s) {
+  switch (s) {
+    case RenyiStatus::InfiniteDetected: return "infinite_detected";
+    case RenyiStatus::TruncatedSuspect: return "truncated_suspect";
+    default: return "finite";
+  }
+}
+
 DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders)
     : quadrature_(mesh), orders_(std::move(orders)) {
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
-  onBoundary_.assign(static_cast<std::size_t>(mesh.owned().size()), 0);
+  const auto& box = mesh.box();
+  const int dim = mesh.dim();
+  const PetscInt nOwned = mesh.owned().size();
+  onBoundary_.assign(static_cast<std::size_t>(nOwned), 0);
+  shell_.assign(static_cast<std::size_t>(nOwned), -1);
+  // Shell thickness: a fixed fraction of the smallest half-width of the box, so that the shells are the same
+  // physical layers on every mesh of a refinement family.
+  double halfWidth = kInf;
+  for (int a = 0; a < dim; ++a) halfWidth = std::min(halfWidth, 0.5 * (box.axis(a).upper() - box.axis(a).lower()));
+  const double thickness = halfWidth / kShellsPerHalfWidth;
+  std::array<double, kTailShells> localVolume{}, volume{};
+  const auto& vol = mesh.ownedVolumes();
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
-    for (int a = 0; a < mesh.dim(); ++a)
-      if (c[a] == 0 || c[a] == mesh.box().cells(a) - 1) onBoundary_[l] = 1;
+    const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    double distance = kInf;  // from the cell centre to the nearest wall
+    for (int a = 0; a < dim; ++a) {
+      if (c[a] == 0 || c[a] == box.cells(a) - 1) onBoundary_[l] = 1;
+      distance = std::min({distance, x[a] - box.axis(a).lower(), box.axis(a).upper() - x[a]});
+    }
+    const double layer = std::floor(distance / thickness);
+    if (layer >= 1.0 && layer <= kTailShells) {
+      shell_[l] = static_cast<int>(layer) - 1;
+      localVolume[shell_[l]] += vol[l];
+    }
   });
+  FPDP_PETSC(MPI_Allreduce(localVolume.data(), volume.data(), kTailShells, MPI_DOUBLE, MPI_SUM, mesh.comm()));
+  shellLogVolume_.fill(-kInf);
+  tailTestPossible_ = true;
+  for (int m = 0; m < kTailShells; ++m) {
+    if (volume[m] > 0) shellLogVolume_[m] = std::log(volume[m]);
+    else tailTestPossible_ = false;  // the mesh is too coarse for the shells: no growth test
+  }
 }
 
 DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
@@ -103,6 +140,10 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     out.kl = out.tv = nan;
     std::fill(out.renyi.begin(), out.renyi.end(), nan);
     std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), nan);
+    out.renyiOnBox = out.renyi;
+    out.renyiBoundaryShare.assign(K, nan);
+    out.renyiTailLogMean.assign(K, {nan, nan, nan, nan});
+    out.renyiStatus.assign(K, RenyiStatus::Finite);
     return out;
   }
 
@@ -111,7 +152,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   // sums: [0] KL, [1] TV, [2 .. 2+K) E_alpha - 1 ; lse per order for the large-divergence branch.
   // [2+K .. 2+2K) the boundary cells' part of E_alpha - 1.
   std::vector<double> sums(2 + 2 * K, 0.0);
-  std::vector<LogSumExp> lse(K), lseBoundary(K);
+  std::vector<LogSumExp> lse(K), lseBoundary(K), lseShell(K * kTailShells);
   for (std::size_t c = 0; c < n; ++c) {
     const double pc = std::max(p[c * stride], 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(q[c * stride], 0.0) * invMq;
@@ -137,16 +178,22 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       continue;
     }
     const double rho = (pc - qc) / qc;
-    const double u = std::log1p(rho);  // log r
-    const double l1l = log1pMinusLinear(rho);
-    sums[0] += wc * qc * (rho * u + l1l);
+    // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
+    // logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay finite:
+    //   q h(r) = p log r - (p - q),   q g_alpha(r) = q r^alpha - q - alpha (p - q).
+    const bool nearOne = std::fabs(rho) < 0.5;
+    const double u = nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);  // log r
+    const double l1l = nearOne ? log1pMinusLinear(rho) : 0.0;
+    sums[0] += nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
     for (std::size_t k = 0; k < K; ++k) {
       const double alpha = orders_[k];
-      const double term = wc * qc * (expm1MinusLinear(alpha * u) + alpha * l1l);
+      const double term = nearOne ? wc * qc * (expm1MinusLinear(alpha * u) + alpha * l1l)
+                                  : wc * (std::exp(std::log(qc) + alpha * u) - qc - alpha * (pc - qc));
       sums[2 + k] += term;
       if (onBoundary_[c]) sums[2 + K + k] += term;
       lse[k].add(logWq + alpha * u);
       if (onBoundary_[c]) lseBoundary[k].add(logWq + alpha * u);
+      if (shell_[c] >= 0) lseShell[k * kTailShells + static_cast<std::size_t>(shell_[c])].add(logWq + alpha * u);
     }
   }
   std::vector<double> global(sums.size());
@@ -169,6 +216,35 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     bsum[k] = (lseBoundary[k].max == -kInf || !std::isfinite(gmax[k])) ? 0.0
                                                                        : lseBoundary[k].sum * std::exp(lseBoundary[k].max - gmax[k]);
   FPDP_PETSC(MPI_Allreduce(bsum.data(), gbsum.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell (global log-sum-exp).
+  const std::size_t S = K * kTailShells;
+  std::vector<double> shellMax(S), shellGlobalMax(S), shellSum(S), shellGlobalSum(S);
+  for (std::size_t i = 0; i < S; ++i) shellMax[i] = lseShell[i].max;
+  FPDP_PETSC(MPI_Allreduce(shellMax.data(), shellGlobalMax.data(), static_cast<PetscMPIInt>(S), MPI_DOUBLE, MPI_MAX,
+                            comm));
+  for (std::size_t i = 0; i < S; ++i)
+    shellSum[i] = (lseShell[i].max == -kInf || !std::isfinite(shellGlobalMax[i]))
+                      ? 0.0
+                      : lseShell[i].sum * std::exp(lseShell[i].max - shellGlobalMax[i]);
+  FPDP_PETSC(MPI_Allreduce(shellSum.data(), shellGlobalSum.data(), static_cast<PetscMPIInt>(S), MPI_DOUBLE, MPI_SUM,
+                            comm));
+  out.renyiTailLogMean.assign(K, {});
+  std::vector<char> tailGrows(K, 0);
+  for (std::size_t k = 0; k < K; ++k) {
+    auto& L = out.renyiTailLogMean[k];
+    bool finite = tailTestPossible_;
+    for (int m = 0; m < kTailShells; ++m) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
+      L[m] = shellGlobalSum[i] > 0 ? shellGlobalMax[i] + std::log(shellGlobalSum[i]) - shellLogVolume_[m] : -kInf;
+      finite = finite && std::isfinite(L[m]);
+    }
+    if (!finite) continue;
+    // Outward increments D_m = L_m - L_{m+1} (m = 0 outermost): growth toward the walls with D_m > 0, and
+    // convexity D_0 >= D_1 >= ... .
+    bool grows = L[kTailShells - 2] - L[kTailShells - 1] > 0.0;
+    for (int m = 0; m + 2 < kTailShells && grows; ++m) grows = L[m] - L[m + 1] >= L[m + 1] - L[m + 2];
+    tailGrows[k] = grows;
+  }
   out.renyiBoundaryShare.assign(K, 0.0);
   for (std::size_t k = 0; k < K; ++k) {
     // Small divergences: the share of E_alpha - 1 (what R_alpha is made of); large ones: the share of E_alpha.
@@ -191,6 +267,21 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       // w q already carries the normalisation.
       out.renyi[k] = (gmax[k] + std::log(gsum[k])) / (alpha - 1.0);
       if (!std::isfinite(em1)) out.eAlphaMinusOne[k] = std::expm1(gmax[k] + std::log(gsum[k]));
+    }
+  }
+  // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
+  out.renyiOnBox = out.renyi;
+  out.renyiStatus.assign(K, RenyiStatus::Finite);
+  for (std::size_t k = 0; k < K; ++k) {
+    const bool wallsMatter = out.renyiBoundaryShare[k] > kBoundaryShareTolerance;
+    if (out.renyi[k] == kInf) {
+      out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
+    } else if (wallsMatter && tailGrows[k]) {
+      out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
+      out.renyi[k] = kInf;
+      out.eAlphaMinusOne[k] = kInf;
+    } else if (wallsMatter) {
+      out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
     }
   }
   return out;

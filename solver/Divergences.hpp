@@ -16,8 +16,26 @@
 // Infinite values: where q = 0 and p > 0 (r = inf) R_alpha and KL are +inf. Negative cell values (which a
 // non-positive time integrator may produce) are counted and reported with the minimum, and enter the integrands
 // as 0; they are never dropped silently. Truncation by the box is measured (renyiBoundaryShare).
+//
+// Divergent integrals (MATH.md §3, §6): R_alpha = +inf when int p^alpha q^(1-alpha) diverges outside any box (for
+// Gaussians: when alpha Sigma_q + (1 - alpha) Sigma_p is not positive definite), yet the box quadrature is finite.
+// Detection, per order, from the growth of the integrand toward the walls. The cells whose centres lie at a distance
+// d from the nearest wall with m delta <= d < (m+1) delta, m = 1..kTailShells, form shells parallel to the walls
+// (delta = smallest half-width / kShellsPerHalfWidth; the layer m = 0 next to the walls is left out: on a computed
+// solution its cells carry the no-flux wall's boundary layer, which bends the log-density there by O(1)). With L_m the
+// log of the mean of the normalised p^alpha q^(1-alpha) over shell m (m = 1 outermost) and D_m = L_m - L_{m+1}:
+// if D_m > 0 (the log-integrand increases toward the walls: first differences > 0) and D_1 >= D_2 >= ... (it is
+// convex: second differences >= 0), the integrand grows at least exponentially beyond the walls if the trend goes on,
+// and the integral over R^d diverges. When that holds and the wall cells' share of the integrand is not negligible
+// (> kBoundaryShareTolerance), R_alpha is reported as +inf (RenyiStatus::InfiniteDetected; the box number is kept in
+// renyiOnBox). A non-negligible wall share without such growth is RenyiStatus::TruncatedSuspect (e.g. equal
+// covariances with the tilted centre alpha m_p + (1 - alpha) m_q outside the box: the log-integrand is concave, the
+// true R_alpha finite and larger than the box number). The test is a heuristic on the computed tails: the log-
+// integrand multiplies the relative errors of p and q in the tails by alpha and alpha - 1, so it needs tails that are
+// resolved (docs/scheme.md §5 shows where it errs on a coarse mesh). Sums over the shells are reduced over all ranks.
 #include <petscvec.h>
 
+#include <array>
 #include <limits>
 #include <string>
 #include <vector>
@@ -34,6 +52,14 @@ struct DensityHealth {
   bool finite = true;         // no NaN/Inf
 };
 
+/// How far a computed R_alpha can be trusted (see the header comment).
+enum class RenyiStatus {
+  Finite,            // the wall cells hold a negligible share of the integrand
+  InfiniteDetected,  // q = 0 where p > 0, or the log-integrand grows convexly toward a wall: R_alpha = +inf
+  TruncatedSuspect   // a non-negligible share lies at the walls, without growth: the box underestimates R_alpha
+};
+const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "truncated_suspect"
+
 struct DivergenceValues {
   DensityHealth p, q;
   double kl = 0.0;                     // KL(p || q)
@@ -44,6 +70,11 @@ struct DivergenceValues {
   // not negligible means the box truncates the integrand (its tilted centre alpha m_p + (1-alpha) m_q lies
   // near or outside the box) and R_alpha is underestimated: the run warns instead of trusting the number.
   std::vector<double> renyiBoundaryShare;
+  std::vector<RenyiStatus> renyiStatus;  // per order (meaningless where renyi is NaN)
+  std::vector<double> renyiOnBox;        // the box quadrature of R_alpha, also where renyi reports +inf
+  // Per order: L_1..L_4, the log of the mean of p^alpha q^(1-alpha) over the tail shells, outermost first (-inf for
+  // an empty shell or a mesh too coarse for the shells).
+  std::vector<std::array<double, 4>> renyiTailLogMean;
 };
 
 /// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.
@@ -59,10 +90,15 @@ private:
 
 class DivergenceFunctionals {
 public:
+  static constexpr int kTailShells = 4;                    // shells (3 increments, 2 convexity checks)
+  static constexpr double kShellsPerHalfWidth = 16.0;      // shell thickness = smallest half-width / 16
+  static constexpr double kBoundaryShareTolerance = 1e-6;  // wall share above which the box is suspect
+
+  /// Collective.
   DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders);
   /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
   DivergenceValues evaluate(Vec u) const;
-  /// Same, from rank-local arrays of owned cells (used by tests and by evaluate).
+  /// Same, from rank-local arrays of owned cells (used by tests and by evaluate). Collective.
   DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride) const;
   const std::vector<double>& orders() const { return orders_; }
 
@@ -70,6 +106,9 @@ private:
   CellQuadrature quadrature_;
   std::vector<double> orders_;
   std::vector<char> onBoundary_;  // owned cells that touch a wall
+  std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
+  std::array<double, kTailShells> shellLogVolume_{};
+  bool tailTestPossible_ = false;  // every shell holds at least one cell
 };
 
 }  // namespace fpdp::solver

@@ -1,18 +1,31 @@
 #pragma once
 // Spatial operator of the Fokker–Planck equations of Langevin diffusion (MATH.md §2.3), finite volumes:
 //
-//   d_t u_f = div( u_f grad Phi_f ) + div( D_f grad u_f ),     f = 0..F-1 (here u_0 = p, u_1 = q),
-//   no-flux walls:  ( u grad Phi + D grad u ) . n = 0 on the boundary of the box.
+//   d_t u_f = div( u_f grad Phi_f ) + div( Sigma_f grad u_f ),     f = 0..F-1 (here u_0 = p, u_1 = q),
+//   Sigma_f a constant symmetric positive-definite matrix (isotropic noise: sigma^2 I),
+//   no-flux walls:  ( u grad Phi + Sigma grad u ) . n = 0 on the boundary of the box.
 //
-// Cell averages u_c on a tensor-product mesh; for cell c and each neighbour n across a face of area A
-// (tensor mesh: A / |c| = 1 / width_a(c)) and centre distance h:
-//   d_t u_c = sum_n (1/width_a(c)) J_cn,     J_cn = (D_a/h) [ w_n(P) u_n - w_c(P) u_c ],  P = (Phi_n - Phi_c)/D_a,
-// with the face weights of FaceFluxScheme.hpp (Scharfetter–Gummel by default). Wall faces carry no flux.
-// Properties (docs/scheme.md): volume-weighted mass is conserved exactly (J_cn = -J_nc, the same floating-point
-// number), the matrix is an M-matrix transpose for Scharfetter–Gummel (off-diagonals >= 0, columns sum to zero
-// with volume weights), so backward Euler keeps densities non-negative; Gibbs exp(-Phi/D) is an exact steady state.
+// Cell averages u_c on a tensor-product mesh. The flux through a face normal to axis a is split into
+//   (i)  the drift and the diagonal diffusion,  u d_a Phi + Sigma_aa d_a u,  by the face weights of
+//        FaceFluxScheme.hpp (Scharfetter–Gummel by default): for cell c and its neighbour n across the face,
+//        centre distance h,
+//          J_cn = (Sigma_aa/h) [ w_n(P) u_n - w_c(P) u_c ],  P = (Phi_n - Phi_c)/Sigma_aa;
+//   (ii) the off-diagonal diffusion  sum_{b != a} Sigma_ab d_b u,  by the oriented (sign-adapted) face flux of
+//        AnisotropicDiffusion.hpp: with s = sign(Sigma_ab), lower cell L and upper cell U of the a-face,
+//          F = (|Sigma_ab|/2) [ (u(U + s e_b) - u(U)) / h_b(U, U + s e_b) + (u(L) - u(L - s e_b)) / h_b(L - s e_b, L) ],
+//        a half whose cells leave the box is omitted. On a uniform mesh the two halves give
+//        2 Sigma_ab d_a d_b u ~ (Sigma_ab / (h_a h_b)) [u(++) - u(+0) - u(0+) + 2 u(00) - u(-0) - u(0-) + u(--)]
+//        for Sigma_ab > 0 (mirrored diagonals (+-), (-+) for Sigma_ab < 0), second order; diagonal neighbours
+//        get weight +|Sigma_ab|/(h_a h_b) >= 0, axis neighbours lose |Sigma_ab|/(h_a h_b).
+//   d_t u_c = sum over the faces of c of (1/width_a(c)) (+-)(J + F). Wall faces carry no flux (neither part).
+// Properties (docs/scheme.md): volume-weighted mass is conserved to round-off on any tensor mesh (each face flux is
+// one expression, added to one cell and subtracted from the other); with a diagonal Sigma the matrix is an M-matrix
+// transpose for Scharfetter–Gummel (off-diagonals >= 0, volume-weighted columns sum to zero), so backward Euler keeps
+// densities non-negative, and Gibbs exp(-Phi/D) is an exact steady state. With off-diagonal Sigma the off-diagonal
+// entries stay >= 0 only under a mesh condition (without drift: Sigma_aa/h_a^2 >= sum_{b != a} |Sigma_ab|/(h_a h_b));
+// assembly checks every entry and reports violations (PositivityReport), it never clips.
 //
-// Exercised by: fpdp run cases/ou-2d.toml ; tests/solver/test_fokker_planck.cpp
+// Exercised by: fpdp run cases/ou-2d.toml ; tests/solver/test_fokker_planck.cpp, tests/solver/test_anisotropic.cpp
 #include <petscmat.h>
 
 #include <array>
@@ -26,35 +39,79 @@ namespace fpdp::solver {
 
 using Point = std::array<double, 3>;
 
-/// The data of one density's equation: a drift potential (evaluated at cell centres) and a constant
-/// diagonal diffusion (D_a per axis; isotropic noise sigma^2 I gives D_a = sigma^2).
+/// The data of one density's equation: a drift potential (evaluated at cell centres) and a constant symmetric
+/// positive-definite diffusion matrix Sigma, given by its diagonal (Sigma_aa per axis; isotropic noise sigma^2 I
+/// gives Sigma_aa = sigma^2) and its off-diagonal entries.
 struct DriftDiffusionEquation {
   std::function<double(const Point&)> potential;
-  std::array<double, 3> diffusion{1.0, 1.0, 1.0};
+  std::array<double, 3> diffusion{1.0, 1.0, 1.0};       // Sigma_xx, Sigma_yy, Sigma_zz
+  std::array<double, 3> crossDiffusion{0.0, 0.0, 0.0};  // Sigma_xy, Sigma_xz, Sigma_yz
+
+  /// Sigma_ab for any a, b in 0..2.
+  double sigma(int a, int b) const;
+  /// Sets Sigma_ab = Sigma_ba (a != b) or Sigma_aa.
+  void setSigma(int a, int b, double value);
+  /// Whether some off-diagonal entry among the first dim axes is non-zero.
+  bool hasCrossDiffusion(int dim) const;
+};
+
+/// Index of the pair (a, b), a != b, in DriftDiffusionEquation::crossDiffusion: (0,1) -> 0, (0,2) -> 1, (1,2) -> 2.
+constexpr int crossDiffusionIndex(int a, int b) { return a + b - 1; }
+
+/// Sign structure of the assembled matrix (all fields, all ranks): the operator is a Metzler matrix (M-matrix
+/// transpose, so that backward Euler preserves non-negativity) iff no off-diagonal entry is negative.
+struct PositivityReport {
+  long rows = 0;                         // matrix rows checked (cells x fields)
+  long violatingRows = 0;                // rows with at least one negative off-diagonal entry
+  double mostNegativeOffDiagonal = 0.0;  // min(0, smallest off-diagonal entry)
+  double worstRelativeViolation = 0.0;   // max over rows of (-smallest off-diagonal) / |diagonal|, 0 if none
+  bool holds = true;                     // violatingRows == 0
 };
 
 class FokkerPlanckOperator {
 public:
+  /// Throws if an equation's Sigma is not positive definite, or if it has off-diagonal entries and the mesh's DMDA
+  /// stencil is not a box stencil (meshes::StencilShape::Box: the mixed derivatives couple diagonal neighbours).
   FokkerPlanckOperator(const meshes::DistributedBoxMesh& mesh, std::vector<DriftDiffusionEquation> equations,
                        FaceFluxScheme scheme);
 
   /// A new matrix on the mesh's DM, holding the operator (block diagonal in the fields).
   meshes::MatHandle assemble() const;
-  /// Fill an existing matrix created by the mesh's DM.
+  /// Fill an existing matrix created by the mesh's DM. Collective; also computes the positivity report.
   void assembleInto(Mat A) const;
+
+  /// The sign structure of the operator: from the last assembly, or (collective, if never assembled) computed by
+  /// building the rows without a matrix.
+  PositivityReport positivity() const;
 
   /// The potential of field f at the owned cell centres (local order), e.g. to build Gibbs states.
   std::vector<double> potentialAtOwnedCells(int field) const;
 
   const meshes::DistributedBoxMesh& mesh() const { return mesh_; }
   FaceFluxScheme scheme() const { return scheme_; }
+  const std::vector<DriftDiffusionEquation>& equations() const { return equations_; }
 
 private:
+  // One row: coefficients of the 3^3 neighbours (dx, dy, dz) in {-1, 0, 1}^3, index (dx+1) + 3 (dy+1) + 9 (dz+1).
+  struct Row {
+    std::array<double, 27> value{};
+    std::array<bool, 27> used{};
+    void add(int dx, int dy, int dz, double v) {
+      const int s = (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
+      value[s] += v;
+      used[s] = true;
+    }
+  };
+  void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row) const;
+  PositivityReport checkRows(Mat A) const;  // A may be null: only the report
+
   const meshes::DistributedBoxMesh& mesh_;
   std::vector<DriftDiffusionEquation> equations_;
   FaceFluxScheme scheme_;
   // Potential of each field on the ghosted block (owned cells plus the stencil layer), evaluated once.
   std::vector<std::vector<double>> ghostedPotential_;
+  mutable PositivityReport positivity_;
+  mutable bool assembled_ = false;
 };
 
 }  // namespace fpdp::solver

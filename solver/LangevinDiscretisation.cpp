@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace fpdp::solver {
 
@@ -15,16 +16,63 @@ models::Vector toVector(const Point& x, int dim) {
 
 std::vector<DriftDiffusionEquation> langevinEquations(const LangevinProblem& pr, int dim) {
   if (!pr.lossD || !pr.lossDPrime) throw std::invalid_argument("LangevinDiscretisation: both losses are required");
-  const double D = pr.sigma * pr.sigma;
-  auto eq = [&](std::shared_ptr<const models::EmpiricalLoss> L) {
+  auto eq = [&](std::shared_ptr<const models::EmpiricalLoss> L, const models::Matrix& Sigma) {
     DriftDiffusionEquation e;
     e.potential = [L, dim](const Point& x) { return L->value(toVector(x, dim)); };
-    e.diffusion = {D, D, D};
+    setDiffusionMatrix(e, Sigma);
     return e;
   };
-  return {eq(pr.lossD), eq(pr.lossDPrime)};
+  return {eq(pr.lossD, pr.diffusionMatrixP(dim)), eq(pr.lossDPrime, pr.diffusionMatrixQ(dim))};
+}
+
+// Sigma = D I: returns D; otherwise nothing.
+std::optional<double> isotropicDiffusion(const models::Matrix& Sigma) {
+  const double D = Sigma(0, 0);
+  if ((Sigma - D * models::Matrix::Identity(Sigma.rows(), Sigma.cols())).cwiseAbs().maxCoeff() != 0.0)
+    return std::nullopt;
+  return D;
+}
+
+models::Matrix checkedSigma(const std::optional<models::Matrix>& m, double sigma, int dim, const char* what) {
+  if (!m) return sigma * sigma * models::Matrix::Identity(dim, dim);
+  if (m->rows() != dim || m->cols() != dim)
+    throw std::invalid_argument(std::string("LangevinProblem: ") + what + " must be " + std::to_string(dim) + "x" +
+                                std::to_string(dim));
+  return *m;
 }
 }  // namespace
+
+models::Matrix LangevinProblem::diffusionMatrixP(int dim) const { return checkedSigma(sigmaMatrix, sigma, dim, "Sigma"); }
+models::Matrix LangevinProblem::diffusionMatrixQ(int dim) const {
+  return checkedSigma(sigmaMatrixPrime, sigma, dim, "Sigma'");
+}
+
+bool requiresBoxStencil(const LangevinProblem& problem, int dim) {
+  for (const auto& S : {problem.diffusionMatrixP(dim), problem.diffusionMatrixQ(dim)})
+    for (int a = 0; a < dim; ++a)
+      for (int b = 0; b < dim; ++b)
+        if (a != b && S(a, b) != 0.0) return true;
+  return false;
+}
+
+void setDiffusionMatrix(DriftDiffusionEquation& e, const models::Matrix& Sigma) {
+  const int dim = static_cast<int>(Sigma.rows());
+  if (dim < 1 || dim > 3 || Sigma.cols() != dim || !Sigma.allFinite())
+    throw std::invalid_argument("setDiffusionMatrix: Sigma must be a finite square matrix of size 1 to 3");
+  const double scale = Sigma.cwiseAbs().maxCoeff();
+  if ((Sigma - Sigma.transpose()).cwiseAbs().maxCoeff() > 1e-12 * scale)
+    throw std::invalid_argument("setDiffusionMatrix: Sigma is not symmetric");
+  e.diffusion = {1.0, 1.0, 1.0};
+  e.crossDiffusion = {0.0, 0.0, 0.0};
+  for (int a = 0; a < dim; ++a) {
+    e.diffusion[a] = Sigma(a, a);
+    for (int b = a + 1; b < dim; ++b) e.setSigma(a, b, 0.5 * (Sigma(a, b) + Sigma(b, a)));
+  }
+  if (dim < 3) {
+    // Unused axes keep the isotropic value so that nothing divides by an arbitrary number.
+    for (int a = dim; a < 3; ++a) e.diffusion[a] = Sigma(0, 0);
+  }
+}
 
 LangevinDiscretisation::LangevinDiscretisation(const meshes::DistributedBoxMesh& mesh, LangevinProblem problem,
                                                FaceFluxScheme scheme)
@@ -82,11 +130,17 @@ double LangevinDiscretisation::measuredGradientGap() const {
 }
 
 void LangevinDiscretisation::setGibbsState(Vec u) const {
-  const double D = problem_.sigma * problem_.sigma;
+  const int dim = mesh_.dim();
+  const std::optional<double> diffusion[2] = {isotropicDiffusion(problem_.diffusionMatrixP(dim)),
+                                              isotropicDiffusion(problem_.diffusionMatrixQ(dim))};
+  if (!diffusion[0] || !diffusion[1])
+    throw std::logic_error("LangevinDiscretisation::setGibbsState: Sigma is not a multiple of the identity, so the "
+                           "steady state is not the Gibbs density exp(-L/D)");
   const auto& vol = mesh_.ownedVolumes();
   PetscScalar* a;
   FPDP_PETSC(VecGetArray(u, &a));
   for (int f = 0; f < 2; ++f) {
+    const double D = *diffusion[f];
     const auto phi = op_.potentialAtOwnedCells(f);
     // Shift by the global minimum so exp never overflows, then normalise.
     double localMin = phi.empty() ? INFINITY : *std::min_element(phi.begin(), phi.end()), gmin;

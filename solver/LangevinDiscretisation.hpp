@@ -1,10 +1,14 @@
 #pragma once
 // The coupled Langevin problem of MATH.md §2.3 on a mesh: p (trained on D) and q (on D') as the two interlaced
 // fields of one state vector,
-//   d_t p = div(p grad L_D)  + sigma^2 Lap p,      d_t q = div(q grad L_D') + sigma^2 Lap q,
+//   d_t p = div(p grad L_D)  + div(Sigma  grad p),      d_t q = div(q grad L_D') + div(Sigma' grad q),
+// with Sigma = Sigma' = sigma^2 I (isotropic noise, the default) or any constant symmetric positive-definite Sigma,
+// Sigma', which may differ (anisotropic and unequal noise, BKPP); off-diagonal entries need a mesh with
+// meshes::StencilShape::Box (requiresBoxStencil),
 // both started from the same Gaussian N(m0, V0), taken as exact cell averages and renormalised to unit mass
 // on the box (the mass the box cuts off is reported by truncatedInitialMass()).
 #include <memory>
+#include <optional>
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
@@ -18,7 +22,23 @@ struct LangevinProblem {
   std::shared_ptr<const models::EmpiricalLoss> lossDPrime;  // L_D'
   double sigma = 1.0;                                       // noise: sqrt(2) sigma dW
   models::Gaussian initial;
+  // Anisotropic / unequal noise: d Theta = -grad L_D dt + sqrt(2 Sigma) dW for p, sqrt(2 Sigma') dW for q
+  // (dim x dim, symmetric positive definite). Each one that is not set is sigma^2 I.
+  std::optional<models::Matrix> sigmaMatrix = std::nullopt;       // Sigma (p)
+  std::optional<models::Matrix> sigmaMatrixPrime = std::nullopt;  // Sigma' (q)
+
+  /// Sigma of p and Sigma' of q as dim x dim matrices (sigma^2 I where not set).
+  models::Matrix diffusionMatrixP(int dim) const;
+  models::Matrix diffusionMatrixQ(int dim) const;
 };
+
+/// Whether the problem's diffusion matrices have off-diagonal entries, so that the mesh must be created with
+/// meshes::StencilShape::Box.
+bool requiresBoxStencil(const LangevinProblem& problem, int dim);
+
+/// The per-axis and off-diagonal entries of a dim x dim Sigma as a DriftDiffusionEquation's diffusion data
+/// (checks symmetry and size; positive definiteness is checked by FokkerPlanckOperator).
+void setDiffusionMatrix(DriftDiffusionEquation& equation, const models::Matrix& Sigma);
 
 class LangevinDiscretisation {
 public:
@@ -32,8 +52,9 @@ public:
   double truncatedInitialMass() const;
   /// max over cell centres of |grad L_D - grad L_D'| (MATH.md §1, the instance's measured gradient gap).
   double measuredGradientGap() const;
-  /// Fills u with the discrete Gibbs densities exp(-L/sigma^2) at cell centres, each normalised to unit mass
-  /// (the exact discrete steady state of the Scharfetter–Gummel scheme).
+  /// Fills u with the discrete Gibbs densities exp(-L/D) at cell centres, each normalised to unit mass (the exact
+  /// discrete steady state of the Scharfetter–Gummel scheme), for Sigma = D I and Sigma' = D' I. Throws
+  /// std::logic_error for a Sigma that is not a multiple of the identity (the steady state is then no Gibbs density).
   void setGibbsState(Vec u) const;
   const LangevinProblem& problem() const { return problem_; }
 

@@ -291,6 +291,7 @@ BOOST_AUTO_TEST_CASE(data_file_is_read_relative_to_the_case_file) {
 BOOST_AUTO_TEST_CASE(the_corpus_base_cases_are_valid) {
   BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "quadratic.toml"));
   BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "logistic.toml"));
+  BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "noisy_gd.toml"));
 }
 
 BOOST_AUTO_TEST_CASE(resolved_toml_reads_back_to_the_same_case) {
@@ -423,4 +424,16 @@ BOOST_AUTO_TEST_CASE(docs_full_example_is_a_valid_case) {
   BOOST_TEST_REQUIRE(end != std::string::npos);
   const std::string example = docs.substr(start + 8, end - start - 8);
   BOOST_CHECK_NO_THROW(readCaseString(example, fpdp::app::test::sourceDir() / "docs" / "example.toml"));
+}
+
+BOOST_AUTO_TEST_CASE(noisy_gd_case_reads_and_resolves) {
+  const Case c = readCase(goodCaseDir() / "noisy_gd.toml");
+  BOOST_TEST(c.dynamics == "noisy_gd");
+  BOOST_TEST(c.noisyGd.eta == 0.1);
+  BOOST_TEST(c.noisyGd.steps == 20);
+  BOOST_TEST(c.noisyGd.diffusion == "fokker_planck");  // default
+  BOOST_TEST(c.noisyGd.diffusion_substeps == 4);       // default
+  BOOST_TEST(c.resolvedToml.find("[time]") == std::string::npos);
+  const Case again = readCaseString(c.resolvedToml, goodCaseDir() / "noisy_gd.toml");
+  BOOST_TEST(again.resolvedToml == c.resolvedToml);
 }

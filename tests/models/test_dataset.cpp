@@ -1,6 +1,6 @@
-// Dataset, Neighbour (MATH.md §1) and the CSV reader: a valid file with header, comments, blank lines and CRLF is
-// read exactly; every malformed file is rejected with a DataFileError naming the file and, for content errors, the
-// line and field at fault.
+// Dataset, Neighbour (replace, add, remove; MATH.md §1) and the CSV reader: a valid file with header, comments,
+// blank lines and CRLF is read exactly; every malformed file is rejected with a DataFileError naming the file and,
+// for content errors, the line and field at fault.
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
@@ -83,6 +83,48 @@ BOOST_AUTO_TEST_CASE(neighbour_replaces_one_record) {
   });
   const Neighbour wrongDimension{0, Record{Vector::Zero(2), 1.0}};
   BOOST_CHECK_THROW(wrongDimension.apply(data), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(neighbour_adds_or_removes_one_record) {
+  const Dataset data({Record{(Vector(1) << 1.0).finished(), 1.0}, Record{(Vector(1) << 2.0).finished(), -1.0},
+                      Record{(Vector(1) << 3.0).finished(), 1.0}});
+  // Aggregate initialisation as app/ and solver/ write it is still a replacement.
+  const std::size_t index = 1;
+  const Record record{(Vector(1) << 9.0).finished(), -1.0};
+  const Neighbour legacy{index, record};
+  BOOST_TEST((legacy.kind == NeighbourKind::Replace));
+  BOOST_TEST(legacy.apply(data)[1].x[0] == 9.0);
+  BOOST_TEST((Neighbour::replace(2, record).kind == NeighbourKind::Replace));
+
+  const Dataset added = Neighbour::add(record).apply(data);
+  BOOST_TEST(added.size() == 4u);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(added[i].x[0] == data[i].x[0]);
+  BOOST_TEST(added[3].x[0] == 9.0);
+  BOOST_TEST(added[3].y == -1.0);
+
+  const Dataset removed = Neighbour::remove(1).apply(data);
+  BOOST_TEST(removed.size() == 2u);
+  BOOST_TEST(removed[0].x[0] == 1.0);
+  BOOST_TEST(removed[1].x[0] == 3.0);
+  BOOST_TEST(Neighbour::remove(2).apply(data)[1].x[0] == 2.0);
+  BOOST_TEST(Neighbour::remove(0).apply(data)[0].x[0] == 2.0);
+  BOOST_TEST(data.size() == 3u);  // the original is untouched
+
+  BOOST_CHECK_EXCEPTION(Neighbour::remove(3).apply(data), std::out_of_range, [](const std::out_of_range& e) {
+    return contains(e.what(), "cannot remove record 3") && contains(e.what(), "3 records");
+  });
+  const Dataset single({Record{(Vector(1) << 1.0).finished(), 1.0}});
+  BOOST_CHECK_EXCEPTION(Neighbour::remove(0).apply(single), std::invalid_argument, [](const std::invalid_argument& e) {
+    return contains(e.what(), "n >= 2");
+  });
+  BOOST_CHECK_THROW(Neighbour::add(Record{Vector::Zero(2), 1.0}).apply(data), std::invalid_argument);
+  // Add ignores the index, Remove the record.
+  BOOST_TEST(Neighbour({7, record, NeighbourKind::Add}).apply(data).size() == 4u);
+  BOOST_TEST(Neighbour({1, Record{Vector::Zero(5), 1.0}, NeighbourKind::Remove}).apply(data).size() == 2u);
+  BOOST_CHECK_THROW(Neighbour::add(record).apply(Dataset()), std::invalid_argument);
+  BOOST_TEST(toString(NeighbourKind::Replace) == "replace");
+  BOOST_TEST(toString(NeighbourKind::Add) == "add");
+  BOOST_TEST(toString(NeighbourKind::Remove) == "remove");
 }
 
 BOOST_AUTO_TEST_CASE(reads_a_valid_labelled_file) {

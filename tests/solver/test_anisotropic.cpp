@@ -1,0 +1,308 @@
+// Full-tensor (anisotropic, unequal) diffusion: d_t p = div(p grad L_D) + div(Sigma grad p) and the same for q with
+// Sigma' (MATH.md §2.3), discretised by Scharfetter–Gummel for drift + Sigma_aa and the oriented mixed-derivative
+// fluxes of solver/AnisotropicDiffusion.hpp for Sigma_ab. Verified against the Ornstein–Uhlenbeck closed forms
+// (MATH.md §6): exactness on quadratics, mass conservation on graded meshes, the positivity report, observed orders
+// of convergence in 2-D and 3-D (tables printed), graded meshes, and the FiPy anisotropic example.
+#define BOOST_TEST_MODULE solver_anisotropic
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include "PetscFixture.hpp"
+#include "test_anisotropic_problem.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+using testing::AnisotropicOu;
+using testing::maxAbs;
+using testing::rate;
+
+namespace {
+
+models::Vector vec(std::initializer_list<double> v) {
+  models::Vector x(static_cast<Eigen::Index>(v.size()));
+  Eigen::Index i = 0;
+  for (double a : v) x[i++] = a;
+  return x;
+}
+
+std::vector<meshes::Axis> uniformAxes(int dim, double L, int cells) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < dim; ++a) axes.push_back(meshes::Axis::uniform(-L, L, cells));
+  return axes;
+}
+
+// The 2-D test problem: Sigma = R(30 deg) diag(0.6, 0.3) R^T, Sigma' = R(-20 deg) diag(0.5, 0.35) R^T, centres
+// (0.4, -0.2) and (-0.1, 0.3), start N((0.2, 0.1), [[0.5, 0.1], [0.1, 0.4]]).
+AnisotropicOu problem2d() {
+  AnisotropicOu s;
+  s.dim = 2;
+  s.sigmaP = testing::rotatedMatrix(testing::planeRotation(2, 0, 1, std::numbers::pi / 6), {0.6, 0.3});
+  s.sigmaQ = testing::rotatedMatrix(testing::planeRotation(2, 0, 1, -std::numbers::pi / 9), {0.5, 0.35});
+  s.centreP = vec({0.4, -0.2});
+  s.centreQ = vec({-0.1, 0.3});
+  s.m0 = vec({0.2, 0.1});
+  s.C0 = models::Matrix(2, 2);
+  s.C0 << 0.5, 0.1, 0.1, 0.4;
+  return s;
+}
+
+// The 3-D test problem: Sigma and Sigma' rotated about two axes (all three off-diagonal entries non-zero).
+AnisotropicOu problem3d() {
+  AnisotropicOu s;
+  s.dim = 3;
+  const models::Matrix R = testing::planeRotation(3, 0, 1, 0.5) * testing::planeRotation(3, 1, 2, 0.4);
+  const models::Matrix Rp = testing::planeRotation(3, 0, 2, -0.45) * testing::planeRotation(3, 0, 1, 0.3);
+  s.sigmaP = testing::rotatedMatrix(R, {0.45, 0.3, 0.22});
+  s.sigmaQ = testing::rotatedMatrix(Rp, {0.4, 0.3, 0.25});
+  s.centreP = vec({0.3, -0.2, 0.1});
+  s.centreQ = vec({-0.1, 0.2, -0.2});
+  s.m0 = vec({0.1, 0.0, -0.1});
+  s.C0 = 0.35 * models::Matrix::Identity(3, 3);
+  s.C0(0, 1) = s.C0(1, 0) = 0.05;
+  return s;
+}
+
+void printMatrix(const char* name, const models::Matrix& m) {
+  std::printf("%s =", name);
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    std::printf(" [");
+    for (Eigen::Index j = 0; j < m.cols(); ++j) std::printf(" %.4f", m(i, j));
+    std::printf(" ]");
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stencil_is_exact_for_quadratics_and_conservative) {
+  // With Phi = 0 the operator is div(Sigma grad u); on a uniform mesh both the three-point diagonal part and the
+  // oriented mixed stencil are exact for quadratics at cell centres, so for u = x^T Q x / 2 + b . x every interior
+  // row gives tr(Sigma Q) exactly (to round-off), whatever the signs of Sigma_ab.
+  for (int dim : {2, 3}) {
+    for (double sign : {+1.0, -1.0}) {
+      std::vector<meshes::Axis> axes{meshes::Axis::uniform(-1.0, 1.0, 10), meshes::Axis::uniform(-1.5, 1.5, 8),
+                                     meshes::Axis::uniform(-0.5, 0.7, 6)};
+      axes.erase(axes.begin() + dim, axes.end());
+      const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh(axes), 1, meshes::StencilShape::Box);
+      solver::DriftDiffusionEquation eq;
+      eq.potential = [](const solver::Point&) { return 0.0; };
+      models::Matrix S(dim, dim);
+      if (dim == 2) S << 0.7, 0.25 * sign, 0.25 * sign, 0.4;
+      else S << 0.7, 0.2 * sign, -0.1 * sign, 0.2 * sign, 0.5, 0.15, -0.1 * sign, 0.15, 0.6;
+      solver::setDiffusionMatrix(eq, S);
+      const solver::FokkerPlanckOperator op(mesh, {eq}, solver::FaceFluxScheme::ScharfetterGummel);
+      auto A = op.assemble();
+      models::Matrix Q(dim, dim);
+      if (dim == 2) Q << 1.3, -0.7, -0.7, 0.4;
+      else Q << 1.3, -0.7, 0.2, -0.7, 0.4, 0.5, 0.2, 0.5, -0.9;
+      const models::Vector b = dim == 2 ? vec({0.3, -0.2}) : vec({0.3, -0.2, 0.1});
+      auto u = mesh.createVector(), Au = mesh.createVector();
+      PetscScalar* a;
+      VecGetArray(u, &a);
+      mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+        const auto c = mesh.box().centre(i, j, k);
+        models::Vector x(dim);
+        for (int d = 0; d < dim; ++d) x[d] = c[d];
+        a[l] = 0.5 * x.dot(Q * x) + b.dot(x);
+      });
+      VecRestoreArray(u, &a);
+      MatMult(A, u, Au);
+      const double exact = (S * Q).trace();
+      double worst = 0.0, columnSum = 0.0, scale = 0.0;
+      const PetscScalar* r;
+      VecGetArrayRead(Au, &r);
+      mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+        const std::array<PetscInt, 3> c{i, j, k};
+        bool interior = true;
+        for (int d = 0; d < dim; ++d) interior = interior && c[d] > 0 && c[d] < mesh.box().cells(d) - 1;
+        if (interior) worst = std::max(worst, std::fabs(r[l] - exact));
+      });
+      VecRestoreArrayRead(Au, &r);
+      // Conservation: the volume-weighted column sums of A vanish (1^T V A = 0).
+      auto vol = mesh.createVector(), colSums = mesh.createVector();
+      VecGetArray(vol, &a);
+      for (std::size_t l = 0; l < mesh.ownedVolumes().size(); ++l) a[l] = mesh.ownedVolumes()[l];
+      VecRestoreArray(vol, &a);
+      MatMultTranspose(A, vol, colSums);
+      VecNorm(colSums, NORM_INFINITY, &columnSum);
+      PetscReal diagMax;
+      Vec d;
+      VecDuplicate(u, &d);
+      MatGetDiagonal(A, d);
+      VecPointwiseMult(d, d, vol);
+      VecNorm(d, NORM_INFINITY, &diagMax);
+      VecDestroy(&d);
+      scale = diagMax;
+      BOOST_TEST_MESSAGE(dim << "-D, sign " << sign << ": max |A u - tr(Sigma Q)| = " << worst
+                              << ", |1^T V A|_inf / |V diag A|_inf = " << columnSum / scale);
+      BOOST_TEST(worst <= 1e-12);  // entries up to ~50, values O(1): round-off ~1e-14
+      BOOST_TEST(columnSum <= 1e-14 * scale);
+      // Without drift the off-diagonal entries are >= 0 iff Sigma_aa/h_a^2 >= sum_{b != a} |Sigma_ab|/(h_a h_b).
+      bool dominant = true;
+      for (int p = 0; p < dim; ++p) {
+        const double hp = axes[p].width(0);
+        double reduction = 0.0;
+        for (int q = 0; q < dim; ++q)
+          if (q != p) reduction += std::fabs(S(p, q)) / (hp * axes[q].width(0));
+        dominant = dominant && S(p, p) / (hp * hp) >= reduction;
+      }
+      BOOST_TEST(op.positivity().holds == dominant);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(positivity_report_counts_negative_off_diagonals) {
+  // Uniform mesh, no drift (Phi = 0: Scharfetter–Gummel weights are 1). An interior row's entry for its x
+  // neighbours is Sigma_xx/h_x^2 - |Sigma_xy|/(h_x h_y): negative iff |Sigma_xy| > Sigma_xx h_y/h_x.
+  const double hx = 0.375, hy = 0.1875;
+  const std::vector<meshes::Axis> axes{meshes::Axis::uniform(-6, 6, 32), meshes::Axis::uniform(-6, 6, 64)};
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, meshes::BoxMesh(axes), 1, meshes::StencilShape::Box);
+  for (double sxy : {0.3, -0.3, 0.15, -0.15}) {
+    models::Matrix S(2, 2);
+    S << 0.4, sxy, sxy, 0.6;  // positive definite; |Sigma_xy| > Sigma_xx h_y/h_x = 0.2 for 0.3 only
+    solver::DriftDiffusionEquation eq;
+    eq.potential = [](const solver::Point&) { return 0.0; };
+    solver::setDiffusionMatrix(eq, S);
+    const solver::FokkerPlanckOperator op(mesh, {eq}, solver::FaceFluxScheme::ScharfetterGummel);
+    auto A = op.assemble();
+    const auto rep = op.positivity();
+    const double interiorEntry = S(0, 0) / (hx * hx) - std::fabs(sxy) / (hx * hy);
+    BOOST_TEST_MESSAGE("Sigma_xy = " << sxy << ": violating rows " << rep.violatingRows << " of " << rep.rows
+                                     << ", most negative " << rep.mostNegativeOffDiagonal << " (interior formula "
+                                     << interiorEntry << ")");
+    BOOST_TEST(rep.rows == 32 * 64);
+    if (std::fabs(sxy) > S(0, 0) * hy / hx) {
+      BOOST_TEST(!rep.holds);
+      // Every row whose two x-faces and both y-neighbours exist has the full reduction: (32-2) * (64-2) rows.
+      BOOST_TEST(rep.violatingRows >= 30 * 62);
+      BOOST_TEST(std::fabs(rep.mostNegativeOffDiagonal - interiorEntry) <= 1e-12 * std::fabs(interiorEntry));
+    } else {
+      BOOST_TEST(rep.holds);
+      BOOST_TEST(rep.violatingRows == 0);
+      BOOST_TEST(rep.mostNegativeOffDiagonal == 0.0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(mass_is_conserved_on_graded_meshes_with_cross_terms) {
+  // Geometric grading (ratio 1.1 per cell from the centre out) in every direction, cross terms on, 100 BDF2 steps.
+  for (int dim : {2, 3}) {
+    const auto s = dim == 2 ? problem2d() : problem3d();
+    const int cells = dim == 2 ? 40 : 16;
+    std::vector<meshes::Axis> axes;
+    for (int a = 0; a < dim; ++a) axes.push_back(testing::geometricAxis(6.0, cells, 1.1));
+    const auto r = testing::solveAnisotropic(s, axes, 2.0, 100, {2.0}, PETSC_COMM_WORLD);
+    BOOST_TEST_MESSAGE(dim << "-D geometric grading: relative mass drift " << r.maxMassDrift << ", min density "
+                           << r.minDensity << ", positivity violations " << r.positivity.violatingRows);
+    BOOST_TEST(r.maxMassDrift <= 1e-12);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ou_2d_rotated_unequal_noise_converges_at_second_order) {
+  const auto s = problem2d();
+  const auto ref = s.reference();
+  const double T = 1.0, L = 6.0;
+  const std::vector<double> orders{2.0, 5.0};
+  const auto lawP = ref.lawP(T), lawQ = ref.lawQ(T);
+  const double exactKL = ref.kl(T);
+  std::vector<double> exactR;
+  for (double a : orders) exactR.push_back(ref.renyi(a, T));
+  std::printf("\n2-D OU on [-6, 6]^2, rotated unequal noise, to t = %.1f (BDF2, dt = T/N)\n", T);
+  printMatrix("Sigma", s.sigmaP);
+  printMatrix("Sigma'", s.sigmaQ);
+  std::printf("exact: KL %.6e, R_2 %.6e, R_5 %.6e\n", exactKL, exactR[0], exactR[1]);
+  std::printf("%6s %8s %11s %6s %11s %6s %11s %6s %11s %6s %11s %6s %11s %6s\n", "N", "h", "L1 p", "rate", "L1 q",
+              "rate", "mean err", "rate", "cov err", "rate", "KL rel", "rate", "R_2 rel", "rate");
+  std::vector<double> prev;
+  for (int N : {32, 64, 128, 256}) {
+    const double h = 2 * L / N;
+    const auto r = testing::solveAnisotropic(s, uniformAxes(2, L, N), T, N, orders, PETSC_COMM_WORLD);
+    const double meanErr = std::max((r.momentsP.mean - lawP.mean()).cwiseAbs().maxCoeff(),
+                                    (r.momentsQ.mean - lawQ.mean()).cwiseAbs().maxCoeff());
+    const double covErr = std::max(maxAbs(r.momentsP.covariance - lawP.covariance()),
+                                   maxAbs(r.momentsQ.covariance - lawQ.covariance()));
+    const double klErr = std::fabs(r.div.kl - exactKL) / exactKL;
+    const double r2Err = std::fabs(r.div.renyi[0] - exactR[0]) / exactR[0];
+    const std::vector<double> e{r.err.l1P, r.err.l1Q, meanErr, covErr, klErr, r2Err};
+    std::printf("%6d %8.4f", N, h);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      if (prev.empty()) std::printf(" %11.3e %6s", e[i], "");
+      else std::printf(" %11.3e %6.3f", e[i], rate(prev[i], e[i]));
+    }
+    std::printf("   R_5 rel %.2e, min %.2e, viol %ld\n", std::fabs(r.div.renyi[1] - exactR[1]) / exactR[1],
+                r.minDensity, r.positivity.violatingRows);
+    if (!prev.empty() && N >= 128)
+      for (std::size_t i = 0; i < e.size(); ++i) BOOST_TEST(rate(prev[i], e[i]) >= 1.8, "quantity " << i << " N " << N);
+    prev = e;
+  }
+}
+
+namespace {
+// One refinement table: errors of p and q (L1), of the moments and of KL, R_2 against the closed forms.
+struct TableRow {
+  int N;
+  double h;
+  std::vector<double> e;
+};
+
+std::vector<TableRow> refinementTable(const AnisotropicOu& s, const std::vector<int>& Ns, double T,
+                                      const std::function<std::vector<meshes::Axis>(int)>& axesFor,
+                                      const solver::TimeIntegration& ti, const char* title) {
+  const auto ref = s.reference();
+  const auto lawP = ref.lawP(T), lawQ = ref.lawQ(T);
+  const double exactKL = ref.kl(T), exactR2 = ref.renyi(2.0, T);
+  std::printf("\n%s\n%6s %8s %11s %6s %11s %6s %11s %6s %11s %6s %11s %6s %11s %6s\n", title, "N", "h_max", "L1 p",
+              "rate", "L1 q", "rate", "mean err", "rate", "cov err", "rate", "KL rel", "rate", "R_2 rel", "rate");
+  std::vector<TableRow> rows;
+  for (int N : Ns) {
+    const auto axes = axesFor(N);
+    double hmax = 0.0;
+    for (const auto& a : axes)
+      for (int i = 0; i < a.cells(); ++i) hmax = std::max(hmax, a.width(i));
+    const auto r = testing::solveAnisotropic(s, axes, T, N, {2.0}, PETSC_COMM_WORLD, ti);
+    const double meanErr = std::max((r.momentsP.mean - lawP.mean()).cwiseAbs().maxCoeff(),
+                                    (r.momentsQ.mean - lawQ.mean()).cwiseAbs().maxCoeff());
+    const double covErr = std::max(maxAbs(r.momentsP.covariance - lawP.covariance()),
+                                   maxAbs(r.momentsQ.covariance - lawQ.covariance()));
+    TableRow row{N, hmax,
+                 {r.err.l1P, r.err.l1Q, meanErr, covErr, std::fabs(r.div.kl - exactKL) / exactKL,
+                  std::fabs(r.div.renyi[0] - exactR2) / exactR2}};
+    std::printf("%6d %8.4f", N, hmax);
+    for (std::size_t i = 0; i < row.e.size(); ++i) {
+      if (rows.empty()) std::printf(" %11.3e %6s", row.e[i], "");
+      else std::printf(" %11.3e %6.3f", row.e[i], rate(rows.back().e[i], row.e[i], rows.back().h / hmax));
+    }
+    std::printf("   (min %.1e, positivity violations %ld, mass drift %.1e)\n", r.minDensity / r.maxDensity,
+                r.positivity.violatingRows, r.maxMassDrift);
+    rows.push_back(row);
+  }
+  return rows;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ou_3d_rotated_unequal_noise_converges_at_second_order) {
+  const auto s = problem3d();
+  printMatrix("\nSigma", s.sigmaP);
+  printMatrix("Sigma'", s.sigmaQ);
+  solver::TimeIntegration ti;
+  ti.kspType = "gmres";
+  ti.pcType = "ilu";
+  const auto rows = refinementTable(
+      s, {16, 32, 64}, 1.0, [](int N) { return uniformAxes(3, 5.0, N); }, ti,
+      "3-D OU on [-5, 5]^3, rotated unequal noise, to t = 1 (BDF2, dt = T/N, GMRES + ILU)");
+  for (std::size_t i = 0; i < rows.back().e.size(); ++i)
+    BOOST_TEST(rate(rows[rows.size() - 2].e[i], rows.back().e[i]) >= 1.8, "quantity " << i);
+}
+
+BOOST_AUTO_TEST_CASE(graded_meshes_order_of_convergence) {
+  const auto s = problem2d();
+  const auto smooth = refinementTable(
+      s, {32, 64, 128, 256}, 1.0,
+      [](int N) { return std::vector<meshes::Axis>{testing::sinhAxis(6.0, N, 1.5), testing::sinhAxis(6.0, N, 1.5)}; },
+      {}, "2-D OU, smoothly graded mesh x = 6 sinh(1.5 xi)/sinh(1.5) (widths 2.35x larger at the walls)");
+  const auto rough = refinementTable(
+      s, {32, 64, 128, 256}, 1.0,
+      [](int N) { return std::vector<meshes::Axis>{testing::roughAxis(6.0, N, 0.2), testing::roughAxis(6.0, N, 0.2)}; },
+      {}, "2-D OU, rough mesh: widths alternate h(1 +- 0.2)");
+}

@@ -1,0 +1,67 @@
+#include "validation/NoisyGdReference.hpp"
+
+#include <cmath>
+
+namespace fpdp::validation {
+
+std::optional<NoisyGdReference> NoisyGdReference::forQuadratic(const models::EmpiricalLoss& lossD,
+                                                               const models::EmpiricalLoss& lossDPrime, double eta,
+                                                               const models::Matrix& Sigma,
+                                                               const models::Gaussian& initial) {
+  const auto* qa = dynamic_cast<const models::QuadraticLoss*>(&lossD.loss());
+  const auto* qb = dynamic_cast<const models::QuadraticLoss*>(&lossDPrime.loss());
+  if (!qa || !qb || qa->lambda() != qb->lambda()) return std::nullopt;
+  const int d = initial.dim();
+  return NoisyGdReference(qa->lambda() * models::Matrix::Identity(d, d), lossD.data().mean(),
+                          lossDPrime.data().mean(), Sigma, eta, initial);
+}
+
+models::Gaussian NoisyGdReference::law(const models::Vector& centre, long k) const {
+  const int d = initial_.dim();
+  const models::Matrix M = models::Matrix::Identity(d, d) - eta_ * A_;
+  models::Vector m = initial_.mean();
+  models::Matrix C = initial_.covariance();
+  for (long i = 0; i < k; ++i) {
+    m = M * m + eta_ * A_ * centre;
+    C = M * C * M.transpose() + 2.0 * eta_ * Sigma_;
+  }
+  return models::Gaussian(m, 0.5 * (C + C.transpose()));
+}
+
+models::Gaussian NoisyGdReference::lawP(long k) const { return law(cP_, k); }
+models::Gaussian NoisyGdReference::lawQ(long k) const { return law(cQ_, k); }
+
+double NoisyGdReference::renyi(double alpha, long k) const {
+  const auto p = lawP(k), q = lawQ(k);
+  return models::gaussianRenyi(p.mean(), p.covariance(), q.mean(), q.covariance(), alpha);
+}
+
+double NoisyGdReference::kl(long k) const {
+  const auto p = lawP(k), q = lawQ(k);
+  return models::gaussianKL(p.mean(), p.covariance(), q.mean(), q.covariance());
+}
+
+NoisyGdReference::DensityErrors NoisyGdReference::densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u,
+                                                                long k) const {
+  const models::Gaussian laws[2] = {lawP(k), lawQ(k)};
+  const auto& box = mesh.box();
+  const auto& vol = mesh.ownedVolumes();
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetArrayRead(u, &a));
+  double l1[2] = {0, 0};
+  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt kk, PetscInt l) {
+    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
+    const std::array<PetscInt, 3> c{i, j, kk};
+    for (int d = 0; d < mesh.dim(); ++d) {
+      lo[d] = box.axis(d).face(static_cast<int>(c[d]));
+      hi[d] = box.axis(d).face(static_cast<int>(c[d]) + 1);
+    }
+    for (int f = 0; f < 2; ++f) l1[f] += vol[l] * std::fabs(a[2 * l + f] - laws[f].cellAverage(lo, hi));
+  });
+  FPDP_PETSC(VecRestoreArrayRead(u, &a));
+  double g[2];
+  FPDP_PETSC(MPI_Allreduce(l1, g, 2, MPI_DOUBLE, MPI_SUM, mesh.comm()));
+  return {g[0], g[1]};
+}
+
+}  // namespace fpdp::validation

@@ -19,9 +19,13 @@ struct MeshSpec {
 };
 
 struct LossSpec {
-  std::string type;                   // "quadratic" | "logistic"
-  double lambda = 1.0;                // quadratic: l = (lambda/2)|theta - x|^2
-  double regularization = 0.0;        // logistic: mu in (mu/2)|theta|^2
+  std::string type;                   // "quadratic" | "logistic" | "huber" | "double_well" | "expression"
+  double lambda = 1.0;                // quadratic: l = (lambda/2)|theta - x|^2; double_well: curvature at the wells
+  double regularization = 0.0;        // logistic, huber: mu in (mu/2)|theta|^2
+  double delta = 1.0;                 // huber threshold
+  double width = 1.0;                 // double_well radius w
+  std::string expression;             // expression: l(theta; x) as a muParser formula
+  std::vector<std::string> gradient;  // expression: optional gradient formulas (empty: finite differences)
   std::optional<double> sensitivity;  // S_g of the data universe, if the user states it
 };
 
@@ -55,6 +59,7 @@ struct NoisyGdSpec {
   long steps = 1;                     // K
   std::string diffusion = "fokker_planck";  // | "exact_convolution"
   long diffusion_substeps = 4;
+  std::optional<double> clipNorm;     // per-example gradient clipping at norm C
 };
 
 struct OutputSpec {

@@ -8,6 +8,8 @@
 // The first problem found ends the read with an InputError; nothing is ever silently corrected.
 #include "app/CaseReader.hpp"
 
+#include "models/ExpressionLoss.hpp"
+
 #include <toml++/toml.h>
 
 #include <Eigen/Cholesky>
@@ -497,6 +499,10 @@ private:
     const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
     if (m < 1 || m > 10000) fail("noisy_gd.diffusion_substeps", substepsNode, "out of range", substeps.allowed);
     c.noisyGd.diffusion_substeps = static_cast<long>(m);
+    const Parameter& clip = parameter("noisy_gd", "clip_norm");
+    if (const toml::node* node = given("noisy_gd", "clip_norm")) {
+      c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
+    }
   }
 
   static bool isNameCharacter(char c) {
@@ -572,20 +578,55 @@ private:
     const Parameter& typeParameter = parameter("loss", "type");
     const toml::node& typeNode = required(typeParameter);
     c.loss.type = string(typeNode, "loss.type", typeParameter.allowed);
-    if (c.loss.type != "quadratic" && c.loss.type != "logistic") {
+    const std::string& t = c.loss.type;
+    if (t != "quadratic" && t != "logistic" && t != "huber" && t != "double_well" && t != "expression") {
       fail("loss.type", typeNode, "unknown loss type", typeParameter.allowed);
     }
     lossType_ = c.loss.type;
     checkApplicability();
 
-    if (lossType_ == "quadratic") {
+    if (t == "quadratic" || t == "double_well") {
       const Parameter& lambda = parameter("loss", "lambda");
       c.loss.lambda = positive(required(lambda), "loss.lambda", lambda.allowed);
-    } else {
+    }
+    if (t == "logistic" || t == "huber") {
       const Parameter& regularization = parameter("loss", "regularization");
       const toml::node& node = required(regularization);
       c.loss.regularization = number(node, "loss.regularization", regularization.allowed);
       if (c.loss.regularization < 0) fail("loss.regularization", node, "must be >= 0", regularization.allowed);
+    }
+    if (t == "huber") {
+      const Parameter& delta = parameter("loss", "delta");
+      c.loss.delta = positive(required(delta), "loss.delta", delta.allowed);
+    }
+    if (t == "double_well") {
+      const Parameter& width = parameter("loss", "width");
+      c.loss.width = positive(required(width), "loss.width", width.allowed);
+    }
+    if (t == "expression") {
+      const Parameter& expression = parameter("loss", "expression");
+      const toml::node* node = given("loss", "expression");
+      if (!node) failMissing("loss.expression", expression.type, expression.allowed);
+      c.loss.expression = string(*node, "loss.expression", expression.allowed);
+      if (c.loss.expression.empty()) fail("loss.expression", *node, "must not be empty", expression.allowed);
+      const Parameter& gradient = parameter("loss", "gradient");
+      if (const toml::node* g = given("loss", "gradient")) {
+        const toml::array& a = array(*g, "loss.gradient", gradient.allowed);
+        if (a.size() != dim_) {
+          fail("loss.gradient", *g, "has " + entries(a.size()) + ", expected " + std::to_string(dim_) + " (" +
+                                        dimensionReason_ + ")",
+               gradient.allowed);
+        }
+        for (std::size_t i = 0; i < a.size(); ++i)
+          c.loss.gradient.push_back(string(*a.get(i), indexed("loss.gradient", i), gradient.allowed));
+      }
+      // The formulas are parsed now, so that a syntax error is an input error naming the key, not a run failure.
+      try {
+        models::ExpressionLoss probe(static_cast<int>(dim_), c.loss.expression, c.loss.gradient);
+      } catch (const std::invalid_argument& e) {
+        fail(c.loss.gradient.empty() ? "loss.expression" : "loss.expression / loss.gradient", *node, e.what(),
+             expression.allowed);
+      }
     }
 
     const Parameter& sensitivity = parameter("loss", "sensitivity");
@@ -594,15 +635,34 @@ private:
     }
   }
 
+  // appliesTo is a comma-separated list of loss types.
+  static bool appliesTo(std::string_view list, std::string_view type) {
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t end = list.find(',', start);
+      if (end == std::string_view::npos) end = list.size();
+      std::string_view item = list.substr(start, end - start);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      if (item == type) return true;
+      start = end + 1;
+    }
+    return false;
+  }
+
   // Keys that only make sense for the other loss type are errors rather than silently ignored: a user who wrote
   // regularization for a quadratic loss believes it has an effect.
   void checkApplicability() const {
     for (const Parameter& p : parameterSchema()) {
-      if (p.appliesTo.empty() || p.appliesTo == lossType_) continue;
+      if (p.appliesTo.empty() || appliesTo(p.appliesTo, lossType_)) continue;
       if (const toml::node* node = given(p.table, p.key)) {
+        std::string types;  // "quadratic" or "quadratic" or "double_well"
+        std::istringstream list{std::string(p.appliesTo)};
+        for (std::string item; std::getline(list, item, ',');) {
+          item.erase(0, item.find_first_not_of(' '));
+          types += (types.empty() ? "\"" : " or \"") + item + "\"";
+        }
         fail(parameterPath(p), *node,
-             "applies only to loss.type = \"" + std::string(p.appliesTo) + "\", but loss.type = \"" + lossType_ +
-                 "\"",
+             "applies only to loss.type = " + types + ", but loss.type = \"" + lossType_ + "\"",
              "no " + parameterPath(p) + " with loss.type = \"" + lossType_ + "\"");
       }
     }
@@ -900,10 +960,18 @@ private:
     root.insert("mesh", toml::table{{"lower", lower}, {"upper", upper}, {"cells", cells}});
 
     toml::table loss{{"type", c.loss.type}};
-    if (logistic) {
-      loss.insert("regularization", c.loss.regularization);
-    } else {
-      loss.insert("lambda", c.loss.lambda);
+    const std::string& t = c.loss.type;
+    if (t == "logistic" || t == "huber") loss.insert("regularization", c.loss.regularization);
+    if (t == "quadratic" || t == "double_well") loss.insert("lambda", c.loss.lambda);
+    if (t == "huber") loss.insert("delta", c.loss.delta);
+    if (t == "double_well") loss.insert("width", c.loss.width);
+    if (t == "expression") {
+      loss.insert("expression", c.loss.expression);
+      if (!c.loss.gradient.empty()) {
+        toml::array g;
+        for (const auto& e : c.loss.gradient) g.push_back(e);
+        loss.insert("gradient", std::move(g));
+      }
     }
     if (c.loss.sensitivity) loss.insert("sensitivity", *c.loss.sensitivity);
     root.insert("loss", std::move(loss));
@@ -944,6 +1012,7 @@ private:
                                           {"steps", static_cast<std::int64_t>(c.noisyGd.steps)},
                                           {"diffusion", c.noisyGd.diffusion},
                                           {"diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps)}});
+      if (c.noisyGd.clipNorm) root["noisy_gd"].as_table()->insert("clip_norm", *c.noisyGd.clipNorm);
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},

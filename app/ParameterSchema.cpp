@@ -53,13 +53,25 @@ constexpr Parameter kParameters[] = {
      "Number of finite-volume cells along each axis."},
 
     // [loss]
-    {"loss", "type", "string", "—", Presence::Required, "", "quadratic, logistic", "",
+    {"loss", "type", "string", "—", Presence::Required, "", "quadratic, logistic, huber, double_well, expression", "",
      "quadratic: `l = (lambda/2) |theta - x|^2`; logistic: `l = log(1 + exp(-y <theta, x>)) + (mu/2) |theta|^2` "
-     "with labels y = -1 or +1."},
+     "with labels y = -1 or +1; huber: `l = H_delta(|theta - x|) + (mu/2) |theta|^2`; double_well: "
+     "`l = (lambda/(8 w^2)) (|theta - x|^2 - w^2)^2` (non-convex); expression: a formula (docs/models.md)."},
     {"loss", "lambda", "number", "loss units / parameter units^2", Presence::Default, "1.0",
-     "a finite number > 0", "quadratic", "Curvature lambda of the quadratic loss (its strong convexity)."},
+     "a finite number > 0", "quadratic, double_well",
+     "Curvature lambda of the quadratic loss (its strong convexity), or of the double well across its wells."},
     {"loss", "regularization", "number", "loss units / parameter units^2", Presence::Default, "0.0",
-     "a finite number >= 0", "logistic", "L2 regularisation mu of the logistic loss (its strong convexity)."},
+     "a finite number >= 0", "logistic, huber", "L2 regularisation mu (the loss's strong convexity)."},
+    {"loss", "delta", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "huber",
+     "Huber threshold: quadratic for |theta - x| <= delta, linear beyond."},
+    {"loss", "width", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "double_well",
+     "Radius w of the double well's minima |theta - x| = w."},
+    {"loss", "expression", "string", "loss units", Presence::Optional, "required with loss.type = \"expression\"",
+     "a muParser formula in theta1..thetad, x1..xd and y (y = 1 for every record)", "expression",
+     "Per-example loss l(theta; x) as a formula, e.g. \"0.5*((theta1-x1)^2 + (theta2-x2)^2)\"."},
+    {"loss", "gradient", "array of d strings", "loss units / parameter units", Presence::Optional,
+     "central finite differences of loss.expression (relative accuracy ~1e-10, docs/models.md)",
+     "d muParser formulas, one per coordinate", "expression", "The gradient of loss.expression, if known."},
     {"loss", "sensitivity", "number", "loss units / parameter units", Presence::Optional,
      "none (only data-dependent bounds are reported)", "a finite number > 0", "",
      "S_g = sup over theta and records x, x' of the data universe of |grad l(theta; x) - grad l(theta; x')| "
@@ -121,6 +133,10 @@ constexpr Parameter kParameters[] = {
      "noisy_gd"},
     {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "4", "an integer in [1, 10000]", "",
      "Implicit time steps per noisy-GD step for diffusion = \"fokker_planck\" (options prefix -diffusion_).",
+     "noisy_gd"},
+    {"noisy_gd", "clip_norm", "number", "loss units / parameter units", Presence::Optional, "no clipping",
+     "a finite number > 0", "",
+     "Per-example gradient clipping at norm C (lecture 002): g = (1/n) sum_i CLIP_C(grad l(theta; x_i)).",
      "noisy_gd"},
 
     // [output]

@@ -18,7 +18,9 @@
 #include "io/Hdf5Output.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
+#include "models/ExpressionLoss.hpp"
 #include "models/Loss.hpp"
+#include "models/LossConstants.hpp"
 #include "solver/DensityEvolution.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/LangevinDiscretisation.hpp"
@@ -34,9 +36,12 @@ namespace {
 
 constexpr const char* kMarker = "parameters.toml";  // every fpdp output directory holds this file
 
-std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec) {
+std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec, int dim) {
   if (spec.type == "quadratic") return std::make_shared<models::QuadraticLoss>(spec.lambda);
   if (spec.type == "logistic") return std::make_shared<models::LogisticLoss>(spec.regularization);
+  if (spec.type == "huber") return std::make_shared<models::HuberLoss>(spec.delta, spec.regularization);
+  if (spec.type == "double_well") return std::make_shared<models::DoubleWellLoss>(spec.lambda, spec.width);
+  if (spec.type == "expression") return std::make_shared<models::ExpressionLoss>(dim, spec.expression, spec.gradient);
   throw std::logic_error("buildLoss: unvalidated loss type " + spec.type);
 }
 
@@ -120,12 +125,14 @@ int runCase(const Case& c, const RunOptions& options) {
   FPDP_PETSC(MPI_Comm_size(comm, &size));
 
   // 1. Models.
-  auto loss = buildLoss(c.loss);
+  auto loss = buildLoss(c.loss, c.mesh.dim);
   const models::Dataset& D = c.data.records;
   const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement};
   const models::Dataset DPrime = neighbour.apply(D);
-  auto lossD = std::make_shared<const models::EmpiricalLoss>(loss, D);
-  auto lossDPrime = std::make_shared<const models::EmpiricalLoss>(loss, DPrime);
+  // Clipping (noisy GD only) changes the gradient the algorithm follows, not the loss value.
+  const std::optional<double> clip = c.dynamics == "noisy_gd" ? c.noisyGd.clipNorm : std::nullopt;
+  auto lossD = std::make_shared<const models::EmpiricalLoss>(loss, D, clip);
+  auto lossDPrime = std::make_shared<const models::EmpiricalLoss>(loss, DPrime, clip);
   const models::Gaussian initial(c.initial.mean, c.initial.covariance);
   const auto pairGap = loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement);
 
@@ -169,6 +176,9 @@ int runCase(const Case& c, const RunOptions& options) {
   }
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
   const double gradientGap = disc.measuredGradientGap();
+  const models::LossConstants constants =
+      models::computeConstants(*lossD, *lossDPrime, D[c.neighbour.index], c.neighbour.replacement, mesh.box().lower(),
+                               mesh.box().upper(), c.mesh.dim);
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
   const auto langevinReference =
@@ -357,7 +367,24 @@ int runCase(const Case& c, const RunOptions& options) {
         << "\n";
     s << "  measured sup|grad L_D - grad L_D'| on the mesh = " << fmt(gradientGap);
     if (pairGap) s << "  (closed form " << (pairGap->exact ? "= " : "<= ") << fmt(pairGap->value / D.size()) << ")";
-    s << "\n  initial mass outside the box (renormalised) = " << fmt(truncated, "%.3e") << "\n\n";
+    s << "\n";
+    auto constant = [&](const char* name, const std::optional<double>& v, const std::string& source) {
+      s << "  " << name << " = " << (v ? fmt(*v, "%.6g") : std::string("none")) << "  (" << source << ")\n";
+    };
+    constant("lambda (strong convexity)", constants.strongConvexity, constants.strongConvexitySource);
+    constant("beta (smoothness)", constants.smoothness, constants.smoothnessSource);
+    if (c.loss.sensitivity)
+      s << "  S_g = " << fmt(*c.loss.sensitivity, "%.6g") << "  (given in the case file)\n";
+    else
+      constant("S_g (sensitivity of this pair)", constants.sensitivity, constants.sensitivitySource);
+    if (noisyGd && constants.smoothness) {
+      const double etaBeta = c.noisyGd.eta * *constants.smoothness;
+      s << "  assumption eta < 1/beta (CYS, FMTT contraction): eta * beta = " << fmt(etaBeta, "%.4g")
+        << (etaBeta < 1.0 ? "  holds\n" : "  FAILS: the bounds that need it do not apply\n");
+    }
+    if (!constants.strongConvexity || *constants.strongConvexity <= 0)
+      s << "  assumption lambda > 0 (strong convexity, CYS Thm 2/Cor 1): FAILS for this loss\n";
+    s << "  initial mass outside the box (renormalised) = " << fmt(truncated, "%.3e") << "\n\n";
     s << "  quantity            computed";
     if (reference) s << "           exact              rel. error";
     s << "\n";

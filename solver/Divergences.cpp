@@ -43,7 +43,7 @@ const char* renyiStatusName(RenyiStatus s) {
 }
 
 DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders)
-    : quadrature_(mesh), orders_(std::move(orders)) {
+    : quadrature_(mesh), orders_(std::move(orders)), reconstruction_(mesh), points_(mesh.createVector()) {
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
   const auto& box = mesh.box();
@@ -51,57 +51,52 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
   const PetscInt nOwned = mesh.owned().size();
   onBoundary_.assign(static_cast<std::size_t>(nOwned), 0);
   shell_.assign(static_cast<std::size_t>(nOwned), -1);
-  // Shell thickness: a fixed fraction of the smallest half-width of the box, so that the shells are the same
-  // physical layers on every mesh of a refinement family.
-  double halfWidth = kInf;
-  for (int a = 0; a < dim; ++a) halfWidth = std::min(halfWidth, 0.5 * (box.axis(a).upper() - box.axis(a).lower()));
-  const double thickness = halfWidth / kShellsPerHalfWidth;
-  std::array<double, kTailShells> localVolume{}, volume{};
+  // Shells of whole cell layers: the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a),
+  // lies in [m s, (m+1) s), m = 1..kTailShells, with s = max(1, floor(N_min / kCellsPerShellDivisor)) layers (on a
+  // uniform mesh about 1/16 of the half-width, so that refinement keeps the same physical layers). Whole layers keep
+  // the shell means free of the jitter of a cut through cells; the position of shell m is the volume-weighted mean
+  // distance of its cell centres to the nearest wall, so graded meshes get their true spacing.
+  int minCells = box.cells(0);
+  for (int a = 1; a < dim; ++a) minCells = std::min(minCells, box.cells(a));
+  const int layers = std::max(1, minCells / kCellsPerShellDivisor);
+  std::array<double, 2 * kTailShells> local{}, global{};  // volumes, then volume-weighted distances
   const auto& vol = mesh.ownedVolumes();
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    PetscInt indexDistance = std::numeric_limits<PetscInt>::max();
     double distance = kInf;  // from the cell centre to the nearest wall
     for (int a = 0; a < dim; ++a) {
       if (c[a] == 0 || c[a] == box.cells(a) - 1) onBoundary_[l] = 1;
+      indexDistance = std::min({indexDistance, c[a], box.cells(a) - 1 - c[a]});
       distance = std::min({distance, x[a] - box.axis(a).lower(), box.axis(a).upper() - x[a]});
     }
-    const double layer = std::floor(distance / thickness);
-    if (layer >= 1.0 && layer <= kTailShells) {
+    const PetscInt layer = indexDistance / layers;
+    if (layer >= 1 && layer <= kTailShells) {
       shell_[l] = static_cast<int>(layer) - 1;
-      localVolume[shell_[l]] += vol[l];
+      local[shell_[l]] += vol[l];
+      local[kTailShells + shell_[l]] += vol[l] * distance;
     }
   });
-  FPDP_PETSC(MPI_Allreduce(localVolume.data(), volume.data(), kTailShells, MPI_DOUBLE, MPI_SUM, mesh.comm()));
+  FPDP_PETSC(MPI_Allreduce(local.data(), global.data(), 2 * kTailShells, MPI_DOUBLE, MPI_SUM, mesh.comm()));
   shellLogVolume_.fill(-kInf);
+  shellPosition_.fill(0.0);
   tailTestPossible_ = true;
   for (int m = 0; m < kTailShells; ++m) {
-    if (volume[m] > 0) shellLogVolume_[m] = std::log(volume[m]);
-    else tailTestPossible_ = false;  // the mesh is too coarse for the shells: no growth test
+    if (global[m] > 0) {
+      shellLogVolume_[m] = std::log(global[m]);
+      shellPosition_[m] = global[kTailShells + m] / global[m];
+    } else {
+      tailTestPossible_ = false;  // the mesh is too coarse for the shells: no growth test
+    }
   }
 }
 
-DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
-  const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(u, &a));
-  DivergenceValues v;
-  try {
-    v = evaluate(a, a + 1, 2);
-  } catch (...) {
-    VecRestoreArrayRead(u, &a);
-    throw;
-  }
-  FPDP_PETSC(VecRestoreArrayRead(u, &a));
-  return v;
-}
-
-DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride) const {
+void DivergenceFunctionals::measureHealth(const double* p, const double* q, std::ptrdiff_t stride,
+                                          DivergenceValues& out) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
-  DivergenceValues out;
-
-  // Pass 1: masses and health of each density.
   double local[2] = {0, 0}, localMin[2] = {kInf, kInf}, localMax[2] = {-kInf, -kInf}, localNeg[2] = {0, 0},
          localBad[2] = {0, 0};
   for (std::size_t c = 0; c < n; ++c) {
@@ -132,6 +127,42 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     health[f]->negativeCells = static_cast<long>(neg[f]);
     health[f]->finite = bad[f] == 0;
   }
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
+  // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
+  // (PointValues.hpp); the masses, minima and negative-cell counts describe the state itself.
+  reconstruction_.apply(u, points_);
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetArrayRead(points_, &a));
+  DivergenceValues v;
+  try {
+    v = evaluate(a, a + 1, 2);
+  } catch (...) {
+    VecRestoreArrayRead(points_, &a);
+    throw;
+  }
+  FPDP_PETSC(VecRestoreArrayRead(points_, &a));
+  FPDP_PETSC(VecGetArrayRead(u, &a));
+  try {
+    measureHealth(a, a + 1, 2, v);
+  } catch (...) {
+    VecRestoreArrayRead(u, &a);
+    throw;
+  }
+  FPDP_PETSC(VecRestoreArrayRead(u, &a));
+  return v;
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride) const {
+  const auto& w = quadrature_.weights();
+  const std::size_t n = w.size();
+  const MPI_Comm comm = quadrature_.comm();
+  DivergenceValues out;
+
+  // Pass 1: masses and health of each density.
+  measureHealth(p, q, stride, out);
+  const double mass[2] = {out.p.mass, out.q.mass};
   const std::size_t K = orders_.size();
   out.renyi.assign(K, kInf);
   out.eAlphaMinusOne.assign(K, kInf);
@@ -152,12 +183,19 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   // sums: [0] KL, [1] TV, [2 .. 2+K) E_alpha - 1 ; lse per order for the large-divergence branch.
   // [2+K .. 2+2K) the boundary cells' part of E_alpha - 1.
   std::vector<double> sums(2 + 2 * K, 0.0);
+  double excludedP = 0.0;
   std::vector<LogSumExp> lse(K), lseBoundary(K), lseShell(K * kTailShells);
   for (std::size_t c = 0; c < n; ++c) {
     const double pc = std::max(p[c * stride], 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(q[c * stride], 0.0) * invMq;
     const double wc = w[c];
     sums[1] += wc * std::fabs(pc - qc);
+    if (q[c * stride] < 0.0) {
+      // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
+      // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
+      excludedP += wc * pc;
+      continue;
+    }
     if (qc == 0.0) {
       if (pc > 0.0) {
         sums[0] = kInf;
@@ -201,6 +239,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
                             comm));
   out.kl = global[0];
   out.tv = 0.5 * global[1];
+  FPDP_PETSC(MPI_Allreduce(&excludedP, &out.excludedMassP, 1, MPI_DOUBLE, MPI_SUM, comm));
   // Large-divergence branch: combine the per-rank log-sum-exp pairs.
   std::vector<double> lmax(K), gmax(K);
   for (std::size_t k = 0; k < K; ++k) lmax[k] = lse[k].max;
@@ -239,10 +278,13 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       finite = finite && std::isfinite(L[m]);
     }
     if (!finite) continue;
-    // Outward increments D_m = L_m - L_{m+1} (m = 0 outermost): growth toward the walls with D_m > 0, and
-    // convexity D_0 >= D_1 >= ... .
-    bool grows = L[kTailShells - 2] - L[kTailShells - 1] > 0.0;
-    for (int m = 0; m + 2 < kTailShells && grows; ++m) grows = L[m] - L[m + 1] >= L[m + 1] - L[m + 2];
+    // Outward slopes s_m = (L_m - L_{m+1}) / (x_{m+1} - x_m) (m = 0 outermost, x the shell positions): growth
+    // toward the walls with s_m > 0 (first differences), convexity s_0 >= s_1 >= ... (second differences).
+    double slope[kTailShells - 1];
+    for (int m = 0; m + 1 < kTailShells; ++m)
+      slope[m] = (L[m] - L[m + 1]) / (shellPosition_[m + 1] - shellPosition_[m]);
+    bool grows = slope[kTailShells - 2] > 0.0;
+    for (int m = 0; m + 2 < kTailShells && grows; ++m) grows = slope[m] >= slope[m + 1];
     tailGrows[k] = grows;
   }
   out.renyiBoundaryShare.assign(K, 0.0);

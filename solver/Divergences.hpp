@@ -14,25 +14,30 @@
 //   log-sum-exp of log q + alpha log r is used instead, so R_alpha never overflows for large orders.
 //   TV = (1/2) int |p - q|.
 // Infinite values: where q = 0 and p > 0 (r = inf) R_alpha and KL are +inf. Negative cell values (which a
-// non-positive time integrator may produce) are counted and reported with the minimum, and enter the integrands
-// as 0; they are never dropped silently. Truncation by the box is measured (renyiBoundaryShare).
+// non-positive time integrator, or an operator that is not an M-matrix, may produce) are counted and reported with
+// the minimum; a negative p enters the integrands as 0, a cell with negative q is left out of KL and R_alpha (a
+// negative q is an artefact, not a zero of the density, and must not turn them into +inf) and the p-mass of those
+// cells is reported (excludedMassP). Nothing is dropped silently. Truncation by the box is measured (renyiBoundaryShare).
 //
 // Divergent integrals (MATH.md §3, §6): R_alpha = +inf when int p^alpha q^(1-alpha) diverges outside any box (for
 // Gaussians: when alpha Sigma_q + (1 - alpha) Sigma_p is not positive definite), yet the box quadrature is finite.
-// Detection, per order, from the growth of the integrand toward the walls. The cells whose centres lie at a distance
-// d from the nearest wall with m delta <= d < (m+1) delta, m = 1..kTailShells, form shells parallel to the walls
-// (delta = smallest half-width / kShellsPerHalfWidth; the layer m = 0 next to the walls is left out: on a computed
-// solution its cells carry the no-flux wall's boundary layer, which bends the log-density there by O(1)). With L_m the
-// log of the mean of the normalised p^alpha q^(1-alpha) over shell m (m = 1 outermost) and D_m = L_m - L_{m+1}:
-// if D_m > 0 (the log-integrand increases toward the walls: first differences > 0) and D_1 >= D_2 >= ... (it is
-// convex: second differences >= 0), the integrand grows at least exponentially beyond the walls if the trend goes on,
-// and the integral over R^d diverges. When that holds and the wall cells' share of the integrand is not negligible
-// (> kBoundaryShareTolerance), R_alpha is reported as +inf (RenyiStatus::InfiniteDetected; the box number is kept in
-// renyiOnBox). A non-negligible wall share without such growth is RenyiStatus::TruncatedSuspect (e.g. equal
-// covariances with the tilted centre alpha m_p + (1 - alpha) m_q outside the box: the log-integrand is concave, the
-// true R_alpha finite and larger than the box number). The test is a heuristic on the computed tails: the log-
-// integrand multiplies the relative errors of p and q in the tails by alpha and alpha - 1, so it needs tails that are
-// resolved (docs/scheme.md §5 shows where it errs on a coarse mesh). Sums over the shells are reduced over all ranks.
+// Detection, per order, from the growth of the integrand toward the walls. Shells parallel to the walls: shell m
+// (m = 1..kTailShells) holds the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a), lies
+// in [m s, (m+1) s), s = max(1, N_min / kCellsPerShellDivisor) layers (1/16 of the half-width on a uniform mesh); the
+// layers m = 0 next to the walls are left out, since on a computed solution they carry the no-flux wall's boundary
+// layer, which bends the log-density there by O(1). L_m is the log of the mean of the normalised
+// p^alpha q^(1-alpha) over shell m, x_m the mean distance of its cells to the walls, and s_m = (L_m - L_{m+1}) /
+// (x_{m+1} - x_m) the outward slope (m = 1 outermost). If s_m > 0 (the log-integrand increases toward the walls:
+// first differences > 0) and s_1 >= s_2 >= ... (it is convex: second differences >= 0), the integrand grows at least
+// exponentially beyond the walls if the trend goes on, and the integral over R^d diverges. When that holds and the
+// wall cells' share of the integrand is not negligible (> kBoundaryShareTolerance), R_alpha is reported as +inf
+// (RenyiStatus::InfiniteDetected; the box number is kept in renyiOnBox). A non-negligible wall share without such
+// growth is RenyiStatus::TruncatedSuspect (e.g. equal covariances with the tilted centre alpha m_p + (1 - alpha) m_q
+// outside the box: the log-integrand is concave, the true R_alpha finite and larger than the box number). Shells,
+// not single lines of cells, because the shell means average over the walls (sums reduced over all ranks) and
+// because along a line the first few cells are dominated by the wall layer (docs/scheme.md §5). The test is a
+// heuristic on the computed tails: the log-integrand multiplies the relative errors of p and q there by alpha and
+// alpha - 1, so it needs tails that are resolved (docs/scheme.md §5 shows where it errs on a coarse mesh).
 #include <petscvec.h>
 
 #include <array>
@@ -41,6 +46,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/PointValues.hpp"
 
 namespace fpdp::solver {
 
@@ -64,6 +70,7 @@ struct DivergenceValues {
   DensityHealth p, q;
   double kl = 0.0;                     // KL(p || q)
   double tv = 0.0;                     // total variation distance
+  double excludedMassP = 0.0;          // normalised p-mass of the cells left out of KL and R_alpha (q < 0 there)
   std::vector<double> renyi;           // R_alpha(p || q), one per order
   std::vector<double> eAlphaMinusOne;  // E_alpha - 1 (may be +inf)
   // Share of int p^alpha q^(1-alpha) that lies in the cells touching the box walls, per order. A share that is
@@ -91,7 +98,7 @@ private:
 class DivergenceFunctionals {
 public:
   static constexpr int kTailShells = 4;                    // shells (3 increments, 2 convexity checks)
-  static constexpr double kShellsPerHalfWidth = 16.0;      // shell thickness = smallest half-width / 16
+  static constexpr int kCellsPerShellDivisor = 32;         // shell thickness: N_min / 32 cell layers (>= 1)
   static constexpr double kBoundaryShareTolerance = 1e-6;  // wall share above which the box is suspect
 
   /// Collective.
@@ -103,11 +110,17 @@ public:
   const std::vector<double>& orders() const { return orders_; }
 
 private:
+  /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
+  void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, DivergenceValues& out) const;
+
   CellQuadrature quadrature_;
   std::vector<double> orders_;
+  PointValueReconstruction reconstruction_;
+  meshes::VecHandle points_;  // work vector for the reconstructed point values
   std::vector<char> onBoundary_;  // owned cells that touch a wall
   std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
   std::array<double, kTailShells> shellLogVolume_{};
+  std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls
   bool tailTestPossible_ = false;  // every shell holds at least one cell
 };
 

@@ -9,6 +9,14 @@
 // evaluated with the antiderivatives of u^k Phi(u), k = 0, 1, 2 (no quadrature error, any ratio s/h). Conservative
 // (each source cell's mass is deposited in full) and non-negative (q_i >= 0). Mass beyond the mesh is outflow.
 // Only diagonal covariances: a full Sigma is not separable (the Fokker–Planck diffusion handles it).
+//
+// Co-transport (docs/tracing.md §2): coTransport() convolves a non-negative density and, with it, passive signed
+// fields (the components of U2 p of the tracing diffusions, MATH.md §2.2): source cell i deposits its passive mass
+// w_i with the density's limited quadratic q_i, i.e. target j receives (w_i / m_i) times the density mass cell i
+// deposits in j. Plain linear convolution of the passive fields (their own unclamped, unlimited quadratics) would be
+// as linear, but where the positivity clamp or the Fritsch–Carlson limiter acts on the density (tails, steep flanks)
+// the passive shapes would differ from w_i/m_i times the density's, so a constant ratio V = w/p would not stay
+// constant and |V| <= max |V_i| could fail; with the density's shape both hold to round-off.
 #include <array>
 #include <vector>
 
@@ -22,8 +30,14 @@ public:
   /// stddev[a]: standard deviation along axis a (0 leaves the axis alone).
   GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev);
   Outflow apply(std::vector<double>& field) const;
+  /// Convolve a non-negative density in place and co-transport the passive signed fields (cell averages, each of the
+  /// density's size) with its within-cell shape. The density's result and outflow are exactly those of apply().
+  CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
 
 private:
+  Outflow applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
+                    std::vector<Outflow>* passiveOutflow) const;
+
   const meshes::BoxMesh& mesh_;
   std::array<double, 3> s_;
 };

@@ -99,15 +99,45 @@ std::vector<double> faceDensities(const std::vector<double>& faces, const double
   return rho;
 }
 
-std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const std::vector<double>& masses,
-                                const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
-                                const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride) {
+namespace {
+
+constexpr std::size_t kMaxPassiveFields = 8;  // d components of U2 p (d <= 3), with room to spare
+
+/// remapLine with np >= 0 co-transported passive lines (np = 0: the plain remap). The density's arithmetic does not
+/// depend on np.
+std::array<double, 2> remapLineImpl(const std::vector<double>& targetFaces, const std::vector<double>& masses,
+                                    const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
+                                    const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride,
+                                    std::size_t np, const double* const* passiveMasses, double* const* passiveOut,
+                                    std::array<double, 2>* passiveOutflow) {
   const std::size_t nt = targetFaces.size() - 1;
   const double lo = targetFaces.front(), hi = targetFaces.back();
   std::array<double, 2> outflow{0.0, 0.0};
+  double ratio[kMaxPassiveFields];
   for (std::size_t i = 0; i < masses.size(); ++i) {
-    const double m = masses[i];
-    if (m == 0.0) continue;
+    double m = masses[i];
+    // Passive ratios w_i / m_i. Without density mass the shape is the uniform spreading of a unit mass: the density
+    // deposits nothing (weight 0), the passive fields their own mass.
+    bool anyPassive = false;
+    for (std::size_t f = 0; f < np; ++f) anyPassive = anyPassive || passiveMasses[f][i] != 0.0;
+    double densityWeight = 1.0;
+    bool unitShape = false;
+    if (m == 0.0) {
+      if (!anyPassive) continue;
+      m = 1.0;
+      densityWeight = 0.0;
+      unitShape = true;
+    }
+    for (std::size_t f = 0; f < np; ++f) ratio[f] = passiveMasses[f][i] / m;
+    auto depositAt = [&](std::size_t j, double amount) {
+      if (densityWeight != 0.0) out[static_cast<std::ptrdiff_t>(j) * outStride] += amount;
+      for (std::size_t f = 0; f < np; ++f)
+        passiveOut[f][static_cast<std::ptrdiff_t>(j) * outStride] += ratio[f] * amount;
+    };
+    auto lose = [&](int side, double amount) {
+      if (densityWeight != 0.0) outflow[side] += amount;
+      for (std::size_t f = 0; f < np; ++f) passiveOutflow[f][side] += ratio[f] * amount;
+    };
     double a = imageFaces[i], b = imageFaces[i + 1];
     // Pushed density at the image ends: rho / |f'|. Where f' changes sign within the cell (a fold) or vanishes,
     // the end slope is unknown: use the secant (uniform spreading over the image).
@@ -115,7 +145,7 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
     const bool increasing = b > a;
     const double secant = (b != a) ? m / std::fabs(b - a) : 0.0;
     double d0, d1;
-    if ((increasing && s0 > 0 && s1 > 0) || (!increasing && s0 < 0 && s1 < 0)) {
+    if (!unitShape && ((increasing && s0 > 0 && s1 > 0) || (!increasing && s0 < 0 && s1 < 0))) {
       d0 = faceDensity[i] / std::fabs(s0);
       d1 = faceDensity[i + 1] / std::fabs(s1);
     } else {
@@ -127,18 +157,18 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
     }
     const double L = b - a;
     if (!(L > 0)) {  // the whole cell maps to one point (degenerate map): deposit where it lands
-      if (a < lo) outflow[0] += m;
-      else if (a >= hi) outflow[1] += m;
+      if (a < lo) lose(0, m);
+      else if (a >= hi) lose(1, m);
       else {
         const auto it = std::upper_bound(targetFaces.begin(), targetFaces.end(), a);
-        out[static_cast<std::ptrdiff_t>(it - targetFaces.begin() - 1) * outStride] += m;
+        depositAt(static_cast<std::size_t>(it - targetFaces.begin() - 1), m);
       }
       continue;
     }
     const MonotoneCubic H(L, m, d0, d1, m > 0);
     // Below and above the mesh.
-    if (a < lo) outflow[0] += H(std::min(lo, b) - a);
-    if (b > hi) outflow[1] += m - H(std::max(hi, a) - a);
+    if (a < lo) lose(0, H(std::min(lo, b) - a));
+    if (b > hi) lose(1, m - H(std::max(hi, a) - a));
     const double ca = std::max(a, lo), cb = std::min(b, hi);
     if (!(cb > ca)) continue;
     // Target cells overlapping [ca, cb].
@@ -146,12 +176,38 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
                                              targetFaces.begin()) - 1;
     double left = H(ca - a);
     for (; j < nt && targetFaces[j] < cb; ++j) {
-      const double right = H(std::min(targetFaces[j + 1], cb) - a);
-      out[static_cast<std::ptrdiff_t>(j) * outStride] += right - left;
+      // H is monotone in exact arithmetic; at nearby points its rounded values can dip by an ulp, so the running
+      // maximum keeps every deposit >= 0 (and the total unchanged: the last value is still H at the image end).
+      const double raw = H(std::min(targetFaces[j + 1], cb) - a);
+      const double right = H.M > 0 ? std::min(std::max(raw, left), H.M) : raw;  // signed data stay linear
+      depositAt(j, right - left);
       left = right;
     }
   }
   return outflow;
+}
+
+}  // namespace
+
+std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const std::vector<double>& masses,
+                                const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
+                                const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride) {
+  return remapLineImpl(targetFaces, masses, faceDensity, imageFaces, imageSlope, out, outStride, 0, nullptr, nullptr,
+                       nullptr);
+}
+
+std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const std::vector<double>& masses,
+                                const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
+                                const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride,
+                                const std::vector<const double*>& passiveMasses, const std::vector<double*>& passiveOut,
+                                std::vector<std::array<double, 2>>& passiveOutflow) {
+  const std::size_t np = passiveMasses.size();
+  if (passiveOut.size() != np || passiveOutflow.size() != np)
+    throw std::invalid_argument("remapLine: passive masses, outputs and outflows differ in number");
+  if (np > kMaxPassiveFields)
+    throw std::invalid_argument("remapLine: at most " + std::to_string(kMaxPassiveFields) + " passive fields");
+  return remapLineImpl(targetFaces, masses, faceDensity, imageFaces, imageSlope, out, outStride, np,
+                       passiveMasses.data(), passiveOut.data(), passiveOutflow.data());
 }
 
 PushForward::PushForward(const meshes::BoxMesh& mesh, std::function<Point3(const Point3&)> gradient, double eta)
@@ -215,14 +271,40 @@ double PushForward::shearImage(int axis, const Point3& current) const {
 }
 
 Outflow PushForward::apply(std::vector<double>& field, bool allowSigned) const {
+  return applyImpl(field, allowSigned, nullptr, nullptr);
+}
+
+CoTransportOutflow PushForward::coTransport(std::vector<double>& density,
+                                            std::vector<std::vector<double>>& passive) const {
+  if (passive.size() > kMaxPassiveFields)
+    throw std::invalid_argument("PushForward::coTransport: at most " + std::to_string(kMaxPassiveFields) +
+                                " passive fields");
+  for (const auto& w : passive)
+    if (w.size() != density.size())
+      throw std::invalid_argument("PushForward::coTransport: a passive field differs in size from the density");
+  CoTransportOutflow r;
+  r.passive.resize(passive.size());
+  r.density = applyImpl(density, false, &passive, &r.passive);
+  return r;
+}
+
+Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
+                               std::vector<std::vector<double>>* passive, std::vector<Outflow>* passiveOutflow) const {
   const int d = mesh_.dim();
+  const std::size_t np = passive ? passive->size() : 0;
   const std::array<int, 3> n{mesh_.cells(0), mesh_.cells(1), mesh_.cells(2)};
   const std::array<std::ptrdiff_t, 3> stride{1, n[0], static_cast<std::ptrdiff_t>(n[0]) * n[1]};
   Outflow outflow;
   std::vector<double> next(field.size());
+  std::vector<std::vector<double>> passiveNext(np, std::vector<double>(field.size()));
+  std::vector<std::vector<double>> passiveLineMasses(np);
+  std::vector<const double*> passiveIn(np);
+  std::vector<double*> passiveOut(np);
+  std::vector<std::array<double, 2>> passiveLost(np);
   // Shears in the order axis d-1, ..., 0 (each changes one coordinate; see the header).
   for (int axis = d - 1; axis >= 0; --axis) {
     std::fill(next.begin(), next.end(), 0.0);
+    for (auto& w : passiveNext) std::fill(w.begin(), w.end(), 0.0);
     const auto& ax = mesh_.axis(axis);
     const std::vector<double>& faces = ax.faces();
     const int o1 = (axis + 1) % 3, o2 = (axis + 2) % 3;  // the two other axes
@@ -235,6 +317,15 @@ Outflow PushForward::apply(std::vector<double>& field, bool allowSigned) const {
         const std::ptrdiff_t base = idx[0] * stride[0] + idx[1] * stride[1] + idx[2] * stride[2];
         const double* line = field.data() + base;
         for (int i = 0; i < n[axis]; ++i) masses[i] = line[i * stride[axis]] * ax.width(i);
+        for (std::size_t f = 0; f < np; ++f) {
+          auto& wm = passiveLineMasses[f];
+          wm.resize(static_cast<std::size_t>(n[axis]));
+          const double* wline = (*passive)[f].data() + base;
+          for (int i = 0; i < n[axis]; ++i) wm[i] = wline[i * stride[axis]] * ax.width(i);
+          passiveIn[f] = wm.data();
+          passiveOut[f] = passiveNext[f].data() + base;
+          passiveLost[f] = {0.0, 0.0};
+        }
         Point3 pt{0, 0, 0};
         for (int a = 0; a < d; ++a)
           if (a != axis) pt[a] = mesh_.axis(a).centre(idx[a]);
@@ -245,16 +336,23 @@ Outflow PushForward::apply(std::vector<double>& field, bool allowSigned) const {
         const auto slopes = imageSlopes(faces, images);
         const auto rho = faceDensities(faces, line, stride[axis], !allowSigned);
         double* outLine = next.data() + base;
-        const auto lost = remapLine(faces, masses, rho, images, slopes, outLine, stride[axis]);
+        const auto lost = remapLineImpl(faces, masses, rho, images, slopes, outLine, stride[axis], np,
+                                        passiveIn.data(), passiveOut.data(), passiveLost.data());
         double crossSection = 1.0;  // the line's masses are per unit cross-section
         for (int a = 0; a < d; ++a)
           if (a != axis) crossSection *= mesh_.axis(a).width(idx[a]);
         outflow.mass[2 * axis] += lost[0] * crossSection;
         outflow.mass[2 * axis + 1] += lost[1] * crossSection;
         for (int i = 0; i < n[axis]; ++i) outLine[i * stride[axis]] /= ax.width(i);  // masses -> averages
+        for (std::size_t f = 0; f < np; ++f) {
+          (*passiveOutflow)[f].mass[2 * axis] += passiveLost[f][0] * crossSection;
+          (*passiveOutflow)[f].mass[2 * axis + 1] += passiveLost[f][1] * crossSection;
+          for (int i = 0; i < n[axis]; ++i) passiveOut[f][i * stride[axis]] /= ax.width(i);
+        }
       }
     }
     field.swap(next);
+    for (std::size_t f = 0; f < np; ++f) (*passive)[f].swap(passiveNext[f]);
   }
   return outflow;
 }

@@ -20,8 +20,18 @@
 // solves). Each shear is a family of 1-D maps along grid lines, taken at the cell centres of the other coordinates
 // (an O(h^2) approximation within the cell), and remapped with the 1-D scheme above.
 //
+// Co-transport (docs/tracing.md §2). coTransport() pushes a non-negative density together with passive signed
+// fields (cell averages, e.g. the components of U2 p of the tracing diffusions, MATH.md §2.2) through the same
+// shears: in every 1-D remap, source cell i deposits its passive mass w_i with the density's within-cell
+// distribution, i.e. target cell j receives (w_i / m_i) times the density mass cell i deposits in j. The density
+// itself is remapped exactly as by apply() (bitwise the same numbers). Consequences: the passive fields are pushed
+// linearly; each passive cell average divided by the density's is a convex combination (weights >= 0, summing to 1,
+// up to round-off) of the source cells' ratios w_i/m_i, so a constant ratio stays exactly constant and
+// |V| <= max_i |V_i| holds cell by cell; the ratio is piecewise constant within each source cell, which makes the
+// pushed ratio first order pointwise where the map stretches (second order for translations and in the weak sense).
+//
 // Works on the whole field (natural order, x fastest) held by one process; callers gather and scatter.
-// Exercised by: tests/solver/test_noisy_gd.cpp
+// Exercised by: tests/solver/test_noisy_gd.cpp, tests/solver/test_tracing.cpp
 #include <array>
 #include <functional>
 #include <vector>
@@ -42,6 +52,12 @@ struct Outflow {
   }
 };
 
+/// Outflows of a co-transport: the density's, and one per passive field (signed, in passive-mass units).
+struct CoTransportOutflow {
+  Outflow density;
+  std::vector<Outflow> passive;
+};
+
 /// One-dimensional remap of cell masses through a map f given at the source faces (images) and its derivative.
 /// sourceFaces/targetFaces: strictly increasing; masses: one per source cell (>= 0 for positivity; signed inputs
 /// are remapped linearly, used for the vector-valued measures of the tracing diffusions).
@@ -50,6 +66,17 @@ struct Outflow {
 std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const std::vector<double>& masses,
                                 const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
                                 const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride);
+
+/// Co-transport along a line: remaps `masses` exactly as the overload above (same deposits, same return value) and
+/// with them passive signed masses: passiveMasses[f][i] is passive field f's mass in source cell i, deposited with
+/// the density's shape (target j receives passiveMasses[f][i] / masses[i] times the density mass cell i puts in j;
+/// a source cell without density mass but with passive mass spreads it uniformly over its image). Passive deposits
+/// are added into passiveOut[f][j * outStride]; passive mass beyond the first/last face is added to passiveOutflow[f].
+std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const std::vector<double>& masses,
+                                const std::vector<double>& faceDensity, const std::vector<double>& imageFaces,
+                                const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride,
+                                const std::vector<const double*>& passiveMasses, const std::vector<double*>& passiveOut,
+                                std::vector<std::array<double, 2>>& passiveOutflow);
 
 /// Face density estimates from cell averages along a line (fourth order on uniform lines, second order otherwise),
 /// clamped at 0 for non-negative data.
@@ -65,6 +92,11 @@ public:
   /// data (allowSigned) is remapped linearly with the same weights' construction but no clamping.
   Outflow apply(std::vector<double>& field, bool allowSigned = false) const;
 
+  /// Push a non-negative density (cell averages, natural order) through T in place, co-transporting the passive
+  /// signed fields (cell averages, each of the density's size) with the density's within-cell shape (see the header
+  /// comment). The density's result and outflow are exactly those of apply(density).
+  CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
+
   /// T(theta), and the inverse of the first `stages` shears applied to a point (for tests and tracing).
   Point3 map(const Point3& theta) const;
 
@@ -73,6 +105,8 @@ private:
   double shearImage(int axis, const Point3& current) const;
   /// Recover the original point from a point on which the shears of axes > axis have been applied.
   Point3 original(int axis, Point3 current) const;
+  Outflow applyImpl(std::vector<double>& field, bool allowSigned, std::vector<std::vector<double>>* passive,
+                    std::vector<Outflow>* passiveOutflow) const;
 
   const meshes::BoxMesh& mesh_;
   std::function<Point3(const Point3&)> gradient_;

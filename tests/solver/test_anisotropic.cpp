@@ -204,6 +204,7 @@ BOOST_AUTO_TEST_CASE(ou_2d_rotated_unequal_noise_converges_at_second_order) {
   const auto ref = s.reference();
   const double T = 1.0, L = 6.0;
   const std::vector<double> orders{2.0, 5.0};
+  BOOST_REQUIRE(std::isinf(ref.renyi(5.0, T)));
   const auto lawP = ref.lawP(T), lawQ = ref.lawQ(T);
   const double exactKL = ref.kl(T);
   std::vector<double> exactR;
@@ -230,10 +231,17 @@ BOOST_AUTO_TEST_CASE(ou_2d_rotated_unequal_noise_converges_at_second_order) {
       if (prev.empty()) std::printf(" %11.3e %6s", e[i], "");
       else std::printf(" %11.3e %6.3f", e[i], rate(prev[i], e[i]));
     }
-    std::printf("   R_5 rel %.2e, min %.2e, viol %ld\n", std::fabs(r.div.renyi[1] - exactR[1]) / exactR[1],
-                r.minDensity, r.positivity.violatingRows);
+    std::printf("   R_2 %s, R_5 %s (%.3g); min p/max p %.1e; positivity violations %ld\n",
+                solver::renyiStatusName(r.div.renyiStatus[0]), solver::renyiStatusName(r.div.renyiStatus[1]),
+                r.div.renyi[1], r.minDensity / r.maxDensity, r.positivity.violatingRows);
     if (!prev.empty() && N >= 128)
       for (std::size_t i = 0; i < e.size(); ++i) BOOST_TEST(rate(prev[i], e[i]) >= 1.8, "quantity " << i << " N " << N);
+    if (N == 256) {
+      // R_5 = +inf (5 Sigma_q(1) - 4 Sigma_p(1) is indefinite): detected on the resolved mesh; R_2 finite.
+      BOOST_TEST((r.div.renyiStatus[0] == solver::RenyiStatus::Finite));
+      BOOST_TEST((r.div.renyiStatus[1] == solver::RenyiStatus::InfiniteDetected));
+      BOOST_TEST(std::isinf(r.div.renyi[1]));
+    }
     prev = e;
   }
 }
@@ -305,4 +313,64 @@ BOOST_AUTO_TEST_CASE(graded_meshes_order_of_convergence) {
       s, {32, 64, 128, 256}, 1.0,
       [](int N) { return std::vector<meshes::Axis>{testing::roughAxis(6.0, N, 0.2), testing::roughAxis(6.0, N, 0.2)}; },
       {}, "2-D OU, rough mesh: widths alternate h(1 +- 0.2)");
+  // Both families converge at second order (the rough one by supraconvergence: its flux error is O(h) but
+  // alternates in sign from face to face), measured on the finest pair.
+  for (const auto* rows : {&smooth, &rough})
+    for (std::size_t i = 0; i < rows->back().e.size(); ++i)
+      BOOST_TEST(rate((*rows)[rows->size() - 2].e[i], rows->back().e[i], (*rows)[rows->size() - 2].h / rows->back().h) >= 1.8,
+                 "quantity " << i);
+}
+
+BOOST_AUTO_TEST_CASE(fipy_anisotropic_example) {
+  // FiPy's anisotropic Fokker–Planck example: 2-D OU on [-6, 6]^2, p_0 = N(0, 0.5 I), drift toward m = (1, 0.5)
+  // (lambda = 1), Sigma = [[0.5, 0.4], [0.4, 0.5]] (eigenvalues 0.9 and 0.1: the law is 3 times narrower across the
+  // diagonal than along it), t = 2. q: the same with Sigma' = 0.5 I.
+  // Targets: L1 error of p <= 3e-3, no value below -1e-14 max p, cross-covariance within 1e-3 of the exact one at
+  // t = 2 (0.4 (1 - e^{-4}) = 0.39267) and at the stationary state (A C + C A^T = 2 Sigma with A = I: C = Sigma,
+  // 0.4). The oriented stencil's O(h^2) error constant for this Sigma is such that 128^2 cells miss the first and
+  // the third (6.5e-3, 1.07e-3, docs/scheme.md); the targets are asserted at 256^2, with the second-order rate
+  // from 128^2 to 256^2.
+  AnisotropicOu s;
+  s.dim = 2;
+  s.sigmaP = models::Matrix(2, 2);
+  s.sigmaP << 0.5, 0.4, 0.4, 0.5;
+  s.sigmaQ = 0.5 * models::Matrix::Identity(2, 2);
+  s.centreP = s.centreQ = vec({1.0, 0.5});
+  s.m0 = vec({0.0, 0.0});
+  s.C0 = 0.5 * models::Matrix::Identity(2, 2);
+  const auto ref = s.reference();
+  const double T = 2.0;
+  const auto law = ref.lawP(T);
+  // Stationary state: backward Euler with dt = 0.5 to t = 40 damps every non-stationary mode (decay rate >= 1,
+  // factor 1/(1 + 0.5) per step) by (2/3)^80 ~ 1e-14.
+  solver::TimeIntegration be;
+  be.tsType = "beuler";
+  std::printf("\nFiPy example (BDF2, dt = 0.01 to t = 2; stationary: backward Euler, dt = 0.5 to t = 40)\n%6s %11s %6s "
+              "%12s %12s %6s %12s %6s %10s\n",
+              "N", "L1 p", "rate", "min p/max p", "cov_xy(2) err", "rate", "stat. cov_xy", "rate", "violations");
+  double prevL1 = 0, prevCross = 0, prevStat = 0;
+  for (int N : {128, 256}) {
+    const auto axes = uniformAxes(2, 6.0, N);
+    const auto r = testing::solveAnisotropic(s, axes, T, 100 * N / 64, {2.0}, PETSC_COMM_WORLD);
+    const auto st = testing::solveAnisotropic(s, axes, 40.0, 80, {2.0}, PETSC_COMM_WORLD, be);
+    const double crossErr = std::fabs(r.momentsP.covariance(0, 1) - law.covariance()(0, 1));
+    const double statErr = std::fabs(st.momentsP.covariance(0, 1) - 0.4);
+    std::printf("%6d %11.3e %6s %12.3e %12.3e %6s %12.5f %6s %10ld\n", N, r.err.l1P,
+                prevL1 > 0 ? std::to_string(rate(prevL1, r.err.l1P)).substr(0, 5).c_str() : "",
+                r.minDensity / r.maxDensity, crossErr,
+                prevCross > 0 ? std::to_string(rate(prevCross, crossErr)).substr(0, 5).c_str() : "",
+                st.momentsP.covariance(0, 1),
+                prevStat > 0 ? std::to_string(rate(prevStat, statErr)).substr(0, 5).c_str() : "",
+                r.positivity.violatingRows);
+    if (N == 256) {
+      BOOST_TEST(r.err.l1P <= 3e-3);
+      BOOST_TEST(r.minDensity >= -1e-14 * r.maxDensity);
+      BOOST_TEST(crossErr <= 1e-3);
+      BOOST_TEST(statErr <= 1e-3);
+      BOOST_TEST(rate(prevL1, r.err.l1P) >= 1.8);
+      BOOST_TEST(rate(prevCross, crossErr) >= 1.8);
+      BOOST_TEST(rate(prevStat, statErr) >= 1.8);
+    }
+    prevL1 = r.err.l1P, prevCross = crossErr, prevStat = statErr;
+  }
 }

@@ -1,9 +1,7 @@
 // Noisy gradient descent on the densities (MATH.md §2.1) against the exact Gaussian recursions of MATH.md §6 for the
 // quadratic loss: means m <- (1 - eta lambda) m + eta lambda xbar, variances v <- (1 - eta lambda)^2 v + 2 eta Sigma_aa
 // (per axis, diagonal Sigma). R_alpha(K) = alpha sum_a dm_a^2 / (2 v_a).
-#ifndef FPDP_PROBE
 #define BOOST_TEST_MODULE noisy_gd
-#endif
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
@@ -78,11 +76,15 @@ Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COM
   const solver::DivergenceFunctionals f(mesh, {alpha});
   Result r{};
   double minValue = INFINITY, drift = 0;
+  double outP = 0, outQ = 0;  // mass reported as carried beyond the mesh
   for (long k = 0; k < K; ++k) {
-    gd.step(u);
+    const auto report = gd.step(u);
+    outP += report.pushP.total() + report.diffP.total();
+    outQ += report.pushQ.total() + report.diffQ.total();
     const auto v = f.evaluate(u);
     minValue = std::min({minValue, v.p.min, v.q.min});
-    drift = std::max({drift, std::fabs(v.p.mass - 1.0), std::fabs(v.q.mass - 1.0)});
+    // Conservation: what is on the mesh plus what was reported as leaving it.
+    drift = std::max({drift, std::fabs(v.p.mass + outP - 1.0), std::fabs(v.q.mass + outQ - 1.0)});
   }
   const auto v = f.evaluate(u);
   // Exact recursion (MATH.md §6).
@@ -109,25 +111,95 @@ Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COM
 
 }  // namespace
 
-#ifndef FPDP_PROBE
-BOOST_AUTO_TEST_CASE(quadratic_1d_matches_the_exact_recursion) {
-  for (auto method : {solver::DiffusionMethod::FokkerPlanck, solver::DiffusionMethod::ExactConvolution}) {
-    QuadraticGd c;
-    c.method = method;
-    std::printf("\n1-D quadratic noisy GD (%s), relative error of R_2 at K = 200\n%8s %14s %8s\n",
-                method == solver::DiffusionMethod::FokkerPlanck ? "fokker_planck" : "exact_convolution", "cells",
-                "rel err", "rate");
-    double prev = 0;
-    for (int cells : {250, 500, 1000, 2000}) {
-      c.cells = cells;
-      const auto r = run(c, 200, 2.0);
+BOOST_AUTO_TEST_CASE(quadratic_1d_exact_convolution_converges_to_1e_minus_6) {
+  // Requirement: relative error of R_alpha <= 1e-6 in 1-D on at most 4000 cells, for K up to 1000.
+  // Box [-9, 9] (the stationary law N(0.3, 1.05) loses < 1e-18 to the walls); fourth-order quadrature.
+  QuadraticGd c;
+  c.halfWidth = 9.0;
+  c.method = solver::DiffusionMethod::ExactConvolution;
+  std::printf("\n1-D quadratic noisy GD (exact_convolution), K = 1000\n%8s %14s %8s %12s %12s\n", "cells", "R_2 rel err",
+              "rate", "KL rel err", "mass drift");
+  double prev = 0;
+  for (int cells : {500, 1000, 2000}) {
+    c.cells = cells;
+    const auto r = run(c, 1000, 2.0);
+    const double e = std::fabs(r.renyi - r.exact) / r.exact;
+    std::printf("%8d %14.4e %8.3f %12.4e %12.2e\n", cells, e, prev > 0 ? std::log2(prev / e) : 0.0,
+                std::fabs(r.kl - r.klExact) / r.klExact, r.massDrift);
+    std::fflush(stdout);
+    BOOST_TEST(e <= 1e-6);
+    BOOST_TEST(r.massDrift <= 1e-12);
+    BOOST_TEST(r.minValue >= 0.0);
+    if (prev > 0 && cells == 1000) BOOST_TEST(std::log2(prev / e) >= 2.0);  // at least second order
+    prev = e;
+  }
+}
+
+BOOST_AUTO_TEST_CASE(quadratic_1d_fokker_planck_diffusion_reaches_1e_minus_6) {
+  // The default route: push-forward, then the heat equation over eta by the Fokker–Planck solver (ARKIMEX L2).
+  // Second order in space: 4000 cells and 16 substeps per step reach the requirement (docs/noisy-gd.md §4).
+  QuadraticGd c;
+  c.halfWidth = 9.0;
+  c.cells = 4000;
+  c.substeps = 16;
+  const auto r = run(c, 1000, 2.0);
+  const double e = std::fabs(r.renyi - r.exact) / r.exact;
+  BOOST_TEST_MESSAGE("fokker_planck, 4000 cells, 16 substeps, K = 1000: R_2 rel err " << e);
+  BOOST_TEST(e <= 1e-6);
+  BOOST_TEST(r.massDrift <= 1e-12);
+  BOOST_TEST(r.minValue >= 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(quadratic_2d_isotropic_and_anisotropic_noise) {
+  // Requirement: relative error of R_alpha <= 1e-4 in 2-D on at most 256^2 cells (exact convolution route, diagonal
+  // Sigma isotropic and anisotropic). The Fokker–Planck route meets it for isotropic noise; with Sigma = diag(1, 0.3)
+  // its second-order heat stencil gives about 2e-4 (docs/noisy-gd.md §4), printed here.
+  for (const std::array<double, 3> variance : {std::array<double, 3>{1.0, 1.0, 1.0}, std::array<double, 3>{1.0, 0.3, 1.0}}) {
+    for (auto method : {solver::DiffusionMethod::ExactConvolution, solver::DiffusionMethod::FokkerPlanck}) {
+      QuadraticGd c;
+      c.dim = 2;
+      c.cells = 256;
+      c.variance = variance;
+      c.xbarP = {0.3, 0.2, 0.0};
+      c.method = method;
+      const auto r = run(c, 40, 2.0);
       const double e = std::fabs(r.renyi - r.exact) / r.exact;
-      std::printf("%8d %14.4e %8.3f   (KL rel err %.2e, mass drift %.1e, min %.1e)\n", cells, e,
-                  prev > 0 ? std::log2(prev / e) : 0.0, std::fabs(r.kl - r.klExact) / r.klExact, r.massDrift,
-                  r.minValue);
+      const bool exact = method == solver::DiffusionMethod::ExactConvolution;
+      std::printf("2-D quadratic, Sigma = diag(%g, %g), %s, K = 40: R_2 rel err %.3e, mass drift %.1e\n", variance[0],
+                  variance[1], exact ? "exact_convolution" : "fokker_planck", e, r.massDrift);
       std::fflush(stdout);
-      prev = e;
+      if (exact || variance[1] == 1.0) BOOST_TEST(e <= 1e-4);
+      BOOST_TEST(r.massDrift <= 1e-12);
+      BOOST_TEST(r.minValue >= 0.0);
     }
   }
 }
-#endif
+
+BOOST_AUTO_TEST_CASE(continuous_time_limit_is_the_ou_process) {
+  // t = eta K fixed, eta -> 0: noisy GD tends to Langevin diffusion; for the quadratic loss the OU law
+  // (models::ornsteinUhlenbeckLaw, MATH.md §6) gives R_alpha(t). The gap shrinks like eta (Euler–Maruyama-type
+  // first-order convergence of the discrete-time chain to the diffusion).
+  QuadraticGd c;
+  c.cells = 1200;
+  c.halfWidth = 6.0;
+  const double T = 2.0;
+  const models::Matrix A = c.lambda * models::Matrix::Identity(1, 1);
+  const models::Matrix S = c.variance[0] * models::Matrix::Identity(1, 1);
+  const models::Matrix C0 = c.v0 * models::Matrix::Identity(1, 1);
+  const auto lp = models::ornsteinUhlenbeckLaw(A, models::Vector::Constant(1, c.xbarP[0]), S, models::Vector::Zero(1), C0, T);
+  const auto lq = models::ornsteinUhlenbeckLaw(A, models::Vector::Constant(1, c.xbarQ[0]), S, models::Vector::Zero(1), C0, T);
+  const double ou = models::gaussianRenyi(lp.mean(), lp.covariance(), lq.mean(), lq.covariance(), 2.0);
+  std::printf("\ncontinuous-time limit, R_2 at t = eta K = %.1f (OU: %.10f)\n%8s %6s %14s %14s %7s\n", T, ou, "eta", "K",
+              "R_2", "|R_2 - OU|", "ratio");
+  double prev = 0;
+  for (double eta : {0.2, 0.1, 0.05, 0.025}) {
+    c.eta = eta;
+    const long K = std::lround(T / eta);
+    const auto r = run(c, K, 2.0);
+    const double gap = std::fabs(r.renyi - ou);
+    std::printf("%8.3f %6ld %14.10f %14.4e %7.3f\n", eta, K, r.renyi, gap, prev > 0 ? prev / gap : 0.0);
+    if (prev > 0) BOOST_TEST(prev / gap >= 1.8);  // first order in eta: the gap halves with eta
+    prev = gap;
+  }
+  BOOST_TEST(prev <= 0.02 * ou);
+}

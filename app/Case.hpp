@@ -60,6 +60,7 @@ struct NoisyGdSpec {
   std::string diffusion = "fokker_planck";  // | "exact_convolution"
   long diffusion_substeps = 4;
   std::optional<double> clipNorm;     // per-example gradient clipping at norm C
+  long tracing_substeps = 0;          // tracing diffusions: intermediate times per step (0: off)
 };
 
 struct OutputSpec {

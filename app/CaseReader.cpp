@@ -499,6 +499,11 @@ private:
     const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
     if (m < 1 || m > 10000) fail("noisy_gd.diffusion_substeps", substepsNode, "out of range", substeps.allowed);
     c.noisyGd.diffusion_substeps = static_cast<long>(m);
+    const Parameter& tracing = parameter("noisy_gd", "tracing_substeps");
+    const toml::node& tracingNode = required(tracing);
+    const std::int64_t tm = integer(tracingNode, "noisy_gd.tracing_substeps", tracing.allowed);
+    if (tm < 0 || tm > 1000) fail("noisy_gd.tracing_substeps", tracingNode, "out of range", tracing.allowed);
+    c.noisyGd.tracing_substeps = static_cast<long>(tm);
     const Parameter& clip = parameter("noisy_gd", "clip_norm");
     if (const toml::node* node = given("noisy_gd", "clip_norm")) {
       c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
@@ -1011,7 +1016,8 @@ private:
       root.insert("noisy_gd", toml::table{{"eta", c.noisyGd.eta},
                                           {"steps", static_cast<std::int64_t>(c.noisyGd.steps)},
                                           {"diffusion", c.noisyGd.diffusion},
-                                          {"diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps)}});
+                                          {"diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps)},
+                                          {"tracing_substeps", static_cast<std::int64_t>(c.noisyGd.tracing_substeps)}});
       if (c.noisyGd.clipNorm) root["noisy_gd"].as_table()->insert("clip_norm", *c.noisyGd.clipNorm);
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},

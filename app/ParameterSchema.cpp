@@ -134,6 +134,11 @@ constexpr Parameter kParameters[] = {
     {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "4", "an integer in [1, 10000]", "",
      "Implicit time steps per noisy-GD step for diffusion = \"fokker_planck\" (options prefix -diffusion_).",
      "noisy_gd"},
+    {"noisy_gd", "tracing_substeps", "integer", "—", Presence::Default, "0", "an integer in [0, 1000]", "",
+     "Intermediate times per step at which the coupled tracing diffusions of MATH.md §2.2 are evaluated (0: off): "
+     "R_alpha and KL between steps, the drift gap |V_t - V'_t| against Lemma 4, and the per-step contribution "
+     "R(eta(k+1)) - R(eta k), in tracing.csv. Computed by exact convolution (docs/tracing.md).",
+     "noisy_gd"},
     {"noisy_gd", "clip_norm", "number", "loss units / parameter units", Presence::Optional, "no clipping",
      "a finite number > 0", "",
      "Per-example gradient clipping at norm C (lecture 002): g = (1/n) sum_i CLIP_C(grad l(theta; x_i)).",

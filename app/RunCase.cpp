@@ -25,6 +25,7 @@
 #include "solver/Divergences.hpp"
 #include "solver/LangevinDiscretisation.hpp"
 #include "solver/NoisyGradientDescent.hpp"
+#include "solver/TracingDiffusion.hpp"
 #include "validation/GaussianReference.hpp"
 #include "validation/NoisyGdReference.hpp"
 
@@ -321,11 +322,57 @@ int runCase(const Case& c, const RunOptions& options) {
   auto u = mesh.createVector();
   disc.setInitialState(u);
   const auto solveStart = std::chrono::steady_clock::now();
+  // Tracing diffusions (MATH.md §2.2) between the steps, when asked for: tracing.csv.
+  std::unique_ptr<solver::TracingDiffusion> tracer;
+  std::unique_ptr<solver::FieldGatherer> gatherer;
+  std::optional<io::CsvTable> tracingCsv;
+  long lemma4Violations = 0;
+  double worstDriftGapRatio = 0.0;
+  const int tracingSubsteps = noisyGd ? static_cast<int>(c.noisyGd.tracing_substeps) : 0;
+  double lemma4Bound = std::numeric_limits<double>::infinity();
+  if (tracingSubsteps > 0) {
+    // Lemma 4: |V_t - V'_t| <= S_g / n, with the stated S_g if the case gives one, else this pair's (MATH.md §1).
+    const std::optional<double> Sg = c.loss.sensitivity ? c.loss.sensitivity : constants.sensitivity;
+    if (Sg) lemma4Bound = *Sg / static_cast<double>(D.size());
+    solver::TracingSettings ts;
+    ts.eta = c.noisyGd.eta;
+    const double s2 = c.noise.sigma * c.noise.sigma;
+    ts.noiseVariance = {s2, s2, s2};
+    ts.lemma4Bound = lemma4Bound;
+    tracer = std::make_unique<solver::TracingDiffusion>(mesh.box(), gradientField(lossD, c.mesh.dim),
+                                                        gradientField(lossDPrime, c.mesh.dim), ts);
+    gatherer = std::make_unique<solver::FieldGatherer>(mesh);
+    std::vector<std::string> tc{"step", "s", "t", "kl"};
+    for (const auto& o : c.divergence.orders) tc.push_back("renyi_" + o.label);
+    for (const auto& o : c.divergence.orders) tc.push_back("renyi_" + o.label + "_change_in_step");
+    tc.insert(tc.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
+    if (rank == 0) tracingCsv.emplace(workDir + "/tracing.csv", tc);
+  }
+  auto traceStep = [&](long k, Vec uk, const solver::DivergenceValues& atStart) {
+    tracer->setStart(*gatherer, uk);
+    auto work = mesh.createVector();
+    for (const auto& st : tracer->run(tracingSubsteps)) {
+      gatherer->scatter(st.p, work, 0);
+      gatherer->scatter(st.pPrime, work, 1);
+      const auto v = divergences.evaluate(work);
+      std::vector<double> row{static_cast<double>(k), st.s, c.noisyGd.eta * static_cast<double>(k) + st.s, v.kl};
+      row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+      for (std::size_t a = 0; a < orders.size(); ++a) row.push_back(v.renyi[a] - atStart.renyi[a]);
+      row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
+                             std::max(st.massErrorP, st.massErrorPPrime)});
+      if (tracingCsv) tracingCsv->addRow(row);
+      lemma4Violations += st.cellsAboveBound;
+      if (std::isfinite(lemma4Bound) && lemma4Bound > 0)
+        worstDriftGapRatio = std::max(worstDriftGapRatio, st.supGap / lemma4Bound);
+    }
+  };
+
   if (!noisyGd) {
     evolution->run(u, observe);
   } else {
     observe(0, 0.0, u);
     for (long k = 1; k <= steps; ++k) {
+      if (tracer) traceStep(k - 1, u, divergences.evaluate(u));
       const auto report = gd->step(u);
       for (int i = 0; i < 6; ++i) {
         outflowP.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
@@ -339,6 +386,7 @@ int runCase(const Case& c, const RunOptions& options) {
   h5.close();
   if (csv) csv.reset();
   if (exactCsv) exactCsv.reset();
+  if (tracingCsv) tracingCsv.reset();
 
   collectiveCheck(comm, rank, [&] {
     std::error_code ec;
@@ -426,6 +474,15 @@ int runCase(const Case& c, const RunOptions& options) {
                       c.divergence.orders[k].label.c_str(), worstBoundaryShare[k]);
         s << b;
       }
+    if (tracer) {
+      std::snprintf(b, sizeof b,
+                    "  tracing diffusions (%d substeps per step, tracing.csv): sup |V_t - V'_t| / (S_g/n) = %.6f, "
+                    "Lemma 4 %s\n",
+                    tracingSubsteps, worstDriftGapRatio,
+                    lemma4Violations == 0 ? "holds at every cell and time"
+                                          : ("VIOLATED in " + std::to_string(lemma4Violations) + " cell-times").c_str());
+      s << b;
+    }
     if (outflowP.total() > 0 || outflowQ.total() > 0) {
       std::snprintf(b, sizeof b,
                     "  mass carried beyond the mesh (exact convolution / push-forward): p %.3e, q %.3e%s\n",

@@ -180,6 +180,8 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
 
   // Pass 2: the divergences of the normalised densities.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
+  constexpr double kNegligible = 1e-200;
+  long underflow = 0;
   // sums: [0] KL, [1] TV, [2 .. 2+K) E_alpha - 1 ; lse per order for the large-divergence branch.
   // [2+K .. 2+2K) the boundary cells' part of E_alpha - 1.
   std::vector<double> sums(2 + 2 * K, 0.0);
@@ -197,6 +199,13 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       continue;
     }
     if (qc == 0.0) {
+      // q underflowed to 0. Where p is negligible too (below 1e-200 of its maximum) the cell is numerically empty:
+      // both true densities are below the range of doubles there and their contribution is not resolvable, so it is
+      // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
+      if (pc > 0.0 && pc <= kNegligible * out.p.max * invMp) {
+        ++underflow;
+        continue;
+      }
       if (pc > 0.0) {
         sums[0] = kInf;
         for (std::size_t k = 0; k < K; ++k) {
@@ -237,6 +246,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
+  FPDP_PETSC(MPI_Allreduce(&underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
   out.kl = global[0];
   out.tv = 0.5 * global[1];
   FPDP_PETSC(MPI_Allreduce(&excludedP, &out.excludedMassP, 1, MPI_DOUBLE, MPI_SUM, comm));

@@ -77,6 +77,8 @@ struct DivergenceValues {
   // not negligible means the box truncates the integrand (its tilted centre alpha m_p + (1-alpha) m_q lies
   // near or outside the box) and R_alpha is underestimated: the run warns instead of trusting the number.
   std::vector<double> renyiBoundaryShare;
+  // Cells where q underflowed to 0 while p is below 1e-200 of its maximum: numerically empty, left out (counted).
+  long underflowCells = 0;
   std::vector<RenyiStatus> renyiStatus;  // per order (meaningless where renyi is NaN)
   std::vector<double> renyiOnBox;        // the box quadrature of R_alpha, also where renyi reports +inf
   // Per order: L_1..L_4, the log of the mean of p^alpha q^(1-alpha) over the tail shells, outermost first (-inf for

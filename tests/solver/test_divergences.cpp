@@ -114,3 +114,20 @@ BOOST_AUTO_TEST_CASE(large_orders_do_not_overflow) {
   const double R = (std::log(0.2) + 1024 * std::log(4.0)) / 1023.0;
   BOOST_TEST(std::fabs(v.renyi[0] - R) <= 1e-14 * R);
 }
+
+BOOST_AUTO_TEST_CASE(underflowed_tails_are_not_infinite_divergences) {
+  // q = 0 where p is below 1e-200 of its maximum: the cell is numerically empty (both true densities are beyond the
+  // range of doubles), left out and counted; q = 0 where p is not negligible: +infinity.
+  const int N = 4;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(0.0, 1.0, N)}), 2);
+  const solver::DivergenceFunctionals funcs(mesh, {2.0});
+  std::vector<double> q{2, 2, 0, 0}, tiny{2, 2, 1e-250, 0}, small{2, 2, 1e-10, 0};
+  auto v = funcs.evaluate(tiny.data(), q.data(), 1);
+  BOOST_TEST(std::isfinite(v.kl));
+  BOOST_TEST(std::fabs(v.renyi[0]) <= 1e-15);  // p = q on the resolvable cells
+  BOOST_TEST(v.underflowCells == 1);
+  v = funcs.evaluate(small.data(), q.data(), 1);
+  BOOST_TEST(std::isinf(v.kl));
+  BOOST_TEST(std::isinf(v.renyi[0]));
+  BOOST_TEST(v.underflowCells == 0);
+}

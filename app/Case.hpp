@@ -58,7 +58,7 @@ struct NoisyGdSpec {
   double eta = 0.1;                   // step size
   long steps = 1;                     // K
   std::string diffusion = "fokker_planck";  // | "exact_convolution"
-  long diffusion_substeps = 4;
+  long diffusion_substeps = 16;
   std::optional<double> clipNorm;     // per-example gradient clipping at norm C
   long tracing_substeps = 0;          // tracing diffusions: intermediate times per step (0: off)
 };

@@ -131,7 +131,7 @@ constexpr Parameter kParameters[] = {
      "equation for time eta (no-flux walls); exact_convolution integrates the Gaussian kernel exactly (mass leaving "
      "the box is reported as outflow). docs/noisy-gd.md.",
      "noisy_gd"},
-    {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "4", "an integer in [1, 10000]", "",
+    {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "16", "an integer in [1, 10000]", "",
      "Implicit time steps per noisy-GD step for diffusion = \"fokker_planck\" (options prefix -diffusion_).",
      "noisy_gd"},
     {"noisy_gd", "tracing_substeps", "integer", "—", Presence::Default, "0", "an integer in [0, 1000]", "",

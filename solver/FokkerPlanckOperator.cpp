@@ -176,7 +176,7 @@ PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
       if (smallest < 0.0) {
         ++violating;
         mostNegative = std::min(mostNegative, smallest);
-        worstRelative = std::max(worstRelative, -smallest / std::fabs(row.value[13]));
+        if (row.value[13] != 0.0) worstRelative = std::max(worstRelative, -smallest / std::fabs(row.value[13]));
       }
       if (A) FPDP_PETSC(MatSetValuesStencil(A, 1, &rowIndex, nnz, cols, vals, INSERT_VALUES));
     }

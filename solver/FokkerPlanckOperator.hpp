@@ -21,11 +21,12 @@
 // Properties (docs/scheme.md): volume-weighted mass is conserved to round-off on any tensor mesh (each face flux is
 // one expression, added to one cell and subtracted from the other); with a diagonal Sigma the matrix is an M-matrix
 // transpose for Scharfetter–Gummel (off-diagonals >= 0, volume-weighted columns sum to zero), so backward Euler keeps
-// densities non-negative, and Gibbs exp(-Phi/D) is an exact steady state. With off-diagonal Sigma the off-diagonal
-// entries stay >= 0 only under a mesh condition (without drift: Sigma_aa/h_a^2 >= sum_{b != a} |Sigma_ab|/(h_a h_b));
+// densities non-negative, and for Sigma = D I the Gibbs density exp(-Phi/D) is an exact steady state. With
+// off-diagonal Sigma the off-diagonal entries stay >= 0 only under a mesh condition (without drift:
+// Sigma_aa/h_a^2 >= sum_{b != a} |Sigma_ab|/(h_a h_b); with drift the uphill weight B(|P|) must exceed the ratio);
 // assembly checks every entry and reports violations (PositivityReport), it never clips.
 //
-// Exercised by: fpdp run cases/ou-2d.toml ; tests/solver/test_fokker_planck.cpp, tests/solver/test_anisotropic.cpp
+// Exercised by: fpdp run cases/ou-2d.toml ; tests/solver/test_fokker_planck.cpp, tests/solver/test_anisotropic*.cpp
 #include <petscmat.h>
 
 #include <array>

@@ -3,10 +3,10 @@
 // fields of one state vector,
 //   d_t p = div(p grad L_D)  + div(Sigma  grad p),      d_t q = div(q grad L_D') + div(Sigma' grad q),
 // with Sigma = Sigma' = sigma^2 I (isotropic noise, the default) or any constant symmetric positive-definite Sigma,
-// Sigma', which may differ (anisotropic and unequal noise, BKPP); off-diagonal entries need a mesh with
-// meshes::StencilShape::Box (requiresBoxStencil),
-// both started from the same Gaussian N(m0, V0), taken as exact cell averages and renormalised to unit mass
-// on the box (the mass the box cuts off is reported by truncatedInitialMass()).
+// Sigma', which may differ (anisotropic and unequal noise, BKPP; docs/scheme.md "Anisotropic diffusion"), both
+// started from the same Gaussian N(m0, V0), taken as exact cell averages and renormalised to unit mass on the box
+// (the mass the box cuts off is reported by truncatedInitialMass()). Off-diagonal entries of Sigma or Sigma' need a
+// mesh created with meshes::StencilShape::Box (requiresBoxStencil tells).
 #include <memory>
 #include <optional>
 

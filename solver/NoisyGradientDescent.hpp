@@ -30,7 +30,7 @@ struct NoisyGdSettings {
   double eta = 0.1;
   std::array<double, 3> noiseVariance{1, 1, 1};  // Sigma_aa (isotropic noise: sigma^2 on every axis)
   DiffusionMethod diffusion = DiffusionMethod::FokkerPlanck;
-  int diffusionSubsteps = 4;
+  int diffusionSubsteps = 16;
   std::string diffusionTsType = "arkimex";  // L-stable SDIRK (ARKIMEX L2, fully implicit): one shift, one LU
   std::string kspType = "preonly";
   std::string pcType = "lu";

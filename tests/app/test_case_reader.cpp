@@ -432,7 +432,7 @@ BOOST_AUTO_TEST_CASE(noisy_gd_case_reads_and_resolves) {
   BOOST_TEST(c.noisyGd.eta == 0.1);
   BOOST_TEST(c.noisyGd.steps == 20);
   BOOST_TEST(c.noisyGd.diffusion == "fokker_planck");  // default
-  BOOST_TEST(c.noisyGd.diffusion_substeps == 4);       // default
+  BOOST_TEST(c.noisyGd.diffusion_substeps == 16);      // default
   BOOST_TEST(c.resolvedToml.find("[time]") == std::string::npos);
   const Case again = readCaseString(c.resolvedToml, goodCaseDir() / "noisy_gd.toml");
   BOOST_TEST(again.resolvedToml == c.resolvedToml);

@@ -56,6 +56,16 @@ std::array<double, 3> BoxMesh::centre(int i, int j, int k) const {
   return c;
 }
 
+std::pair<std::array<double, 3>, std::array<double, 3>> BoxMesh::cellBounds(long i, long j, long k) const {
+  std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  const long idx[3] = {i, j, k};
+  for (int a = 0; a < dim_; ++a) {
+    lo[a] = axes_[a].face(static_cast<int>(idx[a]));
+    hi[a] = axes_[a].face(static_cast<int>(idx[a]) + 1);
+  }
+  return {lo, hi};
+}
+
 std::array<double, 3> BoxMesh::lower() const {
   std::array<double, 3> l{0, 0, 0};
   for (int a = 0; a < dim_; ++a) l[a] = axes_[a].lower();

@@ -7,6 +7,7 @@
 // Nothing here knows about densities, losses or privacy.
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace fpdp::meshes {
@@ -48,6 +49,8 @@ public:
   double cellVolume(int i, int j, int k) const;
   /// Centre of cell (i, j, k); components >= dim are 0.
   std::array<double, 3> centre(int i, int j, int k) const;
+  /// Lower and upper corners of cell (i, j, k); components >= dim are 0.
+  std::pair<std::array<double, 3>, std::array<double, 3>> cellBounds(long i, long j, long k) const;
   std::array<double, 3> lower() const;
   std::array<double, 3> upper() const;
   double minWidth() const;

@@ -50,12 +50,7 @@ NoisyGdReference::DensityErrors NoisyGdReference::densityErrors(const meshes::Di
   FPDP_PETSC(VecGetArrayRead(u, &a));
   double l1[2] = {0, 0};
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt kk, PetscInt l) {
-    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
-    const std::array<PetscInt, 3> c{i, j, kk};
-    for (int d = 0; d < mesh.dim(); ++d) {
-      lo[d] = box.axis(d).face(static_cast<int>(c[d]));
-      hi[d] = box.axis(d).face(static_cast<int>(c[d]) + 1);
-    }
+    const auto [lo, hi] = box.cellBounds(i, j, kk);
     for (int f = 0; f < 2; ++f) l1[f] += vol[l] * std::fabs(a[2 * l + f] - laws[f].cellAverage(lo, hi));
   });
   FPDP_PETSC(VecRestoreArrayRead(u, &a));

@@ -17,44 +17,19 @@
 
 #include "BadCases.hpp"
 
+#include "ProcessSupport.hpp"
+
 namespace fs = std::filesystem;
 using fpdp::app::test::BadCase;
 using fpdp::app::test::loadBadCases;
 using fpdp::app::test::readText;
 
+using fpdp::app::test::shellQuote;
+using fpdp::app::test::TemporaryDirectory;
+
 namespace {
 
-std::string shellQuote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
 
-// A fresh directory under the system temporary directory, removed at the end of the test.
-class TemporaryDirectory {
-public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "fpdp-cli-test-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
-private:
-  fs::path path_;
-};
 
 struct Outcome {
   bool exited = false;   // terminated normally (not by a signal)
@@ -85,7 +60,7 @@ void resetDirectory(const fs::path& dir) {
 BOOST_AUTO_TEST_CASE(bad_cases_exit_2_print_the_error_and_create_nothing) {
   const std::vector<BadCase> cases = loadBadCases();
   BOOST_TEST_REQUIRE(cases.size() >= fpdp::app::test::kMinimumBadCases);
-  TemporaryDirectory temporary;
+  TemporaryDirectory temporary("fpdp-cli-test");
   const fs::path work = temporary.path() / "work";
   const fs::path log = temporary.path() / "log.txt";
   const fs::path out = work / "out";
@@ -112,7 +87,7 @@ BOOST_AUTO_TEST_CASE(bad_cases_exit_2_print_the_error_and_create_nothing) {
 // The control for the test above: the valid cases the corpus is derived from pass `fpdp check` (status 0, nothing
 // created), so the failures above are caused by the one defect in each bad case.
 BOOST_AUTO_TEST_CASE(base_cases_pass_check) {
-  TemporaryDirectory temporary;
+  TemporaryDirectory temporary("fpdp-cli-test");
   const fs::path work = temporary.path() / "work";
   const fs::path log = temporary.path() / "log.txt";
   for (const char* name : {"quadratic.toml", "logistic.toml", "logistic_file.toml", "noisy_gd.toml"}) {

@@ -23,7 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "ProcessSupport.hpp"
+
 namespace fs = std::filesystem;
+
+using fpdp::app::test::shellQuote;
+using fpdp::app::test::TemporaryDirectory;
 
 namespace {
 
@@ -31,17 +36,6 @@ const fs::path kSourceDir = FPDP_SOURCE_DIR;
 const fs::path kOu1d = kSourceDir / "cases" / "ou-1d.toml";
 const fs::path kOu2d = kSourceDir / "cases" / "ou-2d.toml";
 
-std::string shellQuote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
 std::string q(const fs::path& p) { return shellQuote(p.string()); }
 
 std::string readText(const fs::path& file) {
@@ -60,25 +54,6 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-// A fresh directory under the system temporary directory, removed at the end of the test.
-class TemporaryDirectory {
-public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "fpdp-run-test-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
-private:
-  fs::path path_;
-};
 
 struct Outcome {
   bool exited = false;  // terminated normally (not by a signal)
@@ -345,7 +320,7 @@ fs::path makeWorkDir(const TemporaryDirectory& t) {
 
 // (a) The 1-D Ornstein–Uhlenbeck case against its closed form.
 BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   const fs::path out = t.path() / "out";
   const Outcome o = runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work);
@@ -409,7 +384,7 @@ BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
 
 // (b) The HDF5 layout of the same run, cross-checked against the CSV and parameters.toml.
 BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   const fs::path out = t.path() / "out";
   requireSuccess(runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work));
@@ -488,7 +463,7 @@ BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
 
 // (c) A run on 2 MPI ranks gives the serial run's numbers.
 BOOST_AUTO_TEST_CASE(ou_2d_parallel_equals_serial) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   const fs::path serial = t.path() / "serial", parallel = t.path() / "parallel";
   requireSuccess(runFpdp("run " + q(kOu2d) + " --output " + q(serial) + " --quiet", work));
@@ -525,7 +500,7 @@ BOOST_AUTO_TEST_CASE(ou_2d_parallel_equals_serial) {
 
 // (d) Bad solver configuration and bad --output: exit 2, a message, nothing created, nothing of the user's touched.
 BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   const fs::path o = t.path() / "o";
   {
@@ -574,7 +549,7 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
 
 // (e) Re-running into an earlier fpdp output replaces it; [solver] keys are honoured; the command line wins.
 BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   const fs::path out = t.path() / "out";
 
@@ -622,7 +597,7 @@ BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
 
 // (f) --help, --version and check.
 BOOST_AUTO_TEST_CASE(help_version_and_check) {
-  TemporaryDirectory t;
+  TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);
   {
     const Outcome r = runFpdp("--help", work);

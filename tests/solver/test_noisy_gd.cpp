@@ -60,12 +60,7 @@ Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COM
   VecGetArray(u, &a);
   double localMass = 0;
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
-    const std::array<PetscInt, 3> idx{i, j, k};
-    for (int d = 0; d < c.dim; ++d) {
-      lo[d] = mesh.box().axis(d).face(static_cast<int>(idx[d]));
-      hi[d] = mesh.box().axis(d).face(static_cast<int>(idx[d]) + 1);
-    }
+    const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
     a[2 * l] = a[2 * l + 1] = g0.cellAverage(lo, hi);
     localMass += mesh.ownedVolumes()[l] * a[2 * l];
   });

@@ -40,7 +40,14 @@ struct NeighbourSpec {
 };
 
 struct NoiseSpec {
-  double sigma = 1.0;                 // Langevin: d theta = -grad L dt + sqrt(2) sigma dW
+  double sigma = 1.0;                         // isotropic: Sigma = sigma^2 I (with covariance: sqrt of its largest eigenvalue)
+  std::optional<models::Matrix> covariance;   // Sigma, for p (and q unless covariancePrime)
+  std::optional<models::Matrix> covariancePrime;  // Sigma', for q (Langevin)
+  models::Matrix sigmaFor(bool prime, int d) const {
+    if (prime && covariancePrime) return *covariancePrime;
+    if (covariance) return *covariance;
+    return sigma * sigma * models::Matrix::Identity(d, d);
+  }
 };
 
 struct InitialSpec {

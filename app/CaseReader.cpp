@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <cctype>
@@ -494,6 +495,12 @@ private:
     c.noisyGd.diffusion = string(diffusionNode, "noisy_gd.diffusion", diffusion.allowed);
     if (c.noisyGd.diffusion != "fokker_planck" && c.noisyGd.diffusion != "exact_convolution")
       fail("noisy_gd.diffusion", diffusionNode, "unknown diffusion method", diffusion.allowed);
+    if (c.noisyGd.diffusion == "exact_convolution" && c.noise.covariance &&
+        !c.noise.covariance->isDiagonal(0.0)) {
+      fail("noisy_gd.diffusion", diffusionNode,
+           "exact_convolution needs a diagonal noise.covariance (the Gaussian kernel is applied axis by axis)",
+           "fokker_planck with a full noise.covariance");
+    }
     const Parameter& substeps = parameter("noisy_gd", "diffusion_substeps");
     const toml::node& substepsNode = required(substeps);
     const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
@@ -778,7 +785,25 @@ private:
 
   void readNoise(Case& c) const {
     const Parameter& sigma = parameter("noise", "sigma");
-    c.noise.sigma = positive(required(sigma), "noise.sigma", sigma.allowed);
+    const Parameter& cov = parameter("noise", "covariance");
+    const toml::node* sigmaNode = given("noise", "sigma");
+    const toml::node* covNode = given("noise", "covariance");
+    if (sigmaNode && covNode) {
+      fail("noise.covariance", *covNode, "given together with noise.sigma",
+           "exactly one of noise.sigma (isotropic) and noise.covariance");
+    }
+    if (!sigmaNode && !covNode) failMissing("noise.sigma", sigma.type, sigma.allowed, "noise.sigma or noise.covariance");
+    if (sigmaNode) {
+      c.noise.sigma = positive(*sigmaNode, "noise.sigma", sigma.allowed);
+    } else {
+      c.noise.covariance = covarianceMatrix(*covNode, "noise.covariance", cov.allowed);
+      // sigma^2 = the largest eigenvalue: the scale reported where one number is needed (e.g. the summary).
+      c.noise.sigma = std::sqrt(Eigen::SelfAdjointEigenSolver<models::Matrix>(*c.noise.covariance).eigenvalues().maxCoeff());
+    }
+    const Parameter& covPrime = parameter("noise", "covariance_prime");
+    if (const toml::node* node = given("noise", "covariance_prime")) {
+      c.noise.covariancePrime = covarianceMatrix(*node, "noise.covariance_prime", covPrime.allowed);
+    }
   }
 
   void readInitial(Case& c) const {
@@ -791,51 +816,46 @@ private:
     }
 
     const Parameter& covParameter = parameter("initial", "covariance");
-    const std::string_view allowed = covParameter.allowed;
-    const toml::node& node = required(covParameter);
-    if (node.is_number()) {
-      c.initial.covariance = positive(node, "initial.covariance", allowed) * models::Matrix::Identity(d, d);
-      return;
-    }
-    if (!node.is_array()) {
-      fail("initial.covariance", node, "must be a number or a d x d array, not " + typeName(node), allowed);
-    }
+    c.initial.covariance = covarianceMatrix(required(covParameter), "initial.covariance", covParameter.allowed);
+  }
+
+  // A number v (meaning v I) or a symmetric positive-definite d x d array (initial.covariance, noise.covariance).
+  models::Matrix covarianceMatrix(const toml::node& node, const std::string& path, std::string_view allowed) const {
+    const auto d = static_cast<Eigen::Index>(dim_);
+    if (node.is_number()) return positive(node, path, allowed) * models::Matrix::Identity(d, d);
+    if (!node.is_array()) fail(path, node, "must be a number or a d x d array, not " + typeName(node), allowed);
     const toml::array& rows = *node.as_array();
     if (rows.size() != dim_) {
-      fail("initial.covariance", node,
+      fail(path, node,
            "has " + entries(rows.size(), "row", "rows") + ", expected a " + std::to_string(dim_) + " x " +
                std::to_string(dim_) + " array (" + dimensionReason_ + ")",
            allowed);
     }
     models::Matrix a(d, d);
     for (std::size_t i = 0; i < dim_; ++i) {
-      const std::string rowPath = indexed("initial.covariance", i);
+      const std::string rowPath = indexed(path, i);
       const toml::node& row = *rows.get(i);
-      if (!row.is_array()) {
-        fail(rowPath, row, "must be an array (row " + std::to_string(i) + " of the matrix)", allowed);
-      }
+      if (!row.is_array()) fail(rowPath, row, "must be an array (row " + std::to_string(i) + " of the matrix)", allowed);
       a.row(static_cast<Eigen::Index>(i)) = pointOfDimension(row, rowPath, allowed).transpose();
     }
-
     const double scale = a.cwiseAbs().maxCoeff();
     for (std::size_t i = 0; i < dim_; ++i) {
       for (std::size_t j = i + 1; j < dim_; ++j) {
         const double aij = a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
         const double aji = a(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i));
         if (std::abs(aij - aji) > kSymmetryTolerance * scale) {
-          fail("initial.covariance[" + std::to_string(i) + "][" + std::to_string(j) + "]",
-               *rows.get(i)->as_array()->get(j),
-               "not symmetric: initial.covariance[" + std::to_string(j) + "][" + std::to_string(i) +
-                   "] = " + floatLiteral(aji),
+          fail(path + "[" + std::to_string(i) + "][" + std::to_string(j) + "]", *rows.get(i)->as_array()->get(j),
+               "not symmetric: " + path + "[" + std::to_string(j) + "][" + std::to_string(i) + "] = " +
+                   floatLiteral(aji),
                allowed);
         }
       }
     }
     if (Eigen::LLT<models::Matrix>(a).info() != Eigen::Success) {
-      fail("initial.covariance", node, "not positive definite (its Cholesky factorisation fails)", allowed);
+      fail(path, node, "not positive definite (its Cholesky factorisation fails)", allowed);
     }
     // Exact symmetry downstream (Cholesky factors, Gaussian densities) instead of a 1e-12 asymmetry.
-    c.initial.covariance = 0.5 * (a + a.transpose());
+    return 0.5 * (a + a.transpose());
   }
 
   void readTime(Case& c) const {
@@ -1002,7 +1022,16 @@ private:
     if (logistic) neighbour.insert("label", static_cast<std::int64_t>(c.neighbour.replacement.y));
     root.insert("neighbour", std::move(neighbour));
 
-    root.insert("noise", toml::table{{"sigma", c.noise.sigma}});
+    auto matrixArray = [](const models::Matrix& m) {
+      toml::array rows;
+      for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(vectorArray(m.row(i).transpose()));
+      return rows;
+    };
+    toml::table noise;
+    if (c.noise.covariance) noise.insert("covariance", matrixArray(*c.noise.covariance));
+    else noise.insert("sigma", c.noise.sigma);
+    if (c.noise.covariancePrime) noise.insert("covariance_prime", matrixArray(*c.noise.covariancePrime));
+    root.insert("noise", std::move(noise));
 
     toml::array covariance;
     for (Eigen::Index i = 0; i < c.initial.covariance.rows(); ++i) {

@@ -102,8 +102,18 @@ constexpr Parameter kParameters[] = {
      "Label y' of the replacement record."},
 
     // [noise]
-    {"noise", "sigma", "number", "parameter units / sqrt(time unit)", Presence::Required, "",
-     "a finite number > 0", "", "Noise scale sigma: the diffusion matrix is Sigma = sigma^2 I."},
+    {"noise", "sigma", "number", "parameter units / sqrt(time unit)", Presence::Optional,
+     "required unless noise.covariance is given", "a finite number > 0", "",
+     "Isotropic noise: Sigma = sigma^2 I (Langevin: d theta = -grad L dt + sqrt(2) sigma dW; noisy GD: "
+     "N(0, 2 eta sigma^2 I) per step)."},
+    {"noise", "covariance", "d x d array of numbers, or a number", "parameter units^2 / time unit", Presence::Optional,
+     "none (noise.sigma)",
+     "a symmetric positive-definite d x d array (a number v means v I); exactly one of sigma and covariance", "",
+     "Anisotropic noise Sigma (BKPP; MATH.md §2.1, §2.3), for p (dataset D) and, unless covariance_prime is "
+     "given, for q."},
+    {"noise", "covariance_prime", "d x d array of numbers, or a number", "parameter units^2 / time unit",
+     Presence::Optional, "Sigma (the same noise for q)", "a symmetric positive-definite d x d array", "",
+     "Langevin only: the noise Sigma' of the run on D' (MATH.md §2.3: Sigma and Sigma' may differ).", "langevin"},
 
     // [initial]
     {"initial", "mean", "array of d numbers", "parameter units", Presence::Derived, "zeros", "d finite numbers", "",

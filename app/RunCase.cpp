@@ -96,6 +96,14 @@ void collectiveCheck(MPI_Comm comm, int rank, const std::function<void()>& rank0
   if (!ok) throw OutputDirectoryError(msg);
 }
 
+/// (computed - exact) / exact, with the cases a division cannot express: both infinite agree (0), exact 0 gives the
+/// computed value itself.
+double relativeError(double computed, double exact) {
+  if (std::isinf(exact) && std::isinf(computed) && (exact > 0) == (computed > 0)) return 0.0;
+  if (exact == 0) return computed;
+  return (computed - exact) / exact;
+}
+
 std::string fmt(double v, const char* f = "%.6e") {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -139,9 +147,16 @@ int runCase(const Case& c, const RunOptions& options) {
 
   // 2. Mesh, 3. solver: Langevin diffusion (a TS over [0, t_end]) or noisy GD (K steps of push-forward + noise).
   const bool noisyGd = c.dynamics == "noisy_gd";
-  const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2);
-  const solver::LangevinDiscretisation disc(mesh, {lossD, lossDPrime, c.noise.sigma, initial},
-                                            solver::FaceFluxScheme::ScharfetterGummel);
+  solver::LangevinProblem problem{lossD, lossDPrime, c.noise.sigma, initial};
+  const int d = c.mesh.dim;
+  if (c.noise.covariance || c.noise.covariancePrime) {
+    problem.sigmaMatrix = c.noise.sigmaFor(false, d);
+    problem.sigmaMatrixPrime = noisyGd ? c.noise.sigmaFor(false, d) : c.noise.sigmaFor(true, d);
+  }
+  // Cross-diffusion terms need the diagonal neighbours: a box stencil (docs/scheme.md, anisotropic diffusion).
+  const auto stencil = solver::requiresBoxStencil(problem, d) ? meshes::StencilShape::Box : meshes::StencilShape::Star;
+  const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2, stencil);
+  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel);
   std::unique_ptr<solver::DensityEvolution> evolution;
   std::unique_ptr<solver::NoisyGradientDescent> gd;
   {
@@ -154,8 +169,10 @@ int runCase(const Case& c, const RunOptions& options) {
       } else {
         solver::NoisyGdSettings settings;
         settings.eta = c.noisyGd.eta;
-        const double s2 = c.noise.sigma * c.noise.sigma;
-        settings.noiseVariance = {s2, s2, s2};
+        const models::Matrix Sigma = c.noise.sigmaFor(false, d);
+        for (int a = 0; a < d; ++a) settings.noiseVariance[a] = Sigma(a, a);
+        if (d > 1) settings.noiseCross[0] = Sigma(0, 1);
+        if (d > 2) settings.noiseCross[1] = Sigma(0, 2), settings.noiseCross[2] = Sigma(1, 2);
         settings.diffusion = c.noisyGd.diffusion == "exact_convolution" ? solver::DiffusionMethod::ExactConvolution
                                                                        : solver::DiffusionMethod::FokkerPlanck;
         settings.diffusionSubsteps = static_cast<int>(c.noisyGd.diffusion_substeps);
@@ -182,13 +199,10 @@ int runCase(const Case& c, const RunOptions& options) {
                                mesh.box().upper(), c.mesh.dim);
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
-  const auto langevinReference =
-      noisyGd ? std::nullopt
-              : validation::GaussianReference::forLangevin(*lossD, *lossDPrime, c.noise.sigma, initial);
+  const auto langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
   const auto gdReference =
-      noisyGd ? validation::NoisyGdReference::forQuadratic(
-                    *lossD, *lossDPrime, c.noisyGd.eta,
-                    c.noise.sigma * c.noise.sigma * models::Matrix::Identity(c.mesh.dim, c.mesh.dim), initial)
+      noisyGd ? validation::NoisyGdReference::forQuadratic(*lossD, *lossDPrime, c.noisyGd.eta,
+                                                           c.noise.sigmaFor(false, d), initial)
               : std::nullopt;
   struct ExactOracle {
     std::function<double(double, long, double)> renyi;
@@ -293,11 +307,11 @@ int runCase(const Case& c, const RunOptions& options) {
       if (exactCsv) {
         const double klExact = reference->kl(step, t);
         std::vector<double> er{static_cast<double>(step), t, err[0], err[1], klExact,
-                               klExact > 0 ? (v.kl - klExact) / klExact : v.kl};
+                               relativeError(v.kl, klExact)};
         for (std::size_t k = 0; k < orders.size(); ++k) {
           const double ex = reference->renyi(orders[k], step, t);
           er.push_back(ex);
-          er.push_back(ex > 0 ? (v.renyi[k] - ex) / ex : v.renyi[k]);
+          er.push_back(relativeError(v.renyi[k], ex));
         }
         exactCsv->addRow(er);
       }
@@ -442,7 +456,7 @@ int runCase(const Case& c, const RunOptions& options) {
       s << b;
       if (exact) {
         std::snprintf(b, sizeof b, "  %-17s  %s", fmt(*exact, "%.10e").c_str(),
-                      fmt(*exact != 0 ? (val - *exact) / *exact : val, "%.2e").c_str());
+                      fmt(relativeError(val, *exact), "%.2e").c_str());
         s << b;
       }
       s << "\n";
@@ -452,6 +466,12 @@ int runCase(const Case& c, const RunOptions& options) {
       line("R_" + c.divergence.orders[k].label, last.renyi[k],
            reference ? std::optional<double>(reference->renyi(orders[k], steps, tEnd)) : std::nullopt);
     line("TV(p,q)", last.tv, std::nullopt);
+    for (std::size_t k = 0; k < orders.size() && k < last.renyiStatus.size(); ++k)
+      if (last.renyiStatus[k] != solver::RenyiStatus::Finite)
+        s << "  R_" << c.divergence.orders[k].label << " at the end: " << solver::renyiStatusName(last.renyiStatus[k])
+          << (last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected
+                  ? " (the log-integrand grows toward the walls: R_alpha = +inf, not the box's finite number)\n"
+                  : " (a non-negligible share of the integrand lies at the walls: the number is not reliable)\n");
     s << "\n";
     char b[400];
     std::snprintf(b, sizeof b,
@@ -467,9 +487,10 @@ int runCase(const Case& c, const RunOptions& options) {
     // Warnings: numbers the box may have made wrong are flagged, never passed off as accurate.
     constexpr double kShareTolerance = 1e-6;
     for (std::size_t k = 0; k < orders.size(); ++k)
-      if (worstBoundaryShare[k] > kShareTolerance) {
+      if (worstBoundaryShare[k] > kShareTolerance && !(k < last.renyiStatus.size() &&
+                                                        last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected)) {
         std::snprintf(b, sizeof b,
-                      "  WARNING: R_%s is underestimated: up to %.1e of its integrand lies in the cells at the box "
+                      "  WARNING: R_%s is not reliable: up to %.1e of its integrand lies in the cells at the box "
                       "walls (the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n",
                       c.divergence.orders[k].label.c_str(), worstBoundaryShare[k]);
         s << b;

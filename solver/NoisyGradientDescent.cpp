@@ -57,6 +57,7 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     DriftDiffusionEquation heat;
     heat.potential = [](const Point&) { return 0.0; };
     heat.diffusion = settings_.noiseVariance;
+    heat.crossDiffusion = settings_.noiseCross;
     heat_ = std::make_unique<FokkerPlanckOperator>(mesh, std::vector<DriftDiffusionEquation>{heat, heat},
                                                    FaceFluxScheme::ScharfetterGummel);
     TimeIntegration ti;
@@ -68,6 +69,8 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     ti.optionsPrefix = "diffusion_";
     diffusion_ = std::make_unique<DensityEvolution>(mesh, heat_->assemble(), ti);
   } else {
+    if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
+      throw std::invalid_argument("exact_convolution needs a diagonal noise covariance");
     std::array<double, 3> s{0, 0, 0};
     for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
     convolution_ = std::make_unique<GaussianConvolution>(mesh.box(), s);

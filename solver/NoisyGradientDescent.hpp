@@ -29,6 +29,7 @@ enum class DiffusionMethod { FokkerPlanck, ExactConvolution };
 struct NoisyGdSettings {
   double eta = 0.1;
   std::array<double, 3> noiseVariance{1, 1, 1};  // Sigma_aa (isotropic noise: sigma^2 on every axis)
+  std::array<double, 3> noiseCross{0, 0, 0};     // Sigma_xy, Sigma_xz, Sigma_yz (fokker_planck only; box stencil)
   DiffusionMethod diffusion = DiffusionMethod::FokkerPlanck;
   int diffusionSubsteps = 16;
   std::string diffusionTsType = "arkimex";  // L-stable SDIRK (ARKIMEX L2, fully implicit): one shift, one LU

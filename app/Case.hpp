@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/DataGenerator.hpp"
 #include "models/Dataset.hpp"
 
 namespace fpdp::app {
@@ -32,11 +33,13 @@ struct LossSpec {
 struct DataSpec {
   models::Dataset records;            // inline or read from file, already parsed
   std::string file;                   // CSV path as resolved (empty when inline)
+  std::optional<models::DataGeneratorSpec> generator;  // set when the data are generated
 };
 
 struct NeighbourSpec {
-  std::size_t index = 0;              // 0-based record index replaced in D'
-  models::Record replacement;
+  models::NeighbourKind kind = models::NeighbourKind::Replace;
+  std::size_t index = 0;              // 0-based record index replaced or removed in D'
+  models::Record replacement;         // the replacement or added record
 };
 
 struct NoiseSpec {

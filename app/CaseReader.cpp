@@ -8,6 +8,7 @@
 // The first problem found ends the read with an InputError; nothing is ever silently corrected.
 #include "app/CaseReader.hpp"
 
+#include "models/DataGenerator.hpp"
 #include "models/ExpressionLoss.hpp"
 
 #include <toml++/toml.h>
@@ -688,12 +689,31 @@ private:
     const toml::node* recordsNode = given("data", "records");
     const toml::node* fileNode = given("data", "file");
     const toml::node* labelsNode = given("data", "labels");
-    const std::string exactlyOne = "exactly one of data.records and data.file";
+    const toml::node* generatorNode = given("data", "generator");
+    const std::string exactlyOne = "exactly one of data.records, data.file and data.generator";
 
     if (recordsNode && fileNode) fail("data.file", *fileNode, "given together with data.records", exactlyOne);
+    if (generatorNode && (recordsNode || fileNode)) {
+      fail("data.generator", *generatorNode,
+           std::string("given together with data.") + (recordsNode ? "records" : "file"), exactlyOne);
+    }
+    // The generator's keys mean nothing without it: an error, not silently ignored.
+    if (!generatorNode) {
+      for (const char* key : {"count", "seed", "mean", "stddev", "true_theta"}) {
+        if (const toml::node* node = given("data", key)) {
+          fail("data." + std::string(key), *node, "applies only with data.generator", "no data." + std::string(key) +
+                                                                                         " without data.generator");
+        }
+      }
+    }
+    if (generatorNode) {
+      readGenerator(c, *generatorNode, labelsNode);
+      readCount(c);
+      return;
+    }
     if (!recordsNode && !fileNode) {
       failMissing("data.records", std::string(recordsParameter.type) + ", or " + std::string(fileParameter.type),
-                  exactlyOne, "data.records or data.file");
+                  exactlyOne, "data.records, data.file or data.generator");
     }
 
     std::vector<models::Record> records;
@@ -736,7 +756,45 @@ private:
       }
       if (c.data.records.size() == 0) fail("data.file", *fileNode, "contains no records", fileParameter.allowed);
     }
+    readCount(c);
+  }
 
+  void readGenerator(Case& c, const toml::node& generatorNode, const toml::node* labelsNode) {
+    const Parameter& generator = parameter("data", "generator");
+    models::DataGeneratorSpec spec;
+    spec.kind = string(generatorNode, "data.generator", generator.allowed);
+    if (spec.kind != "gaussian" && spec.kind != "logistic")
+      fail("data.generator", generatorNode, "unknown generator", generator.allowed);
+    if (labelsNode) fail("data.labels", *labelsNode, "not allowed with data.generator", "no data.labels with a generator");
+    const Parameter& count = parameter("data", "count");
+    const toml::node* countNode = given("data", "count");
+    if (!countNode) failMissing("data.count", count.type, count.allowed);
+    const std::int64_t n = integer(*countNode, "data.count", count.allowed);
+    if (n < 1 || n > 10'000'000) fail("data.count", *countNode, "out of range", count.allowed);
+    spec.n = static_cast<std::size_t>(n);
+    const Parameter& seed = parameter("data", "seed");
+    if (const toml::node* node = given("data", "seed")) {
+      const std::int64_t v = integer(*node, "data.seed", seed.allowed);
+      if (v < 0) fail("data.seed", *node, "must be >= 0", seed.allowed);
+      spec.seed = static_cast<std::uint64_t>(v);
+    }
+    const Parameter& mean = parameter("data", "mean");
+    spec.mean = models::Vector::Zero(static_cast<Eigen::Index>(dim_));
+    if (const toml::node* node = given("data", "mean")) spec.mean = pointOfDimension(*node, "data.mean", mean.allowed);
+    const Parameter& stddev = parameter("data", "stddev");
+    if (const toml::node* node = given("data", "stddev")) spec.stddev = positive(*node, "data.stddev", stddev.allowed);
+    const Parameter& trueTheta = parameter("data", "true_theta");
+    if (const toml::node* node = given("data", "true_theta")) {
+      if (spec.kind != "logistic") fail("data.true_theta", *node, "applies only to generator = \"logistic\"", trueTheta.allowed);
+      spec.trueTheta = pointOfDimension(*node, "data.true_theta", trueTheta.allowed);
+    } else if (spec.kind == "logistic") {
+      failMissing("data.true_theta", trueTheta.type, trueTheta.allowed);
+    }
+    c.data.generator = spec;
+    c.data.records = models::generateDataset(spec);
+  }
+
+  void readCount(Case& c) const {
     const Parameter& countParameter = parameter("data", "n");
     if (const toml::node* node = lookup(countParameter)) {
       const std::int64_t n = integer(*node, "data.n", countParameter.allowed);
@@ -759,8 +817,45 @@ private:
 
   void readNeighbour(Case& c) const {
     const std::size_t n = c.data.records.size();
+    const Parameter& kindParameter = parameter("neighbour", "kind");
+    const toml::node& kindNode = required(kindParameter);
+    const std::string kind = string(kindNode, "neighbour.kind", kindParameter.allowed);
+    if (kind == "replace") c.neighbour.kind = models::NeighbourKind::Replace;
+    else if (kind == "add") c.neighbour.kind = models::NeighbourKind::Add;
+    else if (kind == "remove") c.neighbour.kind = models::NeighbourKind::Remove;
+    else fail("neighbour.kind", kindNode, "unknown neighbour kind", kindParameter.allowed);
+    const bool needsIndex = kind != "add", needsRecord = kind != "remove";
     const Parameter& indexParameter = parameter("neighbour", "index");
-    const toml::node& indexNode = required(indexParameter);
+    const Parameter& recordParameter = parameter("neighbour", "record");
+    if (!needsIndex) {
+      if (const toml::node* node = given("neighbour", "index"))
+        fail("neighbour.index", *node, "not used with neighbour.kind = \"add\"", "no neighbour.index when adding");
+    }
+    if (!needsRecord) {
+      if (const toml::node* node = given("neighbour", "record"))
+        fail("neighbour.record", *node, "not used with neighbour.kind = \"remove\"", "no neighbour.record when removing");
+      if (n < 2) fail("neighbour.kind", kindNode, "removing a record needs n >= 2 records", "add or replace");
+    }
+    if (needsIndex) readNeighbourIndex(c, n, indexParameter);
+    if (needsRecord) {
+      const toml::node* node = given("neighbour", "record");
+      if (!node) failMissing("neighbour.record", recordParameter.type, recordParameter.allowed);
+      c.neighbour.replacement.x = pointOfDimension(*node, "neighbour.record", recordParameter.allowed);
+      // Without a label the replacement keeps the replaced record's label (added records: +1).
+      c.neighbour.replacement.y = needsIndex ? c.data.records[c.neighbour.index].y : 1.0;
+      const Parameter& labelParameter = parameter("neighbour", "label");
+      if (lossType_ == "logistic") {
+        if (const toml::node* l = lookup(labelParameter)) {
+          c.neighbour.replacement.y = label(*l, "neighbour.label", labelParameter.allowed);
+        }
+      }
+    }
+  }
+
+  void readNeighbourIndex(Case& c, std::size_t n, const Parameter& indexParameter) const {
+    const toml::node* indexPtr = given("neighbour", "index");
+    if (!indexPtr) failMissing("neighbour.index", indexParameter.type, indexParameter.allowed);
+    const toml::node& indexNode = *indexPtr;
     const std::int64_t index = integer(indexNode, "neighbour.index", indexParameter.allowed);
     const std::string allowed = "an integer with 0 <= index < n = " + std::to_string(n);
     if (index < 0) fail("neighbour.index", indexNode, "out of range: indices start at 0", allowed);
@@ -768,19 +863,6 @@ private:
       fail("neighbour.index", indexNode, "out of range: the dataset has " + entries(n, "record", "records"), allowed);
     }
     c.neighbour.index = static_cast<std::size_t>(index);
-
-    const Parameter& recordParameter = parameter("neighbour", "record");
-    c.neighbour.replacement.x =
-        pointOfDimension(required(recordParameter), "neighbour.record", recordParameter.allowed);
-
-    // Without a label the replacement keeps the replaced record's label, so D' differs from D in x only.
-    c.neighbour.replacement.y = c.data.records[c.neighbour.index].y;
-    const Parameter& labelParameter = parameter("neighbour", "label");
-    if (lossType_ == "logistic") {
-      if (const toml::node* node = lookup(labelParameter)) {
-        c.neighbour.replacement.y = label(*node, "neighbour.label", labelParameter.allowed);
-      }
-    }
   }
 
   void readNoise(Case& c) const {
@@ -1003,7 +1085,15 @@ private:
 
     // Data read from a file is referred to, not copied: the resolved case must stay small.
     toml::table data;
-    if (!c.data.file.empty()) {
+    if (c.data.generator) {
+      const auto& g = *c.data.generator;
+      data.insert("generator", g.kind);
+      data.insert("count", static_cast<std::int64_t>(g.n));
+      data.insert("seed", static_cast<std::int64_t>(g.seed));
+      data.insert("mean", vectorArray(g.mean));
+      data.insert("stddev", g.stddev);
+      if (g.kind == "logistic") data.insert("true_theta", vectorArray(g.trueTheta));
+    } else if (!c.data.file.empty()) {
       data.insert("file", c.data.file);
     } else {
       toml::array records, labels;
@@ -1017,9 +1107,13 @@ private:
     data.insert("n", static_cast<std::int64_t>(c.data.records.size()));
     root.insert("data", std::move(data));
 
-    toml::table neighbour{{"index", static_cast<std::int64_t>(c.neighbour.index)},
-                          {"record", vectorArray(c.neighbour.replacement.x)}};
-    if (logistic) neighbour.insert("label", static_cast<std::int64_t>(c.neighbour.replacement.y));
+    toml::table neighbour{{"kind", models::toString(c.neighbour.kind)}};
+    if (c.neighbour.kind != models::NeighbourKind::Add)
+      neighbour.insert("index", static_cast<std::int64_t>(c.neighbour.index));
+    if (c.neighbour.kind != models::NeighbourKind::Remove) {
+      neighbour.insert("record", vectorArray(c.neighbour.replacement.x));
+      if (logistic) neighbour.insert("label", static_cast<std::int64_t>(c.neighbour.replacement.y));
+    }
     root.insert("neighbour", std::move(neighbour));
 
     auto matrixArray = [](const models::Matrix& m) {

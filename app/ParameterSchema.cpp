@@ -17,7 +17,8 @@ constexpr Section kSections[] = {
              "The length of `lower` is the dimension d of theta; every other d-sized array must match it."},
     {"loss", "The per-example loss l(theta; x); the empirical loss is L_D(theta) = (1/n) sum_i l(theta; x_i) "
              "(MATH.md §1)."},
-    {"data", "The dataset D = (x_1..x_n), inline or from a CSV file (exactly one of `records` and `file`)."},
+    {"data", "The dataset D = (x_1..x_n): inline, from a CSV file, or from a seeded generator (exactly one of "
+             "`records`, `file` and `generator`)."},
     {"neighbour", "The neighbouring dataset D': D with record `index` replaced (MATH.md §1)."},
     {"noise", "The diffusion coefficient of the dynamics."},
     {"initial", "The initial density of theta, a Gaussian N(mean, covariance) (the same for D and D')."},
@@ -89,15 +90,30 @@ constexpr Parameter kParameters[] = {
      "a readable CSV file, one record per line: d numbers (then the label, -1 or +1, for logistic)", "",
      "CSV file of records, relative to the case file's folder; blank lines and '#' lines are skipped, "
      "a first line without numbers is a header."},
+    {"data", "generator", "string", "—", Presence::Optional, "none (records or file)", "gaussian, logistic", "",
+     "Seeded synthetic data (docs/models.md): gaussian, x_i = mean + stddev z_i with labels +1; logistic, the same "
+     "features with y_i = +1 with probability sigmoid(<true_theta, x_i>). Bit-reproducible on every platform."},
+    {"data", "count", "integer", "—", Presence::Optional, "required with data.generator", "an integer in [1, 10^7]",
+     "", "Number of generated records n."},
+    {"data", "seed", "integer", "—", Presence::Optional, "0 (with data.generator)", "an integer in [0, 2^63)", "",
+     "Seed of the generator (std::mt19937_64 bits)."},
+    {"data", "mean", "array of d numbers", "parameter units", Presence::Optional, "zeros (with data.generator)",
+     "d finite numbers", "", "Mean of the generated features."},
+    {"data", "stddev", "number", "parameter units", Presence::Optional, "1.0 (with data.generator)",
+     "a finite number > 0", "", "Standard deviation of each generated feature."},
+    {"data", "true_theta", "array of d numbers", "—", Presence::Optional, "required with generator = \"logistic\"",
+     "d finite numbers", "", "The parameter behind the generated logistic labels."},
     {"data", "n", "integer", "—", Presence::Optional, "none (no check)",
      "the number of records actually given", "",
      "Number of records: an optional consistency check (fpdp writes it into the resolved case)."},
 
     // [neighbour]
-    {"neighbour", "index", "integer", "—", Presence::Required, "", "an integer with 0 <= index < n", "",
-     "0-based index of the record of D that D' replaces."},
-    {"neighbour", "record", "array of d numbers", "as data.records", Presence::Required, "",
-     "d finite numbers", "", "The replacement record x'."},
+    {"neighbour", "kind", "string", "—", Presence::Default, R"("replace")", "replace, add, remove", "",
+     "How D' differs from D: record `index` replaced by `record`, `record` added, or record `index` removed."},
+    {"neighbour", "index", "integer", "—", Presence::Optional, "required for kind = replace and remove",
+     "an integer with 0 <= index < n", "", "0-based index of the record of D that D' replaces or removes."},
+    {"neighbour", "record", "array of d numbers", "as data.records", Presence::Optional,
+     "required for kind = replace and add", "d finite numbers", "", "The replacement or added record x'."},
     {"neighbour", "label", "integer", "—", Presence::Derived, "the replaced record's label", "-1 or 1", "logistic",
      "Label y' of the replacement record."},
 

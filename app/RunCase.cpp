@@ -136,14 +136,17 @@ int runCase(const Case& c, const RunOptions& options) {
   // 1. Models.
   auto loss = buildLoss(c.loss, c.mesh.dim);
   const models::Dataset& D = c.data.records;
-  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement};
+  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+  const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
   const models::Dataset DPrime = neighbour.apply(D);
   // Clipping (noisy GD only) changes the gradient the algorithm follows, not the loss value.
   const std::optional<double> clip = c.dynamics == "noisy_gd" ? c.noisyGd.clipNorm : std::nullopt;
   auto lossD = std::make_shared<const models::EmpiricalLoss>(loss, D, clip);
   auto lossDPrime = std::make_shared<const models::EmpiricalLoss>(loss, DPrime, clip);
   const models::Gaussian initial(c.initial.mean, c.initial.covariance);
-  const auto pairGap = loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement);
+  // The closed-form gap of the pair exists for a replaced record (for add/remove, D and D' differ in n as well).
+  const auto pairGap = replacement ? loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement)
+                                   : std::optional<models::Loss::PairGap>{};
 
   // 2. Mesh, 3. solver: Langevin diffusion (a TS over [0, t_end]) or noisy GD (K steps of push-forward + noise).
   const bool noisyGd = c.dynamics == "noisy_gd";
@@ -194,9 +197,17 @@ int runCase(const Case& c, const RunOptions& options) {
   }
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
   const double gradientGap = disc.measuredGradientGap();
-  const models::LossConstants constants =
-      models::computeConstants(*lossD, *lossDPrime, D[c.neighbour.index], c.neighbour.replacement, mesh.box().lower(),
-                               mesh.box().upper(), c.mesh.dim);
+  // Constants of a replace-one pair (computeConstants); for add/remove the same function applied to D alone (its own
+  // record as the "replacement") gives lambda and beta, and S_g is then not reported.
+  models::LossConstants constants =
+      replacement ? models::computeConstants(*lossD, *lossDPrime, D[c.neighbour.index], c.neighbour.replacement,
+                                             mesh.box().lower(), mesh.box().upper(), c.mesh.dim)
+                  : models::computeConstants(*lossD, *lossD, D[0], D[0], mesh.box().lower(), mesh.box().upper(),
+                                             c.mesh.dim);
+  if (!replacement) {
+    constants.sensitivity.reset();
+    constants.sensitivitySource = "not computed for an added or removed record";
+  }
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
   const auto langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
@@ -419,8 +430,11 @@ int runCase(const Case& c, const RunOptions& options) {
       << c.mesh.dim << "-D, cells";
     for (int a = 0; a < c.mesh.dim; ++a) s << (a ? "x" : " ") << c.mesh.cells[a];
     s << ", " << size << " rank(s)\n";
-    s << "  loss " << c.loss.type << ", n = " << D.size() << ", neighbour replaces record " << c.neighbour.index
-      << ", sigma = " << c.noise.sigma << "\n";
+    s << "  loss " << c.loss.type << ", n = " << D.size() << ", neighbour: ";
+    if (c.neighbour.kind == models::NeighbourKind::Replace) s << "replaces record " << c.neighbour.index;
+    else if (c.neighbour.kind == models::NeighbourKind::Add) s << "adds a record (n' = " << DPrime.size() << ")";
+    else s << "removes record " << c.neighbour.index << " (n' = " << DPrime.size() << ")";
+    s << ", sigma = " << c.noise.sigma << "\n";
     if (noisyGd)
       s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << tEnd << ")\n  "
         << solverDescription << "\n";

@@ -292,6 +292,7 @@ BOOST_AUTO_TEST_CASE(the_corpus_base_cases_are_valid) {
   BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "quadratic.toml"));
   BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "logistic.toml"));
   BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "noisy_gd.toml"));
+  BOOST_CHECK_NO_THROW(readCase(goodCaseDir() / "generated.toml"));
 }
 
 BOOST_AUTO_TEST_CASE(resolved_toml_reads_back_to_the_same_case) {
@@ -436,4 +437,26 @@ BOOST_AUTO_TEST_CASE(noisy_gd_case_reads_and_resolves) {
   BOOST_TEST(c.resolvedToml.find("[time]") == std::string::npos);
   const Case again = readCaseString(c.resolvedToml, goodCaseDir() / "noisy_gd.toml");
   BOOST_TEST(again.resolvedToml == c.resolvedToml);
+}
+
+BOOST_AUTO_TEST_CASE(generated_data_and_neighbour_kinds) {
+  const Case g = readCase(goodCaseDir() / "generated.toml");
+  BOOST_TEST(g.data.records.size() == 50u);
+  BOOST_REQUIRE(g.data.generator.has_value());
+  // The resolved case regenerates the same records (bit-reproducible generator).
+  const Case again = readCaseString(g.resolvedToml, goodCaseDir() / "generated.toml");
+  BOOST_TEST(again.data.records.size() == 50u);
+  for (std::size_t i = 0; i < 50; ++i) BOOST_TEST((again.data.records[i].x - g.data.records[i].x).norm() == 0.0);
+  std::string text = readText(goodCaseDir() / "quadratic.toml");
+  const std::string replaced = "index = 0\nrecord = [3.0, 3.0]";
+  BOOST_REQUIRE(text.find(replaced) != std::string::npos);
+  std::string added = text;
+  added.replace(added.find(replaced), replaced.size(), "kind = \"add\"\nrecord = [3.0, 3.0]");
+  const Case a = readCaseString(added, goodCaseDir() / "quadratic.toml");
+  BOOST_TEST(static_cast<int>(a.neighbour.kind) == static_cast<int>(fpdp::models::NeighbourKind::Add));
+  std::string removed = text;
+  removed.replace(removed.find(replaced), replaced.size(), "kind = \"remove\"\nindex = 2");
+  const Case r = readCaseString(removed, goodCaseDir() / "quadratic.toml");
+  BOOST_TEST(r.neighbour.index == 2u);
+  BOOST_TEST(readCaseString(r.resolvedToml, goodCaseDir() / "quadratic.toml").resolvedToml == r.resolvedToml);
 }

@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(base_cases_pass_check) {
   TemporaryDirectory temporary("fpdp-cli-test");
   const fs::path work = temporary.path() / "work";
   const fs::path log = temporary.path() / "log.txt";
-  for (const char* name : {"quadratic.toml", "logistic.toml", "logistic_file.toml", "noisy_gd.toml"}) {
+  for (const char* name : {"quadratic.toml", "logistic.toml", "logistic_file.toml", "noisy_gd.toml", "generated.toml"}) {
     BOOST_TEST_CONTEXT("fpdp check " << name) {
       resetDirectory(work);
       const Outcome outcome =

@@ -17,6 +17,7 @@ struct MeshSpec {
   std::array<double, 3> lower{0, 0, 0};
   std::array<double, 3> upper{1, 1, 1};
   std::array<int, 3> cells{1, 1, 1};
+  std::array<double, 3> grading{1.0, 1.0, 1.0};  // per-axis geometric growth of cell widths from the middle
 };
 
 struct LossSpec {
@@ -28,6 +29,8 @@ struct LossSpec {
   std::string expression;             // expression: l(theta; x) as a muParser formula
   std::vector<std::string> gradient;  // expression: optional gradient formulas (empty: finite differences)
   std::optional<double> sensitivity;  // S_g of the data universe, if the user states it
+  std::optional<double> strongConvexity;  // lambda, if the user states it (else computed)
+  std::optional<double> smoothness;       // beta, if the user states it (else computed)
 };
 
 struct DataSpec {

@@ -585,6 +585,16 @@ private:
       fail("mesh.cells", cellsNode, "gives " + std::to_string(total) + " cells in total, more than 268435456",
            cellsParameter.allowed);
     }
+    const Parameter& grading = parameter("mesh", "grading");
+    if (const toml::node* node = given("mesh", "grading")) {
+      const models::Vector g = pointOfDimension(*node, "mesh.grading", grading.allowed);
+      for (std::size_t i = 0; i < dim_; ++i) {
+        const double r = g[static_cast<Eigen::Index>(i)];
+        if (!(r >= 1.0 && r <= 1.2))
+          fail(indexed("mesh.grading", i), *node->as_array()->get(i), "out of range", grading.allowed);
+        c.mesh.grading[i] = r;
+      }
+    }
   }
 
   void readLoss(Case& c) {
@@ -642,6 +652,15 @@ private:
       }
     }
 
+    const Parameter& strongConvexity = parameter("loss", "strong_convexity");
+    if (const toml::node* node = given("loss", "strong_convexity")) {
+      c.loss.strongConvexity = number(*node, "loss.strong_convexity", strongConvexity.allowed);
+      if (*c.loss.strongConvexity < 0) fail("loss.strong_convexity", *node, "must be >= 0", strongConvexity.allowed);
+    }
+    const Parameter& smoothness = parameter("loss", "smoothness");
+    if (const toml::node* node = given("loss", "smoothness")) {
+      c.loss.smoothness = positive(*node, "loss.smoothness", smoothness.allowed);
+    }
     const Parameter& sensitivity = parameter("loss", "sensitivity");
     if (const toml::node* node = lookup(sensitivity)) {
       c.loss.sensitivity = positive(*node, "loss.sensitivity", sensitivity.allowed);
@@ -1064,7 +1083,13 @@ private:
       upper.push_back(c.mesh.upper[i]);
       cells.push_back(static_cast<std::int64_t>(c.mesh.cells[i]));
     }
-    root.insert("mesh", toml::table{{"lower", lower}, {"upper", upper}, {"cells", cells}});
+    toml::table mesh{{"lower", lower}, {"upper", upper}, {"cells", cells}};
+    if (c.mesh.grading[0] != 1.0 || c.mesh.grading[1] != 1.0 || c.mesh.grading[2] != 1.0) {
+      toml::array grading;
+      for (int i = 0; i < c.mesh.dim; ++i) grading.push_back(c.mesh.grading[i]);
+      mesh.insert("grading", std::move(grading));
+    }
+    root.insert("mesh", std::move(mesh));
 
     toml::table loss{{"type", c.loss.type}};
     const std::string& t = c.loss.type;
@@ -1081,6 +1106,8 @@ private:
       }
     }
     if (c.loss.sensitivity) loss.insert("sensitivity", *c.loss.sensitivity);
+    if (c.loss.strongConvexity) loss.insert("strong_convexity", *c.loss.strongConvexity);
+    if (c.loss.smoothness) loss.insert("smoothness", *c.loss.smoothness);
     root.insert("loss", std::move(loss));
 
     // Data read from a file is referred to, not copied: the resolved case must stay small.

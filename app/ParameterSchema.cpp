@@ -53,6 +53,11 @@ constexpr Parameter kParameters[] = {
      "d integers in [2, 65536] whose product is at most 268435456 (2^28)", "",
      "Number of finite-volume cells along each axis."},
 
+    {"mesh", "grading", "array of d numbers", "—", Presence::Derived, "all 1.0 (uniform)",
+     "d finite numbers in [1, 1.2]", "",
+     "Per axis, the factor by which cell widths grow per cell from the middle of the axis towards both walls "
+     "(symmetric geometric grading, docs/scheme.md); 1 is uniform."},
+
     // [loss]
     {"loss", "type", "string", "—", Presence::Required, "", "quadratic, logistic, huber, double_well, expression", "",
      "quadratic: `l = (lambda/2) |theta - x|^2`; logistic: `l = log(1 + exp(-y <theta, x>)) + (mu/2) |theta|^2` "
@@ -73,6 +78,12 @@ constexpr Parameter kParameters[] = {
     {"loss", "gradient", "array of d strings", "loss units / parameter units", Presence::Optional,
      "central finite differences of loss.expression (relative accuracy ~1e-10, docs/models.md)",
      "d muParser formulas, one per coordinate", "expression", "The gradient of loss.expression, if known."},
+    {"loss", "strong_convexity", "number", "loss units / parameter units^2", Presence::Optional,
+     "computed (closed form, or estimated on a grid)", "a finite number >= 0", "",
+     "lambda of MATH.md §5, if you want to state it rather than have it computed; the run says which was used."},
+    {"loss", "smoothness", "number", "loss units / parameter units^2", Presence::Optional,
+     "computed (closed form, or estimated on a grid)", "a finite number > 0", "",
+     "beta of MATH.md §5 (used for the assumption eta < 1/beta), if stated rather than computed."},
     {"loss", "sensitivity", "number", "loss units / parameter units", Presence::Optional,
      "none (only data-dependent bounds are reported)", "a finite number > 0", "",
      "S_g = sup over theta and records x, x' of the data universe of |grad l(theta; x) - grad l(theta; x')| "

@@ -72,7 +72,7 @@ solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss>
 
 meshes::BoxMesh buildBox(const MeshSpec& m) {
   std::vector<meshes::Axis> axes;
-  for (int a = 0; a < m.dim; ++a) axes.push_back(meshes::Axis::uniform(m.lower[a], m.upper[a], m.cells[a]));
+  for (int a = 0; a < m.dim; ++a) axes.push_back(meshes::Axis::graded(m.lower[a], m.upper[a], m.cells[a], m.grading[a]));
   return meshes::BoxMesh(std::move(axes));
 }
 
@@ -207,6 +207,14 @@ int runCase(const Case& c, const RunOptions& options) {
   if (!replacement) {
     constants.sensitivity.reset();
     constants.sensitivitySource = "not computed for an added or removed record";
+  }
+  if (c.loss.strongConvexity) {
+    constants.strongConvexity = c.loss.strongConvexity;
+    constants.strongConvexitySource = "given in the case file";
+  }
+  if (c.loss.smoothness) {
+    constants.smoothness = c.loss.smoothness;
+    constants.smoothnessSource = "given in the case file";
   }
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
@@ -480,6 +488,8 @@ int runCase(const Case& c, const RunOptions& options) {
       line("R_" + c.divergence.orders[k].label, last.renyi[k],
            reference ? std::optional<double>(reference->renyi(orders[k], steps, tEnd)) : std::nullopt);
     line("TV(p,q)", last.tv, std::nullopt);
+    // BKPP §3.1: TV is the best membership-inference advantage; Pinsker bounds it by sqrt(KL/2).
+    line("sqrt(KL/2) Pinsker", std::sqrt(0.5 * last.kl), std::nullopt);
     for (std::size_t k = 0; k < orders.size() && k < last.renyiStatus.size(); ++k)
       if (last.renyiStatus[k] != solver::RenyiStatus::Finite)
         s << "  R_" << c.divergence.orders[k].label << " at the end: " << solver::renyiStatusName(last.renyiStatus[k])

@@ -17,6 +17,27 @@ Axis Axis::uniform(double lower, double upper, int cells) {
   return Axis(std::move(f));
 }
 
+Axis Axis::graded(double lower, double upper, int cells, double ratio) {
+  if (!(ratio >= 1.0)) throw std::invalid_argument("Axis::graded: ratio must be >= 1");
+  if (ratio == 1.0) return uniform(lower, upper, cells);
+  if (!(cells >= 1)) throw std::invalid_argument("Axis::graded: cells must be >= 1");
+  // Relative widths: distance of each cell from the middle (in cells) sets its width ratio^distance.
+  std::vector<double> widths(static_cast<std::size_t>(cells));
+  const double middle = 0.5 * (cells - 1);
+  for (int i = 0; i < cells; ++i) widths[i] = std::pow(ratio, std::fabs(i - middle));
+  double total = 0.0;
+  for (double w : widths) total += w;
+  std::vector<double> f(static_cast<std::size_t>(cells) + 1);
+  f[0] = lower;
+  double acc = 0.0;
+  for (int i = 0; i < cells; ++i) {
+    acc += widths[i];
+    f[i + 1] = lower + (upper - lower) * (acc / total);
+  }
+  f.back() = upper;
+  return fromFaces(std::move(f));
+}
+
 Axis Axis::fromFaces(std::vector<double> faces) {
   if (faces.size() < 2) throw std::invalid_argument("Axis::fromFaces: need at least two faces");
   for (std::size_t i = 1; i < faces.size(); ++i)

@@ -17,6 +17,10 @@ class Axis {
 public:
   /// N equal cells on [lower, upper].
   static Axis uniform(double lower, double upper, int cells);
+  /// N cells on [lower, upper] whose widths grow by the factor `ratio` (>= 1) per cell from the middle of the axis
+  /// towards both walls (symmetric geometric grading: fine where the density lives, coarse in the tails).
+  /// ratio = 1 is the uniform axis.
+  static Axis graded(double lower, double upper, int cells, double ratio);
   /// Cells given by their faces (strictly increasing, at least two faces).
   static Axis fromFaces(std::vector<double> faces);
 

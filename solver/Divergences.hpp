@@ -1,8 +1,10 @@
 #pragma once
 // Divergences between the two densities p (trained on D) and q (on D'), by quadrature on the mesh (MATH.md §3).
 //
-// Quadrature: the cell-average (midpoint) rule  int f(p, q) dtheta ~= sum_c |c| f(p_c, q_c), second order in h for
-// smooth integrands; it is the one rule every functional here uses (CellQuadrature).
+// Quadrature (the one rule every functional here uses, CellQuadrature): point values at the cell centres are
+// reconstructed from the cell averages to fourth order (PointValues.hpp), then the midpoint rule
+// int f(p, q) dtheta ~= sum_c |c| f(p_c, q_c) is applied to them: fourth order for smooth densities that decay inside
+// the box (docs/scheme.md §5). evaluate(p, q, stride) applies the midpoint rule to the arrays it is given.
 // The densities are normalised by their computed masses first (they are probability densities; the solver
 // conserves mass to round-off), r = p/q, rho = r - 1. Each divergence is written as a sum of non-negative terms
 // so that tiny divergences (1e-10 and below) lose no digits:
@@ -92,7 +94,9 @@ public:
   explicit CellQuadrature(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {}
   const std::vector<double>& weights() const { return mesh_.ownedVolumes(); }
   MPI_Comm comm() const { return mesh_.comm(); }
-  static constexpr int order = 2;  // for smooth integrands, in the cell width
+  // For smooth integrands that decay inside the box: fourth order in the cell width, from the point-value
+  // reconstruction (PointValues.hpp) followed by the midpoint rule, whose own error is then only boundary terms.
+  static constexpr int order = 4;
 private:
   const meshes::DistributedBoxMesh& mesh_;
 };

@@ -43,7 +43,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   }
   if (positional.empty()) throw UsageError("no command given; try 'fpdp --help'");
   cl.command = positional[0];
-  if (cl.command == "run" || cl.command == "check") {
+  if (cl.command == "run" || cl.command == "check" || cl.command == "noise-study") {
     if (positional.size() != 2)
       throw UsageError("'fpdp " + cl.command + "' takes exactly one case file, got " +
                        std::to_string(positional.size() - 1));
@@ -52,7 +52,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, check, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, check, noise-study, schema (see 'fpdp --help')");
   }
   return cl;
 }
@@ -64,6 +64,7 @@ Fokker–Planck equations of the two parameter densities (trained on D and on it
 Usage:
   fpdp run CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp check CASE.toml [PETSc options]
+  fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp schema
   fpdp --help | --version
 
@@ -71,6 +72,9 @@ Commands:
   run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5, divergence.csv,
            exact.csv (when a closed form exists) and parameters.toml, and print a summary table
   check    validate the case file (keys, types, ranges, data files, solver names) without running it
+  noise-study  (Langevin cases) does anisotropic noise buy privacy at equal accuracy? Runs the case with isotropic
+           noise of the same trace, then with the diagonal Sigma that minimises the BKPP KL bound, and reports the
+           bound and the true KL, R_alpha and TV of both (DIR/isotropic, DIR/anisotropic, DIR/noise-study.csv)
   schema   print the case-file reference (docs/parameters.md) generated from the schema
 
 Options:

@@ -296,6 +296,7 @@ int runCase(const Case& c, const RunOptions& options) {
   struct KlRateRow {
     long step;
     double t, kl, identity, boundIntegrand, tv;
+    std::array<double, 3> gapSquared;
   };
   std::vector<KlRateRow> klRateRows;
   if (!noisyGd)
@@ -337,7 +338,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (csv) csv->addRow(row);
     if (klRate) {
       const auto kr = klRate->evaluate(u);
-      klRateRows.push_back({step, t, v.kl, kr.identity, kr.boundIntegrand, v.tv});
+      klRateRows.push_back({step, t, v.kl, kr.identity, kr.boundIntegrand, v.tv, kr.gapSquared});
     }
     if (reference) {
       const auto err = reference->l1(u, step, t);
@@ -443,7 +444,7 @@ int runCase(const Case& c, const RunOptions& options) {
     const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(S).eigenvalues().minCoeff();
     io::CsvTable table(workDir + "/kl_rate.csv", {"step", "t", "kl", "dkl_dt_identity", "dkl_dt_finite_difference",
                                                   "kl_bound_integrated", "bound_to_kl", "kl_bound_crude", "tv",
-                                                  "tv_pinsker_bound"});
+                                                  "tv_pinsker_bound", "gap_sq_x", "gap_sq_y", "gap_sq_z"});
     double integral = 0.0;
     for (std::size_t n = 0; n < klRateRows.size(); ++n) {
       const auto& r = klRateRows[n];
@@ -457,7 +458,7 @@ int runCase(const Case& c, const RunOptions& options) {
                                       : std::numeric_limits<double>::quiet_NaN();
       table.addRow({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound,
                     r.kl > 0 ? bound / r.kl : std::numeric_limits<double>::quiet_NaN(), crude, r.tv,
-                    std::sqrt(0.5 * r.kl)});
+                    std::sqrt(0.5 * r.kl), r.gapSquared[0], r.gapSquared[1], r.gapSquared[2]});
     }
   }
   h5.writeSeries(columns, rows);

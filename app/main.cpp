@@ -9,6 +9,7 @@
 
 #include "app/CaseReader.hpp"
 #include "app/CommandLine.hpp"
+#include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
 #include "models/Dataset.hpp"
@@ -43,8 +44,14 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
     RunOptions options;
     options.outputDirectory = cl.output ? *cl.output : c.output.directory;
     options.quiet = cl.quiet;
+    if (cl.command == "noise-study") {
+      if (!cl.output) options.outputDirectory = c.name + "-noise-study";
+      return runNoiseStudy(c, options);
+    }
     checkOutputDirectory(options.outputDirectory);
     return runCase(c, options);
+  } catch (const InputError& e) {
+    return reportError(rank, "error: ", e.what(), 2);
   } catch (const SolverConfigurationError& e) {
     return reportError(rank, "error: ", e.what(), 2);
   } catch (const OutputDirectoryError& e) {

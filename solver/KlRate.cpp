@@ -27,12 +27,14 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
   const auto& vol = mesh_.ownedVolumes();
   const int d = mesh_.dim();
   const models::Matrix dSigma = Sigma_ - SigmaPrime_;
-  double sums[4] = {0, 0, 0, 0};  // quadratic term, cross term, bound integrand, excluded mass
+  KlRate r;
+  double sums[7] = {0, 0, 0, 0, 0, 0, 0};  // quadratic, cross, bound integrand, excluded mass, E_p[gap_a^2] x3
   double mass = 0.0;
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const double p = a[2 * g.local(i, j, k)], q = a[2 * g.local(i, j, k) + 1];
     mass += vol[l] * p;
+    for (int ax = 0; ax < d; ++ax) sums[4 + ax] += vol[l] * std::max(p, 0.0) * driftGap_[l][ax] * driftGap_[l][ax];
     if (!(p > 0 && q > 0)) {
       sums[3] += vol[l] * std::max(p, 0.0);
       return;
@@ -67,9 +69,9 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
     sums[2] += vol[l] * p * 0.25 * w.dot(SigmaInv_.topLeftCorner(d, d) * w);
   });
   FPDP_PETSC(VecRestoreArrayRead(local_, &a));
-  double local[5] = {sums[0], sums[1], sums[2], sums[3], mass}, global[5];
-  FPDP_PETSC(MPI_Allreduce(local, global, 5, MPI_DOUBLE, MPI_SUM, mesh_.comm()));
-  KlRate r;
+  double local[8] = {sums[0], sums[1], sums[2], sums[3], mass, sums[4], sums[5], sums[6]}, global[8];
+  FPDP_PETSC(MPI_Allreduce(local, global, 8, MPI_DOUBLE, MPI_SUM, mesh_.comm()));
+  for (int ax = 0; ax < 3; ++ax) r.gapSquared[ax] = global[5 + ax] / global[4];
   // p normalised by its mass (the divergences are of probability densities).
   r.identity = (-global[0] + global[1]) / global[4];
   r.boundIntegrand = global[2] / global[4];

@@ -20,6 +20,7 @@ struct KlRate {
   double identity = 0.0;         // d/dt KL from the identity above
   double boundIntegrand = 0.0;   // (1/4) E_p |Sigma^{-1/2}(b - b' - (Sigma - Sigma') grad log q)|^2
   double excludedMass = 0.0;     // p-mass of the cells left out
+  std::array<double, 3> gapSquared{0, 0, 0};  // E_p[(b - b')_a^2] per axis (the noise-shape study's inputs)
 };
 
 class KlRateFunctional {

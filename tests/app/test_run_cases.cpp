@@ -622,3 +622,30 @@ BOOST_AUTO_TEST_CASE(help_version_and_check) {
   }
   BOOST_TEST(fs::is_empty(work));
 }
+
+BOOST_AUTO_TEST_CASE(noise_study_reports_the_true_kl_of_both_noises) {
+  // cases/noise-study-2d.toml on a coarser mesh: D' moves a record by (2.0, 0.5), so the bound-optimal diagonal noise
+  // under tr(Sigma) = 0.5 is proportional to (2.0, 0.5), i.e. (0.4, 0.1); for the quadratic loss the true KL has the
+  // bound's shape, so the anisotropic noise must lower the true KL (by about 16/11.76 = 1.36 at stationarity).
+  TemporaryDirectory t("fpdp-run-test");
+  std::string text = readText(fs::path(FPDP_SOURCE_DIR) / "cases" / "noise-study-2d.toml");
+  const std::string cells = "cells = [128, 128]";
+  BOOST_REQUIRE(contains(text, cells));
+  text.replace(text.find(cells), cells.size(), "cells = [64, 64]");
+  writeText(t.path() / "study.toml", text);
+  const Outcome o = runFpdp("noise-study study.toml --output study --quiet", t.path());
+  requireSuccess(o);
+  BOOST_TEST(contains(o.out, "WINS on the true KL"));
+  const Csv csv = readCsv(t.path() / "study" / "noise-study.csv");
+  BOOST_REQUIRE(csv.cells.size() == 2u);
+  BOOST_TEST(std::fabs(csv.value(0, "sigma_x2") - 0.25) <= 1e-12);
+  BOOST_TEST(std::fabs(csv.value(1, "sigma_x2") - 0.4) <= 1e-3);
+  BOOST_TEST(std::fabs(csv.value(1, "sigma_y2") - 0.1) <= 1e-3);
+  BOOST_TEST(std::fabs(csv.value(1, "sigma_x2") + csv.value(1, "sigma_y2") - 0.5) <= 1e-12);  // the same budget
+  const double ratio = csv.value(0, "kl") / csv.value(1, "kl");
+  BOOST_TEST(ratio >= 1.3);
+  BOOST_TEST(ratio <= 1.42);
+  BOOST_TEST(csv.value(1, "kl") <= csv.value(1, "kl_bound"));  // the bound is an upper bound
+  BOOST_TEST(fs::exists(t.path() / "study" / "isotropic" / "kl_rate.csv"));
+  BOOST_TEST(fs::exists(t.path() / "study" / "anisotropic" / "divergence.csv"));
+}

@@ -59,6 +59,30 @@ public:
   std::array<double, 3> upper() const;
   double minWidth() const;
 
+  /// A grid line along one axis of a whole field stored in natural order (x fastest).
+  struct Line {
+    std::array<int, 3> index;  // cell index of the line's first cell (index[axis] = 0)
+    std::ptrdiff_t offset;     // position of that cell in the field
+    std::ptrdiff_t stride;     // distance between consecutive cells of the line
+    double crossSection;       // product of the other axes' widths (1 in 1-D)
+  };
+  /// Calls f(line) for every line along `axis`.
+  template <class F>
+  void forEachLine(int axis, F&& f) const {
+    const std::array<std::ptrdiff_t, 3> strides{1, cells(0), static_cast<std::ptrdiff_t>(cells(0)) * cells(1)};
+    const int o1 = (axis + 1) % 3, o2 = (axis + 2) % 3;
+    for (int j2 = 0; j2 < cells(o2); ++j2)
+      for (int j1 = 0; j1 < cells(o1); ++j1) {
+        Line line{{0, 0, 0}, 0, strides[axis], 1.0};
+        line.index[o1] = j1;
+        line.index[o2] = j2;
+        line.offset = line.index[0] * strides[0] + line.index[1] * strides[1] + line.index[2] * strides[2];
+        for (int a = 0; a < dim_; ++a)
+          if (a != axis) line.crossSection *= axes_[a].width(line.index[a]);
+        f(line);
+      }
+  }
+
 private:
   int dim_;
   std::array<Axis, 3> axes_;

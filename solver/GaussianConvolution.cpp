@@ -80,7 +80,6 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
   const std::array<int, 3> n{mesh_.cells(0), mesh_.cells(1), mesh_.cells(2)};
-  const std::array<std::ptrdiff_t, 3> stride{1, n[0], static_cast<std::ptrdiff_t>(n[0]) * n[1]};
   Outflow outflow;
   std::vector<double> next(field.size());
   std::vector<std::vector<double>> passiveNext(np, std::vector<double>(field.size()));
@@ -93,7 +92,6 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
     const auto& ax = mesh_.axis(axis);
     const auto& faces = ax.faces();
     const int nc = n[axis];
-    const int o1 = (axis + 1) % 3, o2 = (axis + 2) % 3;
     // Uniform axis: the kernels K(offset) for offsets -reach..reach+1 (in cells) are computed once per axis.
     std::vector<std::array<double, 3>> kernels;
     int offsetShift = 0;
@@ -103,25 +101,20 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
       offsetShift = reach;
       for (int off = -reach; off <= reach + 1; ++off) kernels.push_back(CellQuadratic::kernelAt(off * h, h, s));
     }
-    for (int j2 = 0; j2 < n[o2]; ++j2)
-      for (int j1 = 0; j1 < n[o1]; ++j1) {
-        std::array<int, 3> idx{0, 0, 0};
-        idx[o1] = j1;
-        idx[o2] = j2;
-        const std::ptrdiff_t base = idx[0] * stride[0] + idx[1] * stride[1] + idx[2] * stride[2];
+    mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
+        const std::ptrdiff_t base = gridLine.offset;
+        const double crossSection = gridLine.crossSection;
+        const std::ptrdiff_t step = gridLine.stride;
         const double* line = field.data() + base;
         double* outLine = next.data() + base;
-        const auto rho = faceDensities(faces, line, stride[axis], true);
-        double crossSection = 1.0;
-        for (int a = 0; a < d; ++a)
-          if (a != axis) crossSection *= mesh_.axis(a).width(idx[a]);
+        const auto rho = faceDensities(faces, line, step, true);
         for (int i = 0; i < nc; ++i) {
-          double m = line[i * stride[axis]] * ax.width(i);
+          double m = line[i * step] * ax.width(i);
           // Passive ratios w_i / m_i; a cell with passive mass but no density mass spreads it uniformly (unit
           // shape, density weight 0).
           bool anyPassive = false;
           for (std::size_t f = 0; f < np; ++f) {
-            ratio[f] = (*passive)[f][static_cast<std::size_t>(base + i * stride[axis])] * ax.width(i);
+            ratio[f] = (*passive)[f][static_cast<std::size_t>(base + i * step)] * ax.width(i);
             anyPassive = anyPassive || ratio[f] != 0.0;
           }
           bool unitShape = false;
@@ -134,9 +127,9 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
           const CellQuadratic q = unitShape ? CellQuadratic(ax.width(i), m, m / ax.width(i), m / ax.width(i))
                                             : CellQuadratic(ax.width(i), m, rho[i], rho[i + 1]);
           auto deposit = [&](int j, double amount) {
-            if (!unitShape) outLine[j * stride[axis]] += amount;
+            if (!unitShape) outLine[j * step] += amount;
             for (std::size_t f = 0; f < np; ++f)
-              passiveNext[f][static_cast<std::size_t>(base + j * stride[axis])] += ratio[f] * amount;
+              passiveNext[f][static_cast<std::size_t>(base + j * step)] += ratio[f] * amount;
           };
           auto lose = [&](int side, double amount) {
             if (!unitShape) outflow.mass[2 * axis + side] += amount * crossSection;
@@ -170,10 +163,10 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
           }
           lose(1, m - prev);  // above the mesh
         }
-        for (int i = 0; i < nc; ++i) outLine[i * stride[axis]] /= ax.width(i);
+        for (int i = 0; i < nc; ++i) outLine[i * step] /= ax.width(i);
         for (std::size_t f = 0; f < np; ++f)
-          for (int i = 0; i < nc; ++i) passiveNext[f][static_cast<std::size_t>(base + i * stride[axis])] /= ax.width(i);
-      }
+          for (int i = 0; i < nc; ++i) passiveNext[f][static_cast<std::size_t>(base + i * step)] /= ax.width(i);
+      });
     field.swap(next);
     for (std::size_t f = 0; f < np; ++f) (*passive)[f].swap(passiveNext[f]);
   }

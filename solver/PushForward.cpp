@@ -293,7 +293,6 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
   const std::array<int, 3> n{mesh_.cells(0), mesh_.cells(1), mesh_.cells(2)};
-  const std::array<std::ptrdiff_t, 3> stride{1, n[0], static_cast<std::ptrdiff_t>(n[0]) * n[1]};
   Outflow outflow;
   std::vector<double> next(field.size());
   std::vector<std::vector<double>> passiveNext(np, std::vector<double>(field.size()));
@@ -307,21 +306,18 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
     for (auto& w : passiveNext) std::fill(w.begin(), w.end(), 0.0);
     const auto& ax = mesh_.axis(axis);
     const std::vector<double>& faces = ax.faces();
-    const int o1 = (axis + 1) % 3, o2 = (axis + 2) % 3;  // the two other axes
     std::vector<double> masses(static_cast<std::size_t>(n[axis])), images(faces.size());
-    for (int j2 = 0; j2 < n[o2]; ++j2) {
-      for (int j1 = 0; j1 < n[o1]; ++j1) {
-        std::array<int, 3> idx{0, 0, 0};
-        idx[o1] = j1;
-        idx[o2] = j2;
-        const std::ptrdiff_t base = idx[0] * stride[0] + idx[1] * stride[1] + idx[2] * stride[2];
+    mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
+        const std::ptrdiff_t base = gridLine.offset;
+        const std::ptrdiff_t step = gridLine.stride;
+        const auto& idx = gridLine.index;
         const double* line = field.data() + base;
-        for (int i = 0; i < n[axis]; ++i) masses[i] = line[i * stride[axis]] * ax.width(i);
+        for (int i = 0; i < n[axis]; ++i) masses[i] = line[i * step] * ax.width(i);
         for (std::size_t f = 0; f < np; ++f) {
           auto& wm = passiveLineMasses[f];
           wm.resize(static_cast<std::size_t>(n[axis]));
           const double* wline = (*passive)[f].data() + base;
-          for (int i = 0; i < n[axis]; ++i) wm[i] = wline[i * stride[axis]] * ax.width(i);
+          for (int i = 0; i < n[axis]; ++i) wm[i] = wline[i * step] * ax.width(i);
           passiveIn[f] = wm.data();
           passiveOut[f] = passiveNext[f].data() + base;
           passiveLost[f] = {0.0, 0.0};
@@ -334,23 +330,20 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
           images[f] = shearImage(axis, pt);
         }
         const auto slopes = imageSlopes(faces, images);
-        const auto rho = faceDensities(faces, line, stride[axis], !allowSigned);
+        const auto rho = faceDensities(faces, line, step, !allowSigned);
         double* outLine = next.data() + base;
-        const auto lost = remapLineImpl(faces, masses, rho, images, slopes, outLine, stride[axis], np,
+        const auto lost = remapLineImpl(faces, masses, rho, images, slopes, outLine, step, np,
                                         passiveIn.data(), passiveOut.data(), passiveLost.data());
-        double crossSection = 1.0;  // the line's masses are per unit cross-section
-        for (int a = 0; a < d; ++a)
-          if (a != axis) crossSection *= mesh_.axis(a).width(idx[a]);
+        const double crossSection = gridLine.crossSection;  // the line's masses are per unit cross-section
         outflow.mass[2 * axis] += lost[0] * crossSection;
         outflow.mass[2 * axis + 1] += lost[1] * crossSection;
-        for (int i = 0; i < n[axis]; ++i) outLine[i * stride[axis]] /= ax.width(i);  // masses -> averages
+        for (int i = 0; i < n[axis]; ++i) outLine[i * step] /= ax.width(i);  // masses -> averages
         for (std::size_t f = 0; f < np; ++f) {
           (*passiveOutflow)[f].mass[2 * axis] += passiveLost[f][0] * crossSection;
           (*passiveOutflow)[f].mass[2 * axis + 1] += passiveLost[f][1] * crossSection;
-          for (int i = 0; i < n[axis]; ++i) passiveOut[f][i * stride[axis]] /= ax.width(i);
+          for (int i = 0; i < n[axis]; ++i) passiveOut[f][i * step] /= ax.width(i);
         }
-      }
-    }
+      });
     field.swap(next);
     for (std::size_t f = 0; f < np; ++f) (*passive)[f].swap(passiveNext[f]);
   }

@@ -62,31 +62,7 @@ double GaussianReference::kl(double t) const {
 
 GaussianReference::DensityErrors GaussianReference::densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u,
                                                                   double t) const {
-  const models::Gaussian laws[2] = {lawP(t), lawQ(t)};
-  const auto& box = mesh.box();
-  const auto& vol = mesh.ownedVolumes();
-  const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(u, &a));
-  double l1[2] = {0, 0}, rel[2] = {0, 0};
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
-    const std::array<PetscInt, 3> c{i, j, k};
-    for (int d = 0; d < mesh.dim(); ++d) {
-      lo[d] = box.axis(d).face(static_cast<int>(c[d]));
-      hi[d] = box.axis(d).face(static_cast<int>(c[d]) + 1);
-    }
-    for (int f = 0; f < 2; ++f) {
-      const double exact = laws[f].cellAverage(lo, hi);
-      const double err = std::fabs(a[2 * l + f] - exact);
-      l1[f] += vol[l] * err;
-      if (exact > 0) rel[f] = std::max(rel[f], err / exact);
-    }
-  });
-  FPDP_PETSC(VecRestoreArrayRead(u, &a));
-  double gl1[2], grel[2];
-  FPDP_PETSC(MPI_Allreduce(l1, gl1, 2, MPI_DOUBLE, MPI_SUM, mesh.comm()));
-  FPDP_PETSC(MPI_Allreduce(rel, grel, 2, MPI_DOUBLE, MPI_MAX, mesh.comm()));
-  return {gl1[0], gl1[1], grel[0], grel[1]};
+  return cellErrors(mesh, u, lawP(t), lawQ(t));
 }
 
 GaussianReference::Moments GaussianReference::cellMoments(const meshes::DistributedBoxMesh& mesh, Vec u, int field) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "validation/CellErrors.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
 #include "solver/LangevinDiscretisation.hpp"
@@ -39,10 +40,7 @@ public:
   double renyi(double alpha, double t) const;
   double kl(double t) const;
 
-  struct DensityErrors {
-    double l1P = 0, l1Q = 0;      // sum |c| |u_c - exact cell average|
-    double maxRelP = 0, maxRelQ = 0;
-  };
+  using DensityErrors = CellErrors;
   /// L1 errors of the interlaced (p, q) state u at time t against the exact cell averages.
   DensityErrors densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u, double t) const;
 

@@ -43,20 +43,7 @@ double NoisyGdReference::kl(long k) const {
 
 NoisyGdReference::DensityErrors NoisyGdReference::densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u,
                                                                 long k) const {
-  const models::Gaussian laws[2] = {lawP(k), lawQ(k)};
-  const auto& box = mesh.box();
-  const auto& vol = mesh.ownedVolumes();
-  const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(u, &a));
-  double l1[2] = {0, 0};
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt kk, PetscInt l) {
-    const auto [lo, hi] = box.cellBounds(i, j, kk);
-    for (int f = 0; f < 2; ++f) l1[f] += vol[l] * std::fabs(a[2 * l + f] - laws[f].cellAverage(lo, hi));
-  });
-  FPDP_PETSC(VecRestoreArrayRead(u, &a));
-  double g[2];
-  FPDP_PETSC(MPI_Allreduce(l1, g, 2, MPI_DOUBLE, MPI_SUM, mesh.comm()));
-  return {g[0], g[1]};
+  return cellErrors(mesh, u, lawP(k), lawQ(k));
 }
 
 }  // namespace fpdp::validation

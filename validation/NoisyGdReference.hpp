@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "validation/CellErrors.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
 
@@ -21,9 +22,7 @@ public:
   models::Gaussian lawQ(long k) const;
   double renyi(double alpha, long k) const;
   double kl(long k) const;
-  struct DensityErrors {
-    double l1P = 0, l1Q = 0;
-  };
+  using DensityErrors = CellErrors;
   DensityErrors densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u, long k) const;
 
 private:

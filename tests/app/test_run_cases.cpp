@@ -197,36 +197,31 @@ std::string readStringAttribute(hid_t loc, const std::string& object, const std:
   return value;
 }
 
-long readLongAttribute(hid_t loc, const std::string& object, const std::string& name) {
+// One scalar attribute of HDF5 class `cls`, read as `memType` (H5T_NATIVE_LONG, H5T_NATIVE_DOUBLE).
+template <class T>
+T readScalarAttribute(hid_t loc, const std::string& object, const std::string& name, H5T_class_t cls, hid_t memType,
+                      const char* what) {
   hid_t at = H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
   if (at < 0) throw std::runtime_error("no attribute " + object + "@" + name);
   hid_t space = H5Aget_space(at);
   const hssize_t n = H5Sget_simple_extent_npoints(space);
   H5Sclose(space);
   hid_t type = H5Aget_type(at);
-  const H5T_class_t cls = H5Tget_class(type);
+  const H5T_class_t actual = H5Tget_class(type);
   H5Tclose(type);
-  long v = 0;
-  const herr_t e = (n == 1 && cls == H5T_INTEGER) ? H5Aread(at, H5T_NATIVE_LONG, &v) : -1;
+  T v{};
+  const herr_t e = (n == 1 && actual == cls) ? H5Aread(at, memType, &v) : -1;
   H5Aclose(at);
-  if (e < 0) throw std::runtime_error("attribute " + object + "@" + name + " is not one integer");
+  if (e < 0) throw std::runtime_error("attribute " + object + "@" + name + " is not " + what);
   return v;
 }
 
+long readLongAttribute(hid_t loc, const std::string& object, const std::string& name) {
+  return readScalarAttribute<long>(loc, object, name, H5T_INTEGER, H5T_NATIVE_LONG, "one integer");
+}
+
 double readDoubleAttribute(hid_t loc, const std::string& object, const std::string& name) {
-  hid_t at = H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-  if (at < 0) throw std::runtime_error("no attribute " + object + "@" + name);
-  hid_t space = H5Aget_space(at);
-  const hssize_t n = H5Sget_simple_extent_npoints(space);
-  H5Sclose(space);
-  hid_t type = H5Aget_type(at);
-  const H5T_class_t cls = H5Tget_class(type);
-  H5Tclose(type);
-  double v = 0;
-  const herr_t e = (n == 1 && cls == H5T_FLOAT) ? H5Aread(at, H5T_NATIVE_DOUBLE, &v) : -1;
-  H5Aclose(at);
-  if (e < 0) throw std::runtime_error("attribute " + object + "@" + name + " is not one floating-point number");
-  return v;
+  return readScalarAttribute<double>(loc, object, name, H5T_FLOAT, H5T_NATIVE_DOUBLE, "one floating-point number");
 }
 
 struct H5Doubles {

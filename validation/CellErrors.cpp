@@ -1,0 +1,30 @@
+#include "validation/CellErrors.hpp"
+
+#include <cmath>
+
+namespace fpdp::validation {
+
+CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::Gaussian& lawP,
+                      const models::Gaussian& lawQ) {
+  const models::Gaussian* laws[2] = {&lawP, &lawQ};
+  const auto& vol = mesh.ownedVolumes();
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetArrayRead(u, &a));
+  double l1[2] = {0, 0}, rel[2] = {0, 0};
+  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
+    for (int f = 0; f < 2; ++f) {
+      const double exact = laws[f]->cellAverage(lo, hi);
+      const double err = std::fabs(a[2 * l + f] - exact);
+      l1[f] += vol[l] * err;
+      if (exact > 0) rel[f] = std::max(rel[f], err / exact);
+    }
+  });
+  FPDP_PETSC(VecRestoreArrayRead(u, &a));
+  double gl1[2], grel[2];
+  FPDP_PETSC(MPI_Allreduce(l1, gl1, 2, MPI_DOUBLE, MPI_SUM, mesh.comm()));
+  FPDP_PETSC(MPI_Allreduce(rel, grel, 2, MPI_DOUBLE, MPI_MAX, mesh.comm()));
+  return {gl1[0], gl1[1], grel[0], grel[1]};
+}
+
+}  // namespace fpdp::validation

@@ -1,0 +1,20 @@
+#pragma once
+// Errors of a computed (p, q) state against exact Gaussian laws, measured on exact cell averages: the one loop both
+// exact references (GaussianReference for Langevin, NoisyGdReference for noisy GD) use.
+#include <petscvec.h>
+
+#include "meshes/DistributedBoxMesh.hpp"
+#include "models/Gaussian.hpp"
+
+namespace fpdp::validation {
+
+struct CellErrors {
+  double l1P = 0, l1Q = 0;          // sum |c| |u_c - exact cell average|
+  double maxRelP = 0, maxRelQ = 0;  // max |u_c - exact| / exact over cells with exact > 0
+};
+
+/// u: the interlaced (p, q) state. Collective.
+CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::Gaussian& lawP,
+                      const models::Gaussian& lawQ);
+
+}  // namespace fpdp::validation

@@ -47,12 +47,5 @@ inline FaceWeights faceWeights(FaceFluxScheme s, double P) {
   }
 }
 
-/// Names accepted by the case file / options, in one place.
-inline const std::vector<std::string>& faceFluxSchemeNames() {
-  static const std::vector<std::string> names{"scharfetter_gummel", "central", "upwind"};
-  return names;
-}
-bool parseFaceFluxScheme(std::string_view name, FaceFluxScheme& out);
-std::string faceFluxSchemeName(FaceFluxScheme s);
 
 }  // namespace fpdp::solver

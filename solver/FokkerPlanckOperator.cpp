@@ -8,22 +8,6 @@
 
 namespace fpdp::solver {
 
-bool parseFaceFluxScheme(std::string_view name, FaceFluxScheme& out) {
-  if (name == "scharfetter_gummel") out = FaceFluxScheme::ScharfetterGummel;
-  else if (name == "central") out = FaceFluxScheme::Central;
-  else if (name == "upwind") out = FaceFluxScheme::Upwind;
-  else return false;
-  return true;
-}
-
-std::string faceFluxSchemeName(FaceFluxScheme s) {
-  switch (s) {
-    case FaceFluxScheme::Central: return "central";
-    case FaceFluxScheme::Upwind: return "upwind";
-    default: return "scharfetter_gummel";
-  }
-}
-
 double DriftDiffusionEquation::sigma(int a, int b) const {
   return a == b ? diffusion[a] : crossDiffusion[crossDiffusionIndex(std::min(a, b), std::max(a, b))];
 }

@@ -97,7 +97,7 @@ public:
   /// comment). The density's result and outflow are exactly those of apply(density).
   CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
 
-  /// T(theta), and the inverse of the first `stages` shears applied to a point (for tests and tracing).
+  /// T(theta) = theta - eta g(theta).
   Point3 map(const Point3& theta) const;
 
 private:

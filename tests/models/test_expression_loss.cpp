@@ -11,9 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "LossTestSupport.hpp"
 #include "models/ExpressionLoss.hpp"
 
 using namespace fpdp::models;
+using namespace fpdp::models::test;
 
 namespace {
 
@@ -22,15 +24,6 @@ const std::string logisticValue = "softplus(-y*(theta1*x1 + theta2*x2)) + mu/2*(
 const std::string naiveLogisticValue = "log(1 + exp(-y*(theta1*x1 + theta2*x2))) + 0.5*mu*(theta1*theta1 + theta2*theta2)";
 const std::vector<std::string> logisticGradient{"-y*sigmoid(-y*(theta1*x1 + theta2*x2))*x1 + mu*theta1",
                                                 "-y*sigmoid(-y*(theta1*x1 + theta2*x2))*x2 + mu*theta2"};
-
-double relativeError(const Vector& approx, const Vector& exact) { return (approx - exact).norm() / exact.norm(); }
-
-Vector randomVector(std::mt19937& rng, int d, double scale) {
-  std::normal_distribution<double> normal(0.0, scale);
-  Vector v(d);
-  for (int i = 0; i < d; ++i) v[i] = normal(rng);
-  return v;
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

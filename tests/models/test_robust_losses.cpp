@@ -10,24 +10,13 @@
 #include <memory>
 #include <random>
 
+#include "LossTestSupport.hpp"
 #include "models/Loss.hpp"
 
 using namespace fpdp::models;
+using namespace fpdp::models::test;
 
 namespace {
-
-// Central differences of the value, step scaled to theta: error O(h^2) + O(eps/h) ~ 1e-10 relative.
-Vector valueDifferences(const Loss& loss, const Vector& theta, const Record& r) {
-  Vector g(theta.size());
-  for (Eigen::Index i = 0; i < theta.size(); ++i) {
-    const double h = 1e-5 * std::max(1.0, std::abs(theta[i]));
-    Vector plus = theta, minus = theta;
-    plus[i] += h;
-    minus[i] -= h;
-    g[i] = (loss.value(plus, r) - loss.value(minus, r)) / (plus[i] - minus[i]);
-  }
-  return g;
-}
 
 // Central differences of the gradient (column j = d grad / d theta_j).
 Matrix gradientDifferences(const Loss& loss, const Vector& theta, const Record& r) {
@@ -40,16 +29,6 @@ Matrix gradientDifferences(const Loss& loss, const Vector& theta, const Record& 
     H.col(j) = (loss.gradient(plus, r) - loss.gradient(minus, r)) / (plus[j] - minus[j]);
   }
   return H;
-}
-
-double relativeError(const Vector& approx, const Vector& exact) { return (approx - exact).norm() / exact.norm(); }
-double relativeError(const Matrix& approx, const Matrix& exact) { return (approx - exact).norm() / exact.norm(); }
-
-Vector randomVector(std::mt19937& rng, int d, double scale) {
-  std::normal_distribution<double> normal(0.0, scale);
-  Vector v(d);
-  for (int i = 0; i < d; ++i) v[i] = normal(rng);
-  return v;
 }
 
 Vector unit(std::mt19937& rng, int d) { return randomVector(rng, d, 1.0).normalized(); }
@@ -86,7 +65,7 @@ BOOST_AUTO_TEST_CASE(huber_gradient_and_hessian_match_differences_away_from_the_
       const double distance = (theta - r.x).norm();
       if (std::abs(distance - delta) < 1e-3) continue;  // the kink: tested separately
       (distance < delta ? inside : outside)++;
-      BOOST_TEST(relativeError(valueDifferences(loss, theta, r), loss.gradient(theta, r)) < 1e-8);
+      BOOST_TEST(relativeError(finiteDifferenceGradient(loss, theta, r), loss.gradient(theta, r)) < 1e-8);
       BOOST_TEST(relativeError(gradientDifferences(loss, theta, r), *loss.hessian(theta, r)) < 1e-7);
       // Eigenvalues within [mu, 1 + mu]: the constants strongConvexity() and smoothness().
       const Vector eigenvalues = Eigen::SelfAdjointEigenSolver<Matrix>(*loss.hessian(theta, r)).eigenvalues();
@@ -167,7 +146,7 @@ BOOST_AUTO_TEST_CASE(double_well_gradient_and_hessian_match_differences) {
     for (int trial = 0; trial < 40; ++trial) {
       const Vector theta = randomVector(rng, d, 1.5);
       const Record r{randomVector(rng, d, 1.0), 1.0};
-      BOOST_TEST(relativeError(valueDifferences(loss, theta, r), loss.gradient(theta, r)) < 1e-8);
+      BOOST_TEST(relativeError(finiteDifferenceGradient(loss, theta, r), loss.gradient(theta, r)) < 1e-8);
       BOOST_TEST(relativeError(gradientDifferences(loss, theta, r), *loss.hessian(theta, r)) < 1e-8);
     }
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/ConstraintSet.hpp"
 #include "models/DataGenerator.hpp"
 #include "models/Dataset.hpp"
 
@@ -74,6 +75,8 @@ struct NoisyGdSpec {
   long diffusion_substeps = 16;
   std::optional<double> clipNorm;     // per-example gradient clipping at norm C
   long tracing_substeps = 0;          // tracing diffusions: intermediate times per step (0: off)
+  std::string constraint = "none";    // | "box" | "ball"
+  models::ConstraintSet constraintSet;  // Pi_C, built from the constraint_* keys (whole space for "none")
 };
 
 struct OutputSpec {

@@ -516,6 +516,72 @@ private:
     if (const toml::node* node = given("noisy_gd", "clip_norm")) {
       c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
     }
+    readConstraint(c);
+  }
+
+  // [noisy_gd] constraint: none, a box or a ball inside the mesh box; only the keys of the chosen kind may appear.
+  void readConstraint(Case& c) const {
+    const Parameter& kind = parameter("noisy_gd", "constraint");
+    const toml::node& kindNode = required(kind);
+    c.noisyGd.constraint = string(kindNode, "noisy_gd.constraint", kind.allowed);
+    const std::string& k = c.noisyGd.constraint;
+    if (k != "none" && k != "box" && k != "ball") fail("noisy_gd.constraint", kindNode, "unknown constraint", kind.allowed);
+    const char* keysOf[][2] = {{"constraint_lower", "box"}, {"constraint_upper", "box"},
+                               {"constraint_centre", "ball"}, {"constraint_radius", "ball"}};
+    for (const auto& [key, owner] : keysOf) {
+      const toml::node* node = given("noisy_gd", key);
+      const std::string path = std::string("noisy_gd.") + key;
+      if (node && k != owner) {
+        fail(path, *node, "applies only to noisy_gd.constraint = \"" + std::string(owner) + "\", but it is \"" + k + "\"",
+             "no " + path + " with noisy_gd.constraint = \"" + k + "\"");
+      }
+      if (!node && k == owner) {
+        const Parameter& missing = parameter("noisy_gd", key);
+        failMissing(path, missing.type, missing.allowed, path + " (needed by noisy_gd.constraint = \"" + k + "\")");
+      }
+    }
+    const double tol = 1e-12;
+    if (k == "box") {
+      const Parameter& lp = parameter("noisy_gd", "constraint_lower");
+      const Parameter& up = parameter("noisy_gd", "constraint_upper");
+      const toml::node& ln = *given("noisy_gd", "constraint_lower");
+      const toml::node& un = *given("noisy_gd", "constraint_upper");
+      const models::Vector lo = pointOfDimension(ln, "noisy_gd.constraint_lower", lp.allowed);
+      const models::Vector hi = pointOfDimension(un, "noisy_gd.constraint_upper", up.allowed);
+      for (std::size_t i = 0; i < dim_; ++i) {
+        const auto j = static_cast<Eigen::Index>(i);
+        const double width = c.mesh.upper[i] - c.mesh.lower[i];
+        if (lo[j] < c.mesh.lower[i] - tol * width)
+          fail(indexed("noisy_gd.constraint_lower", i), *ln.as_array()->get(i),
+               "lies below mesh.lower[" + std::to_string(i) + "] = " + floatLiteral(c.mesh.lower[i]), lp.allowed);
+        if (hi[j] > c.mesh.upper[i] + tol * width)
+          fail(indexed("noisy_gd.constraint_upper", i), *un.as_array()->get(i),
+               "lies above mesh.upper[" + std::to_string(i) + "] = " + floatLiteral(c.mesh.upper[i]), up.allowed);
+        if (!(hi[j] > lo[j]))
+          fail(indexed("noisy_gd.constraint_upper", i), *un.as_array()->get(i),
+               "must be greater than noisy_gd.constraint_lower[" + std::to_string(i) + "] = " + floatLiteral(lo[j]),
+               up.allowed);
+      }
+      c.noisyGd.constraintSet = models::ConstraintSet::box(lo, hi);
+    } else if (k == "ball") {
+      const Parameter& cp = parameter("noisy_gd", "constraint_centre");
+      const Parameter& rp = parameter("noisy_gd", "constraint_radius");
+      const toml::node& cn = *given("noisy_gd", "constraint_centre");
+      const toml::node& rn = *given("noisy_gd", "constraint_radius");
+      const models::Vector centre = pointOfDimension(cn, "noisy_gd.constraint_centre", cp.allowed);
+      const double radius = positive(rn, "noisy_gd.constraint_radius", rp.allowed);
+      for (std::size_t i = 0; i < dim_; ++i) {
+        const auto j = static_cast<Eigen::Index>(i);
+        const double width = c.mesh.upper[i] - c.mesh.lower[i];
+        if (centre[j] - radius < c.mesh.lower[i] - tol * width || centre[j] + radius > c.mesh.upper[i] + tol * width)
+          fail("noisy_gd.constraint_radius", rn,
+               "makes the ball leave the mesh box on axis " + std::to_string(i) + " (centre " +
+                   floatLiteral(centre[j]) + ", mesh [" + floatLiteral(c.mesh.lower[i]) + ", " +
+                   floatLiteral(c.mesh.upper[i]) + "])",
+               rp.allowed);
+      }
+      c.noisyGd.constraintSet = models::ConstraintSet::ball(centre, radius);
+    }
   }
 
   static bool isNameCharacter(char c) {
@@ -1169,6 +1235,16 @@ private:
                                           {"diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps)},
                                           {"tracing_substeps", static_cast<std::int64_t>(c.noisyGd.tracing_substeps)}});
       if (c.noisyGd.clipNorm) root["noisy_gd"].as_table()->insert("clip_norm", *c.noisyGd.clipNorm);
+      toml::table& gd = *root["noisy_gd"].as_table();
+      gd.insert("constraint", c.noisyGd.constraint);
+      const models::ConstraintSet& C = c.noisyGd.constraintSet;
+      if (C.kind() == models::ConstraintKind::Box) {
+        gd.insert("constraint_lower", vectorArray(C.lower()));
+        gd.insert("constraint_upper", vectorArray(C.upper()));
+      } else if (C.kind() == models::ConstraintKind::Ball) {
+        gd.insert("constraint_centre", vectorArray(C.centre()));
+        gd.insert("constraint_radius", C.radius());
+      }
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},

@@ -181,6 +181,23 @@ constexpr Parameter kParameters[] = {
      "Per-example gradient clipping at norm C (lecture 002): g = (1/n) sum_i CLIP_C(grad l(theta; x_i)).",
      "noisy_gd"},
 
+    {"noisy_gd", "constraint", "string", "—", Presence::Default, R"("none")", "none, box, ball", "",
+     "The constraint set C of projected noisy GD: theta_{k+1} = Pi_C(...) (CYS Algorithm 1). Mass the projection "
+     "moves onto the boundary of C is kept as boundary measures (docs/noisy-gd.md).",
+     "noisy_gd"},
+    {"noisy_gd", "constraint_lower", "array of d numbers", "parameter units", Presence::Optional, "— (box only)",
+     "d finite numbers, mesh.lower <= constraint_lower < constraint_upper", "",
+     "Lower corner of the box C; required with constraint = \"box\".", "noisy_gd"},
+    {"noisy_gd", "constraint_upper", "array of d numbers", "parameter units", Presence::Optional, "— (box only)",
+     "d finite numbers, constraint_lower < constraint_upper <= mesh.upper", "",
+     "Upper corner of the box C; required with constraint = \"box\".", "noisy_gd"},
+    {"noisy_gd", "constraint_centre", "array of d numbers", "parameter units", Presence::Optional, "— (ball only)",
+     "d finite numbers; the ball must lie inside the mesh box", "",
+     "Centre of the ball C; required with constraint = \"ball\".", "noisy_gd"},
+    {"noisy_gd", "constraint_radius", "number", "parameter units", Presence::Optional, "— (ball only)",
+     "a finite number > 0; the ball must lie inside the mesh box", "",
+     "Radius of the ball C; required with constraint = \"ball\".", "noisy_gd"},
+
     // [output]
     {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "an integer >= 1", "",
      "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},

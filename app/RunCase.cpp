@@ -173,6 +173,11 @@ int runCase(const Case& c, const RunOptions& options) {
                                          c.solver.pc_type};
         evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
       } else {
+        // Until the solver keeps the projected mass as boundary measures (issue 4), a constrained case is refused
+        // rather than run as if unconstrained.
+        if (!c.noisyGd.constraintSet.isNone())
+          throw SolverConfigurationError("noisy_gd.constraint = \"" + c.noisyGd.constraint +
+                                         "\" is not implemented by the density solver yet");
         solver::NoisyGdSettings settings;
         settings.eta = c.noisyGd.eta;
         const models::Matrix Sigma = c.noise.sigmaFor(false, d);

@@ -93,7 +93,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
 }
 
 void DivergenceFunctionals::measureHealth(const double* p, const double* q, std::ptrdiff_t stride,
-                                          DivergenceValues& out) const {
+                                          const SingularMasses* singular, DivergenceValues& out) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
@@ -113,6 +113,29 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
       if (x < 0) localNeg[f] += 1;
     }
   }
+  // Singular masses (replicated) are counted on rank 0 only; they enter the mass and the negative/non-finite counts,
+  // not the extrema of the cell densities.
+  double localSingular[2] = {0, 0}, singularMass[2] = {0, 0};
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  if (singular && rank == 0) {
+    if (singular->p.size() != singular->q.size())
+      throw std::invalid_argument("SingularMasses: p and q must have the same length");
+    for (std::size_t j = 0; j < singular->p.size(); ++j) {
+      const double vals[2] = {singular->p[j], singular->q[j]};
+      for (int f = 0; f < 2; ++f) {
+        if (!std::isfinite(vals[f])) {
+          localBad[f] += 1;
+          continue;
+        }
+        localSingular[f] += vals[f];
+        if (vals[f] < 0) localNeg[f] += 1;
+      }
+    }
+    local[0] += localSingular[0];
+    local[1] += localSingular[1];
+  }
+  FPDP_PETSC(MPI_Allreduce(localSingular, singularMass, 2, MPI_DOUBLE, MPI_SUM, comm));
   double mass[2], mn[2], mx[2], neg[2], bad[2];
   FPDP_PETSC(MPI_Allreduce(local, mass, 2, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(localMin, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
@@ -122,6 +145,7 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
   DensityHealth* health[2] = {&out.p, &out.q};
   for (int f = 0; f < 2; ++f) {
     health[f]->mass = mass[f];
+    health[f]->singularMass = singularMass[f];
     health[f]->min = mn[f];
     health[f]->max = mx[f];
     health[f]->negativeCells = static_cast<long>(neg[f]);
@@ -129,7 +153,7 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
   }
 }
 
-DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
+DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* singular) const {
   // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
   // (PointValues.hpp); the masses, minima and negative-cell counts describe the state itself.
   reconstruction_.apply(u, points_);
@@ -137,7 +161,7 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
   FPDP_PETSC(VecGetArrayRead(points_, &a));
   DivergenceValues v;
   try {
-    v = evaluate(a, a + 1, 2);
+    v = evaluate(a, a + 1, 2, singular);
   } catch (...) {
     VecRestoreArrayRead(points_, &a);
     throw;
@@ -145,7 +169,7 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
   FPDP_PETSC(VecRestoreArrayRead(points_, &a));
   FPDP_PETSC(VecGetArrayRead(u, &a));
   try {
-    measureHealth(a, a + 1, 2, v);
+    measureHealth(a, a + 1, 2, singular, v);
   } catch (...) {
     VecRestoreArrayRead(u, &a);
     throw;
@@ -154,14 +178,15 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u) const {
   return v;
 }
 
-DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride) const {
+DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride,
+                                                 const SingularMasses* singular) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
   DivergenceValues out;
 
   // Pass 1: masses and health of each density.
-  measureHealth(p, q, stride, out);
+  measureHealth(p, q, stride, singular, out);
   const double mass[2] = {out.p.mass, out.q.mass};
   const std::size_t K = orders_.size();
   out.renyi.assign(K, kInf);
@@ -187,16 +212,17 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   std::vector<double> sums(2 + 2 * K, 0.0);
   double excludedP = 0.0;
   std::vector<LogSumExp> lse(K), lseBoundary(K), lseShell(K * kTailShells);
-  for (std::size_t c = 0; c < n; ++c) {
-    const double pc = std::max(p[c * stride], 0.0) * invMp;  // negatives enter as 0 (counted above)
-    const double qc = std::max(q[c * stride], 0.0) * invMq;
-    const double wc = w[c];
+  // One term of every sum: weight wc (a cell volume, or 1 for a singular mass), raw values pRaw and qRaw (point
+  // values of the densities, or the singular masses), whether it touches a wall, and its tail shell (-1: none).
+  auto accumulate = [&](double wc, double pRaw, double qRaw, bool boundary, int shell) {
+    const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
+    const double qc = std::max(qRaw, 0.0) * invMq;
     sums[1] += wc * std::fabs(pc - qc);
-    if (q[c * stride] < 0.0) {
+    if (qRaw < 0.0) {
       // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
       // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
       excludedP += wc * pc;
-      continue;
+      return;
     }
     if (qc == 0.0) {
       // q underflowed to 0. Where p is negligible too (below 1e-200 of its maximum) the cell is numerically empty:
@@ -204,7 +230,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
       if (pc > 0.0 && pc <= kNegligible * out.p.max * invMp) {
         ++underflow;
-        continue;
+        return;
       }
       if (pc > 0.0) {
         sums[0] = kInf;
@@ -213,16 +239,16 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
           lse[k].add(kInf);
         }
       }
-      continue;
+      return;
     }
     const double logWq = std::log(wc * qc);
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, r^alpha = 0
       sums[0] += wc * qc;
       for (std::size_t k = 0; k < K; ++k) {
         sums[2 + k] += wc * qc * (orders_[k] - 1.0);
-        if (onBoundary_[c]) sums[2 + K + k] += wc * qc * (orders_[k] - 1.0);
+        if (boundary) sums[2 + K + k] += wc * qc * (orders_[k] - 1.0);
       }
-      continue;
+      return;
     }
     const double rho = (pc - qc) / qc;
     // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
@@ -237,12 +263,17 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       const double term = nearOne ? wc * qc * (expm1MinusLinear(alpha * u) + alpha * l1l)
                                   : wc * (std::exp(std::log(qc) + alpha * u) - qc - alpha * (pc - qc));
       sums[2 + k] += term;
-      if (onBoundary_[c]) sums[2 + K + k] += term;
+      if (boundary) sums[2 + K + k] += term;
       lse[k].add(logWq + alpha * u);
-      if (onBoundary_[c]) lseBoundary[k].add(logWq + alpha * u);
-      if (shell_[c] >= 0) lseShell[k * kTailShells + static_cast<std::size_t>(shell_[c])].add(logWq + alpha * u);
+      if (boundary) lseBoundary[k].add(logWq + alpha * u);
+      if (shell >= 0) lseShell[k * kTailShells + static_cast<std::size_t>(shell)].add(logWq + alpha * u);
     }
-  }
+  };
+  for (std::size_t c = 0; c < n; ++c) accumulate(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c]);
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  if (singular && rank == 0)
+    for (std::size_t j = 0; j < singular->p.size(); ++j) accumulate(1.0, singular->p[j], singular->q[j], false, -1);
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));

@@ -53,11 +53,23 @@
 namespace fpdp::solver {
 
 struct DensityHealth {
-  double mass = 0.0;          // sum |c| u_c (raw, before normalisation)
+  double mass = 0.0;          // sum |c| u_c + singular masses (raw, before normalisation)
+  double singularMass = 0.0;  // the singular masses' part of `mass` (0 without a SingularMasses argument)
   double min = 0.0;           // smallest cell value
   double max = 0.0;
   long negativeCells = 0;
   bool finite = true;         // no NaN/Inf
+};
+
+/// Masses of singular components of p and q (point masses, or bins of a measure on a lower-dimensional set such as
+/// the boundary of the constraint set C of projected noisy GD), paired: p[j] and q[j] are the masses both densities
+/// put on the same set j. Unnormalised, in the same units as sum |c| u_c. Every functional adds them in mass form:
+/// for a set carrying masses P and Q of densities w.r.t. a common reference measure mu, int p^alpha q^(1-alpha) dmu
+/// = P^alpha Q^(1-alpha) when the set is one bin (the reference measure cancels), and likewise for the others.
+/// Replicated: the same values on every rank (each functional counts them once, on rank 0).
+struct SingularMasses {
+  std::vector<double> p, q;
+  bool empty() const { return p.empty(); }
 };
 
 /// How far a computed R_alpha can be trusted (see the header comment).
@@ -110,14 +122,17 @@ public:
   /// Collective.
   DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders);
   /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
-  DivergenceValues evaluate(Vec u) const;
+  /// `singular` (optional) adds singular components (SingularMasses) to both densities.
+  DivergenceValues evaluate(Vec u, const SingularMasses* singular = nullptr) const;
   /// Same, from rank-local arrays of owned cells (used by tests and by evaluate). Collective.
-  DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride) const;
+  DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride,
+                            const SingularMasses* singular = nullptr) const;
   const std::vector<double>& orders() const { return orders_; }
 
 private:
   /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
-  void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, DivergenceValues& out) const;
+  void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
+                     DivergenceValues& out) const;
 
   CellQuadrature quadrature_;
   std::vector<double> orders_;

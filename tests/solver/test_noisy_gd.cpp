@@ -24,6 +24,7 @@ struct QuadraticGd {
   int dim = 1;
   int cells = 1000;
   double halfWidth = 6.0;
+  std::array<double, 3> halfWidths{0, 0, 0};  // per axis, where > 0 (else halfWidth)
   double lambda = 1.0, eta = 0.1;
   std::array<double, 3> variance{1.0, 1.0, 1.0};  // Sigma_aa
   std::array<double, 3> xbarP{0.3, 0.2, 0.1}, xbarQ{0.0, 0.0, 0.0};
@@ -39,7 +40,10 @@ struct Result {
 
 Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COMM_WORLD) {
   std::vector<meshes::Axis> axes;
-  for (int a = 0; a < c.dim; ++a) axes.push_back(meshes::Axis::uniform(-c.halfWidth, c.halfWidth, c.cells));
+  for (int a = 0; a < c.dim; ++a) {
+    const double L = c.halfWidths[a] > 0 ? c.halfWidths[a] : c.halfWidth;
+    axes.push_back(meshes::Axis::uniform(-L, L, c.cells));
+  }
   const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(std::move(axes)), 2);
   auto grad = [&](std::array<double, 3> xb) {
     return [xb, lambda = c.lambda](const solver::Point3& t) {
@@ -146,9 +150,10 @@ BOOST_AUTO_TEST_CASE(quadratic_1d_fokker_planck_diffusion_reaches_1e_minus_6) {
 }
 
 BOOST_AUTO_TEST_CASE(quadratic_2d_isotropic_and_anisotropic_noise) {
-  // Requirement: relative error of R_alpha <= 1e-4 in 2-D on at most 256^2 cells (exact convolution route, diagonal
-  // Sigma isotropic and anisotropic). The Fokker–Planck route meets it for isotropic noise; with Sigma = diag(1, 0.3)
-  // its second-order heat stencil gives about 2e-4 (docs/noisy-gd.md §4), printed here.
+  // Requirement: relative error of R_alpha <= 1e-4 in 2-D on at most 256^2 cells, by both diffusion routes, diagonal
+  // Sigma isotropic and anisotropic. The Fokker–Planck route's heat stencil is second order in space: on a box of
+  // 12 x 12 units with Sigma = diag(1, 0.3) it gives 1.8e-4, on a box that fits the narrow axis (below) 9e-5
+  // (docs/noisy-gd.md §4).
   for (const std::array<double, 3> variance : {std::array<double, 3>{1.0, 1.0, 1.0}, std::array<double, 3>{1.0, 0.3, 1.0}}) {
     for (auto method : {solver::DiffusionMethod::ExactConvolution, solver::DiffusionMethod::FokkerPlanck}) {
       QuadraticGd c;
@@ -157,13 +162,17 @@ BOOST_AUTO_TEST_CASE(quadratic_2d_isotropic_and_anisotropic_noise) {
       c.variance = variance;
       c.xbarP = {0.3, 0.2, 0.0};
       c.method = method;
+      c.substeps = 16;  // the run's default
+      // The box fits the density: 6 units on x (the noise std is 1) and 7 noise standard deviations on y
+      // (7 sqrt(0.3) = 3.83 with Sigma_yy = 0.3), so the 256 cells resolve the narrow axis as well as the wide one.
+      c.halfWidths = {6.0, 7.0 * std::sqrt(variance[1]), 0.0};
       const auto r = run(c, 40, 2.0);
       const double e = std::fabs(r.renyi - r.exact) / r.exact;
       const bool exact = method == solver::DiffusionMethod::ExactConvolution;
       std::printf("2-D quadratic, Sigma = diag(%g, %g), %s, K = 40: R_2 rel err %.3e, mass drift %.1e\n", variance[0],
                   variance[1], exact ? "exact_convolution" : "fokker_planck", e, r.massDrift);
       std::fflush(stdout);
-      if (exact || variance[1] == 1.0) BOOST_TEST(e <= 1e-4);
+      BOOST_TEST(e <= 1e-4);
       BOOST_TEST(r.massDrift <= 1e-12);
       BOOST_TEST(r.minValue >= 0.0);
     }

@@ -99,6 +99,7 @@ struct SolverSpec {
   std::string ksp_type = "preonly";
   std::string pc_type = "lu";
   std::string petsc_options;          // further PETSc options, command-line syntax
+  int spatial_order = 2;              // Langevin: 2 or 4 (solver::SpatialAccuracy)
 };
 
 struct Case {

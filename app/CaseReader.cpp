@@ -1094,6 +1094,11 @@ private:
   }
 
   void readSolver(Case& c) const {
+    const Parameter& order = parameter("solver", "spatial_order");
+    const toml::node& orderNode = required(order);
+    const std::int64_t o = integer(orderNode, "solver.spatial_order", order.allowed);
+    if (o != 2 && o != 4) fail("solver.spatial_order", orderNode, "is not a supported order", order.allowed);
+    c.solver.spatial_order = static_cast<int>(o);
     c.solver.ts_type = petscName("ts_type");
     c.solver.ksp_type = petscName("ksp_type");
     c.solver.pc_type = petscName("pc_type");
@@ -1269,6 +1274,8 @@ private:
                                       {"ksp_type", c.solver.ksp_type},
                                       {"pc_type", c.solver.pc_type},
                                       {"petsc_options", c.solver.petsc_options}});
+    if (c.dynamics == "langevin")
+      root["solver"].as_table()->insert("spatial_order", static_cast<std::int64_t>(c.solver.spatial_order));
     std::ostringstream out;
     out << root << '\n';
     return out.str();

@@ -220,6 +220,12 @@ constexpr Parameter kParameters[] = {
      "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
     {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",
      "", "PETSc preconditioner (PCSetType)."},
+    {"solver", "spatial_order", "integer", "—", Presence::Default, "2", "2, 4", "",
+     "Spatial order of the Fokker–Planck fluxes (docs/scheme.md §7). 2: Scharfetter–Gummel with the oriented "
+     "mixed-derivative flux on every face, non-negative densities under the condition of docs/scheme.md §3. 4: "
+     "fourth-order face averages on the interior faces of a uniform mesh where the face Péclet number is at most 1 "
+     "(order 2 elsewhere); positivity is then measured and reported, not guaranteed.",
+     "langevin"},
     {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
      "whitespace-separated PETSc options: each token starts with '-' or is the value of the option before it", "",
      "Further PETSc options, e.g. \"-ts_bdf_order 2\"; options on the command line override them."},

@@ -160,9 +160,14 @@ int runCase(const Case& c, const RunOptions& options) {
     problem.sigmaMatrixPrime = noisyGd ? c.noise.sigmaFor(false, d) : c.noise.sigmaFor(true, d);
   }
   // Cross-diffusion terms need the diagonal neighbours: a box stencil (docs/scheme.md, anisotropic diffusion).
-  const auto stencil = solver::requiresBoxStencil(problem, d) ? meshes::StencilShape::Box : meshes::StencilShape::Star;
-  const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2, stencil);
-  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel);
+  // Fourth-order fluxes (docs/scheme.md §7) reach two cells and couple diagonal neighbours: width 2, box stencil.
+  solver::SpatialAccuracy accuracy;
+  accuracy.order = noisyGd ? 2 : c.solver.spatial_order;
+  const bool fourth = accuracy.order == 4;
+  const auto stencil = (fourth && d > 1) || solver::requiresBoxStencil(problem, d) ? meshes::StencilShape::Box
+                                                                                   : meshes::StencilShape::Star;
+  const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2, stencil, fourth ? 2 : 1);
+  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy);
   std::unique_ptr<solver::DensityEvolution> evolution;
   std::unique_ptr<solver::NoisyGradientDescent> gd;
   {
@@ -206,6 +211,7 @@ int runCase(const Case& c, const RunOptions& options) {
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
   // The M-matrix condition of the assembled operator (docs/scheme.md): reported, never enforced by clipping.
   const solver::PositivityReport positivity = noisyGd ? solver::PositivityReport{} : disc.spatialOperator().positivity();
+  const long highOrderFaces = disc.spatialOperator().highOrderFaces();
   const double gradientGap = disc.measuredGradientGap();
   // Constants of a replace-one pair (computeConstants); for add/remove the same function applied to D alone (its own
   // record as the "replacement") gives lambda and beta, and S_g is then not reported.
@@ -551,6 +557,10 @@ int runCase(const Case& c, const RunOptions& options) {
                   "  min density (all outputs)  %.3e  (negative cells at worst: %ld)\n",
                   last.p.mass, last.q.mass, worstMassDrift, minDensity, totalNegative);
     s << b;
+    if (!noisyGd && fourth) {
+      s << "  spatial order 4 (docs/scheme.md §7): " << highOrderFaces << " faces carry the fourth-order flux, the rest "
+        << "the second-order one; the fourth-order rows are not sign-preserving, so the row check below counts them\n";
+    }
     if (!noisyGd) {
       if (positivity.holds) {
         s << "  positivity condition of the operator (docs/scheme.md): holds in all " << positivity.rows << " rows\n";

@@ -4,23 +4,25 @@
 
 namespace fpdp::meshes {
 
-DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields, StencilShape stencil)
-    : mesh_(std::move(mesh)), fields_(fields), stencil_(stencil) {
+DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields, StencilShape stencil, int stencilWidth)
+    : mesh_(std::move(mesh)), fields_(fields), stencil_(stencil), stencilWidth_(stencilWidth) {
   if (fields < 1) throw std::invalid_argument("DistributedBoxMesh: fields must be >= 1");
+  if (stencilWidth < 1 || stencilWidth > 2) throw std::invalid_argument("DistributedBoxMesh: stencil width must be 1 or 2");
+  const PetscInt sw = stencilWidth;
   const DMBoundaryType none = DM_BOUNDARY_NONE;
   const PetscInt nx = mesh_.cells(0), ny = mesh_.cells(1), nz = mesh_.cells(2);
   const DMDAStencilType shape = stencil == StencilShape::Box ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR;
   switch (mesh_.dim()) {
     case 1:
-      FPDP_PETSC(DMDACreate1d(comm, none, nx, fields, 1, nullptr, dm_.out()));
+      FPDP_PETSC(DMDACreate1d(comm, none, nx, fields, sw, nullptr, dm_.out()));
       break;
     case 2:
-      FPDP_PETSC(DMDACreate2d(comm, none, none, shape, nx, ny, PETSC_DECIDE, PETSC_DECIDE, fields, 1,
+      FPDP_PETSC(DMDACreate2d(comm, none, none, shape, nx, ny, PETSC_DECIDE, PETSC_DECIDE, fields, sw,
                               nullptr, nullptr, dm_.out()));
       break;
     default:
       FPDP_PETSC(DMDACreate3d(comm, none, none, none, shape, nx, ny, nz, PETSC_DECIDE, PETSC_DECIDE,
-                              PETSC_DECIDE, fields, 1, nullptr, nullptr, nullptr, dm_.out()));
+                              PETSC_DECIDE, fields, sw, nullptr, nullptr, nullptr, dm_.out()));
   }
   // No DMSetFromOptions: the mesh comes from the case file only, so -da_grid_x cannot silently override it.
   if (fields > 1) {

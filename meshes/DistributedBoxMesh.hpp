@@ -38,7 +38,9 @@ enum class StencilShape { Star, Box };
 
 class DistributedBoxMesh {
 public:
-  DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields = 1, StencilShape stencil = StencilShape::Star);
+  /// `stencilWidth` is the ghost width: 1 for the second-order operators, 2 for the fourth-order fluxes.
+  DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields = 1, StencilShape stencil = StencilShape::Star,
+                     int stencilWidth = 1);
 
   const BoxMesh& box() const { return mesh_; }
   int dim() const { return mesh_.dim(); }
@@ -46,6 +48,7 @@ public:
   MPI_Comm comm() const;
   int fields() const { return fields_; }
   StencilShape stencil() const { return stencil_; }
+  int stencilWidth() const { return stencilWidth_; }
   const OwnedBlock& owned() const { return owned_; }
 
   /// Owned block grown by the stencil ghost layer (what a local vector holds).
@@ -73,6 +76,7 @@ private:
   BoxMesh mesh_;
   int fields_;
   StencilShape stencil_;
+  int stencilWidth_ = 1;
   DMHandle dm_;
   DMHandle scalarDm_;
   OwnedBlock owned_;

@@ -48,9 +48,11 @@ namespace fpdp::solver {
 
 /// Calls add(dx, dy, dz, weight) for every contribution of the pair (a, b), a != b, with off-diagonal entry
 /// sigmaAB, to the row of cell c: d_t u_c += sum weight * u(c + (dx, dy, dz)). Offsets are in {-1, 0, 1}.
-template <class Add>
+/// skipFace(p, side) says whether the face of c normal to p on that side carries another flux (the fourth-order
+/// one), whose mixed part replaces this one.
+template <class Add, class SkipFace>
 void addCrossDiffusionRow(const meshes::BoxMesh& box, const std::array<PetscInt, 3>& c, int a, int b, double sigmaAB,
-                          Add&& add) {
+                          Add&& add, SkipFace&& skipFace) {
   if (sigmaAB == 0.0) return;
   const int s = sigmaAB > 0 ? 1 : -1;
   const double half = 0.5 * std::fabs(sigmaAB);
@@ -63,6 +65,7 @@ void addCrossDiffusionRow(const meshes::BoxMesh& box, const std::array<PetscInt,
     for (int side : {-1, +1}) {
       const int np = static_cast<int>(c[p]) + side;
       if (np < 0 || np >= axisP.cells()) continue;  // wall face: no flux
+      if (skipFace(p, side)) continue;
       // Offsets (along p) of the lower and upper cell of this face, relative to c; the row's sign.
       const int offL = side > 0 ? 0 : -1, offU = side > 0 ? 1 : 0;
       const double rowScale = (side > 0 ? 1.0 : -1.0) / axisP.width(static_cast<int>(c[p]));

@@ -44,8 +44,11 @@ bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
 }  // namespace
 
 FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mesh,
-                                           std::vector<DriftDiffusionEquation> equations, FaceFluxScheme scheme)
-    : mesh_(mesh), equations_(std::move(equations)), scheme_(scheme) {
+                                           std::vector<DriftDiffusionEquation> equations, FaceFluxScheme scheme,
+                                           SpatialAccuracy accuracy)
+    : mesh_(mesh), equations_(std::move(equations)), scheme_(scheme), accuracy_(accuracy) {
+  if (accuracy_.order != 2 && accuracy_.order != 4)
+    throw std::invalid_argument("FokkerPlanckOperator: spatial order must be 2 or 4");
   if (static_cast<int>(equations_.size()) != mesh_.fields())
     throw std::invalid_argument("FokkerPlanckOperator: one equation per mesh field is required");
   const auto& g = mesh_.ghosted();
@@ -71,6 +74,22 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
       throw std::invalid_argument(
           "FokkerPlanckOperator: an off-diagonal diffusion matrix couples diagonal neighbours; create the mesh with "
           "meshes::StencilShape::Box");
+  }
+  if (accuracy_.order == 4) {
+    if (mesh_.stencilWidth() < 2)
+      throw std::invalid_argument("FokkerPlanckOperator: fourth-order fluxes need a mesh with stencil width 2");
+    if (dim > 1 && mesh_.stencil() != meshes::StencilShape::Box)
+      throw std::invalid_argument(
+          "FokkerPlanckOperator: fourth-order fluxes couple diagonal neighbours; create the mesh with "
+          "meshes::StencilShape::Box");
+    if (!(accuracy_.maxPeclet >= 0.0))
+      throw std::invalid_argument("FokkerPlanckOperator: maxPeclet must be >= 0");
+  }
+  for (int a = 0; a < dim; ++a) {
+    const auto& axis = box.axis(a);
+    const double w0 = axis.width(0);
+    for (int i = 1; i < axis.cells(); ++i)
+      if (std::fabs(axis.width(i) - w0) > 1e-12 * w0) uniformMesh_ = false;
   }
   for (const auto& eq : equations_) {
     std::vector<double> phi(static_cast<std::size_t>(g.size()));
@@ -108,7 +127,8 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   const double phiC = phi[g.local(i, j, k)];
   row = Row{};
   row.add(0, 0, 0, 0.0);
-  // Drift and diagonal diffusion: the face weights of FaceFluxScheme.hpp.
+  // Drift and diagonal diffusion: the face weights of FaceFluxScheme.hpp (faces with the fourth-order flux
+  // get the whole flux from addHighOrderFaceFlux instead).
   for (int a = 0; a < dim; ++a) {
     const auto& axis = box.axis(a);
     const double invWidth = 1.0 / axis.width(static_cast<int>(c[a]));
@@ -116,6 +136,10 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
       std::array<PetscInt, 3> n = c;
       n[a] += side;
       if (n[a] < 0 || n[a] >= axis.cells()) continue;  // wall face: no flux
+      if (highOrderFace(c, a, side, f)) {
+        addHighOrderFaceFlux(c, a, side, f, row);
+        continue;
+      }
       const int lowerCell = static_cast<int>(side > 0 ? c[a] : n[a]);
       const double h = axis.centreDistance(lowerCell);
       const double D = eq.diffusion[a];
@@ -132,7 +156,115 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   for (int a = 0; a < dim; ++a)
     for (int b = a + 1; b < dim; ++b)
       addCrossDiffusionRow(box, c, a, b, eq.sigma(a, b),
-                           [&](int dx, int dy, int dz, double w) { row.add(dx, dy, dz, w); });
+                           [&](int dx, int dy, int dz, double w) { row.add(dx, dy, dz, w); },
+                           [&](int normal, int side) { return highOrderFace(c, normal, side, f); });
+}
+
+bool FokkerPlanckOperator::highOrderFace(const std::array<PetscInt, 3>& c, int a, int side, int f) const {
+  if (accuracy_.order != 4 || !uniformMesh_) return false;
+  const auto& box = mesh_.box();
+  const int dim = mesh_.dim();
+  const PetscInt lower = side > 0 ? c[a] : c[a] - 1;  // the lower cell L of the face, along a
+  if (lower - 1 < 0 || lower + 2 > box.cells(a) - 1) return false;  // 4 cells across the face
+  for (int b = 0; b < dim; ++b)
+    if (b != a && (c[b] - 2 < 0 || c[b] + 2 > box.cells(b) - 1)) return false;  // +-2 cells along it
+  const auto& g = mesh_.ghosted();
+  const auto& phi = ghostedPotential_[f];
+  std::array<PetscInt, 3> L = c, U = c;
+  L[a] = lower;
+  U[a] = lower + 1;
+  const double P = std::fabs(phi[g.local(U[0], U[1], U[2])] - phi[g.local(L[0], L[1], L[2])]) /
+                   equations_[f].diffusion[a];
+  return P <= accuracy_.maxPeclet;
+}
+
+// Fourth-order face average (docs/scheme.md §7) of Q = u d_a Phi + sum_b Sigma_ab d_b u over the face between
+// L = (l, t) and U = (l+1, t) (t the transverse indices of c). From the cell averages ubar along a:
+//   U_t  = (-ubar_{l-1} + 7 ubar_l + 7 ubar_{l+1} - ubar_{l+2}) / 12          face average of u (transverse cell t)
+//   Ux   = (ubar_{l-1} - 15 ubar_l + 15 ubar_{l+1} - ubar_{l+2}) / (12 h_a)   face average of d_a u
+//   <d_b u> = (U_{t-2e_b} - 8 U_{t-e_b} + 8 U_{t+e_b} - U_{t+2e_b}) / (12 h_b)  (difference of edge values)
+// and from the potential at cell centres, G_t = (Phi_{l-1} - 27 Phi_l + 27 Phi_{l+1} - Phi_{l+2}) / (24 h_a) (d_a Phi
+// at the face point), <d_a Phi> = G_0 + sum_b (G_{+b} - 2 G_0 + G_{-b}) / 24, and the product rule for averages
+//   <u d_a Phi> = U_0 <d_a Phi> + sum_b (U_{+b} - U_{-b}) (G_{+b} - G_{-b}) / 48   (+ O(h^4)).
+// The row of c gets +Q/h_a for its upper face and -Q/h_a for its lower face.
+void FokkerPlanckOperator::addHighOrderFaceFlux(const std::array<PetscInt, 3>& c, int a, int side, int f,
+                                                Row& row) const {
+  const auto& box = mesh_.box();
+  const auto& g = mesh_.ghosted();
+  const int dim = mesh_.dim();
+  const auto& eq = equations_[f];
+  const auto& phi = ghostedPotential_[f];
+  const double ha = box.axis(a).width(0);
+  const double rowScale = (side > 0 ? 1.0 : -1.0) / ha;
+  const int lowerOffset = side > 0 ? 0 : -1;  // L - c along a
+  static constexpr double kAverageToFace[4] = {-1.0 / 12, 7.0 / 12, 7.0 / 12, -1.0 / 12};
+  static constexpr double kAverageToDerivative[4] = {1.0 / 12, -15.0 / 12, 15.0 / 12, -1.0 / 12};
+  static constexpr double kPointToDerivative[4] = {1.0 / 24, -27.0 / 24, 27.0 / 24, -1.0 / 24};
+  // Adds weight * U_t (t = transverse offset vector, zero along a) to the row.
+  auto addFaceAverage = [&](const std::array<int, 3>& t, double weight) {
+    for (int m = 0; m < 4; ++m) {
+      std::array<int, 3> o = t;
+      o[a] = lowerOffset + m - 1;
+      row.add(o[0], o[1], o[2], rowScale * weight * kAverageToFace[m]);
+    }
+  };
+  auto G = [&](const std::array<int, 3>& t) {
+    double sum = 0.0;
+    for (int m = 0; m < 4; ++m) {
+      std::array<PetscInt, 3> cell{c[0] + t[0], c[1] + t[1], c[2] + t[2]};
+      cell[a] = c[a] + lowerOffset + m - 1;
+      sum += kPointToDerivative[m] * phi[g.local(cell[0], cell[1], cell[2])];
+    }
+    return sum / ha;
+  };
+  const std::array<int, 3> zero{0, 0, 0};
+  const double G0 = G(zero);
+  double meanDerivative = G0;  // <d_a Phi>
+  for (int b = 0; b < dim; ++b) {
+    if (b == a) continue;
+    std::array<int, 3> plus{0, 0, 0}, minus{0, 0, 0};
+    plus[b] = 1, minus[b] = -1;
+    const double Gp = G(plus), Gm = G(minus);
+    meanDerivative += (Gp - 2.0 * G0 + Gm) / 24.0;
+    // Product-rule correction (U_{+b} - U_{-b}) (G_{+b} - G_{-b}) / 48.
+    addFaceAverage(plus, (Gp - Gm) / 48.0);
+    addFaceAverage(minus, -(Gp - Gm) / 48.0);
+    // Mixed diffusion Sigma_ab <d_b u>.
+    const double sab = eq.sigma(a, b);
+    if (sab != 0.0) {
+      const double hb = box.axis(b).width(0);
+      static constexpr double kEdgeDifference[5] = {1.0, -8.0, 0.0, 8.0, -1.0};
+      for (int m = 0; m < 5; ++m) {
+        if (kEdgeDifference[m] == 0.0) continue;
+        std::array<int, 3> t{0, 0, 0};
+        t[b] = m - 2;
+        addFaceAverage(t, sab * kEdgeDifference[m] / (12.0 * hb));
+      }
+    }
+  }
+  addFaceAverage(zero, meanDerivative);
+  // Diagonal diffusion Sigma_aa <d_a u>.
+  for (int m = 0; m < 4; ++m) {
+    std::array<int, 3> o{0, 0, 0};
+    o[a] = lowerOffset + m - 1;
+    row.add(o[0], o[1], o[2], rowScale * eq.diffusion[a] * kAverageToDerivative[m] / ha);
+  }
+}
+
+long FokkerPlanckOperator::highOrderFaces() const {
+  long local = 0;
+  const int dim = mesh_.dim();
+  if (accuracy_.order == 4) {
+    mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt) {
+      const std::array<PetscInt, 3> c{i, j, k};
+      for (int f = 0; f < mesh_.fields(); ++f)
+        for (int a = 0; a < dim; ++a)
+          if (highOrderFace(c, a, +1, f)) ++local;  // each face once: as the upper face of its lower cell
+    });
+  }
+  long global = 0;
+  FPDP_PETSC(MPI_Allreduce(&local, &global, 1, MPI_LONG, MPI_SUM, mesh_.comm()));
+  return global;
 }
 
 PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
@@ -140,27 +272,28 @@ PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
   double mostNegative = 0.0, worstRelative = 0.0;
   Row row;
   MatStencil rowIndex{};
-  MatStencil cols[27];
-  PetscScalar vals[27];
+  MatStencil cols[kRowSize];
+  PetscScalar vals[kRowSize];
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt) {
     for (int f = 0; f < mesh_.fields(); ++f) {
       buildRow(i, j, k, f, row);
       rowIndex.i = i, rowIndex.j = j, rowIndex.k = k, rowIndex.c = f;
       int nnz = 0;
       double smallest = 0.0;
-      for (int s = 0; s < 27; ++s) {
+      for (int s = 0; s < kRowSize; ++s) {
         if (!row.used[s]) continue;
-        const int dx = s % 3 - 1, dy = (s / 3) % 3 - 1, dz = s / 9 - 1;
+        const int dx = s % 5 - 2, dy = (s / 5) % 5 - 2, dz = s / 25 - 2;
         cols[nnz].i = i + dx, cols[nnz].j = j + dy, cols[nnz].k = k + dz, cols[nnz].c = f;
         vals[nnz] = row.value[s];
         ++nnz;
-        if (s != 13) smallest = std::min(smallest, row.value[s]);
+        if (s != kCentre) smallest = std::min(smallest, row.value[s]);
       }
       ++rows;
       if (smallest < 0.0) {
         ++violating;
         mostNegative = std::min(mostNegative, smallest);
-        if (row.value[13] != 0.0) worstRelative = std::max(worstRelative, -smallest / std::fabs(row.value[13]));
+        if (row.value[kCentre] != 0.0)
+          worstRelative = std::max(worstRelative, -smallest / std::fabs(row.value[kCentre]));
       }
       if (A) FPDP_PETSC(MatSetValuesStencil(A, 1, &rowIndex, nnz, cols, vals, INSERT_VALUES));
     }

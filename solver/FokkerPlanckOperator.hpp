@@ -69,12 +69,26 @@ struct PositivityReport {
   bool holds = true;                     // violatingRows == 0
 };
 
+/// Spatial accuracy of the face fluxes (docs/scheme.md §7).
+///   order 2: Scharfetter–Gummel drift and diagonal diffusion with the oriented mixed-derivative flux, on every face:
+///            second order, and a Metzler matrix under the condition of docs/scheme.md §3.
+///   order 4: on the interior faces of a uniform mesh whose fourth-order stencil (4 cells across the face, +-2 cells
+///            along it) lies inside the box and whose face Péclet number |Phi_U - Phi_L| / Sigma_aa is at most
+///            maxPeclet, the fourth-order face average of the whole flux (drift, diagonal and mixed diffusion);
+///            order 2 on every other face. Each face has one flux, so mass is conserved to round-off either way. The
+///            fourth-order rows are not Metzler: positivity is then measured, not guaranteed (the positivity report
+///            counts them). Needs a mesh with stencil width 2 and, in 2-D/3-D, a box stencil.
+struct SpatialAccuracy {
+  int order = 2;
+  double maxPeclet = 1.0;
+};
+
 class FokkerPlanckOperator {
 public:
   /// Throws if an equation's Sigma is not positive definite, or if it has off-diagonal entries and the mesh's DMDA
   /// stencil is not a box stencil (meshes::StencilShape::Box: the mixed derivatives couple diagonal neighbours).
   FokkerPlanckOperator(const meshes::DistributedBoxMesh& mesh, std::vector<DriftDiffusionEquation> equations,
-                       FaceFluxScheme scheme);
+                       FaceFluxScheme scheme, SpatialAccuracy accuracy = {});
 
   /// A new matrix on the mesh's DM, holding the operator (block diagonal in the fields).
   meshes::MatHandle assemble() const;
@@ -90,25 +104,38 @@ public:
 
   const meshes::DistributedBoxMesh& mesh() const { return mesh_; }
   FaceFluxScheme scheme() const { return scheme_; }
+  const SpatialAccuracy& accuracy() const { return accuracy_; }
+  /// Faces (owned by this rank's cells, each counted once per rank that owns an adjacent cell) that carry the
+  /// fourth-order flux, over all fields; 0 for order 2. Collective.
+  long highOrderFaces() const;
   const std::vector<DriftDiffusionEquation>& equations() const { return equations_; }
 
 private:
-  // One row: coefficients of the 3^3 neighbours (dx, dy, dz) in {-1, 0, 1}^3, index (dx+1) + 3 (dy+1) + 9 (dz+1).
+  // One row: coefficients of the 5^3 neighbours (dx, dy, dz) in {-2..2}^3, index (dx+2) + 5 (dy+2) + 25 (dz+2)
+  // (offsets of +-2 only with the fourth-order fluxes).
+  static constexpr int kRowSize = 125, kCentre = 62;
   struct Row {
-    std::array<double, 27> value{};
-    std::array<bool, 27> used{};
+    std::array<double, kRowSize> value{};
+    std::array<bool, kRowSize> used{};
     void add(int dx, int dy, int dz, double v) {
-      const int s = (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
+      const int s = (dx + 2) + 5 * (dy + 2) + 25 * (dz + 2);
       value[s] += v;
       used[s] = true;
     }
   };
   void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row) const;
+  /// Whether the face of cell c normal to axis a on side +-1 carries the fourth-order flux (the same answer from
+  /// both cells of the face).
+  bool highOrderFace(const std::array<PetscInt, 3>& c, int a, int side, int field) const;
+  /// Adds to row c the fourth-order face-average flux through that face (docs/scheme.md §7).
+  void addHighOrderFaceFlux(const std::array<PetscInt, 3>& c, int a, int side, int field, Row& row) const;
   PositivityReport checkRows(Mat A) const;  // A may be null: only the report
 
   const meshes::DistributedBoxMesh& mesh_;
   std::vector<DriftDiffusionEquation> equations_;
   FaceFluxScheme scheme_;
+  SpatialAccuracy accuracy_;
+  bool uniformMesh_ = true;
   // Potential of each field on the ghosted block (owned cells plus the stencil layer), evaluated once.
   std::vector<std::vector<double>> ghostedPotential_;
   mutable PositivityReport positivity_;

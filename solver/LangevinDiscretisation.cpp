@@ -75,8 +75,9 @@ void setDiffusionMatrix(DriftDiffusionEquation& e, const models::Matrix& Sigma) 
 }
 
 LangevinDiscretisation::LangevinDiscretisation(const meshes::DistributedBoxMesh& mesh, LangevinProblem problem,
-                                               FaceFluxScheme scheme)
-    : mesh_(mesh), problem_(std::move(problem)), op_(mesh, langevinEquations(problem_, mesh.dim()), scheme) {
+                                               FaceFluxScheme scheme, SpatialAccuracy accuracy)
+    : mesh_(mesh), problem_(std::move(problem)),
+      op_(mesh, langevinEquations(problem_, mesh.dim()), scheme, accuracy) {
   if (mesh.fields() != 2) throw std::invalid_argument("LangevinDiscretisation: the mesh must carry 2 fields");
   if (problem_.initial.dim() != mesh.dim())
     throw std::invalid_argument("LangevinDiscretisation: initial density and mesh dimensions differ");

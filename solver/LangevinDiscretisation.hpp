@@ -43,7 +43,9 @@ void setDiffusionMatrix(DriftDiffusionEquation& equation, const models::Matrix& 
 class LangevinDiscretisation {
 public:
   /// mesh must have 2 fields (p, q).
-  LangevinDiscretisation(const meshes::DistributedBoxMesh& mesh, LangevinProblem problem, FaceFluxScheme scheme);
+  /// `accuracy`: SpatialAccuracy (order 4 needs a mesh of stencil width 2 with a box stencil).
+  LangevinDiscretisation(const meshes::DistributedBoxMesh& mesh, LangevinProblem problem, FaceFluxScheme scheme,
+                         SpatialAccuracy accuracy = {});
 
   const FokkerPlanckOperator& spatialOperator() const { return op_; }
   /// Fills u with the initial cell averages of p and q.

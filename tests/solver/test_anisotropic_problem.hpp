@@ -104,6 +104,7 @@ struct AnisotropicResult {
   validation::GaussianReference::DensityErrors err;
   validation::GaussianReference::Moments momentsP, momentsQ;
   solver::PositivityReport positivity;
+  long highOrderFaces = 0;
   double minDensity = INFINITY;  // over all steps and both fields
   double maxDensity = 0.0;
   double maxMassDrift = 0.0;     // relative
@@ -113,15 +114,18 @@ struct AnisotropicResult {
 /// Solves the problem on `axes` from 0 to T in `steps` steps; orders for the divergences.
 inline AnisotropicResult solveAnisotropic(const AnisotropicOu& s, const std::vector<meshes::Axis>& axes, double T,
                                           long steps, const std::vector<double>& orders, MPI_Comm comm,
-                                          solver::TimeIntegration ti = {}, bool keepState = false) {
-  const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(axes), 2, meshes::StencilShape::Box);
+                                          solver::TimeIntegration ti = {}, bool keepState = false,
+                                          solver::SpatialAccuracy accuracy = {}) {
+  const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(axes), 2, meshes::StencilShape::Box,
+                                        accuracy.order == 4 ? 2 : 1);
   const auto problem = s.problem();
-  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel);
+  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy);
   ti.dt = T / static_cast<double>(steps);
   ti.steps = steps;
   auto A = disc.spatialOperator().assemble();
   AnisotropicResult r;
   r.positivity = disc.spatialOperator().positivity();
+  r.highOrderFaces = disc.spatialOperator().highOrderFaces();
   solver::DensityEvolution evo(mesh, std::move(A), ti);
   const solver::DivergenceFunctionals funcs(mesh, orders);
   auto u = mesh.createVector();

@@ -142,7 +142,7 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
   out.kl = meanInterval(sum, sumSq, used, z);
   out.binKl = binKl;
   for (double alpha : orders) {
-    double s = 0.0, s2 = 0.0, binE = 0.0;
+    double s = 0.0, s2 = 0.0, binE = 0.0, binE2 = 0.0;
     std::int64_t usedQ = 0;
     for (std::size_t i = 0; i < K; ++i) {
       if (P[i] > 0.0 && Q[i] > 0.0) {
@@ -152,6 +152,7 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
         s2 += c * ra * ra;
         usedQ += countsQ[i];
         binE += Q[i] * ra;
+        binE2 += Q[i] * ra * ra;
       } else if (P[i] > 0.0) {
         binE = kInf;
       }
@@ -159,6 +160,9 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
     out.samplesWithoutRatio[1] = totalQ - usedQ;
     const Interval e = meanInterval(s, s2, usedQ, z);
     out.eAlpha.push_back(e);
+    const double predicted = usedQ > 0 ? std::sqrt(std::max(0.0, binE2 - binE * binE) / static_cast<double>(usedQ)) : kInf;
+    out.eAlphaPredictedStandardError.push_back(predicted);
+    out.eAlphaTailUnsampled.push_back(e.standardError < 0.1 * predicted);
     auto R = [alpha](double E) { return E > 0.0 ? std::log(E) / (alpha - 1.0) : -kInf; };
     out.renyi.push_back(Interval{R(e.estimate), R(e.lower), R(e.upper), e.standardError / (e.estimate * (alpha - 1.0))});
     out.binRenyi.push_back(R(binE));

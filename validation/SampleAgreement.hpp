@@ -21,6 +21,11 @@
 //    (reported as `binKl`, `binRenyi`), which differ from the solver's fourth-order quadrature by its O(h^2)
 //    discretisation: an estimate is judged against the quadrature value within z s/sqrt(N) + |bin - quadrature|.
 //    Particles off the mesh have no r: they are left out and counted.
+//    Heavy tails: Var_q(r^alpha) = E_{2 alpha} - E_alpha^2 grows like exp((2 alpha - 1) R_{2 alpha}), so for large
+//    orders the sample misses the region that dominates E_alpha and its own standard deviation s is far too small.
+//    `eAlphaPredictedStandardError` is sqrt((sum_i Q_i r_i^(2 alpha) - (sum_i Q_i r_i^alpha)^2)/N) from the solver's
+//    masses (the true error if the samples follow the solver); agreement is judged with the larger of the two, and
+//    `eAlphaTailUnsampled` flags s < predicted/10: the estimate then says nothing about E_alpha.
 // 3. Histogram plug-in estimates (from the D and D' histograms only): KL^ = sum_i p^_i log(p^_i/q^_i) and
 //    E^_alpha = sum_i p^_i^alpha q^_i^(1-alpha) over the bins where both counts are > 0 (the excluded p-mass is
 //    reported). They estimate the divergence of the binned laws, which is <= the true divergence (data
@@ -71,6 +76,8 @@ struct DivergenceEstimates {
   Interval kl;                       // average of log r over the D samples
   std::vector<Interval> eAlpha;      // average of r^alpha over the D' samples
   std::vector<Interval> renyi;       // log(E_alpha)/(alpha - 1) with the transformed interval
+  std::vector<double> eAlphaPredictedStandardError;  // from the solver's masses (see the header)
+  std::vector<bool> eAlphaTailUnsampled;
   double binKl = 0.0;                // sum_i P_i log r_i: what kl estimates if the samples follow the solver
   std::vector<double> binRenyi;      // log(sum_i Q_i r_i^alpha)/(alpha - 1)
   std::int64_t samplesWithoutRatio[2] = {0, 0};  // off the mesh (or in a bin where p or q is 0), D and D'

@@ -21,26 +21,37 @@ namespace {
 
 using Philox = r123::Philox4x64;
 
-/// N(0, 1) variates of one particle of one process: a pure function of (seed, particle, process, step, component).
+/// N(0, 1) variates of one particle of one process: a pure function of (seed, particle, process, stream, index).
+/// Stream 0 holds the initial draw, stream 1 the noise, variate (k - 1) d + a being component a of update k. One Philox
+/// call gives four 64-bit words, Box–Muller turns them into four variates, cached: in 1-D one call serves four steps.
 class ParticleNormals {
 public:
   ParticleNormals(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
       : key_{{seed, particle}}, process_(process) {}
-  /// z[0..d) for update `step` (0: the initial draw).
-  void draw(std::uint64_t step, double* z, int d) const {
-    for (int block = 0; 4 * block < d; ++block) {
-      const Philox::ctr_type counter{{step, process_, static_cast<std::uint64_t>(block), 0}};
-      const Philox::ctr_type bits = Philox()(counter, key_);
-      const r123::double2 a = r123::boxmuller(bits[0], bits[1]);
-      const r123::double2 b = r123::boxmuller(bits[2], bits[3]);
-      const double four[4] = {a.x, a.y, b.x, b.y};
-      for (int j = 0; j < 4 && 4 * block + j < d; ++j) z[4 * block + j] = four[j];
+  /// z[0..d) = variates first .. first + d - 1 of `stream`.
+  void draw(std::uint64_t stream, std::uint64_t first, double* z, int d) {
+    for (int a = 0; a < d; ++a) {
+      const std::uint64_t index = first + static_cast<std::uint64_t>(a);
+      const std::uint64_t block = index / 4;
+      if (block != block_ || stream != stream_) refill(stream, block);
+      z[a] = cache_[index % 4];
     }
   }
 
 private:
+  void refill(std::uint64_t stream, std::uint64_t block) {
+    const Philox::ctr_type counter{{block, process_, stream, 0}};
+    const Philox::ctr_type bits = Philox()(counter, key_);
+    const r123::double2 a = r123::boxmuller(bits[0], bits[1]);
+    const r123::double2 b = r123::boxmuller(bits[2], bits[3]);
+    cache_[0] = a.x, cache_[1] = a.y, cache_[2] = b.x, cache_[3] = b.y;
+    block_ = block;
+    stream_ = stream;
+  }
   Philox::key_type key_;
   std::uint64_t process_;
+  std::uint64_t block_ = ~std::uint64_t{0}, stream_ = ~std::uint64_t{0};
+  double cache_[4] = {0, 0, 0, 0};
 };
 
 models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
@@ -163,7 +174,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
         for (int s = 0; s < 2; ++s) {
           const models::Matrix& Ln = noise[s];
           for (long i = first; i < last; ++i) {
-            const ParticleNormals normals(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
+            ParticleNormals normals(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
             bool projected = false;
             auto project = [&] {
               if (!constrained) return;
@@ -194,7 +205,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
               addPoint(blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s), theta, d);
             };
             // theta_0 = Pi_C(m_0 + L_0 z).
-            normals.draw(0, z, d);
+            normals.draw(0, 0, z, d);
             for (int a = 0; a < d; ++a) {
               double v = P.initialMean[a];
               for (int c = 0; c <= a; ++c) v += L0(a, c) * z[c];
@@ -206,7 +217,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
             for (long k = 1; k <= P.steps; ++k) {
               // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1; Euler–Maruyama §2.3)
               loss[s]->gradientInto(theta, grad);
-              normals.draw(static_cast<std::uint64_t>(k), z, d);
+              normals.draw(1, static_cast<std::uint64_t>(k - 1) * static_cast<std::uint64_t>(d), z, d);
               for (int a = 0; a < d; ++a) {
                 double v = theta[a] - P.step * grad[a];
                 for (int c = 0; c <= a; ++c) v += Ln(a, c) * z[c];

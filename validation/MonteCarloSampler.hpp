@@ -12,10 +12,12 @@
 // empirical loss (and Sigma' for Langevin).
 //
 // Random numbers (README: Random123): Philox4x64-10, a counter-based generator. Key (seed, particle index), counter
-// (step k, process: 0 for D, 1 for D', component block, 0); step 0 is the initial draw, step k >= 1 the noise of
-// update k. Each call gives four 64-bit words, turned into four N(0, 1) variates by Random123's Box–Muller transform
-// (boxmuller.hpp: u01 of 53 bits, so no variate is infinite and the tails are exact to |z| ~ 8.5). A particle's path
-// is therefore a pure function of (seed, particle, process): results do not depend on the number of threads or ranks.
+// (block, process: 0 for D, 1 for D', stream: 0 for the initial draw, 1 for the noise, 0): the noise variates of a
+// particle form one sequence, variate (k - 1) d + a being component a of update k, and block b holds variates
+// 4b .. 4b + 3. Each call gives four 64-bit words, turned into four N(0, 1) variates by Random123's Box–Muller
+// transform (boxmuller.hpp: u01 of 53 bits, so no variate is infinite and the tails are exact to |z| ~ 8.5). A
+// particle's path is therefore a pure function of (seed, particle, process): results do not depend on the number of
+// threads or ranks.
 //
 // Parallelism: particles are cut into fixed blocks (size from N alone); MPI ranks take contiguous ranges of blocks,
 // threads take blocks from a shared counter. Histograms are integer counts, summed exactly; moments are accumulated

@@ -202,6 +202,41 @@ BOOST_AUTO_TEST_CASE(box_projection_atoms_are_normal_tails) {
   }
 }
 
+// One projected step onto the disc B(c, R) from theta_0 ~ N(c, v_0 I) (narrow): with the quadratic loss centred at c
+// the step is theta_1 = Pi_C(c + (1 - eta)(theta_0 - c) + sqrt(2 eta) sigma Z), isotropic Gaussian about c with
+// variance v_1 = (1 - eta)^2 v_0 + 2 eta sigma^2, so the sphere carries P(|theta - c| > R) = exp(-R^2/(2 v_1))
+// (Rayleigh) spread uniformly over the angle: each of the M arcs holds exp(-R^2/(2 v_1))/M.
+BOOST_AUTO_TEST_CASE(ball_projection_mass_is_a_rayleigh_tail_spread_uniformly) {
+  const models::Vector c = (models::Vector(2) << 0.2, -0.1).finished();
+  const double eta = 0.5, sigma = 0.5, v0 = 1e-4, R = 0.6;
+  auto p = testing::quadraticProblem(c, c, sigma * sigma * models::Matrix::Identity(2, 2), eta, 1, c,
+                                     v0 * models::Matrix::Identity(2, 2));
+  p.constraint = models::ConstraintSet::ball(c, R);
+  const meshes::BoxMesh mesh = uniformMesh({{-0.4, 0.8, 24}, {-0.7, 0.5, 24}});
+  validation::SamplerSettings s;
+  s.particles = 200000;
+  s.seed = 11;
+  s.threads = 2;
+  const auto snap = validation::MonteCarloSampler(p, mesh, s).run().back();
+  const solver::ConstraintBoundaryBins bins(mesh, p.constraint);
+  const double v1 = (1 - eta) * (1 - eta) * v0 + 2 * eta * sigma * sigma;
+  const double onSphere = std::exp(-R * R / (2 * v1));
+  std::vector<std::int64_t> counts{0};  // bin 0: the interior of the disc (cells and off-mesh together)
+  std::vector<double> mass{1.0 - onSphere};
+  for (auto n : snap.histogram[0].cells) counts[0] += n;
+  counts[0] += snap.histogram[0].outside;
+  for (std::size_t b = 0; b < bins.count(); ++b) {
+    counts.push_back(snap.histogram[0].boundary[b]);
+    mass.push_back(onSphere / static_cast<double>(bins.count()));
+  }
+  const auto a = validation::compareHistogram(counts, 0, mass, 1.0 - kGamma / 2);
+  BOOST_TEST_MESSAGE("ball: " << bins.count() << " arcs, sphere mass " << onSphere << "; L1 " << a.l1 << " (band "
+                              << a.l1Band << "), chi2 " << a.chiSquare << "/" << a.degreesOfFreedom << " p = " << a.pValue);
+  BOOST_TEST(bins.count() >= 30u);  // arcs about one cell long: 2 pi R / h = 75
+  BOOST_TEST(a.withinBand);
+  BOOST_TEST(a.pValue > kGamma / 2);
+}
+
 // The logistic case against the density solver: after K steps, the sample histograms agree with the solver's cell
 // masses within the statistical band, the divergences averaged over the samples agree with the quadrature within
 // their confidence intervals (plus the computed gap between the cell-midpoint and the fourth-order quadrature), and

@@ -2,6 +2,7 @@
 // A case: the typed, validated, defaults-filled content of a case file (docs/parameters.md).
 // Produced only by readCase() (app/CaseReader.hpp); every field here has passed validation.
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -102,6 +103,16 @@ struct SolverSpec {
   int spatial_order = 2;              // Langevin: 2 or 4 (solver::SpatialAccuracy)
 };
 
+struct SamplerSpec {                  // [sampler]: fpdp sample only
+  long particles = 100000;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  double langevinDt = 0.0;            // Langevin: Euler–Maruyama step (time.dt / 10 unless given)
+  std::vector<long> outputSteps;      // noisy-GD steps or Langevin time steps; default {K}
+  double confidence = 0.99;
+  double auditDelta = 1e-3;
+};
+
 struct Case {
   std::string name;
   std::string dynamics = "langevin";
@@ -116,6 +127,7 @@ struct Case {
   OutputSpec output;
   DivergenceSpec divergence;
   SolverSpec solver;
+  SamplerSpec sampler;
 
   std::filesystem::path sourcePath;   // the case file
   std::string resolvedToml;           // every key with defaults filled in, as TOML (stored in the output)

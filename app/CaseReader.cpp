@@ -26,6 +26,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <type_traits>
@@ -291,6 +292,7 @@ public:
     readOutput(c);
     readDivergence(c);
     readSolver(c);
+    readSampler(c);
     c.resolvedToml = serialise(c);
     return c;
   }
@@ -1143,6 +1145,63 @@ private:
     return a;
   }
 
+  // [sampler]: the Monte Carlo sampler of `fpdp sample` (validation/MonteCarloSampler).
+  void readSampler(Case& c) const {
+    auto integerIn = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+      const Parameter& p = parameter("sampler", key);
+      const toml::node& node = required(p);
+      const std::string path = std::string("sampler.") + key;
+      const std::int64_t v = integer(node, path, p.allowed);
+      if (v < lo || v > hi) fail(path, node, "out of range", p.allowed);
+      return v;
+    };
+    c.sampler.particles = static_cast<long>(integerIn("particles", 100, 10'000'000'000));
+    c.sampler.seed = static_cast<std::uint64_t>(integerIn("seed", 0, std::numeric_limits<std::int64_t>::max()));
+    c.sampler.threads = static_cast<int>(integerIn("threads", 1, 1024));
+    // A number in [lo, hi], or in (lo, hi) when `open`.
+    auto numberIn = [&](const char* key, double lo, double hi, bool open) {
+      const Parameter& p = parameter("sampler", key);
+      const toml::node& node = required(p);
+      const std::string path = std::string("sampler.") + key;
+      const double v = number(node, path, p.allowed);
+      if (open ? !(v > lo && v < hi) : !(v >= lo && v <= hi)) fail(path, node, "out of range", p.allowed);
+      return v;
+    };
+    c.sampler.confidence = numberIn("confidence", 0.5, 0.999999, false);
+    c.sampler.auditDelta = numberIn("audit_delta", 0.0, 0.5, true);
+    const long K = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
+    if (c.dynamics == "langevin") {
+      const Parameter& p = parameter("sampler", "langevin_dt");
+      if (const toml::node* node = given("sampler", "langevin_dt")) {
+        const double dt = positive(*node, "sampler.langevin_dt", p.allowed);
+        const double ratio = c.time.dt / dt;
+        if (!(ratio >= 1.0 - kStepTolerance) || std::abs(ratio - std::round(ratio)) > kStepTolerance * ratio ||
+            ratio > kMaxSteps)
+          fail("sampler.langevin_dt", *node,
+               "does not divide time.dt = " + floatLiteral(c.time.dt) + " into an integer number of steps", p.allowed);
+        c.sampler.langevinDt = c.time.dt / std::round(ratio);
+      } else {
+        c.sampler.langevinDt = c.time.dt / 10.0;
+      }
+    }
+    const Parameter& steps = parameter("sampler", "output_steps");
+    if (const toml::node* node = given("sampler", "output_steps")) {
+      const toml::array& a = array(*node, "sampler.output_steps", steps.allowed);
+      if (a.empty() || a.size() > 1000) fail("sampler.output_steps", *node, "must hold 1 to 1000 steps", steps.allowed);
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const std::string path = indexed("sampler.output_steps", i);
+        const std::int64_t k = integer(*a.get(i), path, steps.allowed);
+        if (k < 0 || k > K)
+          fail(path, *a.get(i), "is not a step of this case (K = " + std::to_string(K) + ")", steps.allowed);
+        if (!c.sampler.outputSteps.empty() && k <= c.sampler.outputSteps.back())
+          fail(path, *a.get(i), "does not increase", steps.allowed);
+        c.sampler.outputSteps.push_back(static_cast<long>(k));
+      }
+    } else {
+      c.sampler.outputSteps = {K};
+    }
+  }
+
   std::string serialise(const Case& c) const {
     const bool logistic = c.loss.type == "logistic";
     toml::table root;
@@ -1276,6 +1335,15 @@ private:
                                       {"petsc_options", c.solver.petsc_options}});
     if (c.dynamics == "langevin")
       root["solver"].as_table()->insert("spatial_order", static_cast<std::int64_t>(c.solver.spatial_order));
+    toml::array samplerSteps;
+    for (long k : c.sampler.outputSteps) samplerSteps.push_back(static_cast<std::int64_t>(k));
+    root.insert("sampler", toml::table{{"particles", static_cast<std::int64_t>(c.sampler.particles)},
+                                       {"seed", static_cast<std::int64_t>(c.sampler.seed)},
+                                       {"threads", static_cast<std::int64_t>(c.sampler.threads)},
+                                       {"output_steps", samplerSteps},
+                                       {"confidence", c.sampler.confidence},
+                                       {"audit_delta", c.sampler.auditDelta}});
+    if (c.dynamics == "langevin") root["sampler"].as_table()->insert("langevin_dt", c.sampler.langevinDt);
     std::ostringstream out;
     out << root << '\n';
     return out.str();

@@ -1,8 +1,24 @@
 #include "app/CommandLine.hpp"
 
+#include <limits>
+
 namespace fpdp::app {
 
 namespace {
+/// The integer value of a sampler option, in [lo, hi] (the same ranges as the [sampler] keys).
+long long integerOption(const std::string& name, const std::string& text, long long lo, long long hi) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo || v > hi)
+    throw UsageError(name + " " + text + ": not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
 bool isPetscOptionName(const std::string& t) {
   return t.size() >= 2 && t[0] == '-' && t[1] != '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
 }
@@ -28,10 +44,17 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     } else if (t.rfind("--output=", 0) == 0) {
       cl.output = t.substr(9);
       if (cl.output->empty()) throw UsageError("--output needs a non-empty directory name");
+    } else if (t == "--particles" || t == "--seed" || t == "--threads") {
+      if (i + 1 >= argc) throw UsageError(t + " needs a value");
+      const std::string v = argv[++i];
+      if (t == "--particles") cl.particles = static_cast<long>(integerOption(t, v, 100, 10'000'000'000));
+      if (t == "--seed") cl.seed = integerOption(t, v, 0, std::numeric_limits<long long>::max());
+      if (t == "--threads") cl.threads = static_cast<int>(integerOption(t, v, 1, 1024));
     } else if (t == "--quiet") {
       cl.quiet = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --quiet, --help, --version "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --quiet, --particles N, --seed S, "
+                       "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
       cl.petscArgs.push_back(t);
@@ -43,7 +66,9 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   }
   if (positional.empty()) throw UsageError("no command given; try 'fpdp --help'");
   cl.command = positional[0];
-  if (cl.command == "run" || cl.command == "check" || cl.command == "noise-study") {
+  if ((cl.particles || cl.seed || cl.threads) && (positional.empty() || positional[0] != "sample"))
+    throw UsageError("--particles, --seed and --threads are options of 'fpdp sample'");
+  if (cl.command == "run" || cl.command == "check" || cl.command == "noise-study" || cl.command == "sample") {
     if (positional.size() != 2)
       throw UsageError("'fpdp " + cl.command + "' takes exactly one case file, got " +
                        std::to_string(positional.size() - 1));
@@ -52,7 +77,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, check, noise-study, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, schema (see 'fpdp --help')");
   }
   return cl;
 }
@@ -63,6 +88,7 @@ Fokker–Planck equations of the two parameter densities (trained on D and on it
 
 Usage:
   fpdp run CASE.toml [--output DIR] [--quiet] [PETSc options]
+  fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
   fpdp check CASE.toml [PETSc options]
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp schema
@@ -71,6 +97,10 @@ Usage:
 Commands:
   run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5, divergence.csv,
            exact.csv (when a closed form exists) and parameters.toml, and print a summary table
+  sample   run the algorithm itself (noisy GD, or Langevin by Euler–Maruyama) for N particles on D and on D' with
+           a counter-based generator (results depend on the seed only); write DIR/sample.h5 and sample_*.csv with
+           histograms on the mesh and moments; if DIR holds the solver's fpdp.h5 of the same case, also the
+           agreement with it (L1/TV, chi-square, divergences from samples, membership-inference audit)
   check    validate the case file (keys, types, ranges, data files, solver names) without running it
   noise-study  (Langevin cases) does anisotropic noise buy privacy at equal accuracy? Runs the case with isotropic
            noise of the same trace, then with the diagonal Sigma that minimises the BKPP KL bound, and reports the
@@ -80,6 +110,9 @@ Commands:
 Options:
   --output DIR   output directory (overrides output.directory); replaced only if it is an earlier fpdp output
   --quiet        no progress line
+  --particles N  sample: particles per dataset (overrides sampler.particles; 100 to 10^10)
+  --seed S       sample: generator seed (overrides sampler.seed; 0 to 2^63 - 1)
+  --threads T    sample: threads per MPI rank (overrides sampler.threads; 1 to 1024)
   --help, -h     this text
   --version      the version
 

@@ -2,6 +2,7 @@
 // The fpdp command line: sub-commands, fpdp's own --options, and PETSc options passed through.
 //
 //   fpdp run CASE.toml [--output DIR] [--quiet] [-petsc_option value ...]
+//   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
 //   fpdp check CASE.toml
 //   fpdp schema            (prints docs/parameters.md, generated from the schema)
 //   fpdp --help | --version
@@ -22,6 +23,9 @@ struct CommandLine {
   std::string casePath;
   std::optional<std::string> output;   // --output DIR
   bool quiet = false;                  // --quiet: no progress line
+  std::optional<long> particles;       // sample: --particles N (overrides sampler.particles)
+  std::optional<long long> seed;       // sample: --seed S
+  std::optional<int> threads;          // sample: --threads T
   std::vector<std::string> petscArgs;  // passed to PetscInitialize
 };
 

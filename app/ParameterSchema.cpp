@@ -29,6 +29,8 @@ constexpr Section kSections[] = {
     {"divergence", "The divergences computed between p (on D) and q (on D') at every output step."},
     {"solver", "PETSc time integrator, linear solver and preconditioner. Options given on the command line "
                "override these."},
+    {"sampler", "`fpdp sample` only: the Monte Carlo sampler that runs the algorithm itself for many particles and "
+                "checks the solver's densities and divergences (docs/output.md, sample files). Ignored by `fpdp run`."},
 };
 
 // Units: theta is measured in "parameter units" and the loss in "loss units"; time is in whatever unit dt is
@@ -229,6 +231,27 @@ constexpr Parameter kParameters[] = {
     {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
      "whitespace-separated PETSc options: each token starts with '-' or is the value of the option before it", "",
      "Further PETSc options, e.g. \"-ts_bdf_order 2\"; options on the command line override them."},
+
+    // [sampler]
+    {"sampler", "particles", "integer", "—", Presence::Default, "100000", "an integer in [100, 10^10]", "",
+     "Number of independent particles per dataset (D and D' each); --particles overrides."},
+    {"sampler", "seed", "integer", "—", Presence::Default, "1", "an integer in [0, 2^63 - 1]", "",
+     "Seed of the Philox counter-based generator: results depend on it alone, not on threads or ranks; --seed "
+     "overrides."},
+    {"sampler", "threads", "integer", "—", Presence::Default, "1", "an integer in [1, 1024]", "",
+     "Threads per MPI rank; --threads overrides."},
+    {"sampler", "langevin_dt", "number", "time unit", Presence::Derived, "time.dt / 10",
+     "a finite number > 0 that divides time.dt into an integer number of steps", "",
+     "Step of the Euler–Maruyama scheme that samples the Langevin diffusion (weak error O(langevin_dt)).",
+     "langevin"},
+    {"sampler", "output_steps", "array of integers", "—", Presence::Derived, "[K], the last step",
+     "1 to 1000 increasing integers in [0, K] (K = noisy_gd.steps, or t_end/dt time steps for Langevin)", "",
+     "Steps at which the sample histograms and moments are recorded (Langevin: in time steps of time.dt, so they "
+     "meet the solver's output steps)."},
+    {"sampler", "confidence", "number", "—", Presence::Default, "0.99", "a number in [0.5, 0.999999]", "",
+     "Two-sided confidence level of every interval and band in the sample report."},
+    {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "a number in (0, 0.5)", "",
+     "delta at which the membership-inference audit bounds eps from below."},
 };
 
 // A Markdown table cell must not contain '|' or a line break.

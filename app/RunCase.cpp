@@ -15,6 +15,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "app/ModelBuilding.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
@@ -40,15 +41,6 @@ namespace {
 
 constexpr const char* kMarker = "parameters.toml";  // every fpdp output directory holds this file
 
-std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec, int dim) {
-  if (spec.type == "quadratic") return std::make_shared<models::QuadraticLoss>(spec.lambda);
-  if (spec.type == "logistic") return std::make_shared<models::LogisticLoss>(spec.regularization);
-  if (spec.type == "huber") return std::make_shared<models::HuberLoss>(spec.delta, spec.regularization);
-  if (spec.type == "double_well") return std::make_shared<models::DoubleWellLoss>(spec.lambda, spec.width);
-  if (spec.type == "expression") return std::make_shared<models::ExpressionLoss>(dim, spec.expression, spec.gradient);
-  throw std::logic_error("buildLoss: unvalidated loss type " + spec.type);
-}
-
 /// The gradient of an empirical loss as a field on R^3 (components >= dim are 0). The quadratic loss, whose empirical
 /// gradient is lambda (theta - xbar) exactly, skips the loop over the n records (n = 5000 in the paper's Figure 1).
 solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss> L, int dim) {
@@ -71,12 +63,6 @@ solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss>
     for (int a = 0; a < dim; ++a) out[a] = g[a];
     return out;
   };
-}
-
-meshes::BoxMesh buildBox(const MeshSpec& m) {
-  std::vector<meshes::Axis> axes;
-  for (int a = 0; a < m.dim; ++a) axes.push_back(meshes::Axis::graded(m.lower[a], m.upper[a], m.cells[a], m.grading[a]));
-  return meshes::BoxMesh(std::move(axes));
 }
 
 /// Broadcasts rank 0's success/failure of a rank-0-only action, so every rank throws together.

@@ -12,6 +12,7 @@
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
+#include "app/SampleCase.hpp"
 #include "models/Dataset.hpp"
 
 namespace {
@@ -44,6 +45,15 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
     RunOptions options;
     options.outputDirectory = cl.output ? *cl.output : c.output.directory;
     options.quiet = cl.quiet;
+    if (cl.command == "sample") {
+      SampleOptions sample;
+      sample.outputDirectory = options.outputDirectory;
+      sample.quiet = cl.quiet;
+      sample.particles = cl.particles;
+      if (cl.seed) sample.seed = static_cast<std::uint64_t>(*cl.seed);
+      sample.threads = cl.threads;
+      return sampleCase(c, sample);
+    }
     if (cl.command == "noise-study") {
       if (!cl.output) options.outputDirectory = c.name + "-noise-study";
       return runNoiseStudy(c, options);

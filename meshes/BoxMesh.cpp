@@ -52,6 +52,13 @@ bool Axis::isUniform(double relTol) const {
   return true;
 }
 
+int Axis::locate(double x) const {
+  if (!(x >= faces_.front())) return -1;
+  if (x > faces_.back()) return cells();
+  if (x == faces_.back()) return cells() - 1;
+  return static_cast<int>(std::upper_bound(faces_.begin(), faces_.end(), x) - faces_.begin()) - 1;
+}
+
 BoxMesh::BoxMesh(std::vector<Axis> axes)
     : dim_(static_cast<int>(axes.size())),
       axes_{Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1)} {

@@ -34,6 +34,9 @@ public:
   double centreDistance(int i) const { return centre(i + 1) - centre(i); }
   const std::vector<double>& faces() const { return faces_; }
   bool isUniform(double relTol = 1e-12) const;
+  /// Index of the cell [x_i, x_{i+1}) holding x (the last cell is closed: x = upper is in it); -1 below the axis
+  /// (or NaN), cells() above it. Binary search over the faces.
+  int locate(double x) const;
 
 private:
   explicit Axis(std::vector<double> faces) : faces_(std::move(faces)) {}

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fpdp::models {
 
@@ -56,7 +57,14 @@ double QuadraticLoss::value(const Vector& theta, const Record& r) const {
 
 Vector QuadraticLoss::gradient(const Vector& theta, const Record& r) const {
   requireSameDimension(theta, r, "QuadraticLoss");
-  return lambda_ * (theta - r.x);
+  Vector g(theta.size());
+  gradientInto(theta.data(), r, g.data());
+  return g;
+}
+
+void QuadraticLoss::gradientInto(const double* theta, const Record& r, double* out) const {
+  const Eigen::Index d = r.x.size();
+  for (Eigen::Index a = 0; a < d; ++a) out[a] = lambda_ * (theta[a] - r.x[a]);
 }
 
 // grad l(theta; a) - grad l(theta; b) = lambda (x_b - x_a) does not depend on theta: the gap is exact.
@@ -87,9 +95,19 @@ double LogisticLoss::value(const Vector& theta, const Record& r) const {
 
 Vector LogisticLoss::gradient(const Vector& theta, const Record& r) const {
   requireSameDimension(theta, r, "LogisticLoss");
+  Vector g(theta.size());
+  gradientInto(theta.data(), r, g.data());
+  return g;
+}
+
+void LogisticLoss::gradientInto(const double* theta, const Record& r, double* out) const {
   const double y = checkedLabel(r);
-  const double margin = y * theta.dot(r.x);
-  return (-y * sigmoid(-margin)) * r.x + mu_ * theta;
+  const Eigen::Index d = r.x.size();
+  double margin = 0.0;
+  for (Eigen::Index a = 0; a < d; ++a) margin += theta[a] * r.x[a];
+  margin *= y;
+  const double weight = -y * sigmoid(-margin);
+  for (Eigen::Index a = 0; a < d; ++a) out[a] = weight * r.x[a] + mu_ * theta[a];
 }
 
 // grad l(.; a) - grad l(.; b) = -y_a s_a x_a + y_b s_b x_b with s in (0, 1): at most |x_a| + |x_b|. The
@@ -228,12 +246,29 @@ double DoubleWellLoss::smoothnessBoundOnBox(const Dataset& d, const std::array<d
   return sum / static_cast<double>(d.size());
 }
 
+// ---- Default allocation-free gradient: through the Eigen interface ----
+
+void Loss::gradientInto(const double* theta, const Record& r, double* out) const {
+  const Eigen::Index d = r.x.size();
+  const Vector g = gradient(Eigen::Map<const Vector>(theta, d), r);
+  for (Eigen::Index a = 0; a < d; ++a) out[a] = g[a];
+}
+
 // ---- Clipping (MATH.md §2.1) ----
 
 Vector clipToNorm(const Vector& v, double clipNorm) {
-  const double norm = v.norm();
-  if (norm <= clipNorm) return v;
-  return (clipNorm / norm) * v;
+  Vector out = v;
+  clipToNormInPlace(out.data(), static_cast<int>(out.size()), clipNorm);
+  return out;
+}
+
+void clipToNormInPlace(double* v, int d, double clipNorm) {
+  double squared = 0.0;
+  for (int a = 0; a < d; ++a) squared += v[a] * v[a];
+  const double norm = std::sqrt(squared);
+  if (norm <= clipNorm) return;
+  const double scale = clipNorm / norm;
+  for (int a = 0; a < d; ++a) v[a] *= scale;
 }
 
 namespace {
@@ -268,6 +303,8 @@ EmpiricalLoss::EmpiricalLoss(std::shared_ptr<const Loss> loss, Dataset data, std
   if (!loss_) throw std::invalid_argument("EmpiricalLoss: no loss given");
   if (data_.size() == 0) throw std::invalid_argument("EmpiricalLoss: the dataset is empty");
   if (clipNorm_) requireValidClipNorm(*clipNorm_, "EmpiricalLoss");
+  if (!clipNorm_) quadraticUnclipped_ = dynamic_cast<const QuadraticLoss*>(loss_.get());
+  if (quadraticUnclipped_) mean_ = data_.mean();
 }
 
 double EmpiricalLoss::value(const Vector& theta) const {
@@ -294,6 +331,27 @@ Vector EmpiricalLoss::gradient(const Vector& theta) const {
   Vector sum = Vector::Zero(theta.size());
   for (const Record& r : data_.records()) sum += perExampleGradient(theta, r);
   return sum / static_cast<double>(data_.size());
+}
+
+void EmpiricalLoss::gradientInto(const double* theta, double* out) const {
+  const int d = data_.dim();
+  if (quadraticUnclipped_) {  // (1/n) sum_i lambda (theta - x_i) = lambda (theta - xbar)
+    const double lambda = quadraticUnclipped_->lambda();
+    for (int a = 0; a < d; ++a) out[a] = lambda * (theta[a] - mean_[a]);
+    return;
+  }
+  constexpr int kMaxDim = 16;  // the per-example term lives on the stack up to this dimension
+  double termStack[kMaxDim];
+  std::vector<double> termHeap(d > kMaxDim ? static_cast<std::size_t>(d) : 0);
+  double* term = d > kMaxDim ? termHeap.data() : termStack;
+  for (int a = 0; a < d; ++a) out[a] = 0.0;
+  for (const Record& r : data_.records()) {
+    loss_->gradientInto(theta, r, term);
+    if (clipNorm_) clipToNormInPlace(term, d, *clipNorm_);
+    for (int a = 0; a < d; ++a) out[a] += term[a];
+  }
+  const double n = static_cast<double>(data_.size());  // divided, as gradient() does, so the two agree bit for bit
+  for (int a = 0; a < d; ++a) out[a] /= n;
 }
 
 }  // namespace fpdp::models

@@ -18,6 +18,11 @@ public:
   virtual std::string name() const = 0;
   virtual double value(const Vector& theta, const Record& r) const = 0;
   virtual Vector gradient(const Vector& theta, const Record& r) const = 0;
+  /// The same gradient written into out[0..d), d = r.x.size(), theta given as d contiguous doubles: the Monte Carlo
+  /// sampler's inner loop. The closed-form losses (quadratic, logistic) implement their formula here once and
+  /// gradient() calls it, so both paths are one definition and allocate nothing; the default falls back on
+  /// gradient() (allocating).
+  virtual void gradientInto(const double* theta, const Record& r, double* out) const;
   /// sup over theta of |grad l(theta; a) - grad l(theta; b)|_2 in closed form, if the loss has one;
   /// `exact` says whether the value is attained (true) or only an upper bound (false).
   struct PairGap {
@@ -40,6 +45,7 @@ public:
   std::string name() const override { return "quadratic"; }
   double value(const Vector& theta, const Record& r) const override;
   Vector gradient(const Vector& theta, const Record& r) const override;
+  void gradientInto(const double* theta, const Record& r, double* out) const override;
   std::optional<PairGap> pairGradientGap(const Record& a, const Record& b) const override;
   std::optional<double> strongConvexity() const override { return lambda_; }
   std::optional<double> smoothness(const Dataset&) const override { return lambda_; }
@@ -60,6 +66,7 @@ public:
   std::string name() const override { return "logistic"; }
   double value(const Vector& theta, const Record& r) const override;
   Vector gradient(const Vector& theta, const Record& r) const override;
+  void gradientInto(const double* theta, const Record& r, double* out) const override;
   std::optional<PairGap> pairGradientGap(const Record& a, const Record& b) const override;
   std::optional<double> strongConvexity() const override { return mu_; }
   std::optional<double> smoothness(const Dataset& d) const override;
@@ -131,6 +138,8 @@ private:
 /// CLIP_C(v) = v min(1, C/|v|) (MATH.md §2.1; lecture `002`, whose printed definition is garbled): the Euclidean
 /// projection onto the ball of radius C, hence 1-Lipschitz. C > 0.
 Vector clipToNorm(const Vector& v, double clipNorm);
+/// The same, in place on d contiguous doubles (one definition: clipToNorm calls it).
+void clipToNormInPlace(double* v, int d, double clipNorm);
 
 /// L_D(theta) = (1/n) sum_i l(theta; x_i). With a clip norm C, gradient(theta) = (1/n) sum_i CLIP_C(grad l(theta; x_i))
 /// (the drift of clipped noisy GD, MATH.md §2.1) while value(theta) stays the unclipped mean loss; the clipped field is
@@ -142,6 +151,12 @@ public:
   EmpiricalLoss(std::shared_ptr<const Loss> loss, Dataset data, std::optional<double> clipNorm);
   double value(const Vector& theta) const;
   Vector gradient(const Vector& theta) const;
+  /// The same drift written into out[0..d) (d = data().dim()), theta as d contiguous doubles, with no allocation for
+  /// the quadratic and logistic losses: the Monte Carlo sampler's inner loop (validation/MonteCarloSampler).
+  /// Sums the per-example terms in record order, exactly as gradient() does; for the unclipped quadratic loss it
+  /// uses grad L_D = lambda (theta - xbar) instead (one term instead of n; equal to gradient() up to rounding).
+  /// out must not alias theta.
+  void gradientInto(const double* theta, double* out) const;
   /// grad l(theta; r), clipped to the clip norm if there is one: one term of gradient().
   Vector perExampleGradient(const Vector& theta, const Record& r) const;
   const Loss& loss() const { return *loss_; }
@@ -154,6 +169,8 @@ private:
   std::shared_ptr<const Loss> loss_;
   Dataset data_;
   std::optional<double> clipNorm_;
+  const QuadraticLoss* quadraticUnclipped_ = nullptr;  // set when the quadratic shortcut of gradientInto applies
+  Vector mean_;                                        // xbar, for that shortcut
 };
 
 /// Gradient sensitivity S_g of one pair of records (MATH.md §1): sup_theta |G(theta; a) - G(theta; b)| with G = grad l,

@@ -1,0 +1,34 @@
+#include "app/ModelBuilding.hpp"
+
+#include <stdexcept>
+
+#include "models/ExpressionLoss.hpp"
+
+namespace fpdp::app {
+
+std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec, int dim) {
+  if (spec.type == "quadratic") return std::make_shared<models::QuadraticLoss>(spec.lambda);
+  if (spec.type == "logistic") return std::make_shared<models::LogisticLoss>(spec.regularization);
+  if (spec.type == "huber") return std::make_shared<models::HuberLoss>(spec.delta, spec.regularization);
+  if (spec.type == "double_well") return std::make_shared<models::DoubleWellLoss>(spec.lambda, spec.width);
+  if (spec.type == "expression") return std::make_shared<models::ExpressionLoss>(dim, spec.expression, spec.gradient);
+  throw std::logic_error("buildLoss: unvalidated loss type " + spec.type);
+}
+
+meshes::BoxMesh buildBox(const MeshSpec& m) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < m.dim; ++a) axes.push_back(meshes::Axis::graded(m.lower[a], m.upper[a], m.cells[a], m.grading[a]));
+  return meshes::BoxMesh(std::move(axes));
+}
+
+EmpiricalLosses buildEmpiricalLosses(const Case& c) {
+  auto loss = buildLoss(c.loss, c.mesh.dim);
+  const models::Dataset& D = c.data.records;
+  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+  // Clipping (noisy GD only) changes the gradient the algorithm follows, not the loss value.
+  const std::optional<double> clip = c.dynamics == "noisy_gd" ? c.noisyGd.clipNorm : std::nullopt;
+  return {std::make_shared<const models::EmpiricalLoss>(loss, D, clip),
+          std::make_shared<const models::EmpiricalLoss>(loss, neighbour.apply(D), clip)};
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,454 @@
+// `fpdp sample` (app/SampleCase.hpp): run the sampler, and confront it with the solver's output when DIR holds it.
+// Exercise: build/app/fpdp run cases/logistic-noisy-gd-1d.toml --output out && build/app/fpdp sample
+//           cases/logistic-noisy-gd-1d.toml --output out --particles 1000000 --threads 2
+#include "app/SampleCase.hpp"
+
+#include <petscsys.h>
+#include <toml++/toml.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "app/ModelBuilding.hpp"
+#include "app/PetscConfiguration.hpp"
+#include "app/RunCase.hpp"
+#include "io/CsvTable.hpp"
+#include "io/SampleFiles.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
+#include "solver/ConstraintBoundaryBins.hpp"
+#include "solver/Divergences.hpp"
+#include "validation/GaussianReference.hpp"
+#include "validation/MonteCarloSampler.hpp"
+#include "validation/SampleAgreement.hpp"
+
+namespace fs = std::filesystem;
+
+namespace fpdp::app {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const char* kAxisName[3] = {"x", "y", "z"};
+
+/// Runs `action` on rank 0 and makes every rank throw OutputDirectoryError if it failed.
+void onRankZero(MPI_Comm comm, int rank, const std::function<void()>& action) {
+  int ok = 1;
+  std::string message;
+  if (rank == 0) {
+    try {
+      action();
+    } catch (const std::exception& e) {
+      ok = 0;
+      message = e.what();
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  message.resize(static_cast<std::size_t>(length));
+  if (length > 0) MPI_Bcast(message.data(), length, MPI_CHAR, 0, comm);
+  if (!ok) throw OutputDirectoryError(message);
+}
+
+/// The resolved case without its [sampler] table: a run and a sample of one case share everything else.
+std::string withoutSampler(const std::string& resolvedToml) {
+  toml::table t = toml::parse(resolvedToml);
+  t.erase("sampler");
+  std::ostringstream s;
+  s << t;
+  return s.str();
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string fmt(double v, const char* f = "%.6g") {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+struct Comparison {
+  long step = 0;
+  double time = 0.0;
+  std::vector<double> massP, massQ;   // the solver's cell masses |c| max(u_c, 0)
+  long negativeCells = 0;
+  solver::DivergenceValues quadrature;
+  validation::GaussianReference::Moments solverMoments[2];
+};
+
+}  // namespace
+
+int sampleCase(const Case& c, const SampleOptions& options) {
+  const auto wallStart = std::chrono::steady_clock::now();
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int d = c.mesh.dim;
+  const bool noisyGd = c.dynamics == "noisy_gd";
+
+  // 1. Models and mesh, as `fpdp run` builds them.
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const meshes::BoxMesh box = buildBox(c.mesh);
+  validation::SamplerProblem problem;
+  problem.lossD = losses.lossD;
+  problem.lossDPrime = losses.lossDPrime;
+  problem.initialMean = c.initial.mean;
+  problem.initialCovariance = c.initial.covariance;
+  long ratio = 1;  // sampler updates per solver step (Langevin: time.dt / langevin_dt)
+  if (noisyGd) {
+    problem.dynamics = validation::SampledDynamics::NoisyGd;
+    problem.sigma = problem.sigmaPrime = c.noise.sigmaFor(false, d);
+    problem.constraint = c.noisyGd.constraintSet;
+    problem.step = c.noisyGd.eta;
+    problem.steps = c.noisyGd.steps;
+  } else {
+    problem.dynamics = validation::SampledDynamics::Langevin;
+    problem.sigma = c.noise.sigmaFor(false, d);
+    problem.sigmaPrime = c.noise.sigmaFor(true, d);
+    ratio = std::lround(c.time.dt / c.sampler.langevinDt);
+    problem.step = c.time.dt / static_cast<double>(ratio);
+    problem.steps = c.time.steps() * ratio;
+  }
+  for (long k : c.sampler.outputSteps) problem.outputSteps.push_back(k * ratio);
+  validation::SamplerSettings settings;
+  settings.particles = options.particles.value_or(c.sampler.particles);
+  settings.seed = options.seed.value_or(c.sampler.seed);
+  settings.threads = options.threads.value_or(c.sampler.threads);
+  settings.comm = comm;
+
+  // 2. Where the files go, and whether the solver's output of this very case is there.
+  const fs::path dir(options.outputDirectory);
+  const fs::path work = options.outputDirectory + ".sample-partial";
+  int mode[2] = {0, 0};  // [0]: DIR holds an fpdp output; [1]: with fpdp.h5
+  onRankZero(comm, rank, [&] {
+    checkOutputDirectory(options.outputDirectory);
+    if (fs::exists(dir / "parameters.toml")) {
+      mode[0] = 1;
+      if (withoutSampler(readFile(dir / "parameters.toml")) != withoutSampler(c.resolvedToml))
+        throw OutputDirectoryError("output directory '" + options.outputDirectory +
+                                   "' holds the output of a different case (its parameters.toml differs from this "
+                                   "case outside [sampler]); choose another --output");
+      mode[1] = fs::exists(dir / "fpdp.h5") ? 1 : 0;
+    }
+    fs::remove_all(work);
+    fs::create_directories(work);
+  });
+  MPI_Bcast(mode, 2, MPI_INT, 0, comm);
+  bool success = false;
+  struct Cleanup {
+    const bool& success;
+    int rank;
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!success && rank == 0) fs::remove_all(dir, ec);
+    }
+  } cleanup{success, rank, work};
+
+  // 3. The sample.
+  const auto sampleStart = std::chrono::steady_clock::now();
+  const validation::MonteCarloSampler sampler(problem, box, settings);
+  const std::vector<validation::SampleSnapshot> snapshots = sampler.run();
+  const double sampleSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampleStart).count();
+  const solver::ConstraintBoundaryBins bins(box, problem.constraint);
+  const double z = validation::normalQuantileTwoSided(c.sampler.confidence);
+
+  // 4. The solver's fields at the output steps (rank 0 reads; every rank learns which steps exist).
+  std::vector<Comparison> comparisons;
+  std::vector<std::string> notes;
+  // Rank 0 alone: a failure here becomes a note rather than an exception that would leave the other ranks waiting.
+  if (mode[1] && rank == 0) try {
+    const meshes::DistributedBoxMesh selfMesh(PETSC_COMM_SELF, box, 2);
+    std::vector<double> orders;
+    for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
+    const solver::DivergenceFunctionals functionals(selfMesh, orders);
+    for (const auto& snap : snapshots) {
+      const long solverStep = snap.step / ratio;
+      std::optional<io::SolverFields> fields;
+      try {
+        fields = io::readSolverFields((dir / "fpdp.h5").string(), d, solverStep);
+      } catch (const std::exception& e) {
+        notes.push_back(std::string("cannot read the solver output: ") + e.what());
+        break;
+      }
+      if (!fields) {
+        notes.push_back("no solver fields at step " + std::to_string(solverStep) +
+                        " (fpdp.h5 holds the output steps of output.every, with output.fields = true)");
+        continue;
+      }
+      if (!io::sameMesh(*fields, box)) {
+        notes.push_back("the solver's mesh differs from the case's: no comparison");
+        break;
+      }
+      if (bins.count() > 0) {
+        notes.push_back("the solver's output has no boundary masses for the constraint: no comparison at step " +
+                        std::to_string(solverStep));
+        continue;
+      }
+      Comparison cmp;
+      cmp.step = snap.step;
+      cmp.time = snap.time;
+      auto u = selfMesh.createVector();
+      PetscScalar* a;
+      FPDP_PETSC(VecGetArray(u, &a));
+      const auto& volumes = selfMesh.ownedVolumes();
+      for (std::size_t l = 0; l < fields->p.size(); ++l) {
+        a[2 * l] = fields->p[l];
+        a[2 * l + 1] = fields->q[l];
+        cmp.negativeCells += (fields->p[l] < 0) + (fields->q[l] < 0);
+        cmp.massP.push_back(volumes[l] * std::max(fields->p[l], 0.0));
+        cmp.massQ.push_back(volumes[l] * std::max(fields->q[l], 0.0));
+      }
+      FPDP_PETSC(VecRestoreArray(u, &a));
+      cmp.quadrature = functionals.evaluate(u);
+      cmp.solverMoments[0] = validation::GaussianReference::cellMoments(selfMesh, u, 0);
+      cmp.solverMoments[1] = validation::GaussianReference::cellMoments(selfMesh, u, 1);
+      comparisons.push_back(std::move(cmp));
+    }
+  } catch (const std::exception& e) {
+    comparisons.clear();
+    notes.push_back(std::string("no comparison with the solver: ") + e.what());
+  }
+  int compared = static_cast<int>(comparisons.size());
+  MPI_Bcast(&compared, 1, MPI_INT, 0, comm);
+  // The distance's N^{-1/2} decay: the same seed at N/16 and N/4 (their particles are the first of the full run's).
+  std::vector<std::pair<long, std::vector<validation::SampleSnapshot>>> smaller;
+  if (compared > 0)
+    for (long divisor : {16L, 4L})
+      if (settings.particles / divisor >= 100) {
+        validation::SamplerSettings s = settings;
+        s.particles = settings.particles / divisor;
+        smaller.emplace_back(s.particles, validation::MonteCarloSampler(problem, box, s).run());
+      }
+  smaller.emplace_back(settings.particles, snapshots);
+
+  // 5. Files (rank 0).
+  std::ostringstream summary;
+  onRankZero(comm, rank, [&] {
+    const std::string w = work.string() + "/";
+    io::SampleFileInfo info;
+    info.parametersToml = c.resolvedToml;
+    info.particles = settings.particles;
+    info.seed = settings.seed;
+    info.ranks = size;
+    info.threads = settings.threads;
+    info.generator = "Philox4x64-10 (Random123), key (seed, particle), counter (step, process, block); Box-Muller";
+    for (std::size_t b = 0; b < bins.count(); ++b) info.boundaryLabels.push_back(bins.label(b));
+    std::vector<io::SampleCounts> counts;
+    for (const auto& snap : snapshots) {
+      io::SampleCounts sc;
+      sc.step = snap.step / ratio;
+      sc.time = snap.time;
+      for (int k = 0; k < 2; ++k) {
+        sc.cells[k] = snap.histogram[k].cells;
+        sc.boundary[k] = snap.histogram[k].boundary;
+        sc.outside[k] = snap.histogram[k].outside;
+      }
+      counts.push_back(std::move(sc));
+    }
+    io::writeSampleFile(w + "sample.h5", box, info, counts);
+
+    // Moments with their intervals, and the solver's where compared.
+    std::vector<std::string> mc{"step", "t", "density", "particles"};
+    for (int a = 0; a < d; ++a)
+      for (const char* suffix : {"", "_lower", "_upper", "_solver"}) mc.push_back(std::string("mean_") + kAxisName[a] + suffix);
+    for (int a = 0; a < d; ++a)
+      for (int b = a; b < d; ++b)
+        for (const char* suffix : {"", "_lower", "_upper", "_solver"})
+          mc.push_back(std::string("cov_") + kAxisName[a] + kAxisName[b] + suffix);
+    {
+      io::CsvTable moments(w + "sample_moments.csv", mc);
+      for (const auto& snap : snapshots) {
+        const Comparison* cmp = nullptr;
+        for (const auto& x : comparisons)
+          if (x.step == snap.step) cmp = &x;
+        for (int k = 0; k < 2; ++k) {
+          const auto& m = snap.moments[k];
+          std::vector<double> row{static_cast<double>(snap.step / ratio), snap.time, static_cast<double>(k),
+                                  static_cast<double>(m.count)};
+          for (int a = 0; a < d; ++a)
+            row.insert(row.end(), {m.mean[a], m.mean[a] - z * m.meanStandardError[a], m.mean[a] + z * m.meanStandardError[a],
+                                   cmp ? cmp->solverMoments[k].mean[a] : kNaN});
+          for (int a = 0; a < d; ++a)
+            for (int b = a; b < d; ++b)
+              row.insert(row.end(), {m.covariance(a, b), m.covariance(a, b) - z * m.covarianceStandardError(a, b),
+                                     m.covariance(a, b) + z * m.covarianceStandardError(a, b),
+                                     cmp ? cmp->solverMoments[k].covariance(a, b) : kNaN});
+          moments.addRow(row);
+        }
+      }
+    }
+    summary << "\nfpdp sample '" << c.name << "': " << (noisyGd ? "noisy gradient descent" : "Langevin diffusion (Euler–Maruyama, dt = " + fmt(problem.step) + ")")
+            << ", " << d << "-D, " << settings.particles << " particles per dataset, seed " << settings.seed << ", "
+            << size << " rank(s) x " << settings.threads << " thread(s)\n";
+    char b[512];
+    std::snprintf(b, sizeof b, "  sampling %.2f s: %.3g particle-steps per second per core\n", sampleSeconds,
+                  2.0 * static_cast<double>(settings.particles) * static_cast<double>(std::max(problem.steps, 1L)) /
+                      sampleSeconds / (size * settings.threads));
+    summary << b;
+    const auto& last = snapshots.back();
+    summary << "  at step " << last.step / ratio << " (t = " << fmt(last.time) << "), confidence " << c.sampler.confidence
+            << ":\n";
+    for (int k = 0; k < 2; ++k) {
+      summary << "    " << (k ? "q (D')" : "p (D) ") << " mean";
+      for (int a = 0; a < d; ++a)
+        summary << " " << fmt(last.moments[k].mean[a]) << " +- " << fmt(z * last.moments[k].meanStandardError[a], "%.2g");
+      summary << ", variance";
+      for (int a = 0; a < d; ++a)
+        summary << " " << fmt(last.moments[k].covariance(a, a)) << " +- "
+                << fmt(z * last.moments[k].covarianceStandardError(a, a), "%.2g");
+      if (!last.histogram[k].boundary.empty()) {
+        std::int64_t onBoundary = 0;
+        for (auto n : last.histogram[k].boundary) onBoundary += n;
+        summary << ", on the boundary of C " << fmt(static_cast<double>(onBoundary) / settings.particles);
+      }
+      summary << ", off the mesh " << fmt(static_cast<double>(last.histogram[k].outside) / settings.particles) << "\n";
+    }
+
+    if (!comparisons.empty()) {
+      io::CsvTable agreement(w + "sample_agreement.csv",
+                             {"step", "t", "density", "particles", "l1", "tv", "l1_expected", "l1_band", "within_band",
+                              "chi_square", "degrees_of_freedom", "p_value", "outside_fraction"});
+      std::vector<std::string> dc{"step", "t", "kl_quadrature", "kl_cells", "kl_samples", "kl_lower", "kl_upper",
+                                  "kl_agrees", "kl_plugin", "kl_plugin_bias", "kl_plugin_corrected"};
+      for (const auto& o : c.divergence.orders)
+        for (const char* s : {"_quadrature", "_cells", "_samples", "_lower", "_upper", "_agrees", "_tail_unsampled", "_plugin",
+                              "_plugin_bias", "_plugin_corrected"})
+          dc.push_back("renyi_" + o.label + s);
+      dc.insert(dc.end(), {"samples_without_ratio_p", "samples_without_ratio_q", "plugin_excluded_mass_p",
+                           "audit_delta", "eps_lower_bound", "eps_point_estimate", "eps_exact",
+                           "audit_exact_outside_band"});
+      io::CsvTable divergence(w + "sample_divergence.csv", dc);
+      io::CsvTable auditCsv(w + "sample_audit.csv", {"step", "log_ratio_threshold", "tpr", "tpr_lower", "tpr_upper",
+                                                     "fpr", "fpr_lower", "fpr_upper", "tpr_exact", "fpr_exact",
+                                                     "eps_lower_bound"});
+      std::vector<double> orders;
+      for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
+      for (const Comparison& cmp : comparisons) {
+        const double solverStep = static_cast<double>(cmp.step / ratio);
+        summary << "\n  agreement with the solver at step " << cmp.step / ratio << " (fpdp.h5):\n"
+                << "    density  particles     L1 (TV = L1/2)  E[L1] if exact  band        chi2/dof      p-value\n";
+        for (const auto& [n, snaps] : smaller) {
+          const validation::SampleSnapshot* snap = nullptr;
+          for (const auto& s : snaps)
+            if (s.step == cmp.step) snap = &s;
+          for (int k = 0; k < 2; ++k) {
+            const auto& h = snap->histogram[k];
+            const auto a = validation::compareHistogram(h.cells, h.outside, k ? cmp.massQ : cmp.massP, c.sampler.confidence);
+            agreement.addRow({solverStep, cmp.time, static_cast<double>(k), static_cast<double>(n), a.l1, a.tv,
+                              a.l1Expected, a.l1Band, a.withinBand ? 1.0 : 0.0, a.chiSquare,
+                              static_cast<double>(a.degreesOfFreedom), a.pValue, a.outsideFraction});
+            std::snprintf(b, sizeof b, "    %-7s  %-12ld  %-14s  %-14s  %-10s  %-12s  %s%s\n", k ? "q" : "p", n,
+                          fmt(a.l1, "%.4e").c_str(), fmt(a.l1Expected, "%.4e").c_str(), fmt(a.l1Band, "%.3e").c_str(),
+                          (fmt(a.chiSquare, "%.1f") + "/" + std::to_string(a.degreesOfFreedom)).c_str(),
+                          fmt(a.pValue, "%.3g").c_str(), a.withinBand ? "" : "  ABOVE the band: resolves the solver's error");
+            summary << b;
+          }
+        }
+        const validation::SampleSnapshot* snap = nullptr;
+        for (const auto& s : snapshots)
+          if (s.step == cmp.step) snap = &s;
+        const auto& hp = snap->histogram[0];
+        const auto& hq = snap->histogram[1];
+        const auto est = validation::estimateDivergences(hp.cells, hp.total, hq.cells, hq.total, cmp.massP, cmp.massQ,
+                                                         orders, c.sampler.confidence);
+        const auto mia = validation::audit(hp.cells, hp.total, hq.cells, hq.total, cmp.massP, cmp.massQ,
+                                           c.sampler.auditDelta, c.sampler.confidence);
+        auto agrees = [](const validation::Interval& e, double quad, double cells) {
+          return std::abs(e.estimate - quad) <= (e.upper - e.estimate) + std::abs(cells - quad);
+        };
+        std::vector<double> row{solverStep, cmp.time, cmp.quadrature.kl, est.binKl, est.kl.estimate, est.kl.lower,
+                                est.kl.upper, agrees(est.kl, cmp.quadrature.kl, est.binKl) ? 1.0 : 0.0, est.pluginKl,
+                                est.pluginKlBias, est.pluginKlCorrected};
+        summary << "    quantity   quadrature     cell sum       from samples (interval)                  plug-in (bias)\n";
+        std::snprintf(b, sizeof b, "    %-9s  %-13s  %-13s  %-13s [%s, %s]%s  %s (%s)\n", "KL",
+                      fmt(cmp.quadrature.kl, "%.6e").c_str(), fmt(est.binKl, "%.6e").c_str(),
+                      fmt(est.kl.estimate, "%.6e").c_str(), fmt(est.kl.lower, "%.4e").c_str(),
+                      fmt(est.kl.upper, "%.4e").c_str(), agrees(est.kl, cmp.quadrature.kl, est.binKl) ? "  agrees" : "  DISAGREES",
+                      fmt(est.pluginKl, "%.4e").c_str(), fmt(est.pluginKlBias, "%.2e").c_str());
+        summary << b;
+        for (std::size_t k = 0; k < orders.size(); ++k) {
+          // Judged on the scale of E_alpha, where the interval is symmetric.
+          const double eQuad = std::exp((orders[k] - 1.0) * cmp.quadrature.renyi[k]);
+          const double eCells = std::exp((orders[k] - 1.0) * est.binRenyi[k]);
+          // The larger of the sample's and the solver-predicted standard error (SampleAgreement.hpp, heavy tails).
+          validation::Interval e = est.eAlpha[k];
+          e.upper = e.estimate + z * std::max(e.standardError, est.eAlphaPredictedStandardError[k]);
+          const bool ok = agrees(e, eQuad, eCells);
+          row.insert(row.end(), {cmp.quadrature.renyi[k], est.binRenyi[k], est.renyi[k].estimate, est.renyi[k].lower,
+                                 est.renyi[k].upper, ok ? 1.0 : 0.0, est.eAlphaTailUnsampled[k] ? 1.0 : 0.0,
+                                 est.pluginRenyi[k], est.pluginRenyiBias[k], est.pluginRenyiCorrected[k]});
+          std::snprintf(b, sizeof b, "    %-9s  %-13s  %-13s  %-13s [%s, %s]%s  %s (%s)\n",
+                        ("R_" + c.divergence.orders[k].label).c_str(), fmt(cmp.quadrature.renyi[k], "%.6e").c_str(),
+                        fmt(est.binRenyi[k], "%.6e").c_str(), fmt(est.renyi[k].estimate, "%.6e").c_str(),
+                        fmt(est.renyi[k].lower, "%.4e").c_str(), fmt(est.renyi[k].upper, "%.4e").c_str(),
+                        ok ? "  agrees" : "  DISAGREES", fmt(est.pluginRenyi[k], "%.4e").c_str(),
+                        fmt(est.pluginRenyiBias[k], "%.2e").c_str());
+          summary << b;
+          if (est.eAlphaTailUnsampled[k])
+            summary << "               (the sample misses the tail that dominates E_" << c.divergence.orders[k].label
+                    << ": its standard error " << fmt(est.eAlpha[k].standardError, "%.2g") << " is below a tenth of "
+                    << "the solver-predicted " << fmt(est.eAlphaPredictedStandardError[k], "%.2g")
+                    << "; the estimate says nothing about R_" << c.divergence.orders[k].label << ")\n";
+        }
+        row.insert(row.end(), {static_cast<double>(est.samplesWithoutRatio[0]), static_cast<double>(est.samplesWithoutRatio[1]),
+                               est.pluginExcludedMassP, c.sampler.auditDelta, mia.epsilonLowerBound,
+                               mia.epsilonPointEstimate, mia.epsilonExact, static_cast<double>(mia.exactOutsideBand)});
+        divergence.addRow(row);
+        for (const auto& pt : mia.curve)
+          auditCsv.addRow({solverStep, pt.logRatioThreshold, pt.tpr, pt.tprLower, pt.tprUpper, pt.fpr, pt.fprLower,
+                           pt.fprUpper, pt.tprExact, pt.fprExact, pt.epsilonLowerBound});
+        std::snprintf(b, sizeof b,
+                      "    membership-inference audit (Neyman–Pearson test with the solver's log p/q, %zu thresholds): "
+                      "eps >= %s at delta = %g (level %g; point estimate %s), exact eps(delta) = %s; the exact "
+                      "TPR/FPR curve leaves the Clopper–Pearson band at %d thresholds\n",
+                      mia.curve.size(), fmt(mia.epsilonLowerBound, "%.4f").c_str(), c.sampler.auditDelta,
+                      c.sampler.confidence, fmt(mia.epsilonPointEstimate, "%.4f").c_str(),
+                      fmt(mia.epsilonExact, "%.4f").c_str(), mia.exactOutsideBand);
+        summary << b;
+        if (cmp.negativeCells > 0)
+          summary << "    note: " << cmp.negativeCells << " negative solver cell values entered as 0\n";
+      }
+    } else if (!mode[1]) {
+      summary << "  no solver output in " << options.outputDirectory
+              << "/ (run 'fpdp run' on the case with the same --output first to compare)\n";
+    }
+    for (const auto& n : notes) summary << "  " << n << "\n";
+
+    // Move the files into place.
+    if (mode[0]) {
+      for (const auto& entry : fs::directory_iterator(dir))
+        if (entry.path().filename().string().rfind("sample", 0) == 0) fs::remove(entry.path());
+      for (const auto& entry : fs::directory_iterator(work)) fs::rename(entry.path(), dir / entry.path().filename());
+      fs::remove_all(work);
+    } else {
+      std::ofstream(work / "parameters.toml") << c.resolvedToml;
+      std::error_code ec;
+      fs::remove_all(dir, ec);  // absent or empty (checked above)
+      fs::rename(work, dir);
+    }
+  });
+  success = true;
+  if (rank == 0) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    char b[256];
+    std::snprintf(b, sizeof b, "  wall time %.2f s\n  output: %s/\n", wall, options.outputDirectory.c_str());
+    summary << b;
+    std::fputs(summary.str().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace fpdp::app

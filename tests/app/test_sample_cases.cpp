@@ -1,0 +1,209 @@
+// End-to-end tests of `fpdp sample`: beside a run of the same case it writes sample.h5 and the sample_*.csv files, and
+// its histograms and divergence estimates agree with the solver's within the statistical bands it reports; bad
+// command lines and an output directory of another case give exit status 2 and write nothing; a Langevin case is
+// sampled by Euler–Maruyama. The projected (box) comparison runs only once the density solver accepts constraints
+// (until then `fpdp run` refuses them, and the test says it is skipped).
+#define BOOST_TEST_MODULE app_sample
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ProcessSupport.hpp"
+
+namespace fs = std::filesystem;
+using fpdp::app::test::shellQuote;
+using fpdp::app::test::TemporaryDirectory;
+
+namespace {
+
+std::string readText(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Outcome {
+  int exitStatus = -1;
+  std::string out, err;
+};
+
+Outcome runFpdp(const std::string& arguments, const fs::path& workDir) {
+  const fs::path log = workDir.parent_path() / (workDir.filename().string() + "-log");
+  const std::string command = "cd " + shellQuote(workDir.string()) + " && " + shellQuote(FPDP_EXECUTABLE) + " " +
+                              arguments + " > " + shellQuote(log.string() + ".out") + " 2> " +
+                              shellQuote(log.string() + ".err") + " < /dev/null";
+  const int status = std::system(command.c_str());
+  Outcome o;
+  if (status != -1 && WIFEXITED(status)) o.exitStatus = WEXITSTATUS(status);
+  o.out = readText(log.string() + ".out");
+  o.err = readText(log.string() + ".err");
+  return o;
+}
+
+/// Rows of a CSV file as name -> value maps.
+std::vector<std::map<std::string, double>> readCsv(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  for (std::string name; std::getline(header, name, ',');) names.push_back(name);
+  std::vector<std::map<std::string, double>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    std::map<std::string, double> row;
+    std::size_t i = 0;
+    for (std::string cell; std::getline(s, cell, ',') && i < names.size(); ++i) row[names[i]] = std::strtod(cell.c_str(), nullptr);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Noisy GD on a logistic loss in 1-D: no closed form, so the solver is the reference.
+const char* kLogisticCase = R"([case]
+name = "sample-logistic"
+dynamics = "noisy_gd"
+[mesh]
+lower = [-3.0]
+upper = [4.0]
+cells = [700]
+[loss]
+type = "logistic"
+regularization = 0.5
+[data]
+records = [[1.2], [0.8], [1.5], [-0.7], [-1.1], [0.9]]
+labels = [1, 1, 1, -1, -1, 1]
+[neighbour]
+index = 0
+record = [-2.0]
+label = 1
+[noise]
+sigma = 0.3
+[initial]
+mean = [0.0]
+covariance = 0.04
+[noisy_gd]
+eta = 0.1
+steps = 20
+diffusion = "exact_convolution"
+[output]
+every = 10
+[divergence]
+orders = [2]
+[sampler]
+particles = 40000
+seed = 3
+output_steps = [10, 20]
+confidence = 0.9999
+)";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sample_beside_the_solver_agrees_with_it) {
+  TemporaryDirectory tmp;
+  std::ofstream(tmp.path() / "case.toml") << kLogisticCase;
+  const Outcome run = runFpdp("run case.toml --output out --quiet", tmp.path());
+  BOOST_REQUIRE_MESSAGE(run.exitStatus == 0, run.err);
+  const std::string parameters = readText(tmp.path() / "out" / "parameters.toml");
+  const Outcome sample = runFpdp("sample case.toml --output out --threads 2", tmp.path());
+  BOOST_REQUIRE_MESSAGE(sample.exitStatus == 0, sample.out + sample.err);
+  BOOST_TEST_MESSAGE(sample.out);
+  const fs::path out = tmp.path() / "out";
+  for (const char* f : {"sample.h5", "sample_moments.csv", "sample_agreement.csv", "sample_divergence.csv", "sample_audit.csv"})
+    BOOST_TEST(fs::exists(out / f), f);
+  BOOST_TEST(!fs::exists(tmp.path() / "out.sample-partial"));
+  BOOST_TEST(readText(out / "parameters.toml") == parameters);  // the run's files are left alone
+  // Checked at full size: 2 steps x (2 histograms + KL + R_2 + audit band) = 10 checks at the case's confidence
+  // 0.9999, so a correct sampler and solver fail one of them with probability <= 1e-3 (a fixed seed makes the
+  // outcome reproducible).
+  const auto agreement = readCsv(out / "sample_agreement.csv");
+  BOOST_TEST(agreement.size() == 2u * 2u * 3u);  // steps x densities x sizes (N/16, N/4, N)
+  for (const auto& row : agreement)
+    if (row.at("particles") == 40000) BOOST_TEST(row.at("within_band") == 1.0, "step " << row.at("step"));
+  const auto divergence = readCsv(out / "sample_divergence.csv");
+  BOOST_TEST(divergence.size() == 2u);
+  for (const auto& row : divergence) {
+    BOOST_TEST(row.at("kl_agrees") == 1.0);
+    BOOST_TEST(row.at("renyi_2_agrees") == 1.0);
+    BOOST_TEST(row.at("audit_exact_outside_band") == 0.0);
+    BOOST_TEST(row.at("eps_lower_bound") <= row.at("eps_exact"));
+  }
+  // sample.h5: the counts of the last step add up to the particles on the mesh.
+  const hid_t f = H5Fopen((out / "sample.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  const hid_t ds = H5Dopen2(f, "/counts/step_00000020/p", H5P_DEFAULT);
+  BOOST_REQUIRE(ds >= 0);
+  std::vector<long long> counts(700);
+  BOOST_TEST(H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts.data()) >= 0);
+  long long total = 0;
+  for (auto c : counts) total += c;
+  BOOST_TEST(total == 40000);
+  H5Dclose(ds);
+  H5Fclose(f);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_writes_nothing) {
+  TemporaryDirectory tmp;
+  std::ofstream(tmp.path() / "case.toml") << kLogisticCase;
+  const Outcome few = runFpdp("sample case.toml --output out --particles 5", tmp.path());
+  BOOST_TEST(few.exitStatus == 2);
+  BOOST_TEST(few.err.find("--particles 5: not an integer in [100, 10000000000]") != std::string::npos, few.err);
+  const Outcome misplaced = runFpdp("run case.toml --seed 3", tmp.path());
+  BOOST_TEST(misplaced.exitStatus == 2);
+  BOOST_TEST(!fs::exists(tmp.path() / "out"));
+  // A directory holding another case's output is refused and left as it was.
+  fs::create_directories(tmp.path() / "other");
+  std::ofstream(tmp.path() / "other" / "parameters.toml") << "[case]\nname = \"other\"\n";
+  const Outcome other = runFpdp("sample case.toml --output other", tmp.path());
+  BOOST_TEST(other.exitStatus == 2);
+  BOOST_TEST(other.err.find("holds the output of a different case") != std::string::npos, other.err);
+  BOOST_TEST(!fs::exists(tmp.path() / "other" / "sample.h5"));
+  BOOST_TEST(!fs::exists(tmp.path() / "other.sample-partial"));
+}
+
+BOOST_AUTO_TEST_CASE(langevin_case_is_sampled_by_euler_maruyama) {
+  TemporaryDirectory tmp;
+  const Outcome o = runFpdp("sample " + shellQuote(std::string(FPDP_SOURCE_DIR) + "/cases/ou-1d.toml") +
+                               " --output s --particles 2000 --quiet",
+                         tmp.path());
+  BOOST_REQUIRE_MESSAGE(o.exitStatus == 0, o.err);
+  BOOST_TEST(o.out.find("Euler–Maruyama, dt = 0.0005") != std::string::npos, o.out);
+  BOOST_TEST(fs::exists(tmp.path() / "s" / "parameters.toml"));
+  BOOST_TEST(fs::exists(tmp.path() / "s" / "sample_moments.csv"));
+}
+
+// Gated: the solver-vs-sampler comparison of a projected case. Enabled by itself once `fpdp run` accepts
+// noisy_gd.constraint (the projection engineer's work); the lead must also hand the solver's boundary masses to
+// SampleCase (they are not in fpdp.h5 yet).
+BOOST_AUTO_TEST_CASE(projected_box_case_agrees_with_the_solver) {
+  TemporaryDirectory tmp;
+  std::string text = kLogisticCase;
+  text.replace(text.find("diffusion = \"exact_convolution\""), 31,
+               "constraint = \"box\"\nconstraint_lower = [-0.5]\nconstraint_upper = [0.8]");
+  text.replace(text.find("lower = [-3.0]"), 14, "lower = [-0.5]");
+  text.replace(text.find("upper = [4.0]"), 13, "upper = [0.8]");
+  text.replace(text.find("cells = [700]"), 13, "cells = [130]");
+  std::ofstream(tmp.path() / "case.toml") << text;
+  const Outcome run = runFpdp("run case.toml --output out --quiet", tmp.path());
+  if (run.exitStatus == 2 && run.err.find("not implemented by the density solver yet") != std::string::npos) {
+    BOOST_TEST_MESSAGE("SKIPPED: the density solver does not accept constraints yet: " << run.err);
+    BOOST_TEST(true);
+    return;
+  }
+  BOOST_REQUIRE_MESSAGE(run.exitStatus == 0, run.err);
+  const Outcome sample = runFpdp("sample case.toml --output out", tmp.path());
+  BOOST_REQUIRE_MESSAGE(sample.exitStatus == 0, sample.err);
+  BOOST_TEST_MESSAGE(sample.out);
+  BOOST_REQUIRE(fs::exists(tmp.path() / "out" / "sample_divergence.csv"));
+  for (const auto& row : readCsv(tmp.path() / "out" / "sample_agreement.csv"))
+    if (row.at("particles") == 40000) BOOST_TEST(row.at("within_band") == 1.0);
+  for (const auto& row : readCsv(tmp.path() / "out" / "sample_divergence.csv")) BOOST_TEST(row.at("kl_agrees") == 1.0);
+}

@@ -1,0 +1,327 @@
+// The Monte Carlo sampler (validation/MonteCarloSampler) against exact laws and against the density solver.
+//   - quadratic loss: the iterates are Gaussian (MATH.md §6 recursions, validation/NoisyGdReference); sample means and
+//     covariances lie within their confidence intervals, which are checked not to be trivially wide;
+//   - projected (box) noisy GD after one step from a narrow Gaussian: the boundary atoms are normal tail
+//     probabilities and every bin (cells, faces, edges, corners) has a closed-form mass: L1 band and chi-square;
+//   - logistic loss: histograms, divergence estimates and the membership-inference audit against the solver run
+//     in-process (solver/NoisyGradientDescent, as tests/solver/test_noisy_gd.cpp), tolerances from the sample size;
+//   - the same seed gives bit-identical results on 1, 2 and 3 threads.
+// Every tolerance is a quantile at a stated level gamma, Bonferroni-corrected over the checks of a test case.
+#define BOOST_TEST_MODULE validation_sampler
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <numbers>
+
+#include "../solver/PetscFixture.hpp"
+#include "SamplerTestSupport.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
+#include "models/Gaussian.hpp"
+#include "solver/ConstraintBoundaryBins.hpp"
+#include "solver/Divergences.hpp"
+#include "solver/NoisyGradientDescent.hpp"
+#include "validation/NoisyGdReference.hpp"
+#include "validation/SampleAgreement.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+
+namespace {
+
+constexpr double kGamma = 1e-3;  // false-alarm probability allowed per test case (shared out by Bonferroni)
+
+double zFor(int checks) { return validation::normalQuantileTwoSided(1.0 - kGamma / checks); }
+
+double normalCdf(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
+
+meshes::BoxMesh uniformMesh(std::initializer_list<std::array<double, 3>> axes) {
+  std::vector<meshes::Axis> a;
+  for (const auto& [lo, hi, n] : axes) a.push_back(meshes::Axis::uniform(lo, hi, static_cast<int>(n)));
+  return meshes::BoxMesh(std::move(a));
+}
+
+void checkGaussianMoments(const validation::SamplerProblem& problem, const meshes::BoxMesh& mesh, long particles) {
+  const int d = mesh.dim();
+  validation::SamplerSettings settings;
+  settings.particles = particles;
+  settings.seed = 20261121;
+  settings.threads = 2;
+  const auto snapshots = validation::MonteCarloSampler(problem, mesh, settings).run();
+  const auto reference = validation::NoisyGdReference::forQuadratic(
+      *problem.lossD, *problem.lossDPrime, problem.step, problem.sigma,
+      models::Gaussian(problem.initialMean, problem.initialCovariance));
+  BOOST_REQUIRE(reference);
+  const int checks = static_cast<int>(snapshots.size()) * 2 * (d + d * (d + 1) / 2);
+  const double z = zFor(checks);
+  BOOST_TEST_MESSAGE("Gaussian moments, " << d << "-D, N = " << particles << ", z = " << z << " (" << checks
+                                           << " checks at total level " << kGamma << ")");
+  for (const auto& snap : snapshots)
+    for (int s = 0; s < 2; ++s) {
+      const models::Gaussian law = s == 0 ? reference->lawP(snap.step) : reference->lawQ(snap.step);
+      const auto& m = snap.moments[s];
+      BOOST_TEST(m.count == particles);
+      for (int a = 0; a < d; ++a) {
+        const double sd = std::sqrt(law.covariance()(a, a));
+        BOOST_TEST(std::abs(m.mean[a] - law.mean()[a]) <= z * m.meanStandardError[a],
+                   "step " << snap.step << " process " << s << " mean[" << a << "] " << m.mean[a] << " exact "
+                           << law.mean()[a] << " se " << m.meanStandardError[a]);
+        // Not trivially wide: with N >= 1e5 the interval z sd/sqrt(N) resolves the mean to 2% of a standard deviation.
+        BOOST_TEST(z * m.meanStandardError[a] < 0.02 * sd);
+        for (int b = a; b < d; ++b) {
+          const double exact = law.covariance()(a, b);
+          const double se = m.covarianceStandardError(a, b);
+          BOOST_TEST(std::abs(m.covariance(a, b) - exact) <= z * se,
+                     "step " << snap.step << " process " << s << " cov(" << a << "," << b << ") " << m.covariance(a, b)
+                             << " exact " << exact << " se " << se);
+          const double scale = std::sqrt(law.covariance()(a, a) * law.covariance()(b, b));
+          BOOST_TEST(z * se < 0.03 * scale);
+          // The batch-means error agrees with the Gaussian theory sqrt((C_aa C_bb + C_ab^2)/N): 64 batches give it
+          // to ~9% (one standard deviation, 1/sqrt(2 x 63)); [0.6, 1.4] is beyond 4 of them.
+          const double theory = std::sqrt((law.covariance()(a, a) * law.covariance()(b, b) + exact * exact) / particles);
+          BOOST_TEST(se / theory > 0.6);
+          BOOST_TEST(se / theory < 1.4);
+        }
+      }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(boundary_bins) {
+  const meshes::BoxMesh mesh = uniformMesh({{-1, 1, 4}, {0, 2, 2}});
+  const auto box = models::ConstraintSet::box((models::Vector(2) << -1, 0).finished(), (models::Vector(2) << 1, 2).finished());
+  const solver::ConstraintBoundaryBins bins(mesh, box);
+  BOOST_TEST(bins.count() == 6u * 4u - 4u * 2u);  // (4 + 2)(2 + 2) extended codes, minus the 4 x 2 interior ones
+  const double corner[2] = {-1, 2}, face[2] = {0.3, 0}, interior[2] = {0.3, 0.5};
+  const long c = bins.binOf(corner, true), f = bins.binOf(face, true);
+  BOOST_TEST(bins.label(static_cast<std::size_t>(c)) == "x=lower,y=upper");
+  BOOST_TEST(bins.label(static_cast<std::size_t>(f)) == "x:cell 2,y=lower");
+  BOOST_TEST(bins.binOf(interior, false) == -1);
+  const auto ball = models::ConstraintSet::ball(models::Vector::Zero(2), 1.0);
+  const solver::ConstraintBoundaryBins arcs(mesh, ball, 8);
+  BOOST_TEST(arcs.count() == 8u);
+  const double east[2] = {1.0, 1e-9}, west[2] = {-1.0, -1e-9};
+  BOOST_TEST(arcs.binOf(east, true) == 4);  // angle 0+ lies in arc [0, pi/4)
+  BOOST_TEST(arcs.binOf(west, true) == 0);  // angle -pi+ lies in arc [-pi, -3pi/4)
+  BOOST_TEST(arcs.binOf(east, false) == -1);
+}
+
+BOOST_AUTO_TEST_CASE(gaussian_moments_quadratic_1d) {
+  auto p = testing::quadraticProblem(models::Vector::Constant(1, 0.3), models::Vector::Zero(1),
+                                     models::Matrix::Identity(1, 1), 0.1, 10, models::Vector::Zero(1),
+                                     models::Matrix::Constant(1, 1, 0.5));
+  p.outputSteps = {0, 5, 10};
+  checkGaussianMoments(p, uniformMesh({{-9, 9, 90}}), 200000);
+}
+
+BOOST_AUTO_TEST_CASE(gaussian_moments_quadratic_2d_anisotropic) {
+  const models::Matrix Sigma = (models::Matrix(2, 2) << 1.0, 0.3, 0.3, 0.5).finished();
+  auto p = testing::quadraticProblem((models::Vector(2) << 0.3, 0.2).finished(), models::Vector::Zero(2), Sigma, 0.2, 8,
+                                     (models::Vector(2) << 0.5, -0.5).finished(), 0.3 * models::Matrix::Identity(2, 2));
+  p.outputSteps = {0, 8};
+  checkGaussianMoments(p, uniformMesh({{-6, 6, 30}, {-6, 6, 30}}), 100000);
+}
+
+BOOST_AUTO_TEST_CASE(threads_give_identical_results) {
+  auto p = testing::logisticProblem(0.1, 15, 0.3);
+  p.outputSteps = {0, 7, 15};
+  const meshes::BoxMesh mesh = uniformMesh({{-3, 4, 140}});
+  validation::SamplerSettings s;
+  s.particles = 20000;
+  s.seed = 99;
+  s.threads = 1;
+  const auto one = validation::MonteCarloSampler(p, mesh, s).run();
+  for (int threads : {2, 3}) {
+    s.threads = threads;
+    const auto many = validation::MonteCarloSampler(p, mesh, s).run();
+    for (std::size_t o = 0; o < one.size(); ++o) BOOST_TEST(testing::identical(one[o], many[o]));
+  }
+  s.seed = 100;  // and a different seed changes them
+  BOOST_TEST(!testing::identical(one.back(), validation::MonteCarloSampler(p, mesh, s).run().back()));
+}
+
+// One projected step from theta_0 ~ N(m_0, v_0 I) far inside C = [l, u]: before the projection theta is
+// N(m_1, v_1 I), m_1 = (1 - eta) m_0 + eta xbar, v_1 = (1 - eta)^2 v_0 + 2 eta sigma^2 (lambda = 1), independent per
+// axis, so each axis puts Phi((l_a - m_1)/s) on the lower face, 1 - Phi((u_a - m_1)/s) on the upper one and the
+// normal cell probabilities inside: every bin of the product has a closed-form mass.
+BOOST_AUTO_TEST_CASE(box_projection_atoms_are_normal_tails) {
+  for (int d : {1, 2}) {
+    const models::Vector lower = (models::Vector(2) << -0.5, -0.3).finished().head(d);
+    const models::Vector upper = (models::Vector(2) << 0.8, 0.6).finished().head(d);
+    const models::Vector xbar = models::Vector::Constant(d, 0.3), m0 = models::Vector::Constant(d, 0.1);
+    const double eta = 0.5, sigma = 0.6, v0 = 1e-4;  // theta_0 is 40 standard deviations inside C
+    auto p = testing::quadraticProblem(xbar, models::Vector::Zero(d), sigma * sigma * models::Matrix::Identity(d, d),
+                                       eta, 1, m0, v0 * models::Matrix::Identity(d, d));
+    p.constraint = models::ConstraintSet::box(lower, upper);
+    const std::array<int, 2> cells{13, 9};
+    std::vector<meshes::Axis> axes;
+    for (int a = 0; a < d; ++a) axes.push_back(meshes::Axis::uniform(lower[a], upper[a], cells[a]));
+    const meshes::BoxMesh mesh(axes);
+    validation::SamplerSettings s;
+    s.particles = 200000;
+    s.seed = 5;
+    s.threads = 2;
+    const auto snap = validation::MonteCarloSampler(p, mesh, s).run().back();
+    const solver::ConstraintBoundaryBins bins(mesh, p.constraint);
+    const double m1 = (1 - eta) * m0[0] + eta * xbar[0], sd = std::sqrt((1 - eta) * (1 - eta) * v0 + 2 * eta * sigma * sigma);
+    // Per axis: mass of code 0 (lower face), i + 1 (cell i), N + 1 (upper face).
+    auto axisMass = [&](int a, int code) {
+      const meshes::Axis& ax = mesh.axis(a);
+      if (code == 0) return normalCdf((ax.lower() - m1) / sd);
+      if (code == ax.cells() + 1) return 1.0 - normalCdf((ax.upper() - m1) / sd);
+      return normalCdf((ax.face(code) - m1) / sd) - normalCdf((ax.face(code - 1) - m1) / sd);
+    };
+    std::vector<double> mass;
+    std::vector<std::int64_t> counts = snap.histogram[0].cells;
+    for (std::size_t c = 0; c < mesh.totalCells(); ++c) {
+      const int i = static_cast<int>(c % mesh.cells(0)), j = static_cast<int>(c / mesh.cells(0));
+      mass.push_back(axisMass(0, i + 1) * (d > 1 ? axisMass(1, j + 1) : 1.0));
+    }
+    for (std::size_t b = 0; b < bins.count(); ++b) {
+      const auto code = bins.boxCode(b);
+      mass.push_back(axisMass(0, code[0]) * (d > 1 ? axisMass(1, code[1]) : 1.0));
+      counts.push_back(snap.histogram[0].boundary[b]);
+    }
+    BOOST_TEST(snap.histogram[0].outside == 0);
+    // The atoms themselves (1-D: two bins; 2-D: the lower-left corner), each within z sqrt(N P (1 - P)).
+    const double z = zFor(4);
+    const std::size_t firstAtom = mesh.totalCells();
+    const double N = static_cast<double>(s.particles);
+    const double P = mass[firstAtom];
+    BOOST_TEST_MESSAGE(d << "-D box: first boundary bin '" << bins.label(0) << "' count " << counts[firstAtom]
+                          << ", expected " << N * P);
+    BOOST_TEST(std::abs(static_cast<double>(counts[firstAtom]) - N * P) <= z * std::sqrt(N * P * (1 - P)));
+    const auto agreement = validation::compareHistogram(counts, 0, mass, 1.0 - kGamma / 4);
+    BOOST_TEST_MESSAGE("  L1 " << agreement.l1 << " (expected " << agreement.l1Expected << ", band "
+                               << agreement.l1Band << "), chi2 " << agreement.chiSquare << " on "
+                               << agreement.degreesOfFreedom << " dof, p = " << agreement.pValue);
+    BOOST_TEST(agreement.withinBand);
+    BOOST_TEST(agreement.pValue > kGamma / 4);
+  }
+}
+
+// One projected step onto the disc B(c, R) from theta_0 ~ N(c, v_0 I) (narrow): with the quadratic loss centred at c
+// the step is theta_1 = Pi_C(c + (1 - eta)(theta_0 - c) + sqrt(2 eta) sigma Z), isotropic Gaussian about c with
+// variance v_1 = (1 - eta)^2 v_0 + 2 eta sigma^2, so the sphere carries P(|theta - c| > R) = exp(-R^2/(2 v_1))
+// (Rayleigh) spread uniformly over the angle: each of the M arcs holds exp(-R^2/(2 v_1))/M.
+BOOST_AUTO_TEST_CASE(ball_projection_mass_is_a_rayleigh_tail_spread_uniformly) {
+  const models::Vector c = (models::Vector(2) << 0.2, -0.1).finished();
+  const double eta = 0.5, sigma = 0.5, v0 = 1e-4, R = 0.6;
+  auto p = testing::quadraticProblem(c, c, sigma * sigma * models::Matrix::Identity(2, 2), eta, 1, c,
+                                     v0 * models::Matrix::Identity(2, 2));
+  p.constraint = models::ConstraintSet::ball(c, R);
+  const meshes::BoxMesh mesh = uniformMesh({{-0.4, 0.8, 24}, {-0.7, 0.5, 24}});
+  validation::SamplerSettings s;
+  s.particles = 200000;
+  s.seed = 11;
+  s.threads = 2;
+  const auto snap = validation::MonteCarloSampler(p, mesh, s).run().back();
+  const solver::ConstraintBoundaryBins bins(mesh, p.constraint);
+  const double v1 = (1 - eta) * (1 - eta) * v0 + 2 * eta * sigma * sigma;
+  const double onSphere = std::exp(-R * R / (2 * v1));
+  std::vector<std::int64_t> counts{0};  // bin 0: the interior of the disc (cells and off-mesh together)
+  std::vector<double> mass{1.0 - onSphere};
+  for (auto n : snap.histogram[0].cells) counts[0] += n;
+  counts[0] += snap.histogram[0].outside;
+  for (std::size_t b = 0; b < bins.count(); ++b) {
+    counts.push_back(snap.histogram[0].boundary[b]);
+    mass.push_back(onSphere / static_cast<double>(bins.count()));
+  }
+  const auto a = validation::compareHistogram(counts, 0, mass, 1.0 - kGamma / 2);
+  BOOST_TEST_MESSAGE("ball: " << bins.count() << " arcs, sphere mass " << onSphere << "; L1 " << a.l1 << " (band "
+                              << a.l1Band << "), chi2 " << a.chiSquare << "/" << a.degreesOfFreedom << " p = " << a.pValue);
+  BOOST_TEST(bins.count() >= 30u);  // arcs about one cell long: 2 pi R / h = 75
+  BOOST_TEST(a.withinBand);
+  BOOST_TEST(a.pValue > kGamma / 2);
+}
+
+// The logistic case against the density solver: after K steps, the sample histograms agree with the solver's cell
+// masses within the statistical band, the divergences averaged over the samples agree with the quadrature within
+// their confidence intervals (plus the computed gap between the cell-midpoint and the fourth-order quadrature), and
+// the membership-inference audit stays inside its band around the exact curve with a lower bound on eps below the
+// exact eps(delta).
+BOOST_AUTO_TEST_CASE(logistic_agrees_with_the_solver) {
+  const double eta = 0.1, sigma = 0.3;
+  const long K = 20;
+  auto problem = testing::logisticProblem(eta, K, sigma);
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(-3, 4, 700)}), 2);
+  auto field = [](std::shared_ptr<const models::EmpiricalLoss> L) {
+    return [L](const solver::Point3& t) {
+      double g;
+      L->gradientInto(t.data(), &g);
+      return solver::Point3{g, 0, 0};
+    };
+  };
+  solver::NoisyGdSettings settings;
+  settings.eta = eta;
+  settings.noiseVariance = {sigma * sigma, 1, 1};
+  settings.diffusion = solver::DiffusionMethod::ExactConvolution;
+  solver::NoisyGradientDescent gd(mesh, field(problem.lossD), field(problem.lossDPrime), settings);
+  const models::Gaussian g0(problem.initialMean, problem.initialCovariance);
+  auto u = mesh.createVector();
+  {
+    PetscScalar* a;
+    VecGetArray(u, &a);
+    mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+      const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
+      a[2 * l] = a[2 * l + 1] = g0.cellAverage(lo, hi);
+    });
+    VecRestoreArray(u, &a);
+  }
+  for (long k = 0; k < K; ++k) gd.step(u);
+  const std::vector<double> orders{2.0};
+  const auto quadrature = solver::DivergenceFunctionals(mesh, orders).evaluate(u);
+  solver::FieldGatherer gather(mesh);
+  const auto p = gather.gather(u, 0), q = gather.gather(u, 1);
+  std::vector<double> massP(p.size()), massQ(q.size());
+  for (std::size_t c = 0; c < p.size(); ++c) {
+    const double volume = mesh.box().cellVolume(static_cast<int>(c), 0, 0);
+    massP[c] = volume * std::max(p[c], 0.0);
+    massQ[c] = volume * std::max(q[c], 0.0);
+  }
+
+  validation::SamplerSettings s;
+  s.particles = 200000;
+  s.seed = 7;
+  s.threads = 2;
+  const auto snap = validation::MonteCarloSampler(problem, mesh.box(), s).run().back();
+  const double confidence = 1.0 - kGamma / 8;  // 8 checks below
+  const double z = validation::normalQuantileTwoSided(confidence);
+  for (int proc = 0; proc < 2; ++proc) {
+    const auto& h = snap.histogram[proc];
+    const auto a = validation::compareHistogram(h.cells, h.outside, proc == 0 ? massP : massQ, confidence);
+    BOOST_TEST_MESSAGE("logistic " << (proc ? "q" : "p") << ": L1 " << a.l1 << " expected " << a.l1Expected << " band "
+                                   << a.l1Band << ", chi2 " << a.chiSquare << "/" << a.degreesOfFreedom
+                                   << " p = " << a.pValue << ", outside " << a.outsideFraction);
+    BOOST_TEST(a.withinBand);
+    BOOST_TEST(a.pValue > kGamma / 8);
+  }
+  const auto est = validation::estimateDivergences(snap.histogram[0].cells, snap.histogram[0].total,
+                                                   snap.histogram[1].cells, snap.histogram[1].total, massP, massQ,
+                                                   orders, confidence);
+  BOOST_TEST_MESSAGE("KL: samples " << est.kl.estimate << " +- " << z * est.kl.standardError << ", cell sum "
+                                    << est.binKl << ", quadrature " << quadrature.kl << "; plug-in " << est.pluginKl
+                                    << " (bias " << est.pluginKlBias << ")");
+  BOOST_TEST(quadrature.kl > 0.1);  // a pair that differs visibly, so the checks below have something to see
+  BOOST_TEST(std::abs(est.kl.estimate - quadrature.kl) <= z * est.kl.standardError + std::abs(est.binKl - quadrature.kl));
+  const double eQuad = std::expm1(quadrature.renyi[0]) + 1.0;  // E_2 = exp(R_2)
+  const double eBin = std::exp(est.binRenyi[0]);
+  BOOST_TEST_MESSAGE("E_2: samples " << est.eAlpha[0].estimate << " +- " << z * est.eAlpha[0].standardError
+                                     << ", cell sum " << eBin << ", quadrature " << eQuad << "; R_2 plug-in "
+                                     << est.pluginRenyi[0] << " (bias " << est.pluginRenyiBias[0] << ")");
+  BOOST_TEST(std::abs(est.eAlpha[0].estimate - eQuad) <= z * est.eAlpha[0].standardError + std::abs(eBin - eQuad));
+
+  const double delta = 1e-3;
+  const auto mia = validation::audit(snap.histogram[0].cells, snap.histogram[0].total, snap.histogram[1].cells,
+                                     snap.histogram[1].total, massP, massQ, delta, confidence, 32);
+  BOOST_TEST_MESSAGE("audit: eps lower bound " << mia.epsilonLowerBound << " (point " << mia.epsilonPointEstimate
+                                               << "), exact eps(" << delta << ") = " << mia.epsilonExact
+                                               << ", thresholds " << mia.curve.size() << ", exact outside band "
+                                               << mia.exactOutsideBand);
+  BOOST_TEST(mia.curve.size() >= 16u);
+  BOOST_TEST(mia.exactOutsideBand == 0);
+  BOOST_TEST(mia.epsilonLowerBound <= mia.epsilonExact);
+  BOOST_TEST(mia.epsilonLowerBound > 0.0);  // the audit detects membership at all
+}

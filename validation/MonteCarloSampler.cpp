@@ -1,0 +1,292 @@
+#include "validation/MonteCarloSampler.hpp"
+
+#include <Random123/boxmuller.hpp>
+#include <Random123/philox.h>
+
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <Eigen/Cholesky>
+
+#include "solver/ConstraintBoundaryBins.hpp"
+
+namespace fpdp::validation {
+
+namespace {
+
+using Philox = r123::Philox4x64;
+
+/// N(0, 1) variates of one particle of one process: a pure function of (seed, particle, process, stream, index).
+/// Stream 0 holds the initial draw, stream 1 the noise, variate (k - 1) d + a being component a of update k. One Philox
+/// call gives four 64-bit words, Box–Muller turns them into four variates, cached: in 1-D one call serves four steps.
+class ParticleNormals {
+public:
+  ParticleNormals(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
+      : key_{{seed, particle}}, process_(process) {}
+  /// z[0..d) = variates first .. first + d - 1 of `stream`.
+  void draw(std::uint64_t stream, std::uint64_t first, double* z, int d) {
+    for (int a = 0; a < d; ++a) {
+      const std::uint64_t index = first + static_cast<std::uint64_t>(a);
+      const std::uint64_t block = index / 4;
+      if (block != block_ || stream != stream_) refill(stream, block);
+      z[a] = cache_[index % 4];
+    }
+  }
+
+private:
+  void refill(std::uint64_t stream, std::uint64_t block) {
+    const Philox::ctr_type counter{{block, process_, stream, 0}};
+    const Philox::ctr_type bits = Philox()(counter, key_);
+    const r123::double2 a = r123::boxmuller(bits[0], bits[1]);
+    const r123::double2 b = r123::boxmuller(bits[2], bits[3]);
+    cache_[0] = a.x, cache_[1] = a.y, cache_[2] = b.x, cache_[3] = b.y;
+    block_ = block;
+    stream_ = stream;
+  }
+  Philox::key_type key_;
+  std::uint64_t process_;
+  std::uint64_t block_ = ~std::uint64_t{0}, stream_ = ~std::uint64_t{0};
+  double cache_[4] = {0, 0, 0, 0};
+};
+
+models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
+  Eigen::LLT<models::Matrix> llt(S);
+  if (llt.info() != Eigen::Success)
+    throw std::invalid_argument(std::string("MonteCarloSampler: the ") + what + " is not positive definite");
+  return llt.matrixL();
+}
+
+// Per block and per (output, process): [count, mean (d), centred cross products M2 (d x d)].
+struct MomentLayout {
+  int d;
+  std::size_t outputs;
+  std::size_t record() const { return 1 + static_cast<std::size_t>(d) + static_cast<std::size_t>(d * d); }
+  std::size_t perBlock() const { return outputs * 2 * record(); }
+  std::size_t offset(std::size_t block, std::size_t output, int process) const {
+    return block * perBlock() + (output * 2 + static_cast<std::size_t>(process)) * record();
+  }
+};
+
+// Welford's update of (count, mean, M2) with one point.
+void addPoint(double* m, const double* x, int d) {
+  double& n = m[0];
+  double* mean = m + 1;
+  double* m2 = m + 1 + d;
+  n += 1.0;
+  double delta[8];
+  for (int a = 0; a < d; ++a) {
+    delta[a] = x[a] - mean[a];
+    mean[a] += delta[a] / n;
+  }
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b) m2[a * d + b] += delta[a] * (x[b] - mean[b]);
+}
+
+// Chan, Golub and LeVeque's merge of (count, mean, M2) b into a.
+void merge(double* a, const double* b, int d) {
+  const double na = a[0], nb = b[0];
+  if (nb == 0) return;
+  const double n = na + nb;
+  double delta[8];
+  for (int i = 0; i < d; ++i) delta[i] = b[1 + i] - a[1 + i];
+  for (int i = 0; i < d; ++i) a[1 + i] += delta[i] * (nb / n);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) a[1 + d + i * d + j] += b[1 + d + i * d + j] + delta[i] * delta[j] * (na * nb / n);
+  a[0] = n;
+}
+
+}  // namespace
+
+long MonteCarloSampler::blockSize(long particles) {
+  constexpr long kTargetBlocks = 64;  // enough batches for the batch-means errors, and for load balance
+  constexpr long kMinimumBlock = 256;
+  return std::max(kMinimumBlock, (particles + kTargetBlocks - 1) / kTargetBlocks);
+}
+
+MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMesh& mesh, SamplerSettings settings)
+    : problem_(std::move(problem)), mesh_(mesh), settings_(settings) {
+  const int d = mesh_.dim();
+  if (!problem_.lossD || !problem_.lossDPrime) throw std::invalid_argument("MonteCarloSampler: no loss given");
+  if (problem_.lossD->data().dim() != d || problem_.lossDPrime->data().dim() != d)
+    throw std::invalid_argument("MonteCarloSampler: the data and the mesh have different dimensions");
+  if (d > 8) throw std::invalid_argument("MonteCarloSampler: dimension above 8");
+  if (problem_.initialMean.size() != d || problem_.initialCovariance.rows() != d ||
+      problem_.sigma.rows() != d || problem_.sigmaPrime.rows() != d)
+    throw std::invalid_argument("MonteCarloSampler: initial law or noise of the wrong dimension");
+  if (!(problem_.step > 0) || problem_.steps < 0) throw std::invalid_argument("MonteCarloSampler: step <= 0 or steps < 0");
+  if (settings_.particles < 1) throw std::invalid_argument("MonteCarloSampler: particles must be >= 1");
+  if (settings_.threads < 1) throw std::invalid_argument("MonteCarloSampler: threads must be >= 1");
+  if (problem_.outputSteps.empty()) problem_.outputSteps.push_back(problem_.steps);
+  for (std::size_t o = 0; o < problem_.outputSteps.size(); ++o) {
+    const long s = problem_.outputSteps[o];
+    if (s < 0 || s > problem_.steps || (o > 0 && s <= problem_.outputSteps[o - 1]))
+      throw std::invalid_argument("MonteCarloSampler: output steps must increase within 0.." +
+                                  std::to_string(problem_.steps));
+  }
+}
+
+std::size_t MonteCarloSampler::boundaryBins() const {
+  return solver::ConstraintBoundaryBins(mesh_, problem_.constraint).count();
+}
+
+std::vector<SampleSnapshot> MonteCarloSampler::run() const {
+  const int d = mesh_.dim();
+  const SamplerProblem& P = problem_;
+  const long N = settings_.particles;
+  const long B = blockSize(N);
+  const long blocks = (N + B - 1) / B;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(settings_.comm, &rank);
+  MPI_Comm_size(settings_.comm, &size);
+  const long firstBlock = blocks * rank / size, endBlock = blocks * (rank + 1) / size;
+
+  const solver::ConstraintBoundaryBins bins(mesh_, P.constraint);
+  const std::size_t cells = mesh_.totalCells(), nBins = bins.count();
+  const std::size_t outputs = P.outputSteps.size();
+  // Histogram layout per (output, process): cells, boundary bins, outside.
+  const std::size_t histRecord = cells + nBins + 1;
+  const MomentLayout layout{d, outputs};
+
+  const models::Matrix L0 = choleskyFactor(P.initialCovariance, "initial covariance");
+  const models::Matrix noise[2] = {std::sqrt(2.0 * P.step) * choleskyFactor(P.sigma, "noise covariance Sigma"),
+                                   std::sqrt(2.0 * P.step) * choleskyFactor(P.sigmaPrime, "noise covariance Sigma'")};
+  const models::EmpiricalLoss* loss[2] = {P.lossD.get(), P.lossDPrime.get()};
+  const bool constrained = !P.constraint.isNone();
+
+  std::vector<double> blockMoments(static_cast<std::size_t>(blocks) * layout.perBlock(), 0.0);
+  std::vector<std::vector<std::int64_t>> threadCounts(static_cast<std::size_t>(settings_.threads),
+                                                      std::vector<std::int64_t>(outputs * 2 * histRecord, 0));
+  std::atomic<long> nextBlock{firstBlock};
+  std::exception_ptr failure;
+  std::mutex failureMutex;
+
+  auto worker = [&](int thread) {
+    try {
+      std::vector<std::int64_t>& counts = threadCounts[static_cast<std::size_t>(thread)];
+      double theta[8], before[8], grad[8], z[8];
+      for (long b = nextBlock++; b < endBlock; b = nextBlock++) {
+        const long first = b * B, last = std::min(N, first + B);
+        for (int s = 0; s < 2; ++s) {
+          const models::Matrix& Ln = noise[s];
+          for (long i = first; i < last; ++i) {
+            ParticleNormals normals(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
+            bool projected = false;
+            auto project = [&] {
+              if (!constrained) return;
+              for (int a = 0; a < d; ++a) before[a] = theta[a];
+              P.constraint.projectInPlace(theta, d);
+              projected = false;
+              for (int a = 0; a < d; ++a) projected = projected || theta[a] != before[a];
+            };
+            auto record = [&](std::size_t o) {
+              std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
+              const long bin = constrained ? bins.binOf(theta, projected) : -1;
+              if (bin >= 0) {
+                ++h[cells + static_cast<std::size_t>(bin)];
+              } else {
+                std::size_t flat = 0, stride = 1;
+                bool inside = true;
+                for (int a = 0; a < d; ++a) {
+                  const int idx = mesh_.axis(a).locate(theta[a]);
+                  if (idx < 0 || idx >= mesh_.cells(a)) {
+                    inside = false;
+                    break;
+                  }
+                  flat += static_cast<std::size_t>(idx) * stride;
+                  stride *= static_cast<std::size_t>(mesh_.cells(a));
+                }
+                ++h[inside ? flat : cells + nBins];
+              }
+              addPoint(blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s), theta, d);
+            };
+            // theta_0 = Pi_C(m_0 + L_0 z).
+            normals.draw(0, 0, z, d);
+            for (int a = 0; a < d; ++a) {
+              double v = P.initialMean[a];
+              for (int c = 0; c <= a; ++c) v += L0(a, c) * z[c];
+              theta[a] = v;
+            }
+            project();
+            std::size_t o = 0;
+            if (P.outputSteps[0] == 0) record(o++);
+            for (long k = 1; k <= P.steps; ++k) {
+              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1; Euler–Maruyama §2.3)
+              loss[s]->gradientInto(theta, grad);
+              normals.draw(1, static_cast<std::uint64_t>(k - 1) * static_cast<std::uint64_t>(d), z, d);
+              for (int a = 0; a < d; ++a) {
+                double v = theta[a] - P.step * grad[a];
+                for (int c = 0; c <= a; ++c) v += Ln(a, c) * z[c];
+                theta[a] = v;
+              }
+              project();
+              if (o < outputs && P.outputSteps[o] == k) record(o++);
+            }
+          }
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failureMutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < settings_.threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& t : pool) t.join();
+  int failed = failure ? 1 : 0, anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, settings_.comm);
+  if (failure) std::rethrow_exception(failure);
+  if (anyFailed) throw std::runtime_error("MonteCarloSampler: another rank failed");
+
+  // Exact reductions: integer counts over threads and ranks; each block's moments live on one rank only, so the
+  // sum over ranks adds zeros to them (exact), and the merge below runs in block order on every rank.
+  std::vector<std::int64_t> counts(outputs * 2 * histRecord, 0);
+  for (const auto& c : threadCounts)
+    for (std::size_t j = 0; j < counts.size(); ++j) counts[j] += c[j];
+  MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT64_T, MPI_SUM, settings_.comm);
+  MPI_Allreduce(MPI_IN_PLACE, blockMoments.data(), static_cast<int>(blockMoments.size()), MPI_DOUBLE, MPI_SUM,
+                settings_.comm);
+
+  std::vector<SampleSnapshot> snapshots(outputs);
+  for (std::size_t o = 0; o < outputs; ++o) {
+    SampleSnapshot& snap = snapshots[o];
+    snap.step = P.outputSteps[o];
+    snap.time = P.step * static_cast<double>(snap.step);
+    for (int s = 0; s < 2; ++s) {
+      const std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
+      ParticleHistogram& hist = snap.histogram[s];
+      hist.cells.assign(h, h + cells);
+      hist.boundary.assign(h + cells, h + cells + nBins);
+      hist.outside = h[cells + nBins];
+      hist.total = N;
+      std::vector<double> total(layout.record(), 0.0);
+      std::vector<models::Matrix> blockCov;
+      for (long b = 0; b < blocks; ++b) {
+        const double* m = blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s);
+        merge(total.data(), m, d);
+        if (m[0] >= 2) blockCov.push_back(Eigen::Map<const models::Matrix>(m + 1 + d, d, d) / (m[0] - 1.0));
+      }
+      SampleMoments& mom = snap.moments[s];
+      mom.count = static_cast<std::int64_t>(total[0]);
+      mom.mean = Eigen::Map<const models::Vector>(total.data() + 1, d);
+      mom.covariance = Eigen::Map<const models::Matrix>(total.data() + 1 + d, d, d) / (total[0] - 1.0);
+      mom.meanStandardError = (mom.covariance.diagonal() / total[0]).cwiseSqrt();
+      mom.covarianceStandardError = models::Matrix::Constant(d, d, std::numeric_limits<double>::quiet_NaN());
+      const double nb = static_cast<double>(blockCov.size());
+      if (nb >= 2) {
+        models::Matrix mean = models::Matrix::Zero(d, d), sq = models::Matrix::Zero(d, d);
+        for (const auto& c : blockCov) mean += c / nb;
+        for (const auto& c : blockCov) sq += (c - mean).cwiseAbs2() / (nb - 1.0);
+        mom.covarianceStandardError = (sq / nb).cwiseSqrt();
+      }
+    }
+  }
+  return snapshots;
+}
+
+}  // namespace fpdp::validation

@@ -1,0 +1,106 @@
+#pragma once
+// The Monte Carlo sampler: the algorithm itself, run for many independent particles, to check the density solver.
+//
+//   Noisy GD (MATH.md §2.1, CYS Algorithm 1):
+//     theta_{k+1} = Pi_C( theta_k - eta g_D(theta_k) + sqrt(2 eta) L Z_k ),   L L^T = Sigma (Cholesky), Z_k ~ N(0, I)
+//   Langevin diffusion (MATH.md §2.3) by Euler–Maruyama with step dt (first order weak; the solver is exact in time
+//   up to its own discretisation, so dt sets a bias O(dt) the user controls):
+//     theta_{k+1} = theta_k - dt grad L_D(theta_k) + sqrt(2 dt) L Z_k
+//   theta_0 = Pi_C(m_0 + L_0 Z_init), L_0 L_0^T = V_0 (the case's [initial]).
+// g_D is models::EmpiricalLoss::gradientInto (the loss, the data, the clipping of the solver's drift: one
+// definition), Pi_C is models::ConstraintSet::projectInPlace. The neighbour D' runs the same recursion with its own
+// empirical loss (and Sigma' for Langevin).
+//
+// Random numbers (README: Random123): Philox4x64-10, a counter-based generator. Key (seed, particle index), counter
+// (block, process: 0 for D, 1 for D', stream: 0 for the initial draw, 1 for the noise, 0): the noise variates of a
+// particle form one sequence, variate (k - 1) d + a being component a of update k, and block b holds variates
+// 4b .. 4b + 3. Each call gives four 64-bit words, turned into four N(0, 1) variates by Random123's Box–Muller
+// transform (boxmuller.hpp: u01 of 53 bits, so no variate is infinite and the tails are exact to |z| ~ 8.5). A
+// particle's path is therefore a pure function of (seed, particle, process): results do not depend on the number of
+// threads or ranks.
+//
+// Parallelism: particles are cut into fixed blocks (size from N alone); MPI ranks take contiguous ranges of blocks,
+// threads take blocks from a shared counter. Histograms are integer counts, summed exactly; moments are accumulated
+// per block (mean and centred cross products, Welford) and merged in block order (Chan et al.), so 1 or 2 threads
+// or ranks give bit-identical results.
+//
+// Streaming: at each output step a particle adds one count to its mesh cell (meshes::BoxMesh geometry; particles
+// outside the mesh are counted apart), or, if the projection put it on the boundary of C, to its boundary bin
+// (solver::ConstraintBoundaryBins, the rule the solver shares). No particle is stored: every estimate downstream
+// (divergences from the solver's log p/q, the membership-inference audit) is a function of the solver's cell values
+// and these counts, because the solver's log-ratio is constant on each cell (validation/SampleAgreement.hpp).
+// Exercise: build/app/fpdp sample cases/noisy-gd-quadratic-1d.toml --particles 1000000 --threads 2
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "models/ConstraintSet.hpp"
+#include "models/Loss.hpp"
+
+namespace fpdp::validation {
+
+enum class SampledDynamics { NoisyGd, Langevin };
+
+struct SamplerProblem {
+  SampledDynamics dynamics = SampledDynamics::NoisyGd;
+  std::shared_ptr<const models::EmpiricalLoss> lossD, lossDPrime;
+  models::Matrix sigma, sigmaPrime;        // noise covariances of D and D' (equal for noisy GD)
+  models::ConstraintSet constraint;        // Pi_C (noisy GD; none for Langevin)
+  models::Vector initialMean;
+  models::Matrix initialCovariance;        // SPD
+  double step = 0.1;                       // eta (noisy GD) or the Euler–Maruyama dt (Langevin)
+  long steps = 1;                          // number of updates
+  std::vector<long> outputSteps;           // updates after which to record (0 = the initial draw), increasing
+};
+
+struct SamplerSettings {
+  long particles = 100000;  // per process (D and D' each)
+  std::uint64_t seed = 1;
+  int threads = 1;
+  MPI_Comm comm = MPI_COMM_SELF;  // ranks split the particles
+};
+
+/// Counts of one process at one output step.
+struct ParticleHistogram {
+  std::vector<std::int64_t> cells;     // per mesh cell, natural order (x fastest)
+  std::vector<std::int64_t> boundary;  // per boundary bin of C (solver::ConstraintBoundaryBins)
+  std::int64_t outside = 0;            // off the mesh and not on the boundary of C
+  std::int64_t total = 0;
+};
+
+/// Sample mean and covariance (divisor N - 1) and their standard errors: the mean's from the covariance,
+/// sqrt(C_aa / N); the covariance's by batch means over the particle blocks, sd(block estimates)/sqrt(blocks)
+/// (no Gaussian assumption).
+struct SampleMoments {
+  std::int64_t count = 0;
+  models::Vector mean, meanStandardError;
+  models::Matrix covariance, covarianceStandardError;
+};
+
+struct SampleSnapshot {
+  long step = 0;
+  double time = 0.0;  // eta k or dt k
+  ParticleHistogram histogram[2];  // 0: D (p), 1: D' (q)
+  SampleMoments moments[2];
+};
+
+class MonteCarloSampler {
+public:
+  MonteCarloSampler(SamplerProblem problem, const meshes::BoxMesh& mesh, SamplerSettings settings);
+  /// Collective over settings.comm; every rank returns the same, complete snapshots.
+  std::vector<SampleSnapshot> run() const;
+  /// Particles per block: depends on N only, so the reduction order is the same for any threads/ranks.
+  static long blockSize(long particles);
+  const SamplerProblem& problem() const { return problem_; }
+  std::size_t boundaryBins() const;
+
+private:
+  SamplerProblem problem_;
+  meshes::BoxMesh mesh_;
+  SamplerSettings settings_;
+};
+
+}  // namespace fpdp::validation

@@ -34,6 +34,10 @@ public:
   double centreDistance(int i) const { return centre(i + 1) - centre(i); }
   const std::vector<double>& faces() const { return faces_; }
   bool isUniform(double relTol = 1e-12) const;
+  /// Index of the face at x within relTol times the adjacent cell width (round-off), or -1 if x is not a face.
+  int faceIndexAt(double x, double relTol = 1e-9) const;
+  /// The faces nearest to x from below and from above (equal at the ends of the axis).
+  std::pair<double, double> nearestFaces(double x) const;
 
 private:
   explicit Axis(std::vector<double> faces) : faces_(std::move(faces)) {}

@@ -25,17 +25,12 @@ std::string num(double v) {
 
 /// Index of the face of `ax` at x (within round-off), or throws naming the nearest faces.
 int faceIndex(const meshes::Axis& ax, double x, int axis, const char* what) {
-  const auto& f = ax.faces();
-  const auto it = std::lower_bound(f.begin(), f.end(), x);
-  const int hi = static_cast<int>(std::min<std::ptrdiff_t>(it - f.begin(), static_cast<std::ptrdiff_t>(f.size()) - 1));
-  const int lo = std::max(hi - 1, 0);
-  for (int i : {lo, hi}) {
-    const double h = ax.width(std::min(i, ax.cells() - 1));
-    if (std::fabs(f[i] - x) <= kFaceTolerance * h) return i;
-  }
+  const int i = ax.faceIndexAt(x, kFaceTolerance);
+  if (i >= 0) return i;
+  const auto [below, above] = ax.nearestFaces(x);
   throw std::invalid_argument("the constraint's " + std::string(what) + " on axis " + std::to_string(axis) + " (" +
-                              num(x) + ") is not a mesh face; the nearest faces are " + num(f[lo]) + " and " +
-                              num(f[hi]));
+                              num(x) + ") is not a mesh face; the nearest faces are " + num(below) + " and " +
+                              num(above));
 }
 
 constexpr int kAllInside = 1 + 3 + 9;

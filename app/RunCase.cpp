@@ -226,10 +226,10 @@ int runCase(const Case& c, const RunOptions& options) {
   // The closed form, where one exists, as functions of (step, time).
   const auto langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
   // (Projected noisy GD has no Gaussian closed form: Pi_C breaks it.)
-  const auto gdReference =
-      noisyGd && c.noisyGd.constraintSet.isNone() ? validation::NoisyGdReference::forQuadratic(*lossD, *lossDPrime, c.noisyGd.eta,
-                                                           c.noise.sigmaFor(false, d), initial)
-              : std::nullopt;
+  const auto gdReference = noisyGd && c.noisyGd.constraintSet.isNone()
+                               ? validation::NoisyGdReference::forQuadratic(*lossD, *lossDPrime, c.noisyGd.eta,
+                                                                            c.noise.sigmaFor(false, d), initial)
+                               : std::nullopt;
   struct ExactOracle {
     std::function<double(double, long, double)> renyi;
     std::function<double(long, double)> kl;
@@ -608,12 +608,12 @@ int runCase(const Case& c, const RunOptions& options) {
       // docs/noisy-gd.md §6: the constraint, its boundary bins, and what the mesh walls may have done to the noise.
       const double margin = gd->constraintMargin();
       const bool fokkerPlanck = c.noisyGd.diffusion != "exact_convolution";
+      s << "  constraint C: " << c.noisyGd.constraintSet.describe() << "\n";
       std::snprintf(b, sizeof b,
-                    "  constraint C: %s\n  boundary bins: %zu; boundary mass at t_end: p %.10f, q %.10f (in mass_p, "
-                    "mass_q and in every divergence)\n  distance from C to the mesh walls: %.2f noise standard "
-                    "deviations sqrt(2 eta Sigma_aa)%s\n",
-                    c.noisyGd.constraintSet.describe().c_str(), gd->boundaryBins().size(), last.p.singularMass,
-                    last.q.singularMass, margin,
+                    "  boundary bins: %zu; boundary mass at t_end: p %.10f, q %.10f (in mass_p, mass_q and in every "
+                    "divergence)\n  distance from C to the mesh walls: %.2f noise standard deviations "
+                    "sqrt(2 eta Sigma_aa)%s\n",
+                    gd->boundaryBins().size(), last.p.singularMass, last.q.singularMass, margin,
                     fokkerPlanck ? "" : " (exact_convolution: the padded mesh takes the kernel's reach, Pi_C the rest)");
       s << b;
       if (fokkerPlanck) {

@@ -71,6 +71,9 @@ class NoisyGradientDescent {
 public:
   NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
                        const NoisyGdSettings& settings);
+  // The projections hold references to bins_ and padded_: not copyable, not movable.
+  NoisyGradientDescent(const NoisyGradientDescent&) = delete;
+  NoisyGradientDescent& operator=(const NoisyGradientDescent&) = delete;
 
   struct StepReport {
     Outflow pushP, pushQ;  // mass the push-forward carried beyond the mesh

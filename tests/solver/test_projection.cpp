@@ -247,8 +247,8 @@ BOOST_AUTO_TEST_CASE(projection_moves_cells_outside_c_to_their_bins) {
   const auto C = models::ConstraintSet::box(vec({-1.0, -0.5}), vec({1.5, 2.0}));
   const solver::BoundaryBins bins(mesh, C);
   const solver::ConstraintProjection proj(mesh, bins);
-  // Pieces: edges x = -1 (7 bins along y inside: 5 cells), x = 1.5 (5), y = -0.5 (5 cells along x); the upper y face is
-  // the mesh wall (no cells above it), so its edge and corners exist but stay empty.
+  // C spans 5 cells on each axis: 4 edges of 5 bins and 4 corner atoms. The upper y face is the mesh wall (no cells
+  // above it), so that edge and its corners exist but stay empty.
   std::vector<double> f(64), before;
   for (std::size_t c = 0; c < 64; ++c) f[c] = 1.0 + 0.37 * static_cast<double>((c * 7919) % 13);
   before = f;
@@ -264,8 +264,9 @@ BOOST_AUTO_TEST_CASE(projection_moves_cells_outside_c_to_their_bins) {
       const double x = -2 + 0.5 * (i + 0.5), y = -2 + 0.5 * (j + 0.5);
       const bool inside = x > -1.0 && x < 1.5 && y > -0.5 && y < 2.0;
       BOOST_TEST(f[c] == (inside ? before[c] : 0.0));
-      // The corner (x < -1, y < -0.5) collects every cell below both faces: 2 x 3 cells.
     }
+  BOOST_TEST(bins.size() == 24u);
+  // The corner (x < -1, y < -0.5) collects every cell below both faces: 2 x 3 cells.
   double corner = 0;
   for (int j = 0; j < 3; ++j)
     for (int i = 0; i < 2; ++i) corner += before[static_cast<std::size_t>(i + 8 * j)] * 0.25;

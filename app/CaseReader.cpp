@@ -7,6 +7,7 @@
 //   3. the resolved case is serialised back to TOML (Case::resolvedToml) with every default written out.
 // The first problem found ends the read with an InputError; nothing is ever silently corrected.
 #include "app/CaseReader.hpp"
+#include "meshes/BoxMesh.hpp"
 
 #include "models/DataGenerator.hpp"
 #include "models/ExpressionLoss.hpp"
@@ -519,6 +520,25 @@ private:
       c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
     }
     readConstraint(c);
+    if (c.noisyGd.tracing_substeps > 0 && !c.noisyGd.constraintSet.isNone())
+      fail("noisy_gd.tracing_substeps", tracingNode,
+           "the tracing diffusions (MATH.md §2.2) are not defined for projected noisy GD (noisy_gd.constraint = \"" +
+               c.noisyGd.constraint + "\")",
+           "0 with a constraint");
+  }
+
+  // Pi_C maps whole cells only if C's faces are mesh faces (docs/noisy-gd.md §6): a box's faces, a 1-D ball's ends.
+  void requireMeshFace(const Case& c, std::size_t axis, double x, const std::string& keyPath, const toml::node& node,
+                       const std::string& what, std::string_view allowed) const {
+    const auto ax = meshes::Axis::graded(c.mesh.lower[axis], c.mesh.upper[axis], c.mesh.cells[axis],
+                                         c.mesh.grading[axis]);
+    if (ax.faceIndexAt(x) >= 0) return;
+    const auto [below, above] = ax.nearestFaces(x);
+    fail(keyPath, node,
+         what + " " + floatLiteral(x) + " is not a face of the mesh on axis " + std::to_string(axis) +
+             " (the faces of C must be mesh cell faces); the nearest faces are " + floatLiteral(below) + " and " +
+             floatLiteral(above),
+         allowed);
   }
 
   // [noisy_gd] constraint: none, a box or a ball inside the mesh box; only the keys of the chosen kind may appear.
@@ -564,6 +584,13 @@ private:
                "must be greater than noisy_gd.constraint_lower[" + std::to_string(i) + "] = " + floatLiteral(lo[j]),
                up.allowed);
       }
+      for (std::size_t i = 0; i < dim_; ++i) {
+        const auto j = static_cast<Eigen::Index>(i);
+        requireMeshFace(c, i, lo[j], indexed("noisy_gd.constraint_lower", i), *ln.as_array()->get(i), "the lower face",
+                        lp.allowed);
+        requireMeshFace(c, i, hi[j], indexed("noisy_gd.constraint_upper", i), *un.as_array()->get(i), "the upper face",
+                        up.allowed);
+      }
       c.noisyGd.constraintSet = models::ConstraintSet::box(lo, hi);
     } else if (k == "ball") {
       const Parameter& cp = parameter("noisy_gd", "constraint_centre");
@@ -581,6 +608,12 @@ private:
                    floatLiteral(centre[j]) + ", mesh [" + floatLiteral(c.mesh.lower[i]) + ", " +
                    floatLiteral(c.mesh.upper[i]) + "])",
                rp.allowed);
+      }
+      if (dim_ == 1) {  // a 1-D ball is the box [centre - radius, centre + radius]
+        requireMeshFace(c, 0, centre[0] - radius, "noisy_gd.constraint_radius", rn, "a 1-D ball's end centre - radius =",
+                        rp.allowed);
+        requireMeshFace(c, 0, centre[0] + radius, "noisy_gd.constraint_radius", rn, "a 1-D ball's end centre + radius =",
+                        rp.allowed);
       }
       c.noisyGd.constraintSet = models::ConstraintSet::ball(centre, radius);
     }

@@ -176,7 +176,8 @@ constexpr Parameter kParameters[] = {
     {"noisy_gd", "tracing_substeps", "integer", "—", Presence::Default, "0", "an integer in [0, 1000]", "",
      "Intermediate times per step at which the coupled tracing diffusions of MATH.md §2.2 are evaluated (0: off): "
      "R_alpha and KL between steps, the drift gap |V_t - V'_t| against Lemma 4, and the per-step contribution "
-     "R(eta(k+1)) - R(eta k), in tracing.csv. Computed by exact convolution (docs/tracing.md).",
+     "R(eta(k+1)) - R(eta k), in tracing.csv. Computed by exact convolution (docs/tracing.md). Not defined with a "
+     "constraint set (must be 0 unless constraint = \"none\").",
      "noisy_gd"},
     {"noisy_gd", "clip_norm", "number", "loss units / parameter units", Presence::Optional, "no clipping",
      "a finite number > 0", "",
@@ -185,19 +186,21 @@ constexpr Parameter kParameters[] = {
 
     {"noisy_gd", "constraint", "string", "—", Presence::Default, R"("none")", "none, box, ball", "",
      "The constraint set C of projected noisy GD: theta_{k+1} = Pi_C(...) (CYS Algorithm 1). Mass the projection "
-     "moves onto the boundary of C is kept as boundary measures (docs/noisy-gd.md).",
+     "moves onto the boundary of C is kept as boundary measures (bins on the boundary of C) and enters every "
+     "divergence (docs/noisy-gd.md §6). Keep several noise standard deviations sqrt(2 eta Sigma_aa) between C and "
+     "the mesh walls with diffusion = \"fokker_planck\" (no-flux walls).",
      "noisy_gd"},
     {"noisy_gd", "constraint_lower", "array of d numbers", "parameter units", Presence::Optional, "— (box only)",
-     "d finite numbers, mesh.lower <= constraint_lower < constraint_upper", "",
+     "d finite numbers on mesh cell faces, mesh.lower <= constraint_lower < constraint_upper", "",
      "Lower corner of the box C; required with constraint = \"box\".", "noisy_gd"},
     {"noisy_gd", "constraint_upper", "array of d numbers", "parameter units", Presence::Optional, "— (box only)",
-     "d finite numbers, constraint_lower < constraint_upper <= mesh.upper", "",
+     "d finite numbers on mesh cell faces, constraint_lower < constraint_upper <= mesh.upper", "",
      "Upper corner of the box C; required with constraint = \"box\".", "noisy_gd"},
     {"noisy_gd", "constraint_centre", "array of d numbers", "parameter units", Presence::Optional, "— (ball only)",
      "d finite numbers; the ball must lie inside the mesh box", "",
      "Centre of the ball C; required with constraint = \"ball\".", "noisy_gd"},
     {"noisy_gd", "constraint_radius", "number", "parameter units", Presence::Optional, "— (ball only)",
-     "a finite number > 0; the ball must lie inside the mesh box", "",
+     "a finite number > 0; the ball must lie inside the mesh box (1-D: its ends on mesh cell faces)", "",
      "Radius of the ball C; required with constraint = \"ball\".", "noisy_gd"},
 
     // [output]

@@ -164,12 +164,8 @@ int runCase(const Case& c, const RunOptions& options) {
                                          c.solver.pc_type};
         evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
       } else {
-        // Until the solver keeps the projected mass as boundary measures (issue 4), a constrained case is refused
-        // rather than run as if unconstrained.
-        if (!c.noisyGd.constraintSet.isNone())
-          throw SolverConfigurationError("noisy_gd.constraint = \"" + c.noisyGd.constraint +
-                                         "\" is not implemented by the density solver yet");
         solver::NoisyGdSettings settings;
+        settings.constraint = c.noisyGd.constraintSet;  // Pi_C with boundary bins (docs/noisy-gd.md §6)
         settings.eta = c.noisyGd.eta;
         const models::Matrix Sigma = c.noise.sigmaFor(false, d);
         for (int a = 0; a < d; ++a) settings.noiseVariance[a] = Sigma(a, a);
@@ -221,10 +217,11 @@ int runCase(const Case& c, const RunOptions& options) {
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
   const auto langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
-  const auto gdReference =
-      noisyGd ? validation::NoisyGdReference::forQuadratic(*lossD, *lossDPrime, c.noisyGd.eta,
-                                                           c.noise.sigmaFor(false, d), initial)
-              : std::nullopt;
+  // (Projected noisy GD has no Gaussian closed form: Pi_C breaks it.)
+  const auto gdReference = noisyGd && c.noisyGd.constraintSet.isNone()
+                               ? validation::NoisyGdReference::forQuadratic(*lossD, *lossDPrime, c.noisyGd.eta,
+                                                                            c.noise.sigmaFor(false, d), initial)
+                               : std::nullopt;
   struct ExactOracle {
     std::function<double(double, long, double)> renyi;
     std::function<double(long, double)> kl;
@@ -266,6 +263,9 @@ int runCase(const Case& c, const RunOptions& options) {
   std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
   for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
   columns.insert(columns.end(), {"min_p", "min_q", "negative_cells_p", "negative_cells_q"});
+  // Projected noisy GD: the boundary bins' masses (part of mass_p, mass_q; in every divergence as singular masses).
+  const bool constrained = gd && gd->constrained();
+  if (constrained) columns.insert(columns.end(), {"boundary_mass_p", "boundary_mass_q"});
   std::vector<std::string> exactColumns{"step", "t", "l1_error_p", "l1_error_q", "kl_exact", "kl_rel_error"};
   for (const auto& o : c.divergence.orders) {
     exactColumns.push_back("renyi_" + o.label + "_exact");
@@ -311,7 +311,7 @@ int runCase(const Case& c, const RunOptions& options) {
   auto observe = [&](long step, double t, Vec u) {
     const bool isOutput = step % c.output.every == 0 || step == steps;
     if (!isOutput) return;
-    const auto v = divergences.evaluate(u);
+    const auto v = divergences.evaluate(u, constrained ? &gd->boundary() : nullptr);
     if (step == 0) {
       initialMass[0] = v.p.mass;
       initialMass[1] = v.q.mass;
@@ -326,6 +326,7 @@ int runCase(const Case& c, const RunOptions& options) {
     row.insert(row.end(), v.renyi.begin(), v.renyi.end());
     row.insert(row.end(), {v.p.min, v.q.min, static_cast<double>(v.p.negativeCells),
                            static_cast<double>(v.q.negativeCells)});
+    if (constrained) row.insert(row.end(), {v.p.singularMass, v.q.singularMass});
     rows.push_back(row);
     if (csv) csv->addRow(row);
     if (klRate) {
@@ -351,6 +352,10 @@ int runCase(const Case& c, const RunOptions& options) {
       FPDP_PETSC(VecStrideGather(u, 0, pField, INSERT_VALUES));
       FPDP_PETSC(VecStrideGather(u, 1, qField, INSERT_VALUES));
       h5.writeFields(step, t, {{"p", pField.get()}, {"q", qField.get()}});
+      if (constrained) {
+        h5.writeReplicated(io::Hdf5Output::stepGroup(step), "boundary_p", gd->boundary().p);
+        h5.writeReplicated(io::Hdf5Output::stepGroup(step), "boundary_q", gd->boundary().q);
+      }
     }
     last = v;
     lastStep = step;
@@ -367,6 +372,14 @@ int runCase(const Case& c, const RunOptions& options) {
 
   auto u = mesh.createVector();
   disc.setInitialState(u);
+  // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
+  double largestWallMass = 0.0;  // fokker_planck with a constraint: largest mass in the wall cells before Pi_C
+  if (constrained) {
+    gd->projectState(u);
+    std::vector<double> points;
+    for (const auto& x : gd->boundaryBins().points()) points.insert(points.end(), x.begin(), x.begin() + d);
+    h5.writeReplicated("/boundary", "points", points, d);
+  }
   const auto solveStart = std::chrono::steady_clock::now();
   // Tracing diffusions (MATH.md §2.2) between the steps, when asked for: tracing.csv.
   std::unique_ptr<solver::TracingDiffusion> tracer;
@@ -425,6 +438,7 @@ int runCase(const Case& c, const RunOptions& options) {
         outflowP.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
         outflowQ.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];
       }
+      largestWallMass = std::max({largestWallMass, report.wallMassP, report.wallMassQ});
       observe(k, c.noisyGd.eta * static_cast<double>(k), u);
     }
   }
@@ -585,6 +599,28 @@ int runCase(const Case& c, const RunOptions& options) {
                     lemma4Violations == 0 ? "holds at every cell and time"
                                           : ("VIOLATED in " + std::to_string(lemma4Violations) + " cell-times").c_str());
       s << b;
+    }
+    if (constrained) {
+      // docs/noisy-gd.md §6: the constraint, its boundary bins, and what the mesh walls may have done to the noise.
+      const double margin = gd->constraintMargin();
+      const bool fokkerPlanck = c.noisyGd.diffusion != "exact_convolution";
+      s << "  constraint C: " << c.noisyGd.constraintSet.describe() << "\n";
+      std::snprintf(b, sizeof b,
+                    "  boundary bins: %zu; boundary mass at t_end: p %.10f, q %.10f (in mass_p, mass_q and in every "
+                    "divergence)\n  distance from C to the mesh walls: %.2f noise standard deviations "
+                    "sqrt(2 eta Sigma_aa)%s\n",
+                    gd->boundaryBins().size(), last.p.singularMass, last.q.singularMass, margin,
+                    fokkerPlanck ? "" : " (exact_convolution: the padded mesh takes the kernel's reach, Pi_C the rest)");
+      s << b;
+      if (fokkerPlanck) {
+        std::snprintf(b, sizeof b, "  largest mass in the wall cells after the noise (no-flux walls): %.3e%s\n",
+                      largestWallMass,
+                      (margin < 5.0 || largestWallMass > 1e-8)
+                          ? "  WARNING: the walls reflect noise that should reach beyond them; leave at least 5 "
+                            "noise standard deviations between C and the walls (mesh.lower/upper)"
+                          : "");
+        s << b;
+      }
     }
     if (outflowP.total() > 0 || outflowQ.total() > 0) {
       std::snprintf(b, sizeof b,

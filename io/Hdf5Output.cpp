@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -134,6 +135,30 @@ void Hdf5Output::writeFields(long step, double time, const std::vector<std::pair
   FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer_, group.c_str(), "time", PETSC_REAL, &t));
   FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer_, group.c_str(), "step", PETSC_INT, &s));
   FPDP_PETSC(PetscViewerFlush(viewer_));
+}
+
+void Hdf5Output::writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
+                                 int columns) {
+  if (!viewer_) throw std::logic_error("Hdf5Output::writeReplicated after close");
+  PetscMPIInt rank;
+  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
+  const auto n = static_cast<PetscInt>(values.size());
+  Vec v;
+  FPDP_PETSC(VecCreate(comm_, &v));
+  FPDP_PETSC(VecSetSizes(v, rank == 0 ? n : 0, n));
+  FPDP_PETSC(VecSetBlockSize(v, columns));
+  FPDP_PETSC(VecSetType(v, VECMPI));
+  if (rank == 0) {
+    PetscScalar* a;
+    FPDP_PETSC(VecGetArray(v, &a));
+    std::copy(values.begin(), values.end(), a);
+    FPDP_PETSC(VecRestoreArray(v, &a));
+  }
+  FPDP_PETSC(PetscObjectSetName(reinterpret_cast<PetscObject>(v), name.c_str()));
+  FPDP_PETSC(PetscViewerHDF5PushGroup(viewer_, group.c_str()));
+  FPDP_PETSC(VecView(v, viewer_));
+  FPDP_PETSC(PetscViewerHDF5PopGroup(viewer_));
+  FPDP_PETSC(VecDestroy(&v));
 }
 
 void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows) {

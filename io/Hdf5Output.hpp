@@ -27,6 +27,10 @@ public:
 
   /// Writes the named scalar fields (each a vector on mesh.scalarDM()) for output step `step` at `time`.
   void writeFields(long step, double time, const std::vector<std::pair<std::string, Vec>>& fields);
+  /// Writes a small array held identically on every rank (rank 0's copy) as dataset `name` in `group` (created if
+  /// absent): shape [n] for columns = 1, [n / columns, columns] otherwise. Collective; before writeSeries.
+  void writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
+                       int columns = 1);
   /// Writes (replacing) the time series; collective call, rank 0 writes.
   void writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows);
   /// Closes the file; later calls are errors.

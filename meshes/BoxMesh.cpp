@@ -45,6 +45,23 @@ Axis Axis::fromFaces(std::vector<double> faces) {
   return Axis(std::move(faces));
 }
 
+std::pair<double, double> Axis::nearestFaces(double x) const {
+  const auto it = std::upper_bound(faces_.begin(), faces_.end(), x);
+  if (it == faces_.begin()) return {faces_.front(), faces_.front()};
+  if (it == faces_.end()) return {faces_.back(), faces_.back()};
+  return {*(it - 1), *it};
+}
+
+int Axis::faceIndexAt(double x, double relTol) const {
+  const auto it = std::lower_bound(faces_.begin(), faces_.end(), x);
+  const int above = static_cast<int>(std::min<std::ptrdiff_t>(it - faces_.begin(), cells()));
+  for (int i : {std::max(above - 1, 0), above}) {
+    const double h = width(std::min(i, cells() - 1));
+    if (std::fabs(faces_[static_cast<std::size_t>(i)] - x) <= relTol * h) return i;
+  }
+  return -1;
+}
+
 bool Axis::isUniform(double relTol) const {
   const double h = (upper() - lower()) / cells();
   for (int i = 0; i < cells(); ++i)

@@ -37,6 +37,10 @@ public:
   /// Index of the cell [x_i, x_{i+1}) holding x (the last cell is closed: x = upper is in it); -1 below the axis
   /// (or NaN), cells() above it. Binary search over the faces.
   int locate(double x) const;
+  /// Index of the face at x within relTol times the adjacent cell width (round-off), or -1 if x is not a face.
+  int faceIndexAt(double x, double relTol = 1e-9) const;
+  /// The faces nearest to x from below and from above (equal at the ends of the axis).
+  std::pair<double, double> nearestFaces(double x) const;
 
 private:
   explicit Axis(std::vector<double> faces) : faces_(std::move(faces)) {}

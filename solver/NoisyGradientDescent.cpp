@@ -1,6 +1,7 @@
 #include "solver/NoisyGradientDescent.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace fpdp::solver {
@@ -75,6 +76,99 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
     convolution_ = std::make_unique<GaussianConvolution>(mesh.box(), s);
   }
+  if (settings_.constraint.isNone()) return;
+  bins_ = BoundaryBins(mesh.box(), settings_.constraint, settings_.ballAngularBins);
+  projection_ = std::make_unique<ConstraintProjection>(mesh.box(), bins_);
+  boundary_.p.assign(bins_.size(), 0.0);
+  boundary_.q.assign(bins_.size(), 0.0);
+  for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
+  if (convolution_) {
+    // Padding: the kernel's reach (9 standard deviations, GaussianConvolution) plus two cells, in cells of the
+    // outermost width, so that nothing the noise carries leaves the padded mesh.
+    std::vector<meshes::Axis> axes;
+    for (int a = 0; a < mesh.dim(); ++a) {
+      const auto& ax = mesh.box().axis(a);
+      const double h0 = ax.width(0), h1 = ax.width(ax.cells() - 1);
+      const int pad = static_cast<int>(std::ceil(9.0 * kernelStdDev_[a] / std::min(h0, h1))) + 2;
+      pad_[a] = pad;
+      std::vector<double> f;
+      for (int i = pad; i >= 1; --i) f.push_back(ax.lower() - i * h0);
+      f.insert(f.end(), ax.faces().begin(), ax.faces().end());
+      for (int i = 1; i <= pad; ++i) f.push_back(ax.upper() + i * h1);
+      axes.push_back(meshes::Axis::fromFaces(std::move(f)));
+    }
+    padded_ = std::make_unique<meshes::BoxMesh>(std::move(axes));
+    paddedProjection_ = std::make_unique<ConstraintProjection>(*padded_, bins_);
+    paddedConvolution_ = std::make_unique<GaussianConvolution>(*padded_, kernelStdDev_);
+  }
+}
+
+double NoisyGradientDescent::constraintMargin() const {
+  if (bins_.empty()) return std::numeric_limits<double>::infinity();
+  double m = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < mesh_.dim(); ++a) {
+    const auto& ax = mesh_.box().axis(a);
+    m = std::min({m, (bins_.lower()[a] - ax.lower()) / kernelStdDev_[a], (ax.upper() - bins_.upper()[a]) / kernelStdDev_[a]});
+  }
+  return m;
+}
+
+namespace {
+/// Mass in the cells that touch a wall of the mesh.
+double wallCellMass(const meshes::BoxMesh& box, const std::vector<double>& field) {
+  double m = 0.0;
+  std::size_t c = 0;
+  for (int k = 0; k < box.cells(2); ++k)
+    for (int j = 0; j < box.cells(1); ++j)
+      for (int i = 0; i < box.cells(0); ++i, ++c) {
+        const std::array<int, 3> idx{i, j, k};
+        bool wall = false;
+        for (int a = 0; a < box.dim(); ++a) wall = wall || idx[a] == 0 || idx[a] == box.cells(a) - 1;
+        if (wall) m += field[c] * box.cellVolume(i, j, k);
+      }
+  return m;
+}
+}  // namespace
+
+Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& field, std::vector<double>& bins,
+                                                 const PushForward& push) const {
+  const auto& box = mesh_.box();
+  const std::array<int, 3> n{box.cells(0), box.cells(1), box.cells(2)};
+  const std::array<int, 3> N{padded_->cells(0), padded_->cells(1), padded_->cells(2)};
+  auto at = [&](int i, int j, int k) {
+    return static_cast<std::size_t>(i + pad_[0]) +
+           static_cast<std::size_t>(N[0]) * (static_cast<std::size_t>(j + pad_[1]) +
+                                             static_cast<std::size_t>(N[1]) * static_cast<std::size_t>(k + pad_[2]));
+  };
+  std::vector<double> big(padded_->totalCells(), 0.0);
+  std::size_t c = 0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) big[at(i, j, k)] = field[c++];
+  const Outflow lost = paddedConvolution_->apply(big);
+  // p_k's boundary bins: point masses at their representative points, mapped by T_D, convolved exactly.
+  const auto& points = bins_.points();
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    if (bins[b] == 0.0) continue;
+    depositGaussian(*padded_, push.map(points[b]), bins[b], kernelStdDev_, big);
+    bins[b] = 0.0;
+  }
+  paddedProjection_->project(big, bins);  // every padding cell lies outside C, so it is emptied here
+  c = 0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) field[c++] = big[at(i, j, k)];
+  return lost;
+}
+
+void NoisyGradientDescent::projectState(Vec u) {
+  if (!projection_) return;
+  auto p = gatherer_.gather(u, 0);
+  auto q = gatherer_.gather(u, 1);
+  projection_->project(p, boundary_.p);
+  projection_->project(q, boundary_.q);
+  gatherer_.scatter(p, u, 0);
+  gatherer_.scatter(q, u, 1);
 }
 
 NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
@@ -83,6 +177,31 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
   auto q = gatherer_.gather(u, 1);
   r.pushP = pushD_.apply(p);
   r.pushQ = pushDPrime_.apply(q);
+  if (projection_) {
+    if (convolution_) {
+      r.diffP = convolveAndProject(p, boundary_.p, pushD_);
+      r.diffQ = convolveAndProject(q, boundary_.q, pushDPrime_);
+    } else {
+      // p_k's boundary bins as pushed point masses, deposited linearly; then the noise; then Pi_C.
+      for (std::size_t b = 0; b < bins_.size(); ++b) {
+        if (boundary_.p[b] != 0.0) depositLinear(mesh_.box(), pushD_.map(bins_.points()[b]), boundary_.p[b], p);
+        if (boundary_.q[b] != 0.0) depositLinear(mesh_.box(), pushDPrime_.map(bins_.points()[b]), boundary_.q[b], q);
+        boundary_.p[b] = boundary_.q[b] = 0.0;
+      }
+      gatherer_.scatter(p, u, 0);
+      gatherer_.scatter(q, u, 1);
+      diffusion_->run(u, [](long, double, Vec) {});
+      p = gatherer_.gather(u, 0);
+      q = gatherer_.gather(u, 1);
+      r.wallMassP = wallCellMass(mesh_.box(), p);
+      r.wallMassQ = wallCellMass(mesh_.box(), q);
+      projection_->project(p, boundary_.p);
+      projection_->project(q, boundary_.q);
+    }
+    gatherer_.scatter(p, u, 0);
+    gatherer_.scatter(q, u, 1);
+    return r;
+  }
   if (convolution_) {
     r.diffP = convolution_->apply(p);
     r.diffQ = convolution_->apply(q);
@@ -98,6 +217,10 @@ std::string NoisyGradientDescent::describe() const {
   os << "push-forward: monotone cubic remap by shears; diffusion: ";
   if (diffusion_) os << "fokker_planck, " << settings_.diffusionSubsteps << " substeps, " << diffusion_->describe();
   else os << "exact_convolution";
+  if (!bins_.empty()) {
+    os << "; constraint " << settings_.constraint.describe() << ", " << bins_.describe();
+    if (padded_) os << ", convolution on the mesh padded by the kernel's reach";
+  }
   return os.str();
 }
 

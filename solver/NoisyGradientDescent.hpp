@@ -1,7 +1,8 @@
 #pragma once
-// One step of noisy gradient descent on the densities (MATH.md §2.1, CYS Algorithm 1), for p (dataset D) and q (D'):
+// One step of projected noisy gradient descent on the densities (MATH.md §2.1, CYS Algorithm 1), for p (dataset D)
+// and q (D'):
 //
-//   p_{k+1} = (T_D # p_k) * N(0, 2 eta Sigma),    T_D(theta) = theta - eta g_D(theta),
+//   p_{k+1} = Pi_C # ( (T_D # p_k) * N(0, 2 eta Sigma) ),    T_D(theta) = theta - eta g_D(theta),
 //
 // as two operators (docs/noisy-gd.md):
 //   1. push-forward through T_D: PushForward (conservative, non-negative, third order on uniform meshes);
@@ -10,6 +11,14 @@
 //          (options prefix -diffusion_, e.g. -diffusion_ts_type), no-flux walls;
 //        exact_convolution: GaussianConvolution, exact for the piecewise-quadratic reconstruction (diagonal Sigma),
 //          mass beyond the mesh reported as outflow: the cross-check of the first.
+//   3. with a constraint set C (box or ball), Pi_C #: ConstraintProjection. p_k is then the pair (cell averages in C,
+//      boundary bins on the boundary of C; docs/noisy-gd.md §6). The bins enter the next step as point masses at
+//      their representative points, pushed through T_D exactly (a point maps to a point) and deposited before the
+//      noise: by the linear cloud-in-cell weights for the Fokker–Planck route, by the exact Gaussian cell integrals
+//      for the exact-convolution route. The exact convolution runs on a copy of the mesh padded by the kernel's
+//      reach (9 standard deviations) on every side, so the mass it carries beyond the mesh walls is projected like
+//      all mass outside C instead of being lost; the Fokker–Planck route has no-flux walls and reports the mass in
+//      the wall cells (keep several noise standard deviations between C and the walls: constraintMargin()).
 // Both fields are gathered to every rank for the push-forward (a line-by-line remap) and scattered back; the
 // diffusion runs distributed. The results do not depend on the number of ranks beyond the linear solver's rounding.
 #include <functional>
@@ -17,7 +26,10 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "models/ConstraintSet.hpp"
+#include "solver/ConstraintProjection.hpp"
 #include "solver/DensityEvolution.hpp"
+#include "solver/Divergences.hpp"
 #include "solver/FokkerPlanckOperator.hpp"
 #include "solver/GaussianConvolution.hpp"
 #include "solver/PushForward.hpp"
@@ -35,6 +47,8 @@ struct NoisyGdSettings {
   std::string diffusionTsType = "arkimex";  // L-stable SDIRK (ARKIMEX L2, fully implicit): one shift, one LU
   std::string kspType = "preonly";
   std::string pcType = "lu";
+  models::ConstraintSet constraint;  // C of Pi_C; the whole space: no projection, no boundary bins
+  int ballAngularBins = 0;           // ball: boundary bins per full turn (0: automatic, BoundaryBins)
 };
 
 using GradientField = std::function<Point3(const Point3&)>;
@@ -57,13 +71,29 @@ class NoisyGradientDescent {
 public:
   NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
                        const NoisyGdSettings& settings);
+  // The projections hold references to bins_ and padded_: not copyable, not movable.
+  NoisyGradientDescent(const NoisyGradientDescent&) = delete;
+  NoisyGradientDescent& operator=(const NoisyGradientDescent&) = delete;
 
   struct StepReport {
     Outflow pushP, pushQ;  // mass the push-forward carried beyond the mesh
-    Outflow diffP, diffQ;  // mass the exact convolution carried beyond the mesh (0 for the Fokker–Planck walls)
+    Outflow diffP, diffQ;  // mass the exact convolution carried beyond the mesh (0 for the Fokker–Planck walls, and
+                           // 0 with a constraint: the padded mesh holds the kernel's reach, and Pi_C takes it)
+    double wallMassP = 0, wallMassQ = 0;  // Fokker–Planck route with a constraint: mass in the wall cells after
+                                          // the noise, before Pi_C (what the no-flux walls may have distorted)
   };
-  /// Advances the interlaced (p, q) state by one noisy-GD step.
+  /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step.
   StepReport step(Vec u);
+  /// Pi_C # of a state (the initial law theta_0 ~ Pi_C(N(m_0, V_0)), MATH.md §2.1): cells outside C are emptied into
+  /// the boundary bins. Nothing happens without a constraint.
+  void projectState(Vec u);
+  /// The boundary bins' masses of p and q (paired, replicated on every rank): the SingularMasses of the divergences.
+  const SingularMasses& boundary() const { return boundary_; }
+  const BoundaryBins& boundaryBins() const { return bins_; }
+  bool constrained() const { return !bins_.empty(); }
+  /// Smallest distance between C and the mesh walls, in noise standard deviations sqrt(2 eta Sigma_aa) of the axis
+  /// (+inf without a constraint).
+  double constraintMargin() const;
   std::string describe() const;
 
 private:
@@ -74,6 +104,18 @@ private:
   std::unique_ptr<FokkerPlanckOperator> heat_;
   std::unique_ptr<DensityEvolution> diffusion_;
   std::unique_ptr<GaussianConvolution> convolution_;
+  // Constraint (docs/noisy-gd.md §6).
+  BoundaryBins bins_;
+  std::unique_ptr<ConstraintProjection> projection_;
+  SingularMasses boundary_;
+  std::array<double, 3> kernelStdDev_{0, 0, 0};
+  std::array<int, 3> pad_{0, 0, 0};
+  std::unique_ptr<meshes::BoxMesh> padded_;  // exact convolution with a constraint
+  std::unique_ptr<ConstraintProjection> paddedProjection_;
+  std::unique_ptr<GaussianConvolution> paddedConvolution_;
+  /// Exact-convolution route with a constraint: noise and Pi_C on the padded mesh; the bins (p_k's) enter as pushed
+  /// point masses and leave holding p_{k+1}'s.
+  Outflow convolveAndProject(std::vector<double>& field, std::vector<double>& bins, const PushForward& push) const;
 };
 
 }  // namespace fpdp::solver

@@ -644,3 +644,54 @@ BOOST_AUTO_TEST_CASE(noise_study_reports_the_true_kl_of_both_noises) {
   BOOST_TEST(fs::exists(t.path() / "study" / "isotropic" / "kl_rate.csv"));
   BOOST_TEST(fs::exists(t.path() / "study" / "anisotropic" / "divergence.csv"));
 }
+
+// Projected noisy GD (docs/noisy-gd.md §6): cases/noisy-gd-box-2d.toml (20 of its steps) keeps the mass Pi_C puts on
+// the boundary of C as bins, reported in divergence.csv (boundary_mass_p, _q, included in mass_p, _q) and written per
+// output step to fpdp.h5 beside p and q, with the bins' points once; the same run on 2 ranks gives the same numbers.
+BOOST_AUTO_TEST_CASE(projected_noisy_gd_box_keeps_boundary_mass) {
+  TemporaryDirectory t("fpdp-run-test");
+  const fs::path work = makeWorkDir(t);
+  std::string text = readText(kSourceDir / "cases" / "noisy-gd-box-2d.toml");
+  text = std::regex_replace(text, std::regex(R"(steps = 50)"), "steps = 20");
+  writeText(t.path() / "box.toml", text);
+  const fs::path out = t.path() / "out", outMpi = t.path() / "out-mpi";
+  const Outcome o = runFpdp("run " + q(t.path() / "box.toml") + " --output " + q(out) + " --quiet", work);
+  requireSuccess(o);
+  BOOST_TEST(contains(o.out, "constraint C: box"), o.out);
+  const Csv div = readCsv(out / "divergence.csv");
+  BOOST_TEST_REQUIRE(div.cells.size() == 3u);  // steps 0, 10, 20
+  BOOST_TEST(div.header.back() == "boundary_mass_q");
+  BOOST_TEST(div.header[div.header.size() - 2] == "boundary_mass_p");
+  for (std::size_t r = 0; r < div.cells.size(); ++r) {
+    // Mass of cells + bins: 1 to round-off (the initial Gaussian is normalised on the mesh, then projected).
+    BOOST_TEST(std::fabs(div.value(r, "mass_p") - 1.0) <= 1e-13);
+    BOOST_TEST(std::fabs(div.value(r, "mass_q") - 1.0) <= 1e-13);
+  }
+  // The data pull p beyond the upper x face: the boundary holds a growing share, more for p than for q (D' moves
+  // the record at (2.5, 0.5) to the origin).
+  BOOST_TEST(div.value(2, "boundary_mass_p") > div.value(0, "boundary_mass_p"));
+  BOOST_TEST(div.value(2, "boundary_mass_p") > div.value(2, "boundary_mass_q"));
+
+  H5File f(out / "fpdp.h5");
+  const H5Doubles points = readDoubles(f.id(), "/boundary/points");
+  BOOST_TEST_REQUIRE(points.shape.size() == 2u);
+  BOOST_TEST(points.shape[1] == 2u);
+  const H5Doubles bins = readDoubles(f.id(), "/fields/" + stepGroupName(20) + "/boundary_p");
+  BOOST_TEST(bins.shape == std::vector<hsize_t>{points.shape[0]}, boost::test_tools::per_element());
+  double sum = 0;
+  for (double b : bins.values) sum += b;
+  BOOST_TEST(std::fabs(sum - div.value(2, "boundary_mass_p")) <= 1e-14);
+  // Every bin point lies on the boundary of C = [-1, 1.5]^2.
+  for (std::size_t b = 0; b < points.shape[0]; ++b) {
+    const double x = points.values[2 * b], y = points.values[2 * b + 1];
+    const bool onX = x == -1.0 || x == 1.5, onY = y == -1.0 || y == 1.5;
+    BOOST_TEST((onX || onY));
+    BOOST_TEST((x >= -1.0 && x <= 1.5 && y >= -1.0 && y <= 1.5));
+  }
+
+  requireSuccess(runFpdpMpi(2, "run " + q(t.path() / "box.toml") + " --output " + q(outMpi) + " --quiet", work));
+  const Csv par = readCsv(outMpi / "divergence.csv");
+  BOOST_TEST_REQUIRE(par.cells.size() == div.cells.size());
+  for (const char* column : {"kl", "renyi_2", "tv", "boundary_mass_p", "boundary_mass_q"})
+    BOOST_TEST(relativeDifference(par.value(2, column), div.value(2, column)) <= 1e-12, column);
+}

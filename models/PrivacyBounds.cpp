@@ -15,13 +15,19 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// c^K and 1 - c^K for c = 1 - eta lambda, without cancellation when eta lambda K is small
-/// (1 - c^K = -expm1(K log1p(-eta lambda))).
+/// (1 - c^K = -expm1(K log1p(-eta lambda))). For eta lambda in (1, 2) the map overshoots (c < 0): c^K = (-1)^K |c|^K.
 struct ContractionPower {
   double power, oneMinus;
 };
 ContractionPower contractionPower(double etaLambda, double K) {
-  const double logc = std::log1p(-etaLambda);
-  return {std::exp(K * logc), -std::expm1(K * logc)};
+  if (etaLambda <= 1.0) {
+    const double logc = std::log1p(-etaLambda);
+    return {std::exp(K * logc), -std::expm1(K * logc)};
+  }
+  const double logAbs = std::log(etaLambda - 1.0);
+  const bool odd = std::fmod(K, 2.0) != 0.0;
+  const double absPower = std::exp(K * logAbs);
+  return odd ? ContractionPower{-absPower, 1.0 + absPower} : ContractionPower{absPower, -std::expm1(K * logAbs)};
 }
 
 std::string num(double v) {

@@ -108,6 +108,23 @@ BOOST_AUTO_TEST_CASE(exact_quadratic_gd_matches_the_gaussian_recursion) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(overshooting_steps_eta_lambda_between_1_and_2) {
+  // c = 1 - eta lambda < 0: the iterates oscillate; the recursion of MATH.md §6 still holds (|c| < 1).
+  const double lambda = 1.0, eta = 1.5, s2 = 0.5, xbar = 0.4;
+  double m = 0.0, mp = 0.0, v = 0.0;
+  for (long K = 1; K <= 12; ++K) {
+    const double c = 1 - eta * lambda;
+    m = c * m + eta * lambda * xbar;
+    mp = c * mp;
+    v = c * c * v + 2 * eta * s2;
+    const double ref = gaussianRenyi(Vector::Constant(1, m), scalar(v), Vector::Constant(1, mp), scalar(v), 3.0);
+    BOOST_TEST(quadraticNoisyGdExact(3.0, lambda * xbar, s2, lambda, eta, K, 0.0) == ref,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(shiftedDivergenceBound(3.0, lambda * xbar, s2, lambda, eta, K) == ref,
+               boost::test_tools::tolerance(1e-12));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(exact_lies_below_bounds_1_to_4_at_every_step) {
   // Quadratic noisy GD (CYS Thm 3's instance), several lambda and eta: exact (point start) <= items 1-4 for every K.
   for (double lambda : {0.5, 1.0, 2.0})

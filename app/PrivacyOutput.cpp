@@ -227,15 +227,16 @@ void PrivacyOutput::summary(std::ostream& s) const {
   if (!row) return;
   const std::size_t base = 3 + (exactColumn_ ? 1 : 0);
   s << "\n  (eps, delta = " << fmt(delta, "%.3g") << ") at the end (MATH.md §7; every delta and step: epsilon.csv)\n";
-  std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "", "Mironov", "Canonne-Kamath-Steinke");
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "", "Mironov", "Canonne-Kamath-Steinke");
   s << b;
   if (exactColumn_)
-    s << "    eps exact (hockey-stick curve)           " << fmt((*row)[3]) << "\n";
+    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ') << fmt((*row)[3]) << "\n";
   else
-    s << "    eps exact (hockey-stick curve)           not computed: this build's divergences carry no hockey-stick "
-         "curve (app/PrivacyOutput.cpp, hockeyStickCurves)\n";
+    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ')
+      << "not computed: this build's divergences carry no hockey-stick curve (app/PrivacyOutput.cpp, "
+         "hockeyStickCurves)\n";
   auto withOrder = [](double e, double a) { return fmt(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
-  std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "from the computed R_alpha",
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
                 withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());
   s << b;
   std::size_t col = base + 4;
@@ -246,7 +247,7 @@ void PrivacyOutput::summary(std::ostream& s) const {
       if (std::isnan(mir) && std::isnan(cks)) continue;
       const std::string name = "from bound " + std::to_string(item) + " " + models::PrivacyBounds::info(item).name +
                                (kind == models::GapKind::Measured ? ", measured gap" : ", S_g/n");
-      std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
+      std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
       s << b;
     }
 }

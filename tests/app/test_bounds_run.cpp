@@ -250,9 +250,18 @@ BOOST_AUTO_TEST_CASE(bounds_whose_assumptions_fail_are_reported_not_applicable) 
   TemporaryDirectory t("fpdp-bounds-na");
   // eta = 1.5 > 1/beta = 1 for the quadratic loss: the contraction / LSI bounds 2, 3, 5 do not apply (the quadratic
   // closed forms 4 and 6 still do: eta lambda < 2).
-  writeText(t.path() / "big-step.toml", quadraticCase("big-step", 300, 4, false, 1.5, 5));
-  const Outcome o = runFpdp("big-step.toml", "big-step", t.path());
+  // The run also meets a broken matplotlib (a module on PYTHONPATH that fails to import): the run succeeds and the
+  // summary carries the script's reason as a WARNING.
+  writeText(t.path() / "big-step.toml", quadraticCase("big-step", 300, 4, true, 1.5, 5));
+  fs::create_directories(t.path() / "broken" / "matplotlib");
+  writeText(t.path() / "broken" / "matplotlib" / "__init__.py", "raise ImportError('broken for the test')\n");
+  const Outcome o = run("PYTHONPATH=" + shellQuote((t.path() / "broken").string()) + " " +
+                            shellQuote(FPDP_EXECUTABLE) + " run big-step.toml --output big-step --quiet",
+                        t.path());
   BOOST_TEST_REQUIRE(o.status == 0, o.out);
+  BOOST_TEST(contains(o.out, "WARNING: plotting failed"), o.out);
+  BOOST_TEST(contains(o.out, "broken for the test"), o.out);
+  BOOST_TEST(!fs::exists(t.path() / "big-step" / "renyi_bounds.png"));
   BOOST_TEST(contains(o.out, "eta <= 1/beta fails (eta beta = 1.5)"), o.out);
   const Table b = readTable(t.path() / "big-step" / "bounds.csv");
   for (const char* col : {"bound2_renyi_2", "bound3_renyi_2", "bound5_renyi_2", "bound5_measured_gap_renyi_10"})

@@ -50,10 +50,7 @@ std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValue
 }
 
 double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta) {
-  const auto pq = models::exactEpsilon(curves.eps, curves.deltaPQ, delta);
-  const auto qp = models::exactEpsilon(curves.eps, curves.deltaQP, delta);
-  if (std::isnan(pq.epsilon) || std::isnan(qp.epsilon)) return kNaN;
-  return std::max(pq.epsilon, qp.epsilon);
+  return models::exactEpsilonOfPair(curves.eps, curves.deltaPQ, curves.deltaQP, delta);
 }
 
 models::BoundProblem boundProblem(const Case& c, const std::optional<double>& strongConvexity,

@@ -30,8 +30,7 @@ struct HockeyStickCurves {
 /// When the curves exist: return {v.<eps grid>, v.<delta(eps) p||q>, v.<delta(eps) q||p>}.
 std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v);
 
-/// The exact eps at `delta` from the curves (models::exactEpsilon in both directions; the pair is (eps, delta)-close
-/// only if both are, so the larger). NaN when either direction's grid ends above delta.
+/// The exact eps at `delta` from the curves (models::exactEpsilonOfPair: both directions, the larger).
 double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta);
 
 /// The bounds' inputs for this case (constants, noise, start, gaps); worstCaseGap = S_g/n or nullopt.

@@ -1,6 +1,7 @@
 // MATH.md §7 (RDP -> (eps, delta)) and §3 (the hockey-stick curve); see RdpConversion.hpp.
 #include "models/RdpConversion.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -78,6 +79,13 @@ ExactEpsilon exactEpsilon(std::span<const double> epsGrid, std::span<const doubl
   const double d0 = curve[last], d1 = curve[last + 1];
   const double w = std::isfinite(d0) ? (d0 - delta) / (d0 - d1) : 1.0;
   return {e0 + std::log1p(w * std::expm1(h)), ExactEpsilonStatus::Interpolated};
+}
+
+double exactEpsilonOfPair(std::span<const double> epsGrid, std::span<const double> curvePQ,
+                          std::span<const double> curveQP, double delta) {
+  const double a = exactEpsilon(epsGrid, curvePQ, delta).epsilon, b = exactEpsilon(epsGrid, curveQP, delta).epsilon;
+  if (std::isnan(a) || std::isnan(b)) return kNaN;
+  return std::max(a, b);
 }
 
 }  // namespace fpdp::models

@@ -50,4 +50,10 @@ struct ExactEpsilon {
 /// that is not strictly increasing or delta outside (0, 1).
 ExactEpsilon exactEpsilon(std::span<const double> epsGrid, std::span<const double> curve, double delta);
 
+/// The exact eps of a pair at `delta`: (eps, delta)-indistinguishability needs delta(eps) <= delta in both directions
+/// (p || q and q || p), so the larger of the two exactEpsilon values; NaN if either is NaN (its grid ends above delta).
+/// An AtGridStart answer is an upper bound and is used as such.
+double exactEpsilonOfPair(std::span<const double> epsGrid, std::span<const double> curvePQ,
+                          std::span<const double> curveQP, double delta);
+
 }  // namespace fpdp::models

@@ -161,6 +161,32 @@ BOOST_AUTO_TEST_CASE(exact_epsilon_from_the_gaussian_hockey_stick_curve) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(exact_epsilon_of_a_pair_takes_the_worse_direction) {
+  // Unequal variances make the two directions differ: N(0.5, 1) against N(0, 1.44) and the reverse. Sampled by
+  // quadrature of int max(p - e^eps q, 0) on a fine grid (trapezoid, h = 1e-3 on [-12, 12]), eps grid 0..3 by 0.01.
+  auto density = [](double x, double m, double v) { return std::exp(-0.5 * (x - m) * (x - m) / v) / std::sqrt(2 * M_PI * v); };
+  std::vector<double> eps, pq, qp;
+  for (int i = 0; i <= 300; ++i) {
+    const double e = 0.01 * i;
+    double a = 0, b = 0;
+    for (double x = -12; x <= 12; x += 1e-3) {
+      const double p = density(x, 0.5, 1.0), q = density(x, 0.0, 1.44);
+      a += std::max(p - std::exp(e) * q, 0.0) * 1e-3;
+      b += std::max(q - std::exp(e) * p, 0.0) * 1e-3;
+    }
+    eps.push_back(e);
+    pq.push_back(a);
+    qp.push_back(b);
+  }
+  const double d = 1e-2;
+  const double one = exactEpsilon(eps, pq, d).epsilon, other = exactEpsilon(eps, qp, d).epsilon;
+  BOOST_TEST_REQUIRE(one != other);
+  BOOST_TEST(exactEpsilonOfPair(eps, pq, qp, d) == std::max(one, other));
+  BOOST_TEST(exactEpsilonOfPair(eps, qp, pq, d) == std::max(one, other));
+  // A direction whose grid ends above delta gives no number for the pair.
+  BOOST_TEST(std::isnan(exactEpsilonOfPair(eps, pq, qp, 1e-12)));
+}
+
 BOOST_AUTO_TEST_CASE(exact_epsilon_edge_cases) {
   const std::vector<double> eps{0.0, 1.0, 2.0};
   // Already below delta at the first grid point: that point, flagged (an upper bound).

@@ -212,6 +212,14 @@ void PrivacyOutput::summary(std::ostream& s) const {
       if (!m.applies) s << "        measured gap not applicable: " << m.reason << "\n";
     }
   }
+  {
+    const auto& P = bounds_.problem();
+    if (P.strongConvexity && *P.strongConvexity > 0) {
+      s << "    LSI constants: CYS Lemma 5 c = lambda/(2 sigma^2) = " << fmt(*P.strongConvexity / (2 * bounds_.sigma2()))
+        << " (item 3); c* = " << fmt(models::sharpenedLsiConstant(P.noisyGd, *P.strongConvexity, bounds_.sigma2(), P.eta))
+        << " (item 2, docs/bounds.md §2; Lemma 5's factor 2 is conservative)\n";
+    }
+  }
   if (bounds_.applicability(9, kKinds[1]).applies)
     s << "    (TV <= sqrt(KL bound/2) = " << fmt(bounds_.tv(kKinds[1], lastStep_, lastT_))
       << " with the measured gap; computed TV " << fmt(last_.tv) << ")\n";

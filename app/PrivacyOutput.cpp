@@ -179,7 +179,7 @@ void PrivacyOutput::close() {
 void PrivacyOutput::summary(std::ostream& s) const {
   if (lastStep_ < 0) return;
   const auto& orderSpec = case_.divergence.orders;
-  const std::size_t shown = orderSpec.size() - 1;  // the largest order listed (R grows with alpha)
+  const std::size_t shown = orderSpec.size() - 1;  // the last order of divergence.orders
   const double alpha = orders_[shown];
   char b[512];
   s << "\n  bounds on R_" << orderSpec[shown].label

@@ -83,6 +83,7 @@ struct NoisyGdSpec {
 struct OutputSpec {
   long every = 1;                     // output every `every` time steps (and always at the first and last)
   bool fields = true;                 // write p and q at output steps
+  bool plots = true;                  // draw the PNG plots (scripts/plot-run)
   std::string directory;              // default "<case name>-output"; --output overrides
 };
 
@@ -93,6 +94,11 @@ struct RenyiOrder {
 
 struct DivergenceSpec {
   std::vector<RenyiOrder> orders;
+};
+
+struct PrivacySpec {
+  double delta = 1e-5;                // the delta of the summary's (eps, delta) table
+  std::vector<double> deltaGrid;      // the deltas of epsilon.csv, decreasing, containing `delta`
 };
 
 struct SolverSpec {
@@ -126,6 +132,7 @@ struct Case {
   NoisyGdSpec noisyGd;                // noisy_gd
   OutputSpec output;
   DivergenceSpec divergence;
+  PrivacySpec privacy;
   SolverSpec solver;
   SamplerSpec sampler;
 

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -292,6 +293,7 @@ public:
     else readNoisyGd(c);
     readOutput(c);
     readDivergence(c);
+    readPrivacy(c);
     readSolver(c);
     readSampler(c);
     c.resolvedToml = serialise(c);
@@ -1089,6 +1091,9 @@ private:
     const Parameter& fields = parameter("output", "fields");
     c.output.fields = boolean(required(fields), "output.fields", fields.allowed);
 
+    const Parameter& plots = parameter("output", "plots");
+    c.output.plots = boolean(required(plots), "output.plots", plots.allowed);
+
     const Parameter& directory = parameter("output", "directory");
     if (const toml::node* node = lookup(directory)) {
       c.output.directory = string(*node, "output.directory", directory.allowed);
@@ -1126,6 +1131,42 @@ private:
           entry.is_integer() ? std::to_string(entry.as_integer()->get()) : shortestDouble(alpha);
       c.divergence.orders.push_back(RenyiOrder{alpha, label});
     }
+  }
+
+  // [privacy]: the delta of the summary table and the delta grid of epsilon.csv (MATH.md §7).
+  void readPrivacy(Case& c) const {
+    const Parameter& deltaParameter = parameter("privacy", "delta");
+    const toml::node& deltaNode = required(deltaParameter);
+    c.privacy.delta = number(deltaNode, "privacy.delta", deltaParameter.allowed);
+    if (!(c.privacy.delta > 0 && c.privacy.delta < 1)) {
+      fail("privacy.delta", deltaNode, "must be in (0, 1)", deltaParameter.allowed);
+    }
+    const Parameter& gridParameter = parameter("privacy", "delta_grid");
+    std::vector<double> grid;
+    if (const toml::node* node = lookup(gridParameter)) {
+      const toml::array& entries = array(*node, "privacy.delta_grid", gridParameter.allowed);
+      if (entries.empty()) fail("privacy.delta_grid", *node, "must not be empty", gridParameter.allowed);
+      if (entries.size() > 64) {
+        fail("privacy.delta_grid", *node, "has " + std::to_string(entries.size()) + " entries, more than 64",
+             gridParameter.allowed);
+      }
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        const std::string path = indexed("privacy.delta_grid", i);
+        const toml::node& entry = *entries.get(i);
+        const double d = number(entry, path, gridParameter.allowed);
+        if (!(d > 0 && d < 1)) fail(path, entry, "must be in (0, 1)", gridParameter.allowed);
+        for (std::size_t j = 0; j < grid.size(); ++j) {
+          if (grid[j] == d) fail(path, entry, "duplicates privacy.delta_grid[" + std::to_string(j) + "]",
+                                 gridParameter.allowed);
+        }
+        grid.push_back(d);
+      }
+    } else {
+      for (int k = 1; k <= 12; ++k) grid.push_back(std::pow(10.0, -k));
+    }
+    if (std::find(grid.begin(), grid.end(), c.privacy.delta) == grid.end()) grid.push_back(c.privacy.delta);
+    std::sort(grid.begin(), grid.end(), std::greater<double>());
+    c.privacy.deltaGrid = grid;
   }
 
   void readSolver(Case& c) const {
@@ -1345,6 +1386,7 @@ private:
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},
+                                      {"plots", c.output.plots},
                                       {"directory", c.output.directory}});
 
     // An order labelled with digits only was an integer (or an integral float): write it as an integer so that
@@ -1361,6 +1403,9 @@ private:
       }
     }
     root.insert("divergence", toml::table{{"orders", orders}});
+    toml::array deltaGrid;
+    for (double d : c.privacy.deltaGrid) deltaGrid.push_back(d);
+    root.insert("privacy", toml::table{{"delta", c.privacy.delta}, {"delta_grid", deltaGrid}});
 
     root.insert("solver", toml::table{{"ts_type", c.solver.ts_type},
                                       {"ksp_type", c.solver.ksp_type},

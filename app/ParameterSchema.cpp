@@ -27,6 +27,8 @@ constexpr Section kSections[] = {
                  "sqrt(2 eta) sigma Z_k, K steps, only the last iterate released."},
     {"output", "What is written, how often, and where."},
     {"divergence", "The divergences computed between p (on D) and q (on D') at every output step."},
+    {"privacy", "The (eps, delta) figures of the run (MATH.md §7, docs/output.md `epsilon.csv`): eps at these deltas "
+                "from the computed Rényi divergences and from every applicable bound."},
     {"solver", "PETSc time integrator, linear solver and preconditioner. Options given on the command line "
                "override these."},
     {"sampler", "`fpdp sample` only: the Monte Carlo sampler that runs the algorithm itself for many particles and "
@@ -208,6 +210,9 @@ constexpr Parameter kParameters[] = {
      "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},
     {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
      "Whether the densities p and q are written at output steps (the divergences always are)."},
+    {"output", "plots", "boolean", "—", Presence::Default, "true", "true, false", "",
+     "Whether the run draws its PNG plots with scripts/plot-run (docs/output.md); a plot that fails is a warning in "
+     "the summary, not an error."},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
      "a non-empty path without control characters", "",
      "Output directory; the command line's --output overrides it."},
@@ -217,6 +222,13 @@ constexpr Parameter kParameters[] = {
      "1 to 1024 distinct finite numbers > 1", "",
      "Rényi orders alpha; each gives the CSV column `renyi_<label>`, the label being the number as written: "
      "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`."},
+
+    // [privacy]
+    {"privacy", "delta", "number", "—", Presence::Default, "1e-5", "a number in (0, 1)", "",
+     "The delta of the summary's (eps, delta) table."},
+    {"privacy", "delta_grid", "array of numbers", "—", Presence::Derived,
+     "`[1e-1, 1e-2, ..., 1e-12]` (12 decades)", "1 to 64 distinct numbers in (0, 1)", "",
+     "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added."},
 
     // [solver]
     {"solver", "ts_type", "string", "—", Presence::Default, R"("bdf")", "a name made of [a-z0-9_] (a PETSc TS type)",

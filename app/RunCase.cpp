@@ -17,6 +17,7 @@
 
 #include "app/ModelBuilding.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/PrivacyOutput.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
@@ -24,6 +25,7 @@
 #include "models/ExpressionLoss.hpp"
 #include "models/Loss.hpp"
 #include "models/LossConstants.hpp"
+#include "models/PrivacyBounds.hpp"
 #include "solver/DensityEvolution.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/LangevinDiscretisation.hpp"
@@ -277,6 +279,15 @@ int runCase(const Case& c, const RunOptions& options) {
     if (reference) exactCsv.emplace(workDir + "/exact.csv", exactColumns);
   }
   io::Hdf5Output h5(workDir + "/fpdp.h5", mesh, c.resolvedToml, solverDescription);
+  // The bounds of MATH.md §5 and the (eps, delta) figures of §7: bounds.csv, epsilon.csv (app/PrivacyOutput).
+  // S_g/n as stated in the case or computed for a replaced record; the measured gap for the instance variants.
+  const std::optional<double> statedSg = c.loss.sensitivity ? c.loss.sensitivity : constants.sensitivity;
+  PrivacyOutput privacy(c,
+                        boundProblem(c, constants.strongConvexity, constants.smoothness,
+                                     statedSg && replacement ? std::optional<double>(*statedSg / D.size())
+                                                             : std::nullopt,
+                                     gradientGap),
+                        workDir, rank == 0);
 
   std::vector<double> orders;
   for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
@@ -329,6 +340,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (constrained) row.insert(row.end(), {v.p.singularMass, v.q.singularMass});
     rows.push_back(row);
     if (csv) csv->addRow(row);
+    privacy.observe(step, t, v);
     if (klRate) {
       const auto kr = klRate->evaluate(u);
       klRateRows.push_back({step, t, v.kl, kr.identity, kr.boundIntegrand, v.tv, kr.gapSquared});
@@ -462,7 +474,7 @@ int runCase(const Case& c, const RunOptions& options) {
                             ? (klRateRows[n + 1].kl - klRateRows[n - 1].kl) / (klRateRows[n + 1].t - klRateRows[n - 1].t)
                             : std::numeric_limits<double>::quiet_NaN();
       const double bound = klRateRows.front().kl + integral;
-      const double crude = equalNoise ? r.t * gradientGap * gradientGap / (4.0 * lambdaMin)
+      const double crude = equalNoise ? models::klBoundSameNoise(gradientGap, lambdaMin, r.t)
                                       : std::numeric_limits<double>::quiet_NaN();
       table.addRow({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound,
                     r.kl > 0 ? bound / r.kl : std::numeric_limits<double>::quiet_NaN(), crude, r.tv,
@@ -470,11 +482,16 @@ int runCase(const Case& c, const RunOptions& options) {
     }
   }
   h5.writeSeries(columns, rows);
+  privacy.writeHdf5(h5);
   h5.close();
+  privacy.close();
   if (csv) csv.reset();
   if (exactCsv) exactCsv.reset();
   if (tracingCsv) tracingCsv.reset();
 
+  // PNG plots (scripts/plot-run) from the files just written; a failure is a warning, not a failed run.
+  std::string plotWarning;
+  if (c.output.plots && rank == 0) plotWarning = drawPlots(workDir);
   collectiveCheck(comm, rank, [&] {
     std::error_code ec;
     fs::remove_all(finalDir, ec);  // checked above to be absent, empty or an earlier fpdp output
@@ -634,6 +651,11 @@ int runCase(const Case& c, const RunOptions& options) {
                     truncated);
       s << b;
     }
+    privacy.summary(s);
+    s << "\n";
+    if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
+    else if (plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
+    else s << "  WARNING: " << plotWarning << "\n";
     std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s)\n  output: %s/\n", wall,
                   solveSeconds, finalDir.c_str());
     s << b;

@@ -37,4 +37,31 @@ void CsvTable::addRow(const std::vector<double>& values) {
   if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
 }
 
+void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& values) {
+  if (values.size() != columns_.size())
+    throw std::logic_error("CsvTable::addRow: " + std::to_string(values.size()) + " values for " +
+                           std::to_string(columns_.size()) + " columns in " + path_);
+  for (std::size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << (values[i] ? format(*values[i]) : "");
+  out_ << '\n';
+  out_.flush();
+  if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
+}
+
+std::string textCsv(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows) {
+  auto cell = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cell(cells[i]);
+    out += '\n';
+  };
+  line(columns);
+  for (const auto& r : rows) line(r);
+  return out;
+}
+
 }  // namespace fpdp::io

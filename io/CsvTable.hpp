@@ -3,6 +3,7 @@
 // run keeps every completed row. Numbers are written with 17 significant digits (round-trip exact); infinite
 // values as "inf", undefined ones as "nan". Written by rank 0 only (the caller decides).
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ class CsvTable {
 public:
   CsvTable(const std::string& path, std::vector<std::string> columns);
   void addRow(const std::vector<double>& values);
+  /// A row where some values do not exist (e.g. a bound whose assumptions fail): an empty cell for nullopt.
+  void addRowWithMissing(const std::vector<std::optional<double>>& values);
   const std::vector<std::string>& columns() const { return columns_; }
   static std::string format(double v);
 
@@ -20,5 +23,8 @@ private:
   std::string path_;
   std::vector<std::string> columns_;
 };
+
+/// A small table of text cells (RFC 4180 quoting: cells with ',', '"' or a line break are quoted, '"' doubled).
+std::string textCsv(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace fpdp::io

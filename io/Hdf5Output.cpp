@@ -193,6 +193,46 @@ void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std:
   if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 series could not be written on rank 0");
 }
 
+void Hdf5Output::writeTable(const std::string& group, const std::vector<std::string>& columns,
+                            const std::vector<std::vector<double>>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& texts) {
+  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+  PetscMPIInt rank;
+  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
+  int ok = 1;
+  std::string error;
+  if (rank == 0) {
+    hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) {
+      ok = 0;
+      error = "cannot reopen '" + path_ + "'";
+    } else {
+      try {
+        if (H5Lexists(f, group.c_str(), H5P_DEFAULT) > 0) H5Ldelete(f, group.c_str(), H5P_DEFAULT);
+        hid_t g = makeGroup(f, group.c_str());
+        try {
+          for (std::size_t c = 0; c < columns.size(); ++c) {
+            std::vector<double> col(rows.size());
+            for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
+            writeDoubles(g, columns[c], col);
+          }
+          for (const auto& [name, text] : texts) writeString(g, name, text);
+        } catch (...) {
+          H5Gclose(g);
+          throw;
+        }
+        H5Gclose(g);
+      } catch (const std::exception& e) {
+        ok = 0;
+        error = e.what();
+      }
+      H5Fclose(f);
+    }
+  }
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 table " + group + " could not be written on rank 0");
+}
+
 void Hdf5Output::close() {
   if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
 }

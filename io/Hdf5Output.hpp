@@ -33,6 +33,11 @@ public:
                        int columns = 1);
   /// Writes (replacing) the time series; collective call, rank 0 writes.
   void writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows);
+  /// Writes (replacing) the group /<group> with one float64 dataset per column and one string dataset per entry of
+  /// `texts`; collective call after writeSeries, rank 0 writes.
+  void writeTable(const std::string& group, const std::vector<std::string>& columns,
+                  const std::vector<std::vector<double>>& rows,
+                  const std::vector<std::pair<std::string, std::string>>& texts = {});
   /// Closes the file; later calls are errors.
   void close();
   static std::string stepGroup(long step);

@@ -10,6 +10,19 @@ namespace fpdp::solver {
 
 static_assert(DivergenceFunctionals::kTailShells == 4, "DivergenceValues::renyiTailLogMean holds 4 shells");
 
+/// One term of the sums: a cell (weight its volume) or a singular mass (weight 1), normalised.
+struct DivergenceFunctionals::Term {
+  enum Kind : char { Skip, Regular, PZero, Infinite };
+  Kind kind = Skip;
+  bool nearOne = false;   // |rho| < 1/2: the series forms
+  bool boundary = false;  // touches a wall
+  int shell = -1;         // tail shell, -1: none
+  double wp = 0, wq = 0;  // |c| p, |c| q (normalised)
+  double u = 0, l1l = 0;  // log r, log1p(rho) - rho (near one)
+  double logWq = 0;
+  double G = 0, GS = 0;   // |grad u|^2 and grad u^T Sigma grad u (0 for atoms and excluded cells)
+};
+
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -57,6 +70,26 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
+  // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
+  // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
+  orderIndex_.resize(orders_.size());
+  for (std::size_t k = 0; k < orders_.size(); ++k) orderIndex_[k] = k;
+  std::sort(orderIndex_.begin(), orderIndex_.end(), [&](std::size_t a, std::size_t b) { return orders_[a] < orders_[b]; });
+  for (std::size_t j = 0; j < orderIndex_.size();) {
+    OrderRun run{j, j + 1, 0.0};
+    if (j + 1 < orderIndex_.size()) {
+      run.delta = orders_[orderIndex_[j + 1]] - orders_[orderIndex_[j]];
+      run.end = j + 2;
+      while (run.end < orderIndex_.size() &&
+             std::fabs(orders_[orderIndex_[run.end]] - orders_[orderIndex_[run.end - 1]] - run.delta) <= 1e-9 * run.delta)
+        ++run.end;
+      // The recurrence multiplies by e^{Delta u}; the run's Delta is its mean gap, the orders' own values differ from
+      // alpha_first + j Delta by round-off only.
+      run.delta = (orders_[orderIndex_[run.end - 1]] - orders_[orderIndex_[j]]) / static_cast<double>(run.end - 1 - j);
+    }
+    runs_.push_back(run);
+    j = run.end;
+  }
   sigma_ = settings_.sigma ? *settings_.sigma : models::Matrix::Identity(mesh.dim(), mesh.dim());
   if (sigma_.rows() != mesh.dim() || sigma_.cols() != mesh.dim())
     throw std::invalid_argument("DivergenceFunctionals: Sigma must be d x d");
@@ -198,20 +231,6 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   return evaluatePoints(singular);
 }
 
-namespace {
-/// One term of the sums: a cell (weight its volume) or a singular mass (weight 1), normalised.
-struct Term {
-  enum Kind : char { Skip, Regular, PZero, Infinite };
-  Kind kind = Skip;
-  bool nearOne = false;   // |rho| < 1/2: the series forms
-  bool boundary = false;  // touches a wall
-  int shell = -1;         // tail shell, -1: none
-  double wp = 0, wq = 0;  // |c| p, |c| q (normalised)
-  double u = 0, l1l = 0;  // log r, log1p(rho) - rho (near one)
-  double logWq = 0;
-  double G = 0, GS = 0;   // |grad u|^2 and grad u^T Sigma grad u (0 for atoms and excluded cells)
-};
-}  // namespace
 
 DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singular) const {
   const auto& w = quadrature_.weights();
@@ -263,7 +282,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   long underflow = 0;
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
   bool infinite = false;
-  std::vector<Term> terms;
+  std::vector<Term>& terms = termsWork_;
+  terms.clear();
   terms.reserve(n + (singular ? singular->p.size() : 0));
   const double pMaxNormalised = out.p.max * invMp;
   auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
@@ -362,6 +382,14 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     }
   }
 
+  // rescale[k] = e^{M_k - M_next}, next the order after k in its run (the far-branch recurrence).
+  std::vector<double> rescale(K, 1.0);
+  for (const OrderRun& run : runs_)
+    for (std::size_t j = run.begin; j + 1 < run.end; ++j) {
+      const std::size_t k = orderIndex_[j], kNext = orderIndex_[j + 1];
+      if (std::isfinite(globalMax[k]) && std::isfinite(globalMax[kNext])) rescale[k] = std::exp(globalMax[k] - globalMax[kNext]);
+    }
+
   // Pass 4: the per-order sums. Layout: [0,K) E_alpha - 1 (stable), [K,2K) its wall part, [2K,3K) E' (stable),
   // [3K,4K) S0 = sum |c| q r^alpha e^-M, [4K,5K) its wall part, [5K,6K) sum of the same times u,
   // [6K,7K) times |grad u|^2, [7K,8K) times the Sigma form, [8K, 8K+S) the shells (scaled by their own max).
@@ -375,6 +403,13 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   double* SI = em1 + 6 * K;
   double* SIS = em1 + 7 * K;
   double* shellSum = em1 + 8 * K;
+  // Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
+  // b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
+  //   em1l(x + b) = e^x em1l(b) + em1l(x) + b expm1(x),   expm1(x + b) = expm1(x) e^b + expm1(b)
+  // (every term of the first of one sign when x and b are: no cancellation), and in the scaled far branch
+  //   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
+  // Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
+  // recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
   for (const Term& t : terms) {
     if (t.kind == Term::PZero) {
       for (std::size_t k = 0; k < K; ++k) {
@@ -386,17 +421,15 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     }
     if (t.kind != Term::Regular) continue;
     const double dp = t.wp - t.wq;
-    for (std::size_t k = 0; k < K; ++k) {
+    // One order's contributions. near: em1lx = em1l(alpha u), expm1x = expm1(alpha u); far: scaled = t.
+    auto add = [&](std::size_t k, bool near, double em1lx, double expm1x, double scaled) {
       const double alpha = orders_[k];
-      const double x = alpha * t.u;
-      double g, gPrime, scaled;  // |c| q g_alpha(r), |c| q g'_alpha(r), |c| q r^alpha e^-M
-      if (t.nearOne && std::fabs(x) < 0.5) {
-        const double e = expm1MinusLinear(x);  // r^alpha = 1 + x + e
-        g = t.wq * (e + alpha * t.l1l);
-        gPrime = t.wq * ((x + e) * t.u + t.l1l);
-        scaled = t.wq * (1.0 + (x + e)) * invScale[k];
+      double g, gPrime;  // |c| q g_alpha(r), |c| q g'_alpha(r)
+      if (near) {
+        g = t.wq * (em1lx + alpha * t.l1l);
+        gPrime = t.wq * (expm1x * t.u + t.l1l);
+        scaled = t.wq * (1.0 + expm1x) * invScale[k];
       } else {
-        scaled = std::exp(t.logWq + x - globalMax[k]);
         const double wqra = scaled * scale[k];  // |c| q r^alpha (inf only where E_alpha > 1e308 anyway)
         g = wqra - t.wq - alpha * dp;
         gPrime = wqra * t.u - dp;
@@ -413,8 +446,49 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       }
       if (t.shell >= 0) {
         const std::size_t i = k * kTailShells + static_cast<std::size_t>(t.shell);
-        shellSum[i] += (shellDirect[i] || scaled < 1e-290) ? std::exp(t.logWq + x - globalMax[K + i])
-                                                            : scaled * shellFactor[i];
+        if (!shellDirect[i] && scaled >= 1e-290) {
+          shellSum[i] += scaled * shellFactor[i];
+        } else {
+          const double l = t.logWq + alpha * t.u - globalMax[K + i];
+          if (l > -690.0) shellSum[i] += std::exp(l);
+        }
+      }
+    };
+    for (const OrderRun& run : runs_) {
+      std::size_t k = orderIndex_[run.begin];
+      double x = orders_[k] * t.u;
+      bool near = t.nearOne && std::fabs(x) < 0.5;
+      double em1lx = 0, expm1x = 0, scaled = 0;
+      if (near) {
+        em1lx = expm1MinusLinear(x);
+        expm1x = x + em1lx;
+      } else {
+        scaled = std::exp(t.logWq + x - globalMax[k]);
+      }
+      add(k, near, em1lx, expm1x, scaled);
+      if (run.end - run.begin < 2) continue;
+      const double b = run.delta * t.u;
+      const double eb = std::exp(b);
+      const bool recurse = std::isfinite(eb) && eb > 0.0;  // e^b out of range: one exp per order instead
+      const double em1lb = near ? expm1MinusLinear(b) : 0.0, expm1b = near ? std::expm1(b) : 0.0;
+      for (std::size_t j = run.begin + 1; j < run.end; ++j) {
+        const std::size_t kPrev = k;
+        k = orderIndex_[j];
+        x = orders_[k] * t.u;
+        if (near && std::fabs(x) < 0.5) {
+          em1lx = (1.0 + expm1x) * em1lb + em1lx + b * expm1x;
+          expm1x = expm1x * eb + expm1b;
+        } else if (near || !recurse) {
+          near = false;  // leaving the series region (or no recurrence): a fresh value
+          scaled = std::exp(t.logWq + x - globalMax[k]);
+        } else {
+          scaled *= eb * rescale[kPrev];
+          if (scaled < 1e-290) {
+            const double l = t.logWq + x - globalMax[k];
+            scaled = l > -690.0 ? std::exp(l) : scaled;
+          }
+        }
+        add(k, near, em1lx, expm1x, scaled);
       }
     }
   }

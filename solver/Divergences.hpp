@@ -210,6 +210,14 @@ private:
   PointValueReconstruction reconstruction_;
   meshes::VecHandle points_;  // work vector for the reconstructed point values
   mutable std::vector<std::array<double, 3>> gradWork_;  // grad log r at the owned cells
+  struct Term;
+  mutable std::vector<Term> termsWork_;  // per-cell parts of the sums (reused between evaluations)
+  struct OrderRun {
+    std::size_t begin, end;  // positions in orderIndex_
+    double delta;            // common gap of the orders in the run
+  };
+  std::vector<std::size_t> orderIndex_;  // orders_ sorted ascending
+  std::vector<OrderRun> runs_;
   std::vector<char> onBoundary_;  // owned cells that touch a wall
   std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
   std::array<double, kTailShells> shellLogVolume_{};

@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
     };
     const std::vector<Config> configs{
         {"dense orders + hockey-stick (201 eps) + PLD (1000 bins)",
-         {solver::denseRenyiOrders(), solver::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt}},
-        {"dense orders only", {solver::denseRenyiOrders(), {}, 0, std::nullopt}},
+         {models::denseRenyiOrders(), models::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt}},
+        {"dense orders only", {models::denseRenyiOrders(), {}, 0, std::nullopt}},
         {"orders [2, 10] only", {{2.0, 10.0}, {}, 0, std::nullopt}},
     };
     std::printf("divergence functionals, %dx%d cells, 1 rank, %d repeats (median and minimum wall time per evaluation)\n\n",

@@ -168,6 +168,46 @@ void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std:
   if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 series could not be written on rank 0");
 }
 
+void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>& arrays) {
+  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+  PetscMPIInt rank;
+  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
+  int ok = 1;
+  std::string error;
+  if (rank == 0) {
+    hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) {
+      ok = 0;
+      error = "cannot reopen '" + path_ + "'";
+    } else {
+      try {
+        if (H5Lexists(f, group.c_str(), H5P_DEFAULT) > 0) H5Ldelete(f, group.c_str(), H5P_DEFAULT);
+        hid_t g = makeGroup(f, group.c_str());
+        for (const Array& a : arrays) {
+          std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+          hsize_t count = 1;
+          for (hsize_t d : dims) count *= d;
+          if (count != a.values.size()) throw std::logic_error("HDF5: dataset " + a.name + " has the wrong size");
+          hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+          hid_t ds = H5Dcreate2(g, a.name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+          herr_t e = ds < 0 ? -1 : (count == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                                              a.values.data()));
+          if (ds >= 0) H5Dclose(ds);
+          H5Sclose(space);
+          if (e < 0) throw std::runtime_error("HDF5: cannot write dataset " + group + "/" + a.name);
+        }
+        H5Gclose(g);
+      } catch (const std::exception& e) {
+        ok = 0;
+        error = e.what();
+      }
+      H5Fclose(f);
+    }
+  }
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 arrays could not be written on rank 0");
+}
+
 void Hdf5Output::close() {
   if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
 }

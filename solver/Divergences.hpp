@@ -64,6 +64,7 @@
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Dataset.hpp"
+#include "models/DivergenceGrids.hpp"
 #include "solver/LogRatioGradient.hpp"
 #include "solver/PointValues.hpp"
 
@@ -111,12 +112,6 @@ struct FunctionalSettings {
   int privacyLossBins = 0;             // bins of each privacy-loss histogram (0: not computed)
   std::optional<models::Matrix> sigma; // noise covariance for I_alpha^Sigma (d x d SPD); none: identity
 };
-
-/// The dp_accounting order grid: 1.1 to 10.9 by 0.1, 11 to 63 by 1, then 128, 256, 512, 1024 (156 orders), each
-/// the double nearest to the decimal number (1.1 is 11/10.0).
-std::vector<double> denseRenyiOrders();
-/// The eps grid 0, step, 2 step, ..., up to max (inclusive, within 1e-9 step), each value k * step.
-std::vector<double> uniformEpsGrid(double max, double step);
 
 /// How far a computed R_alpha can be trusted (see the header comment).
 enum class RenyiStatus {

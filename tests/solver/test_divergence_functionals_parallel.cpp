@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
   models::Matrix Sigma(2, 2);
   Sigma << 0.5, 0.1, 0.1, 0.3;
   // Orders on both sides of the critical order 3, an eps grid, 64 histogram bins.
-  const solver::FunctionalSettings s{{1.5, 2.0, 2.9, 4.0}, solver::uniformEpsGrid(2.0, 0.25), 64, Sigma};
+  const solver::FunctionalSettings s{{1.5, 2.0, 2.9, 4.0}, models::uniformEpsGrid(2.0, 0.25), 64, Sigma};
   const auto par = testing::functionalsOfExactAverages(p, q, 12.0, 64, s, PETSC_COMM_WORLD);
   const auto ser = testing::functionalsOfExactAverages(p, q, 12.0, 64, s, PETSC_COMM_SELF);
   requireClose(par.kl, ser.kl, "KL");

@@ -575,20 +575,17 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   if (E > 0) {
     std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
     for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
+    // The positive terms are those with e^eps < p/q: found by bisection, then summed in a branch-free (vectorisable)
+    // loop; max(., 0) keeps the one term at the boundary that rounding might make slightly negative out.
+    auto addTerms = [&](double a, double b, double* out) {  // out[k] += max(a - e^eps_k b, 0) for e^eps_k < a/b
+      const std::size_t count =
+          b > 0 ? static_cast<std::size_t>(std::upper_bound(expEps.begin(), expEps.end(), a / b) - expEps.begin()) : E;
+      const std::size_t m = std::min(count + 1, E);
+      for (std::size_t k = 0; k < m; ++k) out[k] += std::max(a - expEps[k] * b, 0.0);
+    };
     for (const Term& t : terms) {
-      if (t.wp > t.wq) {
-        for (std::size_t k = 0; k < E; ++k) {
-          const double d = t.wp - expEps[k] * t.wq;
-          if (!(d > 0)) break;
-          hs[k] += d;
-        }
-      } else if (t.wq > t.wp) {
-        for (std::size_t k = 0; k < E; ++k) {
-          const double d = t.wq - expEps[k] * t.wp;
-          if (!(d > 0)) break;
-          hs[E + k] += d;
-        }
-      }
+      if (t.wp > t.wq) addTerms(t.wp, t.wq, hs.data());
+      else if (t.wq > t.wp) addTerms(t.wq, t.wp, hs.data() + E);
     }
     FPDP_PETSC(MPI_Allreduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, comm));
     out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));

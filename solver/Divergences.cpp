@@ -390,43 +390,55 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   double* shellSum = em1 + 8 * K;
   // Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
   // b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
-  //   em1l(x + b) = e^x em1l(b) + em1l(x) + b expm1(x),   expm1(x + b) = expm1(x) e^b + expm1(b)
-  // (every term of the first of one sign when x and b are: no cancellation), and in the scaled far branch
+  //   em1l(x + b) = em1l(x) + em1l(b) + expm1(x) (em1l(b) + b),   expm1(x + b) = expm1(x) e^b + expm1(b)
+  // (the first is e^x em1l(b) + em1l(x) + b expm1(x) rearranged: every term of one sign when x and b are, so no
+  // cancellation), carried as E1 = |c| q em1l(alpha u) and X = |c| q expm1(alpha u); in the scaled far branch
   //   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
   // Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
   // recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
+  // The parts of the sums that do not depend on the order (|c| q l1l(rho), |c| q u, ...) are added once per cell into
+  // difference arrays over the sorted orders (a cell is near r = 1 for a prefix of each run, far after it), so the
+  // loop over orders only carries what does:
+  //   near: E_alpha - 1 += E1 + alpha |c| q l1l,  E' += X u + |c| q l1l,  e^M S_j += (|c| q + X) {1, u, G, G_Sigma};
+  //   far:  S_j += t {1, u, G, G_Sigma},  E_alpha - 1 += e^M t - |c| q - alpha (|c| p - |c| q),  E' += e^M t u - (...).
+  enum NearConst { cWq, cWqU, cWqG, cWqGS, cWqL1l, kNear };
+  enum FarConst { fWq, fDp, kFar };
+  std::vector<double> nearDiff(kNear * (K + 1), 0.0), farDiff(kFar * (K + 1), 0.0);
+  std::vector<double> accE1(K, 0.0), accX(K, 0.0), accXU(K, 0.0), accXG(K, 0.0), accXGS(K, 0.0);
+  std::vector<double> farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0);
+  double pZeroWq = 0.0;
   for (const Term& t : terms) {
     if (t.kind == Term::PZero) {
-      for (std::size_t k = 0; k < K; ++k) {
-        em1[k] += t.wq * (orders_[k] - 1.0);
-        dE[k] += t.wq;
-        if (t.boundary) em1Wall[k] += t.wq * (orders_[k] - 1.0);
-      }
+      pZeroWq += t.wq;
+      if (t.boundary)
+        for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
       continue;
     }
     if (t.kind != Term::Regular) continue;
     const double dp = t.wp - t.wq;
-    // One order's contributions. near: em1lx = em1l(alpha u), expm1x = expm1(alpha u); far: scaled = t.
-    auto add = [&](std::size_t k, bool near, double em1lx, double expm1x, double scaled) {
-      const double alpha = orders_[k];
-      double g, gPrime;  // |c| q g_alpha(r), |c| q g'_alpha(r)
-      if (near) {
-        g = t.wq * (em1lx + alpha * t.l1l);
-        gPrime = t.wq * (expm1x * t.u + t.l1l);
-        scaled = t.wq * (1.0 + expm1x) * invScale[k];
-      } else {
-        const double wqra = scaled * scale[k];  // |c| q r^alpha (inf only where E_alpha > 1e308 anyway)
-        g = wqra - t.wq - alpha * dp;
-        gPrime = wqra * t.u - dp;
+    const double nearConst[kNear] = {t.wq, t.wq * t.u, t.wq * t.G, t.wq * t.GS, t.wq * t.l1l};
+    const double farConst[kFar] = {t.wq, dp};
+    auto markNear = [&](std::size_t from, std::size_t to) {  // positions [from, to) in orderIndex_
+      if (from >= to) return;
+      for (int c = 0; c < kNear; ++c) {
+        nearDiff[c * (K + 1) + from] += nearConst[c];
+        nearDiff[c * (K + 1) + to] -= nearConst[c];
       }
-      em1[k] += g;
-      dE[k] += gPrime;
-      S0[k] += scaled;
-      S1[k] += scaled * t.u;
-      SI[k] += scaled * t.G;
-      SIS[k] += scaled * t.GS;
+    };
+    auto markFar = [&](std::size_t from, std::size_t to) {
+      if (from >= to) return;
+      for (int c = 0; c < kFar; ++c) {
+        farDiff[c * (K + 1) + from] += farConst[c];
+        farDiff[c * (K + 1) + to] -= farConst[c];
+      }
+    };
+    const bool special = t.boundary || t.shell >= 0;  // wall cells and tail shells also feed per-order extra sums
+    // One order's extra sums (wall cells, shells), from the near state (E1, X) or the far scaled value.
+    auto extra = [&](std::size_t k, bool near, double E1, double X, double scaled) {
+      const double alpha = orders_[k];
+      if (near) scaled = (t.wq + X) * invScale[k];
       if (t.boundary) {
-        em1Wall[k] += g;
+        em1Wall[k] += near ? E1 + alpha * t.wq * t.l1l : scaled * scale[k] - t.wq - alpha * dp;
         S0Wall[k] += scaled;
       }
       if (t.shell >= 0) {
@@ -443,39 +455,88 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       std::size_t k = orderIndex_[run.begin];
       double x = orders_[k] * t.u;
       bool near = t.nearOne && std::fabs(x) < 0.5;
-      double em1lx = 0, expm1x = 0, scaled = 0;
+      double E1 = 0, X = 0, scaled = 0;
+      std::size_t switchAt = run.end;  // first far position of the run
+      auto addNear = [&](std::size_t kk) {
+        accE1[kk] += E1;
+        accX[kk] += X;
+        accXU[kk] += X * t.u;
+        accXG[kk] += X * t.G;
+        accXGS[kk] += X * t.GS;
+      };
+      auto addFar = [&](std::size_t kk) {
+        farS0[kk] += scaled;
+        farS1[kk] += scaled * t.u;
+        farSI[kk] += scaled * t.G;
+        farSIS[kk] += scaled * t.GS;
+      };
       if (near) {
-        em1lx = expm1MinusLinear(x);
-        expm1x = x + em1lx;
+        const double e = expm1MinusLinear(x);
+        E1 = t.wq * e;
+        X = t.wq * (x + e);
+        addNear(k);
       } else {
+        switchAt = run.begin;
         scaled = std::exp(t.logWq + x - globalMax[k]);
+        addFar(k);
       }
-      add(k, near, em1lx, expm1x, scaled);
-      if (run.end - run.begin < 2) continue;
-      const double b = run.delta * t.u;
-      const double eb = std::exp(b);
-      const bool recurse = std::isfinite(eb) && eb > 0.0;  // e^b out of range: one exp per order instead
-      const double em1lb = near ? expm1MinusLinear(b) : 0.0, expm1b = near ? std::expm1(b) : 0.0;
-      for (std::size_t j = run.begin + 1; j < run.end; ++j) {
-        const std::size_t kPrev = k;
-        k = orderIndex_[j];
-        x = orders_[k] * t.u;
-        if (near && std::fabs(x) < 0.5) {
-          em1lx = (1.0 + expm1x) * em1lb + em1lx + b * expm1x;
-          expm1x = expm1x * eb + expm1b;
-        } else if (near || !recurse) {
-          near = false;  // leaving the series region (or no recurrence): a fresh value
-          scaled = std::exp(t.logWq + x - globalMax[k]);
-        } else {
-          scaled *= eb * rescale[kPrev];
-          if (scaled < 1e-290) {
-            const double l = t.logWq + x - globalMax[k];
-            scaled = l > -690.0 ? std::exp(l) : scaled;
-          }
+      if (special) extra(k, near, E1, X, scaled);
+      if (run.end - run.begin >= 2) {
+        const double b = run.delta * t.u;
+        const double eb = std::exp(b);
+        const bool recurse = std::isfinite(eb) && eb > 0.0;  // e^b out of range: one exp per order instead
+        double wqEm1lb = 0, wqExpm1b = 0, em1lbPlusB = 0;
+        if (near) {
+          const double em1lb = expm1MinusLinear(b);
+          wqEm1lb = t.wq * em1lb;
+          wqExpm1b = t.wq * (b + em1lb);
+          em1lbPlusB = em1lb + b;
         }
-        add(k, near, em1lx, expm1x, scaled);
+        for (std::size_t j = run.begin + 1; j < run.end; ++j) {
+          const std::size_t kPrev = k;
+          k = orderIndex_[j];
+          x = orders_[k] * t.u;
+          if (near && std::fabs(x) < 0.5) {
+            E1 += std::fma(X, em1lbPlusB, wqEm1lb);
+            X = std::fma(X, eb, wqExpm1b);
+            addNear(k);
+          } else {
+            if (near || !recurse) {
+              if (near) switchAt = j;
+              near = false;  // leaving the series region (or no recurrence): a fresh value
+              scaled = std::exp(t.logWq + x - globalMax[k]);
+            } else {
+              scaled *= eb * rescale[kPrev];
+              if (scaled < 1e-290) {
+                const double l = t.logWq + x - globalMax[k];
+                scaled = l > -690.0 ? std::exp(l) : scaled;
+              }
+            }
+            addFar(k);
+          }
+          if (special) extra(k, near, E1, X, scaled);
+        }
       }
+      markNear(run.begin, switchAt);
+      markFar(switchAt, run.end);
     }
+  }
+  // Combine: prefix sums of the difference arrays over the sorted orders, then the formulas above.
+  double nearSum[kNear] = {0, 0, 0, 0, 0}, farSum[kFar] = {0, 0};
+  for (std::size_t j = 0; j < K; ++j) {
+    for (int c = 0; c < kNear; ++c) nearSum[c] += nearDiff[c * (K + 1) + j];
+    for (int c = 0; c < kFar; ++c) farSum[c] += farDiff[c * (K + 1) + j];
+    const std::size_t k = orderIndex_[j];
+    const double alpha = orders_[k];
+    const bool scaleFinite = std::isfinite(scale[k]);
+    em1[k] = accE1[k] + alpha * nearSum[cWqL1l] + (alpha - 1.0) * pZeroWq +
+             (scaleFinite ? scale[k] * farS0[k] - farSum[fWq] - alpha * farSum[fDp] : kInf);
+    dE[k] = accXU[k] + nearSum[cWqL1l] + pZeroWq +
+            (scaleFinite ? scale[k] * farS1[k] - farSum[fDp] : std::numeric_limits<double>::quiet_NaN());
+    S0[k] = (nearSum[cWq] + accX[k]) * invScale[k] + farS0[k];
+    S1[k] = (nearSum[cWqU] + accXU[k]) * invScale[k] + farS1[k];
+    SI[k] = (nearSum[cWqG] + accXG[k]) * invScale[k] + farSI[k];
+    SIS[k] = (nearSum[cWqGS] + accXGS[k]) * invScale[k] + farSIS[k];
   }
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,

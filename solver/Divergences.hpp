@@ -50,9 +50,10 @@
 //     gradient in the ambient space: they enter E_alpha, not the numerator of I_alpha;
 //   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such;
 //   the privacy-loss distribution: the histogram of log r(Theta), Theta ~ p (and of log(q/p), Theta ~ q).
-// One exp per cell per order at most: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share
-// the value q r^alpha (series near r = 1, one exp elsewhere); the large-divergence branch is scaled by the global
-// maximum M_alpha of log(|c| q) + alpha log r found in a cheap first pass, instead of a running log-sum-exp.
+// Cost: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share the value q r^alpha (series near
+// r = 1, exp elsewhere), and equally spaced orders get it by a cancellation-free recurrence from one exp per cell
+// (docs/scheme.md §5, "Cost"); the large-divergence branch is scaled by the global maximum M_alpha of
+// log(|c| q) + alpha log r found in a cheap first pass, instead of a running log-sum-exp.
 #include <petscvec.h>
 
 #include <array>

@@ -620,6 +620,9 @@ int runCase(const Case& c, const RunOptions& options) {
                     std::max(outflowP.total(), outflowQ.total()) > 1e-8 ? "  WARNING: enlarge the box" : "");
       s << b;
     }
+    if (!divergences.informationUnavailable().empty())
+      s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "
+        << divergences.informationUnavailable() << "\n";
     if (truncated > 1e-10) {
       std::snprintf(b, sizeof b, "  WARNING: the box cuts off %.1e of the initial density (renormalised away)\n",
                     truncated);

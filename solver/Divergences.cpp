@@ -45,7 +45,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
     : quadrature_(mesh),
       settings_(std::move(settings)),
       orders_(settings_.orders),
-      gradient_(mesh),
+      informationUnavailable_(LogRatioGradient::unsupportedReason(mesh)),
       reconstruction_(mesh),
       points_(mesh.createVector()) {
   for (std::size_t k = 0; k < settings_.hockeyStickEps.size(); ++k)
@@ -54,6 +54,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       throw std::invalid_argument("DivergenceFunctionals: the eps grid must be finite, >= 0 and increasing");
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
+  if (informationUnavailable_.empty()) gradient_ = std::make_unique<LogRatioGradient>(mesh);
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
   // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
   // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
@@ -259,7 +260,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
-  gradient_.apply(points_, gradWork_);
+  if (gradient_) gradient_->apply(points_, gradWork_);
+  else gradWork_.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
@@ -609,8 +611,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
     out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
     // I_alpha/E_alpha: both sums carry the same scale e^-M.
-    out.informationRatio[k] = S0[k] > 0 ? SI[k] / S0[k] : nan;
-    out.informationRatioSigma[k] = S0[k] > 0 ? SIS[k] / S0[k] : nan;
+    out.informationRatio[k] = S0[k] > 0 && gradient_ ? SI[k] / S0[k] : nan;
+    out.informationRatioSigma[k] = S0[k] > 0 && gradient_ ? SIS[k] / S0[k] : nan;
   }
   // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
   out.renyiOnBox = out.renyi;

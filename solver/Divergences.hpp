@@ -190,6 +190,9 @@ public:
   const std::vector<double>& orders() const { return orders_; }
   const std::vector<double>& hockeyStickEps() const { return settings_.hockeyStickEps; }
   const FunctionalSettings& settings() const { return settings_; }
+  /// Why I_alpha cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason; the information
+  /// ratios are then NaN), or "".
+  const std::string& informationUnavailable() const { return informationUnavailable_; }
 
 private:
   /// Every functional of the point values held in points_ (p field 0, q field 1). Collective.
@@ -201,7 +204,8 @@ private:
   CellQuadrature quadrature_;
   FunctionalSettings settings_;
   std::vector<double> orders_;
-  LogRatioGradient gradient_;
+  std::unique_ptr<LogRatioGradient> gradient_;  // null when the distribution does not allow it (see below)
+  std::string informationUnavailable_;
   models::Matrix sigma_;  // dim x dim
   PointValueReconstruction reconstruction_;
   meshes::VecHandle points_;  // work vector for the reconstructed point values

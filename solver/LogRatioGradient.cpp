@@ -29,8 +29,23 @@ std::array<double, 5> derivativeWeights(const double* x, int n, int i) {
 }
 }  // namespace
 
+std::string LogRatioGradient::unsupportedReason(const meshes::DistributedBoxMesh& mesh) {
+  PetscInt procs[3] = {1, 1, 1};
+  FPDP_PETSC(DMDAGetInfo(mesh.dm(), nullptr, nullptr, nullptr, nullptr, &procs[0], &procs[1], &procs[2], nullptr,
+                         nullptr, nullptr, nullptr, nullptr, nullptr));
+  const PetscInt* ranges[3] = {nullptr, nullptr, nullptr};
+  FPDP_PETSC(DMDAGetOwnershipRanges(mesh.dm(), &ranges[0], &ranges[1], &ranges[2]));
+  for (int a = 0; a < mesh.dim(); ++a)
+    for (PetscInt r = 0; r < procs[a]; ++r)
+      if (ranges[a][r] < 2)
+        return "a rank owns " + std::to_string(ranges[a][r]) + " cell(s) along axis " + std::to_string(a) +
+               "; the gradient stencils of log r need at least 2 (use fewer ranks or more cells)";
+  return "";
+}
+
 LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
   if (mesh.fields() != 2) throw std::invalid_argument("LogRatioGradient: the mesh must carry the 2 fields p and q");
+  if (const std::string why = unsupportedReason(mesh); !why.empty()) throw std::runtime_error("LogRatioGradient: " + why);
   const auto& box = mesh.box();
   const int dim = mesh.dim();
   PetscInt m = 1, n = 1, p = 1;
@@ -38,13 +53,6 @@ LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mes
                          nullptr, nullptr, nullptr));
   const PetscInt* ranges[3] = {nullptr, nullptr, nullptr};
   FPDP_PETSC(DMDAGetOwnershipRanges(mesh.dm(), &ranges[0], &ranges[1], &ranges[2]));
-  const PetscInt procs[3] = {m, n, p};
-  for (int a = 0; a < dim; ++a)
-    for (PetscInt r = 0; r < procs[a]; ++r)
-      if (ranges[a][r] < 2 && box.cells(a) >= 2)
-        throw std::runtime_error("LogRatioGradient: a rank owns " + std::to_string(ranges[a][r]) +
-                                 " cell(s) along axis " + std::to_string(a) +
-                                 "; the gradient stencils need at least 2 (use fewer ranks or more cells)");
   const DMBoundaryType none = DM_BOUNDARY_NONE;
   const PetscInt nx = box.cells(0), ny = dim > 1 ? box.cells(1) : 1, nz = dim > 2 ? box.cells(2) : 1;
   const PetscInt width = 2;  // no rank's share is smaller (checked above)

@@ -18,6 +18,7 @@
 #include <petscvec.h>
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
@@ -27,7 +28,10 @@ namespace fpdp::solver {
 class LogRatioGradient {
 public:
   static constexpr int interiorOrder = 4;  // the order near the walls is 2
-  /// Collective. The mesh must have 2 fields (p, q interlaced).
+  /// Why the rule cannot be applied on this mesh's distribution (a rank owns fewer than 2 cells along an axis), or
+  /// "" if it can. The same answer on every rank (the ownership ranges are global).
+  static std::string unsupportedReason(const meshes::DistributedBoxMesh& mesh);
+  /// Collective. The mesh must have 2 fields (p, q interlaced) and unsupportedReason(mesh) must be empty.
   explicit LogRatioGradient(const meshes::DistributedBoxMesh& mesh);
   /// points: a global vector of mesh.dm() holding p (field 0) and q (field 1). Fills grad[l][a] = d_a log(p/q) at
   /// owned cell l (local order), a < dim (0 beyond). Collective.

@@ -12,6 +12,7 @@
 
 #include "DivergenceFunctionalsFixture.hpp"
 #include "PetscFixture.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 
@@ -74,4 +75,28 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
     requireClose(a->mass, b->mass, "histogram");
     requireClose(a->massInfinity, b->massInfinity, "mass at +inf");
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_with_one_cell_gets_no_information_but_every_other_functional) {
+  // 3 cells on 2 ranks: one rank owns a single cell, too few for the width-2 gradient stencils. The information
+  // ratios are then NaN with the reason stated (the run prints it); the other functionals are unaffected.
+  PetscMPIInt size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  BOOST_REQUIRE(size == 2);
+  const meshes::DistributedBoxMesh par(PETSC_COMM_WORLD, meshes::BoxMesh({meshes::Axis::uniform(0.0, 1.0, 3)}), 2);
+  const meshes::DistributedBoxMesh ser(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(0.0, 1.0, 3)}), 2);
+  const solver::FunctionalSettings s{{2.0}, {0.0, 0.5}, 4, std::nullopt};
+  const solver::DivergenceFunctionals fPar(par, s), fSer(ser, s);
+  BOOST_TEST_MESSAGE("2 ranks: " << fPar.informationUnavailable());
+  BOOST_TEST(!fPar.informationUnavailable().empty());
+  BOOST_TEST(fSer.informationUnavailable().empty());
+  const double pAll[3] = {0.8, 1.0, 1.2}, qAll[3] = {1.0, 1.0, 1.0};
+  const auto& o = par.owned();
+  const auto vPar = fPar.evaluate(pAll + o.start[0], qAll + o.start[0], 1);
+  const auto vSer = fSer.evaluate(pAll, qAll, 1);
+  BOOST_TEST(std::isnan(vPar.informationRatio[0]));
+  BOOST_TEST(std::isfinite(vSer.informationRatio[0]));
+  requireClose(vPar.renyi[0], vSer.renyi[0], "R_2");
+  requireClose(vPar.dRenyiDAlpha[0], vSer.dRenyiDAlpha[0], "dR/dalpha");
+  requireClose(vPar.hockeyStickPQ, vSer.hockeyStickPQ, "delta_pq");
 }

@@ -94,6 +94,10 @@ struct RenyiOrder {
 
 struct DivergenceSpec {
   std::vector<RenyiOrder> orders;
+  bool denseOrders = false;           // orders = "dense" (models::denseRenyiOrders)
+  double hockeyStickEpsMax = 10.0;    // eps grid 0, step, ..., max of delta(eps)
+  double hockeyStickEpsStep = 0.05;
+  long privacyLossBins = 1000;        // 0: no privacy-loss histograms
 };
 
 struct PrivacySpec {

@@ -36,6 +36,7 @@
 
 #include "app/ParameterSchema.hpp"
 #include "models/Dataset.hpp"
+#include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
 
@@ -1110,6 +1111,13 @@ private:
     const Parameter& ordersParameter = parameter("divergence", "orders");
     const std::string_view allowed = ordersParameter.allowed;
     const toml::node& node = required(ordersParameter);
+    if (const auto* name = node.as_string()) {
+      if (name->get() != "dense") fail("divergence.orders", node, "is not a known order grid", allowed);
+      c.divergence.denseOrders = true;
+      for (double alpha : models::denseRenyiOrders()) c.divergence.orders.push_back(RenyiOrder{alpha, shortestDouble(alpha)});
+      readFunctionalGrids(c);
+      return;
+    }
     const toml::array& orders = array(node, "divergence.orders", allowed);
     if (orders.empty()) fail("divergence.orders", node, "must not be empty", allowed);
     if (orders.size() > kMaxOrders) {
@@ -1131,6 +1139,31 @@ private:
           entry.is_integer() ? std::to_string(entry.as_integer()->get()) : shortestDouble(alpha);
       c.divergence.orders.push_back(RenyiOrder{alpha, label});
     }
+    readFunctionalGrids(c);
+  }
+
+  // The hockey-stick eps grid and the privacy-loss bins (solver/Divergences.hpp).
+  void readFunctionalGrids(Case& c) const {
+    constexpr double kMaxEpsPoints = 100000;
+    const Parameter& maxParameter = parameter("divergence", "hockey_stick_eps_max");
+    const toml::node& maxNode = required(maxParameter);
+    c.divergence.hockeyStickEpsMax = number(maxNode, "divergence.hockey_stick_eps_max", maxParameter.allowed);
+    if (!(c.divergence.hockeyStickEpsMax >= 0))
+      fail("divergence.hockey_stick_eps_max", maxNode, "must be >= 0", maxParameter.allowed);
+    const Parameter& stepParameter = parameter("divergence", "hockey_stick_eps_step");
+    const toml::node& stepNode = required(stepParameter);
+    c.divergence.hockeyStickEpsStep = positive(stepNode, "divergence.hockey_stick_eps_step", stepParameter.allowed);
+    if (c.divergence.hockeyStickEpsMax / c.divergence.hockeyStickEpsStep + 1 > kMaxEpsPoints)
+      fail("divergence.hockey_stick_eps_step", stepNode,
+           "gives more than 100000 grid points up to hockey_stick_eps_max = " +
+               shortestDouble(c.divergence.hockeyStickEpsMax),
+           maxParameter.allowed);
+    const Parameter& binsParameter = parameter("divergence", "privacy_loss_bins");
+    const toml::node& binsNode = required(binsParameter);
+    const std::int64_t bins = integer(binsNode, "divergence.privacy_loss_bins", binsParameter.allowed);
+    if (bins < 0 || bins > 1000000)
+      fail("divergence.privacy_loss_bins", binsNode, "is outside [0, 1000000]", binsParameter.allowed);
+    c.divergence.privacyLossBins = static_cast<long>(bins);
   }
 
   // [privacy]: the delta of the summary table and the delta grid of epsilon.csv (MATH.md §7).
@@ -1392,7 +1425,7 @@ private:
     // An order labelled with digits only was an integer (or an integral float): write it as an integer so that
     // reading the resolved case gives the same label.
     toml::array orders;
-    for (const RenyiOrder& order : c.divergence.orders) {
+    for (const RenyiOrder& order : c.divergence.denseOrders ? std::vector<RenyiOrder>{} : c.divergence.orders) {
       std::int64_t asInteger = 0;
       const char* end = order.label.data() + order.label.size();
       const auto result = std::from_chars(order.label.data(), end, asInteger);
@@ -1402,7 +1435,11 @@ private:
         orders.push_back(order.alpha);
       }
     }
-    root.insert("divergence", toml::table{{"orders", orders}});
+    root.insert("divergence", toml::table{{"hockey_stick_eps_max", c.divergence.hockeyStickEpsMax},
+                                          {"hockey_stick_eps_step", c.divergence.hockeyStickEpsStep},
+                                          {"privacy_loss_bins", static_cast<std::int64_t>(c.divergence.privacyLossBins)}});
+    if (c.divergence.denseOrders) root["divergence"].as_table()->insert("orders", "dense");
+    else root["divergence"].as_table()->insert("orders", orders);
     toml::array deltaGrid;
     for (double d : c.privacy.deltaGrid) deltaGrid.push_back(d);
     root.insert("privacy", toml::table{{"delta", c.privacy.delta}, {"delta_grid", deltaGrid}});

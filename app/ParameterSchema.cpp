@@ -218,10 +218,21 @@ constexpr Parameter kParameters[] = {
      "Output directory; the command line's --output overrides it."},
 
     // [divergence]
-    {"divergence", "orders", "array of numbers", "—", Presence::Default, "[2, 10]",
-     "1 to 1024 distinct finite numbers > 1", "",
+    {"divergence", "orders", "array of numbers, or the string \"dense\"", "—", Presence::Default, "[2, 10]",
+     "1 to 1024 distinct finite numbers > 1, or \"dense\"", "",
      "Rényi orders alpha; each gives the CSV column `renyi_<label>`, the label being the number as written: "
-     "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`."},
+     "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`. \"dense\" is the grid of "
+     "Google dp_accounting: 1.1 to 10.9 by 0.1, 11 to 63 by 1, 128, 256, 512, 1024 (156 orders, labels `1.1`, ..., "
+     "`1024`). Every order also gets the rows of renyi.csv (d R/d alpha, E_alpha, the Rényi information)."},
+    {"divergence", "hockey_stick_eps_max", "number", "—", Presence::Default, "10.0",
+     "a finite number >= 0; with hockey_stick_eps_step at most 100000 grid points", "",
+     "Largest eps of the grid 0, step, 2 step, ..., max on which the hockey-stick divergence delta(eps) = "
+     "int max(p - e^eps q, 0) is computed both ways (hockey_stick.csv; MATH.md §3)."},
+    {"divergence", "hockey_stick_eps_step", "number", "—", Presence::Default, "0.05", "a finite number > 0", "",
+     "Spacing of the eps grid of the hockey-stick divergence."},
+    {"divergence", "privacy_loss_bins", "integer", "—", Presence::Default, "1000", "an integer in [0, 1000000]", "",
+     "Bins of the privacy-loss histograms (the law of log(p/q)(Theta), Theta ~ p, and of log(q/p), Theta ~ q) written "
+     "to fpdp.h5 at every output step; 0 writes none."},
 
     // [privacy]
     {"privacy", "delta", "number", "—", Presence::Default, "1e-5", "a number in (0, 1)", "",

@@ -2,6 +2,8 @@
 // the plots (docs/output.md). The formulas live in models/PrivacyBounds (MATH.md §5) and models/RdpConversion (§7).
 #include "app/PrivacyOutput.hpp"
 
+#include "models/DivergenceGrids.hpp"
+
 #include <sys/wait.h>
 
 #include <Eigen/Eigenvalues>
@@ -44,9 +46,9 @@ std::optional<double> present(double v) { return std::isnan(v) ? std::nullopt : 
 
 }  // namespace
 
-std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& /*v*/) {
-  // Connect here when solver::DivergenceValues carries the hockey-stick curves (functionals branch, issue 5).
-  return std::nullopt;
+std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps) {
+  if (eps.empty() || v.hockeyStickPQ.size() != eps.size() || v.hockeyStickQP.size() != eps.size()) return std::nullopt;
+  return HockeyStickCurves{eps, v.hockeyStickPQ, v.hockeyStickQP};
 }
 
 double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta) {
@@ -75,7 +77,9 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
 }
 
 PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer)
-    : case_(c), bounds_(std::move(problem)), directory_(directory), writer_(writer) {
+    : case_(c), bounds_(std::move(problem)),
+      hockeyStickEps_(models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep)),
+      directory_(directory), writer_(writer) {
   for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
   boundColumns_ = {"step", "t"};
   for (int item = 1; item <= 8; ++item)
@@ -121,7 +125,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   }
 
   // epsilon.csv: the exact column exists iff the hockey-stick curves do.
-  const auto curves = hockeyStickCurves(v);
+  const auto curves = hockeyStickCurves(v, hockeyStickEps_);
   if (!epsilonOpened_) {
     exactColumn_ = curves.has_value();
     epsilonColumns_ = {"step", "t", "delta"};
@@ -238,8 +242,7 @@ void PrivacyOutput::summary(std::ostream& s) const {
     s << "    eps exact (hockey-stick curve)" << std::string(33, ' ') << fmt((*row)[3]) << "\n";
   else
     s << "    eps exact (hockey-stick curve)" << std::string(33, ' ')
-      << "not computed: this build's divergences carry no hockey-stick curve (app/PrivacyOutput.cpp, "
-         "hockeyStickCurves)\n";
+      << "not computed: the run has no hockey-stick curve (divergence.hockey_stick_eps_*)\n";
   auto withOrder = [](double e, double a) { return fmt(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
                 withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());

@@ -24,11 +24,10 @@ struct HockeyStickCurves {
   std::vector<double> deltaQP;  // int max(q - e^eps p, 0)
 };
 
-/// THE ONE PLACE where the exact eps column gets its data: the hockey-stick curves of the computed pair at an output
-/// step. solver::DivergenceValues does not carry them yet (issue 5, the functionals' branch adds them); until then
-/// this returns nullopt and the column eps_exact is absent from epsilon.csv (the summary says "not computed").
-/// When the curves exist: return {v.<eps grid>, v.<delta(eps) p||q>, v.<delta(eps) q||p>}.
-std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v);
+/// THE ONE PLACE where the exact eps column gets its data: the hockey-stick curves delta(eps) of the computed pair at
+/// an output step (solver::DivergenceValues::hockeyStickPQ/QP on the case's eps grid, models::uniformEpsGrid of
+/// divergence.hockey_stick_eps_max/step). nullopt when the run computed no curves (an empty grid).
+std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps);
 
 /// The exact eps at `delta` from the curves (models::exactEpsilonOfPair: both directions, the larger).
 double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta);
@@ -58,6 +57,7 @@ private:
   const Case& case_;
   models::PrivacyBounds bounds_;
   std::vector<double> orders_;
+  std::vector<double> hockeyStickEps_;  // the eps grid of the run's hockey-stick curves
   std::vector<std::string> boundColumns_, epsilonColumns_;
   std::vector<std::vector<double>> boundRows_, epsilonRows_;  // NaN where a value does not exist
   std::optional<io::CsvTable> boundsCsv_, epsilonCsv_;

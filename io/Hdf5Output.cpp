@@ -1,5 +1,7 @@
 #include "io/Hdf5Output.hpp"
 
+#include <functional>
+
 #include <hdf5.h>
 
 #include <algorithm>
@@ -193,30 +195,26 @@ void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std:
   if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 series could not be written on rank 0");
 }
 
-void Hdf5Output::writeTable(const std::string& group, const std::vector<std::string>& columns,
-                            const std::vector<std::vector<double>>& rows,
-                            const std::vector<std::pair<std::string, std::string>>& texts) {
-  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+namespace {
+// Rank 0 reopens the file and (re)writes /<group> with `fill`; every rank learns whether it worked. Shared by
+// writeTable and writeArrays (the parallel viewer must be closed before).
+void writeGroupOnRankZero(MPI_Comm comm, const std::string& path, const std::string& group,
+                          const std::function<void(hid_t)>& fill, const std::string& what) {
   PetscMPIInt rank;
-  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
   int ok = 1;
   std::string error;
   if (rank == 0) {
-    hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     if (f < 0) {
       ok = 0;
-      error = "cannot reopen '" + path_ + "'";
+      error = "cannot reopen '" + path + "'";
     } else {
       try {
         if (H5Lexists(f, group.c_str(), H5P_DEFAULT) > 0) H5Ldelete(f, group.c_str(), H5P_DEFAULT);
         hid_t g = makeGroup(f, group.c_str());
         try {
-          for (std::size_t c = 0; c < columns.size(); ++c) {
-            std::vector<double> col(rows.size());
-            for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
-            writeDoubles(g, columns[c], col);
-          }
-          for (const auto& [name, text] : texts) writeString(g, name, text);
+          fill(g);
         } catch (...) {
           H5Gclose(g);
           throw;
@@ -229,8 +227,42 @@ void Hdf5Output::writeTable(const std::string& group, const std::vector<std::str
       H5Fclose(f);
     }
   }
-  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 table " + group + " could not be written on rank 0");
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 " + what + " " + group + " could not be written on rank 0");
+}
+}  // namespace
+
+void Hdf5Output::writeTable(const std::string& group, const std::vector<std::string>& columns,
+                            const std::vector<std::vector<double>>& rows,
+                            const std::vector<std::pair<std::string, std::string>>& texts) {
+  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+  writeGroupOnRankZero(comm_, path_, group, [&](hid_t g) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      std::vector<double> col(rows.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
+      writeDoubles(g, columns[c], col);
+    }
+    for (const auto& [name, text] : texts) writeString(g, name, text);
+  }, "table");
+}
+
+void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>& arrays) {
+  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+  writeGroupOnRankZero(comm_, path_, group, [&](hid_t g) {
+    for (const Array& a : arrays) {
+      std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+      hsize_t count = 1;
+      for (hsize_t d : dims) count *= d;
+      if (count != a.values.size()) throw std::logic_error("HDF5: dataset " + a.name + " has the wrong size");
+      hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+      hid_t ds = H5Dcreate2(g, a.name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      herr_t e = ds < 0 ? -1 : (count == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                                          a.values.data()));
+      if (ds >= 0) H5Dclose(ds);
+      H5Sclose(space);
+      if (e < 0) throw std::runtime_error("HDF5: cannot write dataset " + group + "/" + a.name);
+    }
+  }, "arrays");
 }
 
 void Hdf5Output::close() {

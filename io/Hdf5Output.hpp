@@ -38,6 +38,15 @@ public:
   void writeTable(const std::string& group, const std::vector<std::string>& columns,
                   const std::vector<std::vector<double>>& rows,
                   const std::vector<std::pair<std::string, std::string>>& texts = {});
+  /// A float64 dataset of any rank (shape outermost first, values in C order) for writeArrays.
+  struct Array {
+    std::string name;
+    std::vector<unsigned long long> shape;
+    std::vector<double> values;
+  };
+  /// Writes (replacing) the group `group` with the given datasets (e.g. /renyi, /hockey_stick, /privacy_loss);
+  /// collective call, rank 0 writes. Like writeSeries, it closes the parallel viewer first.
+  void writeArrays(const std::string& group, const std::vector<Array>& arrays);
   /// Closes the file; later calls are errors.
   void close();
   static std::string stepGroup(long step);

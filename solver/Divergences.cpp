@@ -10,28 +10,22 @@ namespace fpdp::solver {
 
 static_assert(DivergenceFunctionals::kTailShells == 4, "DivergenceValues::renyiTailLogMean holds 4 shells");
 
+/// One term of the sums: a cell (weight its volume) or a singular mass (weight 1), normalised.
+struct DivergenceFunctionals::Term {
+  enum Kind : char { Skip, Regular, PZero, Infinite };
+  Kind kind = Skip;
+  bool nearOne = false;   // |rho| < 1/2: the series forms
+  bool boundary = false;  // touches a wall
+  int shell = -1;         // tail shell, -1: none
+  double wp = 0, wq = 0;  // |c| p, |c| q (normalised)
+  double u = 0, l1l = 0;  // log r, log1p(rho) - rho (near one)
+  double logWq = 0;
+  double G = 0, GS = 0;   // |grad u|^2 and grad u^T Sigma grad u (0 for atoms and excluded cells)
+};
+
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Running log-sum-exp: log sum_i exp(t_i) without overflow.
-struct LogSumExp {
-  double max = -kInf;
-  double sum = 0.0;  // sum exp(t_i - max)
-  void add(double t) {
-    if (t == -kInf) return;
-    if (t == kInf) {
-      max = kInf;
-      sum = 1.0;
-      return;
-    }
-    if (t > max) {
-      sum = sum * std::exp(max - t) + 1.0;
-      max = t;
-    } else {
-      sum += std::exp(t - max);
-    }
-  }
-};
 }  // namespace
 
 const char* renyiStatusName(RenyiStatus s) {
@@ -43,9 +37,48 @@ const char* renyiStatusName(RenyiStatus s) {
 }
 
 DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders)
-    : quadrature_(mesh), orders_(std::move(orders)), reconstruction_(mesh), points_(mesh.createVector()) {
+    : DivergenceFunctionals(mesh, FunctionalSettings{std::move(orders), {}, 0, std::nullopt}) {}
+
+DivergenceFunctionals::~DivergenceFunctionals() = default;
+
+DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings)
+    : quadrature_(mesh),
+      settings_(std::move(settings)),
+      orders_(settings_.orders),
+      informationUnavailable_(LogRatioGradient::unsupportedReason(mesh)),
+      reconstruction_(mesh),
+      points_(mesh.createVector()) {
+  for (std::size_t k = 0; k < settings_.hockeyStickEps.size(); ++k)
+    if (!(settings_.hockeyStickEps[k] >= 0) || !std::isfinite(settings_.hockeyStickEps[k]) ||
+        (k > 0 && !(settings_.hockeyStickEps[k] > settings_.hockeyStickEps[k - 1])))
+      throw std::invalid_argument("DivergenceFunctionals: the eps grid must be finite, >= 0 and increasing");
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
+  if (informationUnavailable_.empty()) gradient_ = std::make_unique<LogRatioGradient>(mesh);
+  if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
+  // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
+  // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
+  orderIndex_.resize(orders_.size());
+  for (std::size_t k = 0; k < orders_.size(); ++k) orderIndex_[k] = k;
+  std::sort(orderIndex_.begin(), orderIndex_.end(), [&](std::size_t a, std::size_t b) { return orders_[a] < orders_[b]; });
+  for (std::size_t j = 0; j < orderIndex_.size();) {
+    OrderRun run{j, j + 1, 0.0};
+    if (j + 1 < orderIndex_.size()) {
+      run.delta = orders_[orderIndex_[j + 1]] - orders_[orderIndex_[j]];
+      run.end = j + 2;
+      while (run.end < orderIndex_.size() &&
+             std::fabs(orders_[orderIndex_[run.end]] - orders_[orderIndex_[run.end - 1]] - run.delta) <= 1e-9 * run.delta)
+        ++run.end;
+      // The recurrence multiplies by e^{Delta u}; the run's Delta is its mean gap, the orders' own values differ from
+      // alpha_first + j Delta by round-off only.
+      run.delta = (orders_[orderIndex_[run.end - 1]] - orders_[orderIndex_[j]]) / static_cast<double>(run.end - 1 - j);
+    }
+    runs_.push_back(run);
+    j = run.end;
+  }
+  sigma_ = settings_.sigma ? *settings_.sigma : models::Matrix::Identity(mesh.dim(), mesh.dim());
+  if (sigma_.rows() != mesh.dim() || sigma_.cols() != mesh.dim())
+    throw std::invalid_argument("DivergenceFunctionals: Sigma must be d x d");
   const auto& box = mesh.box();
   const int dim = mesh.dim();
   const PetscInt nOwned = mesh.owned().size();
@@ -157,16 +190,8 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* si
   // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
   // (PointValues.hpp); the masses, minima and negative-cell counts describe the state itself.
   reconstruction_.apply(u, points_);
+  DivergenceValues v = evaluatePoints(singular);
   const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(points_, &a));
-  DivergenceValues v;
-  try {
-    v = evaluate(a, a + 1, 2, singular);
-  } catch (...) {
-    VecRestoreArrayRead(points_, &a);
-    throw;
-  }
-  FPDP_PETSC(VecRestoreArrayRead(points_, &a));
   FPDP_PETSC(VecGetArrayRead(u, &a));
   try {
     measureHealth(a, a + 1, 2, singular, v);
@@ -180,19 +205,46 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* si
 
 DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride,
                                                  const SingularMasses* singular) const {
+  // The gradients need ghost values: the arrays go into the work vector, whose ghosts LogRatioGradient fetches.
+  PetscScalar* a;
+  FPDP_PETSC(VecGetArray(points_, &a));
+  const std::size_t n = quadrature_.weights().size();
+  for (std::size_t c = 0; c < n; ++c) {
+    a[2 * c] = p[c * stride];
+    a[2 * c + 1] = q[c * stride];
+  }
+  FPDP_PETSC(VecRestoreArray(points_, &a));
+  return evaluatePoints(singular);
+}
+
+
+DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singular) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
+  const int dim = quadrature_.dim();
   DivergenceValues out;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t K = orders_.size();
+  const std::size_t E = settings_.hockeyStickEps.size();
+
+  const PetscScalar* pts;
+  FPDP_PETSC(VecGetArrayRead(points_, &pts));
+  struct Restore {
+    Vec v;
+    const PetscScalar** a;
+    ~Restore() { VecRestoreArrayRead(v, a); }
+  } restore{points_, &pts};
+  const double* p = pts;
+  const double* q = pts + 1;
+  constexpr std::ptrdiff_t stride = 2;
 
   // Pass 1: masses and health of each density.
   measureHealth(p, q, stride, singular, out);
   const double mass[2] = {out.p.mass, out.q.mass};
-  const std::size_t K = orders_.size();
   out.renyi.assign(K, kInf);
   out.eAlphaMinusOne.assign(K, kInf);
   if (!out.p.finite || !out.q.finite || !(mass[0] > 0) || !(mass[1] > 0)) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     out.kl = out.tv = nan;
     std::fill(out.renyi.begin(), out.renyi.end(), nan);
     std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), nan);
@@ -200,114 +252,316 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     out.renyiBoundaryShare.assign(K, nan);
     out.renyiTailLogMean.assign(K, {nan, nan, nan, nan});
     out.renyiStatus.assign(K, RenyiStatus::Finite);
+    out.logEAlpha = out.dRenyiDAlpha = out.informationRatio = out.informationRatioSigma = out.renyi;
+    out.informationExcludedMassP = nan;
+    out.hockeyStickPQ.assign(E, nan);
+    out.hockeyStickQP.assign(E, nan);
     return out;
   }
 
-  // Pass 2: the divergences of the normalised densities.
+  // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
+  if (gradient_) gradient_->apply(points_, gradWork_);
+  else gradWork_.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
+
+  // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
   constexpr double kNegligible = 1e-200;
   long underflow = 0;
-  // sums: [0] KL, [1] TV, [2 .. 2+K) E_alpha - 1 ; lse per order for the large-divergence branch.
-  // [2+K .. 2+2K) the boundary cells' part of E_alpha - 1.
-  std::vector<double> sums(2 + 2 * K, 0.0);
-  double excludedP = 0.0;
-  std::vector<LogSumExp> lse(K), lseBoundary(K), lseShell(K * kTailShells);
-  // One term of every sum: weight wc (a cell volume, or 1 for a singular mass), raw values pRaw and qRaw (point
-  // values of the densities, or the singular masses), whether it touches a wall, and its tail shell (-1: none).
-  auto accumulate = [&](double wc, double pRaw, double qRaw, bool boundary, int shell) {
+  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  bool infinite = false;
+  std::vector<Term>& terms = termsWork_;
+  terms.clear();
+  terms.reserve(n + (singular ? singular->p.size() : 0));
+  const double pMaxNormalised = out.p.max * invMp;
+  auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
     const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(qRaw, 0.0) * invMq;
-    sums[1] += wc * std::fabs(pc - qc);
+    tv += wc * std::fabs(pc - qc);
+    Term t;
+    t.boundary = boundary, t.shell = shell, t.wp = wc * pc, t.wq = wc * qc;
     if (qRaw < 0.0) {
       // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
       // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
       excludedP += wc * pc;
+      terms.push_back(t);  // Skip: still counted by the hockey-stick sums (like TV)
       return;
     }
     if (qc == 0.0) {
       // q underflowed to 0. Where p is negligible too (below 1e-200 of its maximum) the cell is numerically empty:
       // both true densities are below the range of doubles there and their contribution is not resolvable, so it is
       // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
-      if (pc > 0.0 && pc <= kNegligible * out.p.max * invMp) {
+      if (pc > 0.0 && pc <= kNegligible * pMaxNormalised) {
         ++underflow;
-        return;
+      } else if (pc > 0.0) {
+        infinite = true;
+        t.kind = Term::Infinite;
       }
-      if (pc > 0.0) {
-        sums[0] = kInf;
-        for (std::size_t k = 0; k < K; ++k) {
-          sums[2 + k] = kInf;
-          lse[k].add(kInf);
-        }
-      }
+      terms.push_back(t);
       return;
     }
-    const double logWq = std::log(wc * qc);
-    if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, r^alpha = 0
-      sums[0] += wc * qc;
-      for (std::size_t k = 0; k < K; ++k) {
-        sums[2 + k] += wc * qc * (orders_[k] - 1.0);
-        if (boundary) sums[2 + K + k] += wc * qc * (orders_[k] - 1.0);
-      }
+    t.logWq = std::log(wc * qc);
+    if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
+      t.kind = Term::PZero;
+      kl += wc * qc;
+      terms.push_back(t);
       return;
     }
+    t.kind = Term::Regular;
     const double rho = (pc - qc) / qc;
     // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
     // logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay finite:
     //   q h(r) = p log r - (p - q),   q g_alpha(r) = q r^alpha - q - alpha (p - q).
-    const bool nearOne = std::fabs(rho) < 0.5;
-    const double u = nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);  // log r
-    const double l1l = nearOne ? log1pMinusLinear(rho) : 0.0;
-    sums[0] += nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
-    for (std::size_t k = 0; k < K; ++k) {
-      const double alpha = orders_[k];
-      const double term = nearOne ? wc * qc * (expm1MinusLinear(alpha * u) + alpha * l1l)
-                                  : wc * (std::exp(std::log(qc) + alpha * u) - qc - alpha * (pc - qc));
-      sums[2 + k] += term;
-      if (boundary) sums[2 + K + k] += term;
-      lse[k].add(logWq + alpha * u);
-      if (boundary) lseBoundary[k].add(logWq + alpha * u);
-      if (shell >= 0) lseShell[k * kTailShells + static_cast<std::size_t>(shell)].add(logWq + alpha * u);
+    t.nearOne = std::fabs(rho) < 0.5;
+    t.u = t.nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
+    t.l1l = t.nearOne ? log1pMinusLinear(rho) : 0.0;
+    kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
+    if (grad) {
+      double g2 = 0.0, gs = 0.0;
+      for (int a = 0; a < dim; ++a) {
+        g2 += grad[a] * grad[a];
+        for (int b = 0; b < dim; ++b) gs += grad[a] * sigma_(a, b) * grad[b];
+      }
+      if (std::isfinite(g2) && std::isfinite(gs)) {
+        t.G = g2, t.GS = gs;
+      } else {
+        excludedInfoP += wc * pc;  // a stencil cell has p <= 0 or q <= 0: log r has no gradient there
+      }
     }
+    terms.push_back(t);
   };
-  for (std::size_t c = 0; c < n; ++c) accumulate(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c]);
+  for (std::size_t c = 0; c < n; ++c)
+    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradWork_[c].data());
   int rank = 0;
   FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.
   if (singular && rank == 0)
-    for (std::size_t j = 0; j < singular->p.size(); ++j) accumulate(1.0, singular->p[j], singular->q[j], false, -1);
+    for (std::size_t j = 0; j < singular->p.size(); ++j) classify(1.0, singular->p[j], singular->q[j], false, -1, nullptr);
+
+  // Pass 3: per order, the global maximum M_alpha of log(|c| q) + alpha log r over the regular terms (and per tail
+  // shell): the scale of the large-divergence sums, so that one exp per term and order suffices.
+  const std::size_t S = K * kTailShells;
+  std::vector<double> localMax(K + S, -kInf), globalMax(K + S);
+  for (const Term& t : terms) {
+    if (t.kind != Term::Regular) continue;
+    for (std::size_t k = 0; k < K; ++k) {
+      const double l = t.logWq + orders_[k] * t.u;
+      localMax[k] = std::max(localMax[k], l);
+      if (t.shell >= 0) {
+        double& m = localMax[K + k * kTailShells + static_cast<std::size_t>(t.shell)];
+        m = std::max(m, l);
+      }
+    }
+  }
+  FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + S), MPI_DOUBLE, MPI_MAX,
+                            comm));
+  std::vector<double> scale(K), invScale(K), shellFactor(S);
+  std::vector<char> shellDirect(S);
+  for (std::size_t k = 0; k < K; ++k) {
+    const double M = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
+    scale[k] = std::exp(M);  // may be +inf: then E_alpha > 1e308 and the stable sums are not used
+    invScale[k] = std::exp(-M);
+    for (int m = 0; m < kTailShells; ++m) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
+      const double gap = std::isfinite(globalMax[K + i]) ? M - globalMax[K + i] : 0.0;
+      // The shell sums are scaled by their own maximum: from the order's scaled term when that loses nothing.
+      shellDirect[i] = gap > 600.0;
+      shellFactor[i] = std::exp(gap);
+    }
+  }
+
+  // rescale[k] = e^{M_k - M_next}, next the order after k in its run (the far-branch recurrence).
+  std::vector<double> rescale(K, 1.0);
+  for (const OrderRun& run : runs_)
+    for (std::size_t j = run.begin; j + 1 < run.end; ++j) {
+      const std::size_t k = orderIndex_[j], kNext = orderIndex_[j + 1];
+      if (std::isfinite(globalMax[k]) && std::isfinite(globalMax[kNext])) rescale[k] = std::exp(globalMax[k] - globalMax[kNext]);
+    }
+
+  // Pass 4: the per-order sums. Layout: [0,K) E_alpha - 1 (stable), [K,2K) its wall part, [2K,3K) E' (stable),
+  // [3K,4K) S0 = sum |c| q r^alpha e^-M, [4K,5K) its wall part, [5K,6K) sum of the same times u,
+  // [6K,7K) times |grad u|^2, [7K,8K) times the Sigma form, [8K, 8K+S) the shells (scaled by their own max).
+  std::vector<double> sums(8 * K + S, 0.0);
+  double* em1 = sums.data();
+  double* em1Wall = em1 + K;
+  double* dE = em1 + 2 * K;
+  double* S0 = em1 + 3 * K;
+  double* S0Wall = em1 + 4 * K;
+  double* S1 = em1 + 5 * K;
+  double* SI = em1 + 6 * K;
+  double* SIS = em1 + 7 * K;
+  double* shellSum = em1 + 8 * K;
+  // Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
+  // b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
+  //   em1l(x + b) = em1l(x) + em1l(b) + expm1(x) (em1l(b) + b),   expm1(x + b) = expm1(x) e^b + expm1(b)
+  // (the first is e^x em1l(b) + em1l(x) + b expm1(x) rearranged: every term of one sign when x and b are, so no
+  // cancellation), carried as E1 = |c| q em1l(alpha u) and X = |c| q expm1(alpha u); in the scaled far branch
+  //   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
+  // Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
+  // recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
+  // The parts of the sums that do not depend on the order (|c| q l1l(rho), |c| q u, ...) are added once per cell into
+  // difference arrays over the sorted orders (a cell is near r = 1 for a prefix of each run, far after it), so the
+  // loop over orders only carries what does:
+  //   near: E_alpha - 1 += E1 + alpha |c| q l1l,  E' += X u + |c| q l1l,  e^M S_j += (|c| q + X) {1, u, G, G_Sigma};
+  //   far:  S_j += t {1, u, G, G_Sigma},  E_alpha - 1 += e^M t - |c| q - alpha (|c| p - |c| q),  E' += e^M t u - (...).
+  enum NearConst { cWq, cWqU, cWqG, cWqGS, cWqL1l, kNear };
+  enum FarConst { fWq, fDp, kFar };
+  std::vector<double> nearDiff(kNear * (K + 1), 0.0), farDiff(kFar * (K + 1), 0.0);
+  std::vector<double> accE1(K, 0.0), accX(K, 0.0), accXU(K, 0.0), accXG(K, 0.0), accXGS(K, 0.0);
+  std::vector<double> farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0);
+  double pZeroWq = 0.0;
+  for (const Term& t : terms) {
+    if (t.kind == Term::PZero) {
+      pZeroWq += t.wq;
+      if (t.boundary)
+        for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
+      continue;
+    }
+    if (t.kind != Term::Regular) continue;
+    const double dp = t.wp - t.wq;
+    const double nearConst[kNear] = {t.wq, t.wq * t.u, t.wq * t.G, t.wq * t.GS, t.wq * t.l1l};
+    const double farConst[kFar] = {t.wq, dp};
+    auto markNear = [&](std::size_t from, std::size_t to) {  // positions [from, to) in orderIndex_
+      if (from >= to) return;
+      for (int c = 0; c < kNear; ++c) {
+        nearDiff[c * (K + 1) + from] += nearConst[c];
+        nearDiff[c * (K + 1) + to] -= nearConst[c];
+      }
+    };
+    auto markFar = [&](std::size_t from, std::size_t to) {
+      if (from >= to) return;
+      for (int c = 0; c < kFar; ++c) {
+        farDiff[c * (K + 1) + from] += farConst[c];
+        farDiff[c * (K + 1) + to] -= farConst[c];
+      }
+    };
+    const bool special = t.boundary || t.shell >= 0;  // wall cells and tail shells also feed per-order extra sums
+    // One order's extra sums (wall cells, shells), from the near state (E1, X) or the far scaled value.
+    auto extra = [&](std::size_t k, bool near, double E1, double X, double scaled) {
+      const double alpha = orders_[k];
+      if (near) scaled = (t.wq + X) * invScale[k];
+      if (t.boundary) {
+        em1Wall[k] += near ? E1 + alpha * t.wq * t.l1l : scaled * scale[k] - t.wq - alpha * dp;
+        S0Wall[k] += scaled;
+      }
+      if (t.shell >= 0) {
+        const std::size_t i = k * kTailShells + static_cast<std::size_t>(t.shell);
+        if (!shellDirect[i] && scaled >= 1e-290) {
+          shellSum[i] += scaled * shellFactor[i];
+        } else {
+          const double l = t.logWq + alpha * t.u - globalMax[K + i];
+          if (l > -690.0) shellSum[i] += std::exp(l);
+        }
+      }
+    };
+    for (const OrderRun& run : runs_) {
+      std::size_t k = orderIndex_[run.begin];
+      double x = orders_[k] * t.u;
+      bool near = t.nearOne && std::fabs(x) < 0.5;
+      double E1 = 0, X = 0, scaled = 0;
+      std::size_t switchAt = run.end;  // first far position of the run
+      auto addNear = [&](std::size_t kk) {
+        accE1[kk] += E1;
+        accX[kk] += X;
+        accXU[kk] += X * t.u;
+        accXG[kk] += X * t.G;
+        accXGS[kk] += X * t.GS;
+      };
+      auto addFar = [&](std::size_t kk) {
+        farS0[kk] += scaled;
+        farS1[kk] += scaled * t.u;
+        farSI[kk] += scaled * t.G;
+        farSIS[kk] += scaled * t.GS;
+      };
+      if (near) {
+        const double e = expm1MinusLinear(x);
+        E1 = t.wq * e;
+        X = t.wq * (x + e);
+        addNear(k);
+      } else {
+        switchAt = run.begin;
+        scaled = std::exp(t.logWq + x - globalMax[k]);
+        addFar(k);
+      }
+      if (special) extra(k, near, E1, X, scaled);
+      if (run.end - run.begin >= 2) {
+        const double b = run.delta * t.u;
+        const double eb = std::exp(b);
+        const bool recurse = std::isfinite(eb) && eb > 0.0;  // e^b out of range: one exp per order instead
+        double wqEm1lb = 0, wqExpm1b = 0, em1lbPlusB = 0;
+        if (near) {
+          const double em1lb = expm1MinusLinear(b);
+          wqEm1lb = t.wq * em1lb;
+          wqExpm1b = t.wq * (b + em1lb);
+          em1lbPlusB = em1lb + b;
+        }
+        for (std::size_t j = run.begin + 1; j < run.end; ++j) {
+          const std::size_t kPrev = k;
+          k = orderIndex_[j];
+          x = orders_[k] * t.u;
+          if (near && std::fabs(x) < 0.5) {
+            E1 += std::fma(X, em1lbPlusB, wqEm1lb);
+            X = std::fma(X, eb, wqExpm1b);
+            addNear(k);
+          } else {
+            if (near || !recurse) {
+              if (near) switchAt = j;
+              near = false;  // leaving the series region (or no recurrence): a fresh value
+              scaled = std::exp(t.logWq + x - globalMax[k]);
+            } else {
+              scaled *= eb * rescale[kPrev];
+              if (scaled < 1e-290) {
+                const double l = t.logWq + x - globalMax[k];
+                scaled = l > -690.0 ? std::exp(l) : scaled;
+              }
+            }
+            addFar(k);
+          }
+          if (special) extra(k, near, E1, X, scaled);
+        }
+      }
+      markNear(run.begin, switchAt);
+      markFar(switchAt, run.end);
+    }
+  }
+  // Combine: prefix sums of the difference arrays over the sorted orders, then the formulas above.
+  double nearSum[kNear] = {0, 0, 0, 0, 0}, farSum[kFar] = {0, 0};
+  for (std::size_t j = 0; j < K; ++j) {
+    for (int c = 0; c < kNear; ++c) nearSum[c] += nearDiff[c * (K + 1) + j];
+    for (int c = 0; c < kFar; ++c) farSum[c] += farDiff[c * (K + 1) + j];
+    const std::size_t k = orderIndex_[j];
+    const double alpha = orders_[k];
+    const bool scaleFinite = std::isfinite(scale[k]);
+    em1[k] = accE1[k] + alpha * nearSum[cWqL1l] + (alpha - 1.0) * pZeroWq +
+             (scaleFinite ? scale[k] * farS0[k] - farSum[fWq] - alpha * farSum[fDp] : kInf);
+    dE[k] = accXU[k] + nearSum[cWqL1l] + pZeroWq +
+            (scaleFinite ? scale[k] * farS1[k] - farSum[fDp] : std::numeric_limits<double>::quiet_NaN());
+    S0[k] = (nearSum[cWq] + accX[k]) * invScale[k] + farS0[k];
+    S1[k] = (nearSum[cWqU] + accXU[k]) * invScale[k] + farS1[k];
+    SI[k] = (nearSum[cWqG] + accXG[k]) * invScale[k] + farSI[k];
+    SIS[k] = (nearSum[cWqGS] + accXGS[k]) * invScale[k] + farSIS[k];
+  }
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
+  double scalars[5] = {kl, tv, excludedP, excludedInfoP, infinite ? 1.0 : 0.0}, gScalars[5];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(&underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
-  out.kl = global[0];
-  out.tv = 0.5 * global[1];
-  FPDP_PETSC(MPI_Allreduce(&excludedP, &out.excludedMassP, 1, MPI_DOUBLE, MPI_SUM, comm));
-  // Large-divergence branch: combine the per-rank log-sum-exp pairs.
-  std::vector<double> lmax(K), gmax(K);
-  for (std::size_t k = 0; k < K; ++k) lmax[k] = lse[k].max;
-  FPDP_PETSC(MPI_Allreduce(lmax.data(), gmax.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_MAX, comm));
-  std::vector<double> lsum(K), gsum(K);
-  for (std::size_t k = 0; k < K; ++k)
-    lsum[k] = (lse[k].max == -kInf || gmax[k] == kInf) ? (lse[k].max == kInf ? 1.0 : 0.0)
-                                                       : lse[k].sum * std::exp(lse[k].max - gmax[k]);
-  FPDP_PETSC(MPI_Allreduce(lsum.data(), gsum.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
-  // Boundary share: the boundary cells' part of the same sum, scaled by the same global maximum.
-  std::vector<double> bsum(K), gbsum(K);
-  for (std::size_t k = 0; k < K; ++k)
-    bsum[k] = (lseBoundary[k].max == -kInf || !std::isfinite(gmax[k])) ? 0.0
-                                                                       : lseBoundary[k].sum * std::exp(lseBoundary[k].max - gmax[k]);
-  FPDP_PETSC(MPI_Allreduce(bsum.data(), gbsum.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
-  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell (global log-sum-exp).
-  const std::size_t S = K * kTailShells;
-  std::vector<double> shellMax(S), shellGlobalMax(S), shellSum(S), shellGlobalSum(S);
-  for (std::size_t i = 0; i < S; ++i) shellMax[i] = lseShell[i].max;
-  FPDP_PETSC(MPI_Allreduce(shellMax.data(), shellGlobalMax.data(), static_cast<PetscMPIInt>(S), MPI_DOUBLE, MPI_MAX,
-                            comm));
-  for (std::size_t i = 0; i < S; ++i)
-    shellSum[i] = (lseShell[i].max == -kInf || !std::isfinite(shellGlobalMax[i]))
-                      ? 0.0
-                      : lseShell[i].sum * std::exp(lseShell[i].max - shellGlobalMax[i]);
-  FPDP_PETSC(MPI_Allreduce(shellSum.data(), shellGlobalSum.data(), static_cast<PetscMPIInt>(S), MPI_DOUBLE, MPI_SUM,
-                            comm));
+  const bool isInfinite = gScalars[4] > 0;
+  out.kl = isInfinite ? kInf : gScalars[0];
+  out.tv = 0.5 * gScalars[1];
+  out.excludedMassP = gScalars[2];
+  out.informationExcludedMassP = gScalars[3];
+  em1 = global.data();
+  em1Wall = em1 + K;
+  dE = em1 + 2 * K;
+  S0 = em1 + 3 * K;
+  S0Wall = em1 + 4 * K;
+  S1 = em1 + 5 * K;
+  SI = em1 + 6 * K;
+  SIS = em1 + 7 * K;
+  shellSum = em1 + 8 * K;
+
+  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell.
   out.renyiTailLogMean.assign(K, {});
   std::vector<char> tailGrows(K, 0);
   for (std::size_t k = 0; k < K; ++k) {
@@ -315,7 +569,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     bool finite = tailTestPossible_;
     for (int m = 0; m < kTailShells; ++m) {
       const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
-      L[m] = shellGlobalSum[i] > 0 ? shellGlobalMax[i] + std::log(shellGlobalSum[i]) - shellLogVolume_[m] : -kInf;
+      L[m] = shellSum[i] > 0 ? globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m] : -kInf;
       finite = finite && std::isfinite(L[m]);
     }
     if (!finite) continue;
@@ -329,28 +583,36 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     tailGrows[k] = grows;
   }
   out.renyiBoundaryShare.assign(K, 0.0);
-  for (std::size_t k = 0; k < K; ++k) {
-    // Small divergences: the share of E_alpha - 1 (what R_alpha is made of); large ones: the share of E_alpha.
-    const double em1 = global[2 + k], em1Boundary = global[2 + K + k];
-    if (std::isfinite(em1) && em1 < 1.0)
-      out.renyiBoundaryShare[k] = em1 > 0 ? em1Boundary / em1 : 0.0;
-    else
-      out.renyiBoundaryShare[k] = gsum[k] > 0 ? gbsum[k] / gsum[k] : 0.0;
-  }
+  out.logEAlpha.assign(K, kInf);
+  out.dRenyiDAlpha.assign(K, kInf);
+  out.informationRatio.assign(K, nan);
+  out.informationRatioSigma.assign(K, nan);
   for (std::size_t k = 0; k < K; ++k) {
     const double alpha = orders_[k];
-    const double em1 = global[2 + k];
-    out.eAlphaMinusOne[k] = em1;
-    if (std::isfinite(em1) && em1 < 1.0) {
-      out.renyi[k] = std::log1p(std::max(em1, 0.0)) / (alpha - 1.0);
-    } else if (gmax[k] == kInf) {
-      out.renyi[k] = kInf;
+    if (isInfinite) continue;  // q = 0 where p > 0: R_alpha = E_alpha = +inf, I_alpha/E_alpha undefined
+    // Small divergences (E_alpha - 1 < 1 from the stable sums): log E = log1p(E - 1), E'/E = E'/(1 + (E - 1)), the
+    // share of E_alpha - 1 at the walls. Large ones (or E_alpha - 1 overflowing): log E = M + log S0,
+    // E'/E = S1/S0, the share of E_alpha at the walls.
+    const bool small = std::isfinite(em1[k]) && em1[k] < 1.0 && std::isfinite(scale[k]);
+    double logE, dLogE;
+    if (small) {
+      logE = std::log1p(std::max(em1[k], 0.0));
+      dLogE = dE[k] / (1.0 + em1[k]);
+      out.eAlphaMinusOne[k] = em1[k];
+      out.renyiBoundaryShare[k] = em1[k] > 0 ? em1Wall[k] / em1[k] : 0.0;
     } else {
-      // log E_alpha = log sum (w q r^alpha) = gmax + log gsum; E_alpha here is the normalised one, since
-      // w q already carries the normalisation.
-      out.renyi[k] = (gmax[k] + std::log(gsum[k])) / (alpha - 1.0);
-      if (!std::isfinite(em1)) out.eAlphaMinusOne[k] = std::expm1(gmax[k] + std::log(gsum[k]));
+      logE = globalMax[k] + std::log(S0[k]);
+      dLogE = S1[k] / S0[k];
+      out.eAlphaMinusOne[k] = std::isfinite(em1[k]) && std::isfinite(scale[k]) ? em1[k] : std::expm1(logE);
+      out.renyiBoundaryShare[k] = S0[k] > 0 ? S0Wall[k] / S0[k] : 0.0;
     }
+    out.logEAlpha[k] = logE;
+    out.renyi[k] = logE / (alpha - 1.0);
+    // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
+    out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
+    // I_alpha/E_alpha: both sums carry the same scale e^-M.
+    out.informationRatio[k] = S0[k] > 0 && gradient_ ? SI[k] / S0[k] : nan;
+    out.informationRatioSigma[k] = S0[k] > 0 && gradient_ ? SIS[k] / S0[k] : nan;
   }
   // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
   out.renyiOnBox = out.renyi;
@@ -363,8 +625,83 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
       out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
       out.renyi[k] = kInf;
       out.eAlphaMinusOne[k] = kInf;
+      out.logEAlpha[k] = kInf;
+      out.dRenyiDAlpha[k] = kInf;
+      out.informationRatio[k] = out.informationRatioSigma[k] = nan;  // I_alpha and E_alpha both diverge
     } else if (wallsMatter) {
       out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
+    }
+  }
+
+  // Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0), each term computed as such (no 1 - ...):
+  // a term is positive only while e^eps < p/q, so the loop over the ascending grid stops at the first non-positive one.
+  if (E > 0) {
+    std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
+    for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
+    // The positive terms are those with e^eps < p/q: found by bisection, then summed in a branch-free (vectorisable)
+    // loop; max(., 0) keeps the one term at the boundary that rounding might make slightly negative out.
+    auto addTerms = [&](double a, double b, double* out) {  // out[k] += max(a - e^eps_k b, 0) for e^eps_k < a/b
+      const std::size_t count =
+          b > 0 ? static_cast<std::size_t>(std::upper_bound(expEps.begin(), expEps.end(), a / b) - expEps.begin()) : E;
+      const std::size_t m = std::min(count + 1, E);
+      for (std::size_t k = 0; k < m; ++k) out[k] += std::max(a - expEps[k] * b, 0.0);
+    };
+    for (const Term& t : terms) {
+      if (t.wp > t.wq) addTerms(t.wp, t.wq, hs.data());
+      else if (t.wq > t.wp) addTerms(t.wq, t.wp, hs.data() + E);
+    }
+    FPDP_PETSC(MPI_Allreduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, comm));
+    out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
+    out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+  }
+
+  if (settings_.privacyLossBins > 0) {
+    // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
+    const int B = settings_.privacyLossBins;
+    for (int dir = 0; dir < 2; ++dir) {
+      PrivacyLossHistogram& h = dir == 0 ? out.privacyLossP : out.privacyLossQ;
+      auto weightOf = [dir](const Term& t) { return dir == 0 ? t.wp : t.wq; };
+      auto valueOf = [dir](const Term& t) { return dir == 0 ? t.u : -t.u; };
+      // The mass at +inf: Infinite terms under p (q = 0), PZero terms under q (p = 0).
+      const Term::Kind atInfinity = dir == 0 ? Term::Infinite : Term::PZero;
+      double localMaxMass = 0.0, globalMaxMass = 0.0;
+      for (const Term& t : terms)
+        if (t.kind == Term::Regular) localMaxMass = std::max(localMaxMass, weightOf(t));
+      FPDP_PETSC(MPI_Allreduce(&localMaxMass, &globalMaxMass, 1, MPI_DOUBLE, MPI_MAX, comm));
+      const double floor = kPldMassFloor * globalMaxMass;
+      double range[2] = {kInf, kInf};  // min and -max
+      for (const Term& t : terms)
+        if (t.kind == Term::Regular && weightOf(t) >= floor && weightOf(t) > 0) {
+          range[0] = std::min(range[0], valueOf(t));
+          range[1] = std::min(range[1], -valueOf(t));
+        }
+      double gRange[2];
+      FPDP_PETSC(MPI_Allreduce(range, gRange, 2, MPI_DOUBLE, MPI_MIN, comm));
+      double lo = gRange[0], hi = -gRange[1];
+      if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -0.5, hi = 0.5;  // no finite value carries mass
+      if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)))) lo -= 0.5, hi += 0.5;
+      std::vector<double> bins(static_cast<std::size_t>(B) + 2, 0.0), gBins(bins.size());
+      const double width = (hi - lo) / B;
+      for (const Term& t : terms) {
+        const double m = weightOf(t);
+        if (t.kind == atInfinity) {
+          bins[static_cast<std::size_t>(B)] += m;
+          continue;
+        }
+        if (t.kind != Term::Regular || !(m > 0)) continue;
+        const double x = valueOf(t);
+        if (x < lo || x > hi) bins[static_cast<std::size_t>(B) + 1] += m;
+        const double b = std::floor((x - lo) / width);
+        const int bin = b < 0 ? 0 : (b >= B ? B - 1 : static_cast<int>(b));
+        bins[static_cast<std::size_t>(bin)] += m;
+      }
+      FPDP_PETSC(MPI_Allreduce(bins.data(), gBins.data(), static_cast<PetscMPIInt>(bins.size()), MPI_DOUBLE, MPI_SUM,
+                                comm));
+      h.lower = lo;
+      h.upper = hi;
+      h.mass.assign(gBins.begin(), gBins.begin() + B);
+      h.massInfinity = gBins[static_cast<std::size_t>(B)];
+      h.clampedMass = gBins[static_cast<std::size_t>(B) + 1];
     }
   }
   return out;

@@ -40,14 +40,33 @@
 // because along a line the first few cells are dominated by the wall layer (docs/scheme.md §5). The test is a
 // heuristic on the computed tails: the log-integrand multiplies the relative errors of p and q there by alpha and
 // alpha - 1, so it needs tails that are resolved (docs/scheme.md §5 shows where it errs on a coarse mesh).
+//
+// Further functionals (MATH.md §3; derivations and accuracy in docs/scheme.md §5), by the same rule:
+//   d R_alpha/d alpha = KL(pi_alpha || p)/(alpha - 1)^2 = [ (alpha - 1) E'/E - log E ] / (alpha - 1)^2, pi_alpha the
+//     tilted law q r^alpha/E, with E' = d E_alpha/d alpha = int q r^alpha log r written as int q g'_alpha(r),
+//     g'_alpha(r) = r^alpha u - rho = expm1(alpha u) u + l1l(rho) >= 0 (no cancellation for tiny divergences);
+//   I_alpha/E_alpha = int q r^alpha |grad u|^2 / int q r^alpha (and the Sigma-weighted form), grad u by
+//     LogRatioGradient (fourth-order differences of u = log r); the singular masses (atoms, boundary bins) carry no
+//     gradient in the ambient space: they enter E_alpha, not the numerator of I_alpha;
+//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such;
+//   the privacy-loss distribution: the histogram of log r(Theta), Theta ~ p (and of log(q/p), Theta ~ q).
+// Cost: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share the value q r^alpha (series near
+// r = 1, exp elsewhere), and equally spaced orders get it by a cancellation-free recurrence from one exp per cell
+// (docs/scheme.md §5, "Cost"); the large-divergence branch is scaled by the global maximum M_alpha of
+// log(|c| q) + alpha log r found in a cheap first pass, instead of a running log-sum-exp.
 #include <petscvec.h>
 
 #include <array>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "models/Dataset.hpp"
+#include "models/DivergenceGrids.hpp"
+#include "solver/LogRatioGradient.hpp"
 #include "solver/PointValues.hpp"
 
 namespace fpdp::solver {
@@ -70,6 +89,29 @@ struct DensityHealth {
 struct SingularMasses {
   std::vector<double> p, q;
   bool empty() const { return p.empty(); }
+};
+
+/// The histogram of a privacy loss L = log(p/q)(Theta), Theta ~ p (or of log(q/p), Theta ~ q): `mass[b]` is the
+/// (normalised) probability of L in bin b = [lower + b w, lower + (b + 1) w), w = (upper - lower)/bins. The range is
+/// that of the finite values of L over the cells (and atoms) that hold at least kPldMassFloor of the largest
+/// cell mass (a range of width 1 centred on the value if they all share one value); the rare values beyond it are
+/// counted in the end bins (their mass: clampedMass). The mass at L = +inf (q = 0 where p > 0; for the reverse
+/// histogram p = 0 where q > 0, i.e. log(p/q) = -inf under q) is kept apart. The bins and that mass sum to 1 up to
+/// the mass of the cells left out (negative q or p, underflowed cells; reported by DivergenceValues).
+struct PrivacyLossHistogram {
+  double lower = 0.0, upper = 0.0;
+  std::vector<double> mass;
+  double massInfinity = 0.0;
+  double clampedMass = 0.0;
+  double binWidth() const { return mass.empty() ? 0.0 : (upper - lower) / static_cast<double>(mass.size()); }
+};
+
+/// What DivergenceFunctionals computes besides KL, TV and R_alpha (which it always computes).
+struct FunctionalSettings {
+  std::vector<double> orders;          // Renyi orders (> 1), any order of appearance
+  std::vector<double> hockeyStickEps;  // eps grid of delta(eps): ascending, >= 0 (empty: not computed)
+  int privacyLossBins = 0;             // bins of each privacy-loss histogram (0: not computed)
+  std::optional<models::Matrix> sigma; // noise covariance for I_alpha^Sigma (d x d SPD); none: identity
 };
 
 /// How far a computed R_alpha can be trusted (see the header comment).
@@ -98,6 +140,18 @@ struct DivergenceValues {
   // Per order: L_1..L_4, the log of the mean of p^alpha q^(1-alpha) over the tail shells, outermost first (-inf for
   // an empty shell or a mesh too coarse for the shells).
   std::vector<std::array<double, 4>> renyiTailLogMean;
+
+  // Per order (NaN where a density is not finite):
+  std::vector<double> logEAlpha;        // log E_alpha = (alpha - 1) R_alpha (finite where E_alpha overflows)
+  std::vector<double> dRenyiDAlpha;     // d R_alpha / d alpha (+inf where R_alpha is +inf)
+  std::vector<double> informationRatio;       // I_alpha / E_alpha, I_alpha = E_q[r^alpha |grad log r|^2]
+  std::vector<double> informationRatioSigma;  // I_alpha^Sigma / E_alpha (Sigma-weighted; = the above for Sigma = I)
+  // Normalised p-mass of the cells whose gradient stencil meets p <= 0 or q <= 0 (left out of I_alpha).
+  double informationExcludedMassP = 0.0;
+  // delta(eps) on FunctionalSettings::hockeyStickEps: int max(p - e^eps q, 0) and int max(q - e^eps p, 0).
+  std::vector<double> hockeyStickPQ, hockeyStickQP;
+  // Privacy-loss distributions: log(p/q) under p, and log(q/p) under q (empty without bins).
+  PrivacyLossHistogram privacyLossP, privacyLossQ;
 };
 
 /// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.
@@ -106,6 +160,7 @@ public:
   explicit CellQuadrature(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {}
   const std::vector<double>& weights() const { return mesh_.ownedVolumes(); }
   MPI_Comm comm() const { return mesh_.comm(); }
+  int dim() const { return mesh_.dim(); }
   // For smooth integrands that decay inside the box: fourth order in the cell width, from the point-value
   // reconstruction (PointValues.hpp) followed by the midpoint rule, whose own error is then only boundary terms.
   static constexpr int order = 4;
@@ -119,8 +174,13 @@ public:
   static constexpr int kCellsPerShellDivisor = 32;         // shell thickness: N_min / 32 cell layers (>= 1)
   static constexpr double kBoundaryShareTolerance = 1e-6;  // wall share above which the box is suspect
 
-  /// Collective.
+  static constexpr double kPldMassFloor = 1e-20;  // privacy-loss histogram range: cells above this share of the max
+
+  /// Collective. Only R_alpha (with d R/d alpha, E_alpha, I_alpha), KL and TV.
   DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders);
+  /// Collective. The mesh must carry 2 fields (p, q).
+  DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings);
+  ~DivergenceFunctionals();
   /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
   /// `singular` (optional) adds singular components (SingularMasses) to both densities.
   DivergenceValues evaluate(Vec u, const SingularMasses* singular = nullptr) const;
@@ -128,16 +188,36 @@ public:
   DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride,
                             const SingularMasses* singular = nullptr) const;
   const std::vector<double>& orders() const { return orders_; }
+  const std::vector<double>& hockeyStickEps() const { return settings_.hockeyStickEps; }
+  const FunctionalSettings& settings() const { return settings_; }
+  /// Why I_alpha cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason; the information
+  /// ratios are then NaN), or "".
+  const std::string& informationUnavailable() const { return informationUnavailable_; }
 
 private:
+  /// Every functional of the point values held in points_ (p field 0, q field 1). Collective.
+  DivergenceValues evaluatePoints(const SingularMasses* singular) const;
   /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
   void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
                      DivergenceValues& out) const;
 
   CellQuadrature quadrature_;
+  FunctionalSettings settings_;
   std::vector<double> orders_;
+  std::unique_ptr<LogRatioGradient> gradient_;  // null when the distribution does not allow it (see below)
+  std::string informationUnavailable_;
+  models::Matrix sigma_;  // dim x dim
   PointValueReconstruction reconstruction_;
   meshes::VecHandle points_;  // work vector for the reconstructed point values
+  mutable std::vector<std::array<double, 3>> gradWork_;  // grad log r at the owned cells
+  struct Term;
+  mutable std::vector<Term> termsWork_;  // per-cell parts of the sums (reused between evaluations)
+  struct OrderRun {
+    std::size_t begin, end;  // positions in orderIndex_
+    double delta;            // common gap of the orders in the run
+  };
+  std::vector<std::size_t> orderIndex_;  // orders_ sorted ascending
+  std::vector<OrderRun> runs_;
   std::vector<char> onBoundary_;  // owned cells that touch a wall
   std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
   std::array<double, kTailShells> shellLogVolume_{};

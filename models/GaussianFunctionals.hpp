@@ -1,0 +1,27 @@
+#pragma once
+// Closed forms for the divergence functionals of MATH.md §3 between Gaussians, used as test oracles beside
+// gaussianRenyi/gaussianKL (models/Gaussian.hpp).
+#include "models/Dataset.hpp"
+
+namespace fpdp::models {
+
+/// I_alpha^Sigma / E_alpha for p = N(m1, S1), q = N(m2, S2) (Sigma = I: the Euclidean I_alpha/E_alpha), alpha > 1.
+/// Derivation: grad log r(x) = b - B x with B = S1^-1 - S2^-1, b = S1^-1 m1 - S2^-1 m2, and q r^alpha / E_alpha is
+/// the Gaussian with precision P = alpha S1^-1 + (1 - alpha) S2^-1 and mean mu = P^-1 (alpha S1^-1 m1 +
+/// (1 - alpha) S2^-1 m2), so I^Sigma/E = E_mu,P[(b - B x)^T Sigma (b - B x)] = (b - B mu)^T Sigma (b - B mu) +
+/// tr(B Sigma B P^-1). Equal covariances S: |S^-1 (m1 - m2)|^2_Sigma (MATH.md §6). NaN when P is not positive
+/// definite (then E_alpha = +inf).
+double gaussianInformationRatio(const Vector& m1, const Matrix& S1, const Vector& m2, const Matrix& S2, double alpha,
+                                const Matrix& Sigma);
+
+/// Hockey-stick divergence delta(eps) = int max(p - e^eps q, 0) for p = N(m1, S1), q = N(m2, S2), eps >= 0.
+/// Equal covariances (any d): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), mu^2 = dm^T S^-1 dm (MATH.md §6),
+/// evaluated as [Phi(b) - Phi(a)] - expm1(eps) Phi(a) with the interval probability by Gauss–Legendre when b - a = mu
+/// is small, so tiny mu keeps its digits. d = 1 with unequal variances: {p > e^eps q} is where a quadratic is positive
+/// (an interval or the complement of one), delta = P(A) - e^eps Q(A) by normal CDFs. Throws otherwise.
+double gaussianHockeyStick(const Vector& m1, const Matrix& S1, const Vector& m2, const Matrix& S2, double eps);
+
+/// Phi(b) - Phi(a) for a <= b, the standard normal probability of [a, b], with relative accuracy for narrow intervals.
+double normalIntervalProbability(double a, double b);
+
+}  // namespace fpdp::models

@@ -1054,6 +1054,16 @@ private:
     const Parameter& fields = parameter("output", "fields");
     c.output.fields = boolean(required(fields), "output.fields", fields.allowed);
 
+    // VTK files carry the fields, so without fields there is nothing to write: omitted, vtk follows fields.
+    const Parameter& vtk = parameter("output", "vtk");
+    if (const toml::node* node = given("output", "vtk")) {
+      c.output.vtk = boolean(*node, "output.vtk", vtk.allowed);
+      if (c.output.vtk && !c.output.fields)
+        fail("output.vtk", *node, "needs output.fields = true (the VTK files hold the fields)", vtk.allowed);
+    } else {
+      c.output.vtk = c.output.fields;
+    }
+
     const Parameter& directory = parameter("output", "directory");
     if (const toml::node* node = lookup(directory)) {
       c.output.directory = string(*node, "output.directory", directory.allowed);
@@ -1248,6 +1258,7 @@ private:
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},
+                                      {"vtk", c.output.vtk},
                                       {"directory", c.output.directory}});
 
     // An order labelled with digits only was an integer (or an integral float): write it as an integer so that

@@ -203,6 +203,10 @@ constexpr Parameter kParameters[] = {
      "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},
     {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
      "Whether the densities p and q are written at output steps (the divergences always are)."},
+    {"output", "vtk", "boolean", "—", Presence::Derived, "`true` (`false` when `fields = false`)", "true, false", "",
+     "Whether the fields are also written as VTK XML files (`fpdp.pvd`, `vtk/`) for ParaView: p, q, log(p/q), the "
+     "Rényi integrand of the first order and the drifts, with the divergences as per-step global values. fpdp.h5 and "
+     "its ParaView description fpdp.xmf are written whenever `fields = true`; `vtk = true` needs `fields = true`."},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
      "a non-empty path without control characters", "",
      "Output directory; the command line's --output overrides it."},

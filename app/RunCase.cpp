@@ -15,6 +15,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
@@ -290,6 +291,11 @@ int runCase(const Case& c, const RunOptions& options) {
   for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
   const solver::DivergenceFunctionals divergences(mesh, orders);
   auto pField = mesh.createScalarVector(), qField = mesh.createScalarVector();
+  // ParaView: VTK files at every field output (output.vtk) and fpdp.xmf over fpdp.h5 at the end (docs/output.md).
+  std::optional<ParaViewOutput> paraview;
+  if (c.output.fields)
+    paraview.emplace(workDir, mesh, gradientField(lossD, d), gradientField(lossDPrime, d), orders.front(),
+                     c.divergence.orders.front().label, c.output.vtk);
   // Langevin: the KL rate identity and the BKPP bounds at every output step (MATH.md §4), kl_rate.csv.
   std::unique_ptr<solver::KlRateFunctional> klRate;
   struct KlRateRow {
@@ -359,6 +365,7 @@ int runCase(const Case& c, const RunOptions& options) {
       FPDP_PETSC(VecStrideGather(u, 0, pField, INSERT_VALUES));
       FPDP_PETSC(VecStrideGather(u, 1, qField, INSERT_VALUES));
       h5.writeFields(step, t, {{"p", pField.get()}, {"q", qField.get()}});
+      paraview->writeStep(step, t, pField, qField, columns, row);
     }
     last = v;
     lastStep = step;
@@ -465,6 +472,7 @@ int runCase(const Case& c, const RunOptions& options) {
   }
   h5.writeSeries(columns, rows);
   h5.close();
+  if (paraview) paraview->writeXdmf();
   if (csv) csv.reset();
   if (exactCsv) exactCsv.reset();
   if (tracingCsv) tracingCsv.reset();

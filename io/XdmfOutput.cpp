@@ -14,6 +14,8 @@ namespace fpdp::io {
 namespace {
 
 std::string number(double v) {
+  if (std::isnan(v)) return "nan";  // printf may write "-nan"
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char b[40];
   std::snprintf(b, sizeof b, "%.17g", v);
   return b;
@@ -31,7 +33,9 @@ void writeXdmf(const std::string& path, const std::string& h5FileName, const mes
   const int dim = box.dim();
   bool uniform = true;
   for (int a = 0; a < dim; ++a) uniform = uniform && box.axis(a).isUniform();
-  const double thickness = box.minWidth();  // of the slab axes (>= dim)
+  // The extent of the slab axes (>= dim): a thin plate in 2-D (the smallest cell width); in 1-D a strip a tenth as
+  // wide as it is long, which renders as a visible band rather than a line thinner than a pixel.
+  const double thickness = dim == 1 ? 0.1 * (box.axis(0).upper() - box.axis(0).lower()) : box.minWidth();
   // XDMF lists axes slowest first: z, y, x.
   std::string cellDims, pointDims;
   for (int a = 2; a >= 0; --a) {

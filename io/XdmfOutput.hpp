@@ -6,7 +6,8 @@
 //   - a temporal collection with one uniform grid per output step, each pointing at its own HDF5 group
 //     /fields/step_NNNNNNNN (hyperslabs into one (T, ...) dataset are dropped by the readers);
 //   - every mesh as a 3-D slab: a 2-D mesh is one cell thick in z, a 1-D mesh one cell thick in y and z (a
-//     2DCoRectMesh lands in the YZ plane); the slab thickness is the smallest cell width of the mesh;
+//     2DCoRectMesh lands in the YZ plane); the slab is as thick as the smallest cell width in 2-D, a tenth of the
+//     axis length in 1-D (a visible strip);
 //   - uniform meshes: 3DCoRectMesh with ORIGIN_DXDYDZ geometry (z, y, x order, Precision 8); graded meshes:
 //     3DRectMesh with VXVYVZ geometry read from /mesh/<axis>_faces;
 //   - the fields as cell attributes with Dimensions "nz ny nx" (1 for the slab axes);

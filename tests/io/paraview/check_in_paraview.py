@@ -3,6 +3,7 @@
 Loads every run's fpdp.pvd (VTK XML: .vti/.vtr, or .pvti/.pvtr with one piece per rank) and fpdp.xmf (XDMF over
 fpdp.h5, Xdmf3ReaderS) in ParaView and compares with the JSON written by expected_from_hdf5.py:
   - the time values, the cell count and the cell array names at every output step;
+  - every cell value of every array, in order, against the HDF5 data (the .npz of stage 1);
   - the value ranges of p and q (the same doubles as the HDF5 data: equal), of log(p/q) and the Rényi integrand
     (recomputed by numpy from the HDF5 data: equal to a few rounding errors of log/exp, tolerances below), of the
     drifts (quadratic loss: -lambda (theta - mean));
@@ -34,6 +35,7 @@ INTEGRAND_REL_TOL = 2e-11
 DRIFT_ABS_TOL = 1e-13
 
 failures = []
+cell_values = None  # expected_from_hdf5.py's .npz: "<case>/<step>/<array>" -> values of every cell
 
 
 def check(condition, message):
@@ -104,9 +106,6 @@ def check_dataset(case, kind, reader, view, png_dir):
             check(r is not None and all(close(a, b, abs_tol=LOG_RATIO_ABS_TOL) for a, b in zip(r, e)),
                   f"{label} t={s['time']}: range of log_ratio {r} != numpy {e}")
             # The documented treatment of undefined cells: NaN exactly where p <= 0 or q <= 0 (HDF5 data).
-            # Fetch(reader, 0): the data of process 0 (the only one), as read. The default Fetch gathers a
-            # vtkRectilinearGrid through vtkAppendRectilinearGrid, whose cell data differed from the file from some
-            # cell on in ParaView 5.11 (garbage values; the readers' own output is right: ranges above).
             fetched = servermanager.Fetch(reader, 0).GetCellData().GetArray("log_ratio")
             nan_cells = sum(1 for i in range(fetched.GetNumberOfTuples()) if math.isnan(fetched.GetValue(i)))
             check(nan_cells == s["undefined_log_ratio_cells"],
@@ -122,6 +121,28 @@ def check_dataset(case, kind, reader, view, png_dir):
                 for a in range(case["dim"], 3):
                     r = array_range(reader, "cells", name, a)
                     check(r is not None and list(r) == [0.0, 0.0], f"{label}: {name}[{a}] beyond d is {r}, not 0")
+        # Every cell of every array, in order (x fastest), against the HDF5 data (p, q: equal) and numpy's values
+        # computed from them (tolerances above). Fetch(reader, 0): the data of process 0 (the only one), as read;
+        # the default Fetch gathers a vtkRectilinearGrid through vtkAppendRectilinearGrid, whose cell data differed
+        # from the file from some cell on in ParaView 5.11 (garbage; the readers' own output is right).
+        data = servermanager.Fetch(reader, 0).GetCellData()
+        for name in sorted(names):
+            got, key = data.GetArray(name), f"{case['index']}/{s['step']}/{name}"
+            want = cell_values[key] if key in cell_values.files else None
+            if got is None or want is None:
+                check(False, f"{label} t={s['time']}: array {name} missing")
+                continue
+            got = np.array(vtk_to_numpy(got)).reshape(want.shape)
+            if name in ("p", "q"):
+                ok = np.array_equal(got, want)
+            elif name == "log_ratio":
+                ok = np.allclose(got, want, rtol=0, atol=LOG_RATIO_ABS_TOL, equal_nan=True)
+            elif name.startswith("drift"):
+                ok = np.allclose(got, want, rtol=0, atol=DRIFT_ABS_TOL)
+            else:
+                ok = np.allclose(got, want, rtol=INTEGRAND_REL_TOL, atol=0, equal_nan=True)
+            check(ok, f"{label} t={s['time']}: cell values of {name} differ from the HDF5 data "
+                      f"(largest difference {np.nanmax(np.abs(got - want)) if got.shape == want.shape else 'shape'})")
         # Per-step scalars as FieldData: every column of divergence.csv, equal to the CSV value.
         for column, value in s["scalars"].items():
             r = array_range(reader, "field", column)
@@ -162,8 +183,12 @@ def check_dataset(case, kind, reader, view, png_dir):
 
 
 def main():
+    global cell_values
     with open(sys.argv[1]) as fh:
         cases = json.load(fh)
+    cell_values = np.load(sys.argv[1].rsplit(".", 1)[0] + ".npz")
+    for index, case in enumerate(cases):
+        case["index"] = index
     png_dir = sys.argv[2]
     os.makedirs(png_dir, exist_ok=True)
     view = CreateRenderView()

@@ -7,6 +7,8 @@ value ranges of p and q (the HDF5 data themselves), of log(p/q) and p^alpha q^(1
 from the HDF5 p and q), of the drifts -grad L_D, -grad L_D' (quadratic loss: -lambda (theta - mean of the records),
 MATH.md §2.3, at the HDF5 cell centres), and the divergence.csv row. Written as JSON for the pvpython stage.
 
+The cell values themselves (every cell of every array, same names) go to OUT.npz, keyed "<case>/<step>/<array>".
+
 usage: expected_from_hdf5.py OUT.json RANKS:DIR [RANKS:DIR ...]
 """
 import csv
@@ -24,7 +26,7 @@ def finite_range(a):
     return [float(a.min()), float(a.max())] if a.size else None
 
 
-def expected(directory, ranks):
+def expected(directory, ranks, arrays, case_index):
     with h5py.File(f"{directory}/fpdp.h5", "r") as f:
         dim = int(f.attrs["dim"])
         params = tomllib.loads(f["parameters"][()].decode())
@@ -48,7 +50,7 @@ def expected(directory, ranks):
     # Cell centres in x-fastest order (C order of (nz, ny, nx)).
     mesh = np.meshgrid(*centres[::-1], indexing="ij")
     centre = [m.ravel() for m in mesh[::-1]]
-    drifts = {}
+    drifts, drift_cells = {}, {}
     if params["loss"]["type"] == "quadratic":
         lam = params["loss"]["lambda"]
         records = np.array(params["data"]["records"], dtype=float).reshape(-1, dim)
@@ -58,6 +60,8 @@ def expected(directory, ranks):
             mean = data.mean(axis=0)
             drifts[name] = [[float(np.min(-lam * (centre[a] - mean[a]))), float(np.max(-lam * (centre[a] - mean[a])))]
                             for a in range(dim)]
+            drift_cells[name] = np.stack([-lam * (centre[a] - mean[a]) if a < dim else np.zeros(cells)
+                                          for a in range(3)], axis=1)
 
     with open(f"{directory}/divergence.csv") as fh:
         rows = list(csv.DictReader(fh))
@@ -71,6 +75,9 @@ def expected(directory, ranks):
             log_ratio = np.where(both, np.log(p) - np.log(q), np.nan)
             integrand = np.where(p <= 0, 0.0,
                                  np.where(q <= 0, np.inf, np.exp(alpha * np.log(p) + (1 - alpha) * np.log(q))))
+        key = f"{case_index}/{s['step']}/"
+        arrays.update({key + "p": p, key + "q": q, key + "log_ratio": log_ratio, key + f"renyi_integrand_{label}": integrand})
+        arrays.update({key + name: v for name, v in drift_cells.items()})
         out_steps.append({
             "step": s["step"], "time": s["time"], "group": s["group"],
             "ranges": {"p": [float(p.min()), float(p.max())], "q": [float(q.min()), float(q.max())],
@@ -87,12 +94,13 @@ def expected(directory, ranks):
 
 def main():
     out = sys.argv[1]
-    cases = []
-    for arg in sys.argv[2:]:
+    cases, arrays = [], {}
+    for index, arg in enumerate(sys.argv[2:]):
         ranks, directory = arg.split(":", 1)
-        cases.append(expected(directory, int(ranks)))
+        cases.append(expected(directory, int(ranks), arrays, index))
     with open(out, "w") as fh:
         json.dump(cases, fh, indent=1)
+    np.savez(out.rsplit(".", 1)[0] + ".npz", **arrays)
 
 
 if __name__ == "__main__":

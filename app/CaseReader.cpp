@@ -1094,6 +1094,15 @@ private:
 
     const Parameter& plots = parameter("output", "plots");
     c.output.plots = boolean(required(plots), "output.plots", plots.allowed);
+    // VTK files carry the fields, so without fields there is nothing to write: omitted, vtk follows fields.
+    const Parameter& vtk = parameter("output", "vtk");
+    if (const toml::node* node = given("output", "vtk")) {
+      c.output.vtk = boolean(*node, "output.vtk", vtk.allowed);
+      if (c.output.vtk && !c.output.fields)
+        fail("output.vtk", *node, "needs output.fields = true (the VTK files hold the fields)", vtk.allowed);
+    } else {
+      c.output.vtk = c.output.fields;
+    }
 
     const Parameter& directory = parameter("output", "directory");
     if (const toml::node* node = lookup(directory)) {
@@ -1420,6 +1429,7 @@ private:
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"fields", c.output.fields},
                                       {"plots", c.output.plots},
+                                      {"vtk", c.output.vtk},
                                       {"directory", c.output.directory}});
 
     // An order labelled with digits only was an integer (or an integral float): write it as an integer so that

@@ -213,6 +213,10 @@ constexpr Parameter kParameters[] = {
     {"output", "plots", "boolean", "—", Presence::Default, "true", "true, false", "",
      "Whether the run draws its PNG plots with scripts/plot-run (docs/output.md); a plot that fails is a warning in "
      "the summary, not an error."},
+    {"output", "vtk", "boolean", "—", Presence::Derived, "`true` (`false` when `fields = false`)", "true, false", "",
+     "Whether the fields are also written as VTK XML files (`fpdp.pvd`, `vtk/`) for ParaView: p, q, log(p/q), the "
+     "Rényi integrand of the first order and the drifts, with the divergences as per-step global values. fpdp.h5 and "
+     "its ParaView description fpdp.xmf are written whenever `fields = true`; `vtk = true` needs `fields = true`."},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
      "a non-empty path without control characters", "",
      "Output directory; the command line's --output overrides it."},

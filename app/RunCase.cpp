@@ -17,6 +17,7 @@
 
 #include "app/ModelBuilding.hpp"
 #include "app/FunctionalsOutput.hpp"
+#include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/PrivacyOutput.hpp"
 #include "io/CsvTable.hpp"
@@ -302,6 +303,11 @@ int runCase(const Case& c, const RunOptions& options) {
   FunctionalsOutput functionalsOutput(workDir, rank, orders, functionalSettings.hockeyStickEps,
                                       functionalSettings.privacyLossBins);
   auto pField = mesh.createScalarVector(), qField = mesh.createScalarVector();
+  // ParaView: VTK files at every field output (output.vtk) and fpdp.xmf over fpdp.h5 at the end (docs/output.md).
+  std::optional<ParaViewOutput> paraview;
+  if (c.output.fields)
+    paraview.emplace(workDir, mesh, gradientField(lossD, d), gradientField(lossDPrime, d), orders.front(),
+                     c.divergence.orders.front().label, c.output.vtk);
   // Langevin: the KL rate identity and the BKPP bounds at every output step (MATH.md §4), kl_rate.csv.
   std::unique_ptr<solver::KlRateFunctional> klRate;
   struct KlRateRow {
@@ -378,6 +384,7 @@ int runCase(const Case& c, const RunOptions& options) {
         h5.writeReplicated(io::Hdf5Output::stepGroup(step), "boundary_p", gd->boundary().p);
         h5.writeReplicated(io::Hdf5Output::stepGroup(step), "boundary_q", gd->boundary().q);
       }
+      paraview->writeStep(step, t, pField, qField, columns, row);
     }
     last = v;
     lastStep = step;
@@ -497,6 +504,7 @@ int runCase(const Case& c, const RunOptions& options) {
   h5.close();
   privacy.close();
   functionalsOutput.close();
+  if (paraview) paraview->writeXdmf();
   if (csv) csv.reset();
   if (exactCsv) exactCsv.reset();
   if (tracingCsv) tracingCsv.reset();

@@ -205,7 +205,12 @@ std::vector<long long> readCounts(const fs::path& file, const std::string& name)
 /// are the statistical bands plus, for KL and R_2, the computed gap between the cell/bin sums and the quadrature
 /// (SampleAgreement.hpp); the solver's own discretisation error is below what 40000 particles resolve (measured: see
 /// the messages, L1 against E[L1]). The boundary bins must hold a visible share of the mass, so that they are tested.
-void checkProjectedCase(const std::string& text, std::size_t expectedBins, double minimumBoundaryShare) {
+/// exactProjection (box): the solver's Pi_C # is the exact finite-volume image, so every particle, in a cell or on
+/// the boundary, lies in a bin where the solver has mass. Not for the ball: a cut cell whose 4^d sub-cell midpoints all
+/// lie outside C is emptied by the solver though a sliver of it lies in C (first order in h, docs/noisy-gd.md §6.1);
+/// particles there have no solver log-ratio and are counted (reported, not checked).
+void checkProjectedCase(const std::string& text, std::size_t expectedBins, double minimumBoundaryShare,
+                        bool exactProjection) {
   TemporaryDirectory tmp;
   std::ofstream(tmp.path() / "case.toml") << text;
   const Outcome run = runFpdp("run case.toml --output out --quiet", tmp.path());
@@ -234,13 +239,20 @@ void checkProjectedCase(const std::string& text, std::size_t expectedBins, doubl
     BOOST_TEST(row.at("renyi_2_agrees") == 1.0);
     BOOST_TEST(row.at("audit_exact_outside_band") == 0.0);
     BOOST_TEST(row.at("eps_lower_bound") <= row.at("eps_exact"));
-    BOOST_TEST(row.at("samples_without_ratio_p") == 0.0);  // every particle, on the boundary too, has a log-ratio
+    BOOST_TEST_MESSAGE("step " << row.at("step") << ": particles without a solver log-ratio: p "
+                                << row.at("samples_without_ratio_p") << ", q " << row.at("samples_without_ratio_q"));
+    if (exactProjection) {  // every particle, on the boundary too, has a log-ratio
+      BOOST_TEST(row.at("samples_without_ratio_p") == 0.0);
+      BOOST_TEST(row.at("samples_without_ratio_q") == 0.0);
+    }
   }
 }
 
 }  // namespace
 
-// 1-D logistic case projected onto C = [-0.5, 0.8] = the mesh: the two atoms of C carry the mass beyond it.
+// 1-D logistic case projected onto C = [-0.5, 0.8] = the mesh: the two atoms of C carry the mass beyond it (p 0.1153,
+// q 0.0321 at step 20; 0.11528 on 130 cells, 0.11529 on 260). The exact FV projection leaves no error the sample can
+// see: measured with 1e6 particles at step 20, L1 6.9e-3 (p) and 1.01e-2 (q) against bands 1.22e-2 and 1.30e-2.
 BOOST_AUTO_TEST_CASE(projected_box_case_agrees_with_the_solver) {
   std::string text = kLogisticCase;
   text.replace(text.find("diffusion = \"exact_convolution\""), 31,
@@ -249,12 +261,15 @@ BOOST_AUTO_TEST_CASE(projected_box_case_agrees_with_the_solver) {
   text.replace(text.find("lower = [-3.0]"), 14, "lower = [-0.5]");
   text.replace(text.find("upper = [4.0]"), 13, "upper = [0.8]");
   text.replace(text.find("cells = [700]"), 13, "cells = [130]");
-  checkProjectedCase(text, 2, 0.01);
+  checkProjectedCase(text, 2, 0.01, true);
 }
 
 // 2-D quadratic loss whose data pull the iterates beyond the circle (cases/noisy-gd-ball-2d.toml, shorter and coarser):
 // C = B(0, 1.25), angular bins about one cell width long (2 pi 1.25 / 0.125 -> 63 bins). The solver's ball projection
-// is first order in h (docs/noisy-gd.md §6.1); at h = 0.125 its error stays below the sample's resolution here.
+// is first order in h (docs/noisy-gd.md §6.1); at h = 0.125 its error stays below what 40000 particles resolve:
+// measured at step 20 (p), L1 5.13e-2 against E[L1] 4.23e-2 and band 6.38e-2 here; with 4e5 particles the sample
+// resolves it (L1 2.60e-2 above the band 2.02e-2) and on 80^2 cells it is below resolution again (L1 2.67e-2, band
+// 3.13e-2); KL of the solver 0.24908 (40^2), 0.25288 (80^2).
 BOOST_AUTO_TEST_CASE(projected_ball_case_agrees_with_the_solver) {
   const char* text = R"([case]
 name = "sample-ball-2d"
@@ -293,5 +308,5 @@ seed = 3
 output_steps = [10, 20]
 confidence = 0.9999
 )";
-  checkProjectedCase(text, 63, 0.05);
+  checkProjectedCase(text, 63, 0.05, false);
 }

@@ -20,7 +20,7 @@
 #include "io/CsvTable.hpp"
 #include "io/SampleFiles.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
-#include "solver/ConstraintBoundaryBins.hpp"
+#include "solver/ConstraintProjection.hpp"
 #include "solver/Divergences.hpp"
 #include "validation/GaussianReference.hpp"
 #include "validation/MonteCarloSampler.hpp"
@@ -80,11 +80,44 @@ std::string fmt(double v, const char* f = "%.6g") {
 struct Comparison {
   long step = 0;
   double time = 0.0;
-  std::vector<double> massP, massQ;   // the solver's cell masses |c| max(u_c, 0)
+  // The solver's bin masses: cells |c| max(u_c, 0), then (projected noisy GD) the boundary bins of C, in the
+  // sampler's bin order (both are solver::BoundaryBins).
+  std::vector<double> massP, massQ;
   long negativeCells = 0;
   solver::DivergenceValues quadrature;
   validation::GaussianReference::Moments solverMoments[2];
 };
+
+/// The sampler's counts in the comparison's bin order: the mesh cells, then the boundary bins of C.
+std::vector<std::int64_t> binCounts(const validation::ParticleHistogram& h) {
+  std::vector<std::int64_t> out = h.cells;
+  out.insert(out.end(), h.boundary.begin(), h.boundary.end());
+  return out;
+}
+
+/// Moments of the solver's measure: the cells' (GaussianReference::cellMoments) plus the boundary bins as point
+/// masses at their representative points (combined through the raw second moments). A face or edge bin's spread
+/// along its patch (one cell width, variance h^2/12) is not counted: an O(h^2) term, as the bins' own.
+validation::GaussianReference::Moments withBoundaryBins(const validation::GaussianReference::Moments& cells,
+                                                        const std::vector<double>& masses,
+                                                        const std::vector<solver::Point3>& points) {
+  if (masses.empty()) return cells;
+  const Eigen::Index d = cells.mean.size();
+  double total = cells.mass;
+  models::Vector first = cells.mass * cells.mean;
+  models::Matrix second = cells.mass * (cells.covariance + cells.mean * cells.mean.transpose());
+  for (std::size_t b = 0; b < masses.size(); ++b) {
+    const models::Vector x = Eigen::Map<const models::Vector>(points[b].data(), d);
+    total += masses[b];
+    first += masses[b] * x;
+    second += masses[b] * x * x.transpose();
+  }
+  validation::GaussianReference::Moments out;
+  out.mass = total;
+  out.mean = first / total;
+  out.covariance = second / total - out.mean * out.mean.transpose();
+  return out;
+}
 
 }  // namespace
 
@@ -109,7 +142,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
   if (noisyGd) {
     problem.dynamics = validation::SampledDynamics::NoisyGd;
     problem.sigma = problem.sigmaPrime = c.noise.sigmaFor(false, d);
-    problem.constraint = c.noisyGd.constraintSet;
+    problem.constraint = c.noisyGd.constraintSet;  // the bins: solver::BoundaryBins with the solver's defaults
     problem.step = c.noisyGd.eta;
     problem.steps = c.noisyGd.steps;
   } else {
@@ -161,7 +194,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
   const validation::MonteCarloSampler sampler(problem, box, settings);
   const std::vector<validation::SampleSnapshot> snapshots = sampler.run();
   const double sampleSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampleStart).count();
-  const solver::ConstraintBoundaryBins bins(box, problem.constraint);
+  const solver::BoundaryBins& bins = sampler.boundaryBins();
   const double z = validation::normalQuantileTwoSided(c.sampler.confidence);
 
   // 4. The solver's fields at the output steps (rank 0 reads; every rank learns which steps exist).
@@ -191,9 +224,10 @@ int sampleCase(const Case& c, const SampleOptions& options) {
         notes.push_back("the solver's mesh differs from the case's: no comparison");
         break;
       }
-      if (bins.count() > 0) {
-        notes.push_back("the solver's output has no boundary masses for the constraint: no comparison at step " +
-                        std::to_string(solverStep));
+      if (fields->boundaryP.size() != bins.size() || fields->boundaryQ.size() != bins.size()) {
+        notes.push_back("the solver's output has " + std::to_string(fields->boundaryP.size()) +
+                        " boundary masses at step " + std::to_string(solverStep) + ", the constraint has " +
+                        std::to_string(bins.size()) + " boundary bins: no comparison at that step");
         continue;
       }
       Comparison cmp;
@@ -211,9 +245,17 @@ int sampleCase(const Case& c, const SampleOptions& options) {
         cmp.massQ.push_back(volumes[l] * std::max(fields->q[l], 0.0));
       }
       FPDP_PETSC(VecRestoreArray(u, &a));
-      cmp.quadrature = functionals.evaluate(u);
-      cmp.solverMoments[0] = validation::GaussianReference::cellMoments(selfMesh, u, 0);
-      cmp.solverMoments[1] = validation::GaussianReference::cellMoments(selfMesh, u, 1);
+      // Projected noisy GD: the boundary masses are part of p and q (docs/noisy-gd.md §6): appended after the cells
+      // for every statistic, and singular masses of the quadrature, as `fpdp run` evaluates them.
+      const solver::SingularMasses singular{fields->boundaryP, fields->boundaryQ};
+      for (std::size_t b = 0; b < bins.size(); ++b) {
+        cmp.massP.push_back(std::max(fields->boundaryP[b], 0.0));
+        cmp.massQ.push_back(std::max(fields->boundaryQ[b], 0.0));
+      }
+      cmp.quadrature = functionals.evaluate(u, singular.empty() ? nullptr : &singular);
+      for (int k = 0; k < 2; ++k)
+        cmp.solverMoments[k] = withBoundaryBins(validation::GaussianReference::cellMoments(selfMesh, u, k),
+                                                k ? fields->boundaryQ : fields->boundaryP, bins.points());
       comparisons.push_back(std::move(cmp));
     }
   } catch (const std::exception& e) {
@@ -244,7 +286,12 @@ int sampleCase(const Case& c, const SampleOptions& options) {
     info.ranks = size;
     info.threads = settings.threads;
     info.generator = "Philox4x64-10 (Random123), key (seed, particle), counter (step, process, block); Box-Muller";
-    for (std::size_t b = 0; b < bins.count(); ++b) info.boundaryLabels.push_back(bins.label(b));
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      // The piece ("-0": on x = lower, y inside; "sphere") and the representative point, as in fpdp.h5.
+      std::string label = bins.pieceName(b) + " (";
+      for (int a = 0; a < d; ++a) label += (a ? ", " : "") + fmt(bins.points()[b][a], "%.17g");
+      info.boundaryLabels.push_back(label + ")");
+    }
     std::vector<io::SampleCounts> counts;
     for (const auto& snap : snapshots) {
       io::SampleCounts sc;
@@ -345,7 +392,8 @@ int sampleCase(const Case& c, const SampleOptions& options) {
             if (s.step == cmp.step) snap = &s;
           for (int k = 0; k < 2; ++k) {
             const auto& h = snap->histogram[k];
-            const auto a = validation::compareHistogram(h.cells, h.outside, k ? cmp.massQ : cmp.massP, c.sampler.confidence);
+            const auto a = validation::compareHistogram(binCounts(h), h.outside, k ? cmp.massQ : cmp.massP,
+                                                        c.sampler.confidence);
             agreement.addRow({solverStep, cmp.time, static_cast<double>(k), static_cast<double>(n), a.l1, a.tv,
                               a.l1Expected, a.l1Band, a.withinBand ? 1.0 : 0.0, a.chiSquare,
                               static_cast<double>(a.degreesOfFreedom), a.pValue, a.outsideFraction});
@@ -361,9 +409,10 @@ int sampleCase(const Case& c, const SampleOptions& options) {
           if (s.step == cmp.step) snap = &s;
         const auto& hp = snap->histogram[0];
         const auto& hq = snap->histogram[1];
-        const auto est = validation::estimateDivergences(hp.cells, hp.total, hq.cells, hq.total, cmp.massP, cmp.massQ,
+        const std::vector<std::int64_t> countsP = binCounts(hp), countsQ = binCounts(hq);
+        const auto est = validation::estimateDivergences(countsP, hp.total, countsQ, hq.total, cmp.massP, cmp.massQ,
                                                          orders, c.sampler.confidence);
-        const auto mia = validation::audit(hp.cells, hp.total, hq.cells, hq.total, cmp.massP, cmp.massQ,
+        const auto mia = validation::audit(countsP, hp.total, countsQ, hq.total, cmp.massP, cmp.massQ,
                                            c.sampler.auditDelta, c.sampler.confidence);
         auto agrees = [](const validation::Interval& e, double quad, double cells) {
           return std::abs(e.estimate - quad) <= (e.upper - e.estimate) + std::abs(cells - quad);

@@ -79,6 +79,11 @@ std::optional<SolverFields> readSolverFields(const std::string& path, int dim, l
   if (H5Lexists(file.id, "/fields", H5P_DEFAULT) <= 0 || H5Lexists(file.id, group, H5P_DEFAULT) <= 0) return std::nullopt;
   out.p = readDoubles(file.id, std::string(group) + "/p", path);
   out.q = readDoubles(file.id, std::string(group) + "/q", path);
+  // Projected noisy GD: the boundary bins' masses (docs/output.md), present exactly when the case has a constraint.
+  if (H5Lexists(file.id, (std::string(group) + "/boundary_p").c_str(), H5P_DEFAULT) > 0) {
+    out.boundaryP = readDoubles(file.id, std::string(group) + "/boundary_p", path);
+    out.boundaryQ = readDoubles(file.id, std::string(group) + "/boundary_q", path);
+  }
   Handle g{H5Gopen2(file.id, group, H5P_DEFAULT), H5Gclose};
   Handle at{H5Aopen(g.id, "time", H5P_DEFAULT), H5Aclose};
   if (at.id < 0 || H5Aread(at.id, H5T_NATIVE_DOUBLE, &out.time) < 0)

@@ -14,6 +14,7 @@ namespace fpdp::io {
 struct SolverFields {
   std::vector<std::vector<double>> faces;  // per axis, /mesh/<x|y|z>_faces
   std::vector<double> p, q;                // cell averages, natural order (x fastest)
+  std::vector<double> boundaryP, boundaryQ;  // masses of the boundary bins of C (empty without a constraint)
   double time = 0.0;
 };
 

@@ -66,6 +66,8 @@ BoundaryBins::BoundaryBins(const meshes::BoxMesh& mesh, const models::Constraint
     for (int a = 0; a < dim_; ++a) {
       loIndex[a] = faceIndex(mesh.axis(a), lo_[a], a, "lower face");
       inside_[a] = faceIndex(mesh.axis(a), hi_[a], a, "upper face") - loIndex[a];
+      const auto& f = mesh.axis(a).faces();
+      insideFaces_[a].assign(f.begin() + loIndex[a], f.begin() + loIndex[a] + inside_[a] + 1);
     }
     // Pieces by id = sum_a class_a 3^a (class 0 below, 1 inside, 2 above; unused axes are always inside).
     std::size_t offset = 0;
@@ -138,6 +140,31 @@ std::size_t BoundaryBins::ballBin(const Point3& x) const {
   const int band = std::clamp(static_cast<int>((z + 1.0) / 2.0 * nBand_), 0, nBand_ - 1);
   const int k = std::clamp(static_cast<int>((ph + kPi) / (2 * kPi) * nPhi_), 0, nPhi_ - 1);
   return static_cast<std::size_t>(band) * static_cast<std::size_t>(nPhi_) + static_cast<std::size_t>(k);
+}
+
+std::size_t BoundaryBins::projectedPointBin(const double* theta, bool projected) const {
+  if (empty()) return kInterior;
+  if (!box_) return projected ? ballBin({theta[0], theta[1], dim_ == 3 ? theta[2] : 0.0}) : kInterior;
+  std::array<int, 3> cls{1, 1, 1}, off{0, 0, 0};
+  if (r_ > 0) {  // the 1-D ball [c - r, c + r]: its two atoms
+    if (!projected) return kInterior;
+    cls[0] = theta[0] < c_[0] ? 0 : 2;
+    return boxBin(cls, off);
+  }
+  bool onFace = false;
+  for (int a = 0; a < dim_; ++a) {
+    if (theta[a] == lo_[a]) cls[a] = 0;
+    else if (theta[a] == hi_[a]) cls[a] = 2;
+    else {
+      // The cell of C holding theta_a (a coordinate on a face of C lies in [l_a, u_a]; clamped against rounding).
+      const auto& f = insideFaces_[a];
+      off[a] = std::clamp(static_cast<int>(std::upper_bound(f.begin(), f.end(), theta[a]) - f.begin()) - 1, 0,
+                          inside_[a] - 1);
+      continue;
+    }
+    onFace = true;
+  }
+  return onFace ? boxBin(cls, off) : kInterior;
 }
 
 std::string BoundaryBins::pieceName(std::size_t b) const {

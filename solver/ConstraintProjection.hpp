@@ -26,6 +26,7 @@
 // run's mesh and the padded mesh of the exact-convolution route (NoisyGradientDescent.cpp).
 // Exercised by: tests/solver/test_projection.cpp
 #include <array>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,12 +69,23 @@ public:
   /// Ball: the bin of a point of the sphere (or any point other than the centre: its radial projection's bin).
   std::size_t ballBin(const Point3& x) const;
 
+  static constexpr std::size_t kInterior = std::numeric_limits<std::size_t>::max();
+  /// The bin of a point theta = Pi_C(x) (dim() coordinates), or kInterior when theta is in the interior of C (its
+  /// mass belongs to the mesh cells); `projected`: whether Pi_C moved x. The classification of a single point, for
+  /// samplers of the algorithm (validation/MonteCarloSampler); ConstraintProjection applies the same bins to cells.
+  /// Box: theta_a is on a face exactly when it equals l_a or u_a (Pi_C clamps, so the equality is exact, and an
+  /// unprojected coordinate equals a face with probability 0; `projected` is not needed); the inside axes give the
+  /// cell offsets from C's lower face. For x in a mesh cell outside C this is the bin that cell's mass goes to.
+  /// Ball (and the 1-D ball): the radial projection leaves |theta - c| = r only up to rounding, so `projected` decides.
+  std::size_t projectedPointBin(const double* theta, bool projected) const;
+
 private:
   int dim_ = 0;
   bool box_ = true;
   std::array<double, 3> lo_{0, 0, 0}, hi_{0, 0, 0}, c_{0, 0, 0};
   double r_ = 0;
   std::array<int, 3> inside_{1, 1, 1};  // box: mesh cells inside C per axis
+  std::array<std::vector<double>, 3> insideFaces_;  // box: the mesh faces from l_a to u_a per axis
   std::array<std::size_t, 27> pieceOffset_{};
   std::array<std::size_t, 27> pieceSize_{};
   int nTheta_ = 0, nBand_ = 0, nPhi_ = 0;  // ball bins

@@ -13,7 +13,6 @@
 
 #include <Eigen/Cholesky>
 
-#include "solver/ConstraintBoundaryBins.hpp"
 
 namespace fpdp::validation {
 
@@ -128,10 +127,8 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
       throw std::invalid_argument("MonteCarloSampler: output steps must increase within 0.." +
                                   std::to_string(problem_.steps));
   }
-}
-
-std::size_t MonteCarloSampler::boundaryBins() const {
-  return solver::ConstraintBoundaryBins(mesh_, problem_.constraint).count();
+  // Throws std::invalid_argument when C does not fit the mesh (a box face that is not a mesh face), as the solver.
+  bins_ = solver::BoundaryBins(mesh_, problem_.constraint, problem_.ballAngularBins);
 }
 
 std::vector<SampleSnapshot> MonteCarloSampler::run() const {
@@ -145,8 +142,8 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   MPI_Comm_size(settings_.comm, &size);
   const long firstBlock = blocks * rank / size, endBlock = blocks * (rank + 1) / size;
 
-  const solver::ConstraintBoundaryBins bins(mesh_, P.constraint);
-  const std::size_t cells = mesh_.totalCells(), nBins = bins.count();
+  const solver::BoundaryBins& bins = bins_;
+  const std::size_t cells = mesh_.totalCells(), nBins = bins.size();
   const std::size_t outputs = P.outputSteps.size();
   // Histogram layout per (output, process): cells, boundary bins, outside.
   const std::size_t histRecord = cells + nBins + 1;
@@ -185,9 +182,10 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
             };
             auto record = [&](std::size_t o) {
               std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
-              const long bin = constrained ? bins.binOf(theta, projected) : -1;
-              if (bin >= 0) {
-                ++h[cells + static_cast<std::size_t>(bin)];
+              const std::size_t bin = constrained ? bins.projectedPointBin(theta, projected)
+                                                  : solver::BoundaryBins::kInterior;
+              if (bin != solver::BoundaryBins::kInterior) {
+                ++h[cells + bin];
               } else {
                 std::size_t flat = 0, stride = 1;
                 bool inside = true;

@@ -26,7 +26,8 @@
 //
 // Streaming: at each output step a particle adds one count to its mesh cell (meshes::BoxMesh geometry; particles
 // outside the mesh are counted apart), or, if the projection put it on the boundary of C, to its boundary bin
-// (solver::ConstraintBoundaryBins, the rule the solver shares). No particle is stored: every estimate downstream
+// (solver::BoundaryBins::projectedPointBin: the density solver's own bins, same layout and order, so the counts
+// compare bin for bin with the solver's boundary masses). No particle is stored: every estimate downstream
 // (divergences from the solver's log p/q, the membership-inference audit) is a function of the solver's cell values
 // and these counts, because the solver's log-ratio is constant on each cell (validation/SampleAgreement.hpp).
 // Exercise: build/app/fpdp sample cases/noisy-gd-quadratic-1d.toml --particles 1000000 --threads 2
@@ -39,6 +40,7 @@
 #include "meshes/BoxMesh.hpp"
 #include "models/ConstraintSet.hpp"
 #include "models/Loss.hpp"
+#include "solver/ConstraintProjection.hpp"
 
 namespace fpdp::validation {
 
@@ -49,6 +51,7 @@ struct SamplerProblem {
   std::shared_ptr<const models::EmpiricalLoss> lossD, lossDPrime;
   models::Matrix sigma, sigmaPrime;        // noise covariances of D and D' (equal for noisy GD)
   models::ConstraintSet constraint;        // Pi_C (noisy GD; none for Langevin)
+  int ballAngularBins = 0;                 // ball: boundary bins per full turn, as solver::NoisyGdSettings (0: auto)
   models::Vector initialMean;
   models::Matrix initialCovariance;        // SPD
   double step = 0.1;                       // eta (noisy GD) or the Euler–Maruyama dt (Langevin)
@@ -66,7 +69,7 @@ struct SamplerSettings {
 /// Counts of one process at one output step.
 struct ParticleHistogram {
   std::vector<std::int64_t> cells;     // per mesh cell, natural order (x fastest)
-  std::vector<std::int64_t> boundary;  // per boundary bin of C (solver::ConstraintBoundaryBins)
+  std::vector<std::int64_t> boundary;  // per boundary bin of C (solver::BoundaryBins order)
   std::int64_t outside = 0;            // off the mesh and not on the boundary of C
   std::int64_t total = 0;
 };
@@ -95,12 +98,14 @@ public:
   /// Particles per block: depends on N only, so the reduction order is the same for any threads/ranks.
   static long blockSize(long particles);
   const SamplerProblem& problem() const { return problem_; }
-  std::size_t boundaryBins() const;
+  /// The boundary bins of C on the mesh (empty without a constraint): the density solver's.
+  const solver::BoundaryBins& boundaryBins() const { return bins_; }
 
 private:
   SamplerProblem problem_;
   meshes::BoxMesh mesh_;
   SamplerSettings settings_;
+  solver::BoundaryBins bins_;
 };
 
 }  // namespace fpdp::validation

@@ -1,7 +1,8 @@
 #pragma once
 // Statistics that confront Monte Carlo samples (validation/MonteCarloSampler) with the density solver, on bins: the
 // mesh cells (mass P_i = |c_i| p_i of the solver's cell averages, normalised) followed by any singular bins (boundary
-// masses of a projected case, solver/ConstraintBoundaryBins). The solver's log-ratio log r = log(p/q) is constant on
+// masses of a projected case, in the solver's bins: solver::BoundaryBins, counted by the sampler with
+// BoundaryBins::projectedPointBin; app/SampleCase.cpp appends them after the cells for every statistic below). The solver's log-ratio log r = log(p/q) is constant on
 // each bin (r_i = P_i / Q_i), so every estimate below is a function of the bin counts: no particle is stored.
 // Confidence levels are two-sided, 1 - gamma; z = Phi^{-1}(1 - gamma/2) from Boost.Math.
 //
@@ -44,7 +45,8 @@
 //    eps >= log((1 - delta - FPR_hi)/(1 - TPR_lo)) at every threshold: the maximum is a lower bound on eps holding
 //    with probability >= 1 - gamma. The exact eps(delta) is the root of the hockey-stick curve
 //    delta(eps) = sum_i max(P_i - e^eps Q_i, 0) (MATH.md §3), the larger of the orders (p||q) and (q||p): computed
-//    here from the bin masses directly (the functionals' hockey-stick API is not on this branch).
+//    here from the bin masses directly, boundary bins included (the functionals' hockey-stick API is not on this
+//    branch; once solver/Divergences has it, it must be given the boundary bins as SingularMasses too).
 #include <cstdint>
 #include <vector>
 

@@ -18,7 +18,7 @@
 #include "SamplerTestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/ConstraintBoundaryBins.hpp"
+#include "solver/ConstraintProjection.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/NoisyGradientDescent.hpp"
 #include "validation/NoisyGdReference.hpp"
@@ -89,23 +89,43 @@ void checkGaussianMoments(const validation::SamplerProblem& problem, const meshe
 
 }  // namespace
 
+// The sampler counts in the solver's bins (solver::BoundaryBins, docs/output.md "Bin order"): 2-D box on the mesh
+// [-1, 1] x [0, 2] of 4 x 2 cells, C = the mesh: 4 corners + 2 x 4 + 2 x 2 edge bins.
 BOOST_AUTO_TEST_CASE(boundary_bins) {
   const meshes::BoxMesh mesh = uniformMesh({{-1, 1, 4}, {0, 2, 2}});
   const auto box = models::ConstraintSet::box((models::Vector(2) << -1, 0).finished(), (models::Vector(2) << 1, 2).finished());
-  const solver::ConstraintBoundaryBins bins(mesh, box);
-  BOOST_TEST(bins.count() == 6u * 4u - 4u * 2u);  // (4 + 2)(2 + 2) extended codes, minus the 4 x 2 interior ones
+  const solver::BoundaryBins bins(mesh, box);
+  BOOST_TEST(bins.size() == 4u + 2u * 4u + 2u * 2u);
   const double corner[2] = {-1, 2}, face[2] = {0.3, 0}, interior[2] = {0.3, 0.5};
-  const long c = bins.binOf(corner, true), f = bins.binOf(face, true);
-  BOOST_TEST(bins.label(static_cast<std::size_t>(c)) == "x=lower,y=upper");
-  BOOST_TEST(bins.label(static_cast<std::size_t>(f)) == "x:cell 2,y=lower");
-  BOOST_TEST(bins.binOf(interior, false) == -1);
+  const std::size_t c = bins.projectedPointBin(corner, true), f = bins.projectedPointBin(face, true);
+  BOOST_TEST(bins.pieceName(c) == "-+");
+  BOOST_TEST(c == bins.boxBin({0, 2, 1}, {0, 0, 0}));
+  BOOST_TEST(bins.pieceName(f) == "0-");
+  BOOST_TEST(f == bins.boxBin({1, 0, 1}, {2, 0, 0}));  // x = 0.3 lies in the third cell of [-1, 1]
+  BOOST_TEST(bins.points()[f][0] == 0.25);
+  BOOST_TEST((bins.projectedPointBin(interior, false) == solver::BoundaryBins::kInterior));
   const auto ball = models::ConstraintSet::ball(models::Vector::Zero(2), 1.0);
-  const solver::ConstraintBoundaryBins arcs(mesh, ball, 8);
-  BOOST_TEST(arcs.count() == 8u);
+  const solver::BoundaryBins arcs(uniformMesh({{-1, 1, 4}, {-1, 1, 4}}), ball, 8);  // C must lie in the mesh
+  BOOST_TEST(arcs.size() == 8u);
   const double east[2] = {1.0, 1e-9}, west[2] = {-1.0, -1e-9};
-  BOOST_TEST(arcs.binOf(east, true) == 4);  // angle 0+ lies in arc [0, pi/4)
-  BOOST_TEST(arcs.binOf(west, true) == 0);  // angle -pi+ lies in arc [-pi, -3pi/4)
-  BOOST_TEST(arcs.binOf(east, false) == -1);
+  BOOST_TEST(arcs.projectedPointBin(east, true) == 4u);  // angle 0+ lies in arc [0, pi/4)
+  BOOST_TEST(arcs.projectedPointBin(west, true) == 0u);  // angle -pi+ lies in arc [-pi, -3pi/4)
+  BOOST_TEST((arcs.projectedPointBin(east, false) == solver::BoundaryBins::kInterior));
+}
+
+// The audit's exact eps(delta) runs over every bin it is given, boundary bins included: p and q equal on the cells
+// and different only on two boundary atoms (P = 0.3, 0.1 and Q = 0.1, 0.3 there) have
+// delta(eps) = 0.3 - 0.1 e^eps on [0, log 3) for both orders, so eps(delta) = log((0.3 - delta)/0.1); the cells alone
+// would give 0.
+BOOST_AUTO_TEST_CASE(audit_hockey_stick_includes_the_boundary_bins) {
+  const std::vector<double> P{0.3, 0.3, 0.3, 0.1}, Q{0.3, 0.3, 0.1, 0.3};
+  const std::vector<std::int64_t> countsP{3000, 3000, 3000, 1000}, countsQ{3000, 3000, 1000, 3000};
+  const double delta = 1e-3;
+  const auto mia = validation::audit(countsP, 10000, countsQ, 10000, P, Q, delta, 0.99, 4);
+  const double exact = std::log((0.3 - delta) / 0.1);
+  BOOST_TEST(std::abs(mia.epsilonExact - exact) <= 1e-9 * exact);  // bisection to 1e-12 relative
+  BOOST_TEST(validation::hockeyStick(P, Q, exact) == delta, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(validation::epsilonAtDelta({0.3, 0.3}, {0.3, 0.3}, delta) == 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(gaussian_moments_quadratic_1d) {
@@ -163,8 +183,9 @@ BOOST_AUTO_TEST_CASE(box_projection_atoms_are_normal_tails) {
     s.particles = 200000;
     s.seed = 5;
     s.threads = 2;
-    const auto snap = validation::MonteCarloSampler(p, mesh, s).run().back();
-    const solver::ConstraintBoundaryBins bins(mesh, p.constraint);
+    const validation::MonteCarloSampler sampler(p, mesh, s);
+    const solver::BoundaryBins& bins = sampler.boundaryBins();
+    const auto snap = sampler.run().back();
     const double m1 = (1 - eta) * m0[0] + eta * xbar[0], sd = std::sqrt((1 - eta) * (1 - eta) * v0 + 2 * eta * sigma * sigma);
     // Per axis: mass of code 0 (lower face), i + 1 (cell i), N + 1 (upper face).
     auto axisMass = [&](int a, int code) {
@@ -179,18 +200,25 @@ BOOST_AUTO_TEST_CASE(box_projection_atoms_are_normal_tails) {
       const int i = static_cast<int>(c % mesh.cells(0)), j = static_cast<int>(c / mesh.cells(0));
       mass.push_back(axisMass(0, i + 1) * (d > 1 ? axisMass(1, j + 1) : 1.0));
     }
-    for (std::size_t b = 0; b < bins.count(); ++b) {
-      const auto code = bins.boxCode(b);
-      mass.push_back(axisMass(0, code[0]) * (d > 1 ? axisMass(1, code[1]) : 1.0));
+    // A bin's per-axis code from its piece ('-' below, '0' inside, '+' above) and, on the inside axes, the cell
+    // holding its representative point (the cell centre along the piece).
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      const std::string piece = bins.pieceName(b);
+      auto code = [&](int a) {
+        const meshes::Axis& ax = mesh.axis(a);
+        return piece[a] == '-' ? 0 : piece[a] == '+' ? ax.cells() + 1 : ax.locate(bins.points()[b][a]) + 1;
+      };
+      mass.push_back(axisMass(0, code(0)) * (d > 1 ? axisMass(1, code(1)) : 1.0));
       counts.push_back(snap.histogram[0].boundary[b]);
     }
+    BOOST_TEST(bins.size() == (d == 1 ? 2u : 4u + 2u * 13u + 2u * 9u));
     BOOST_TEST(snap.histogram[0].outside == 0);
     // The atoms themselves (1-D: two bins; 2-D: the lower-left corner), each within z sqrt(N P (1 - P)).
     const double z = zFor(4);
     const std::size_t firstAtom = mesh.totalCells();
     const double N = static_cast<double>(s.particles);
     const double P = mass[firstAtom];
-    BOOST_TEST_MESSAGE(d << "-D box: first boundary bin '" << bins.label(0) << "' count " << counts[firstAtom]
+    BOOST_TEST_MESSAGE(d << "-D box: first boundary bin '" << bins.pieceName(0) << "' count " << counts[firstAtom]
                           << ", expected " << N * P);
     BOOST_TEST(std::abs(static_cast<double>(counts[firstAtom]) - N * P) <= z * std::sqrt(N * P * (1 - P)));
     const auto agreement = validation::compareHistogram(counts, 0, mass, 1.0 - kGamma / 4);
@@ -217,22 +245,23 @@ BOOST_AUTO_TEST_CASE(ball_projection_mass_is_a_rayleigh_tail_spread_uniformly) {
   s.particles = 200000;
   s.seed = 11;
   s.threads = 2;
-  const auto snap = validation::MonteCarloSampler(p, mesh, s).run().back();
-  const solver::ConstraintBoundaryBins bins(mesh, p.constraint);
+  const validation::MonteCarloSampler sampler(p, mesh, s);
+  const solver::BoundaryBins& bins = sampler.boundaryBins();
+  const auto snap = sampler.run().back();
   const double v1 = (1 - eta) * (1 - eta) * v0 + 2 * eta * sigma * sigma;
   const double onSphere = std::exp(-R * R / (2 * v1));
   std::vector<std::int64_t> counts{0};  // bin 0: the interior of the disc (cells and off-mesh together)
   std::vector<double> mass{1.0 - onSphere};
   for (auto n : snap.histogram[0].cells) counts[0] += n;
   counts[0] += snap.histogram[0].outside;
-  for (std::size_t b = 0; b < bins.count(); ++b) {
+  for (std::size_t b = 0; b < bins.size(); ++b) {
     counts.push_back(snap.histogram[0].boundary[b]);
-    mass.push_back(onSphere / static_cast<double>(bins.count()));
+    mass.push_back(onSphere / static_cast<double>(bins.size()));
   }
   const auto a = validation::compareHistogram(counts, 0, mass, 1.0 - kGamma / 2);
-  BOOST_TEST_MESSAGE("ball: " << bins.count() << " arcs, sphere mass " << onSphere << "; L1 " << a.l1 << " (band "
+  BOOST_TEST_MESSAGE("ball: " << bins.size() << " arcs, sphere mass " << onSphere << "; L1 " << a.l1 << " (band "
                               << a.l1Band << "), chi2 " << a.chiSquare << "/" << a.degreesOfFreedom << " p = " << a.pValue);
-  BOOST_TEST(bins.count() >= 30u);  // arcs about one cell long: 2 pi R / h = 75
+  BOOST_TEST(bins.size() >= 30u);  // arcs about one cell long: 2 pi R / h = 75
   BOOST_TEST(a.withinBand);
   BOOST_TEST(a.pValue > kGamma / 2);
 }

@@ -164,35 +164,7 @@ void Hdf5Output::writeReplicated(const std::string& group, const std::string& na
 }
 
 void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows) {
-  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
-  PetscMPIInt rank;
-  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
-  int ok = 1;
-  std::string error;
-  if (rank == 0) {
-    hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    if (f < 0) {
-      ok = 0;
-      error = "cannot reopen '" + path_ + "'";
-    } else {
-      try {
-        if (H5Lexists(f, "series", H5P_DEFAULT) > 0) H5Ldelete(f, "series", H5P_DEFAULT);
-        hid_t g = makeGroup(f, "series");
-        for (std::size_t c = 0; c < columns.size(); ++c) {
-          std::vector<double> col(rows.size());
-          for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
-          writeDoubles(g, columns[c], col);
-        }
-        H5Gclose(g);
-      } catch (const std::exception& e) {
-        ok = 0;
-        error = e.what();
-      }
-      H5Fclose(f);
-    }
-  }
-  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 series could not be written on rank 0");
+  writeTable("series", columns, rows);  // /series is a table like /bounds and /epsilon
 }
 
 namespace {

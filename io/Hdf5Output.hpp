@@ -34,7 +34,7 @@ public:
   /// Writes (replacing) the time series; collective call, rank 0 writes.
   void writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows);
   /// Writes (replacing) the group /<group> with one float64 dataset per column and one string dataset per entry of
-  /// `texts`; collective call after writeSeries, rank 0 writes.
+  /// `texts`; collective call (closes the parallel viewer first), rank 0 writes. writeSeries is writeTable("series").
   void writeTable(const std::string& group, const std::vector<std::string>& columns,
                   const std::vector<std::vector<double>>& rows,
                   const std::vector<std::pair<std::string, std::string>>& texts = {});

@@ -85,12 +85,7 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
     if (!(accuracy_.maxPeclet >= 0.0))
       throw std::invalid_argument("FokkerPlanckOperator: maxPeclet must be >= 0");
   }
-  for (int a = 0; a < dim; ++a) {
-    const auto& axis = box.axis(a);
-    const double w0 = axis.width(0);
-    for (int i = 1; i < axis.cells(); ++i)
-      if (std::fabs(axis.width(i) - w0) > 1e-12 * w0) uniformMesh_ = false;
-  }
+  for (int a = 0; a < dim; ++a) uniformMesh_ = uniformMesh_ && box.axis(a).isUniform();
   for (const auto& eq : equations_) {
     std::vector<double> phi(static_cast<std::size_t>(g.size()));
     for (PetscInt k = g.start[2]; k < g.start[2] + g.count[2]; ++k)

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "TestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/ConstraintSet.hpp"
 #include "models/Gaussian.hpp"
@@ -69,18 +70,7 @@ inline SolverOutcome runSolver(const Setup& s, long K, MPI_Comm comm = PETSC_COM
                                   gradientField(empiricalLoss(s, s.xQ), s.dim), st);
   const models::Gaussian g0(s.m0, s.v0 * models::Matrix::Identity(s.dim, s.dim));
   auto u = mesh.createVector();
-  PetscScalar* a;
-  VecGetArray(u, &a);
-  double localMass = 0;
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
-    a[2 * l] = a[2 * l + 1] = g0.cellAverage(lo, hi);
-    localMass += mesh.ownedVolumes()[l] * a[2 * l];
-  });
-  double mass;
-  MPI_Allreduce(&localMass, &mass, 1, MPI_DOUBLE, MPI_SUM, comm);
-  for (PetscInt l = 0; l < 2 * static_cast<PetscInt>(mesh.owned().size()); ++l) a[l] /= mass;
-  VecRestoreArray(u, &a);
+  testing::setNormalisedGaussianState(mesh, u, g0);
   gd.projectState(u);
   solver::FieldGatherer gather(mesh);
   auto total = [&](const std::vector<double>& f, const std::vector<double>& bins) {

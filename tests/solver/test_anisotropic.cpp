@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "PetscFixture.hpp"
+#include "TestSupport.hpp"
 #include "test_anisotropic_problem.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
@@ -19,12 +20,7 @@ using testing::rate;
 
 namespace {
 
-models::Vector vec(std::initializer_list<double> v) {
-  models::Vector x(static_cast<Eigen::Index>(v.size()));
-  Eigen::Index i = 0;
-  for (double a : v) x[i++] = a;
-  return x;
-}
+using fpdp::testing::vec;
 
 std::vector<meshes::Axis> uniformAxes(int dim, double L, int cells) {
   std::vector<meshes::Axis> axes;

@@ -12,6 +12,7 @@
 #include <numbers>
 
 #include "PetscFixture.hpp"
+#include "TestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "solver/Divergences.hpp"
@@ -23,12 +24,7 @@ using solver::RenyiStatus;
 
 namespace {
 
-models::Vector vec(std::initializer_list<double> v) {
-  models::Vector x(static_cast<Eigen::Index>(v.size()));
-  Eigen::Index i = 0;
-  for (double a : v) x[i++] = a;
-  return x;
-}
+using fpdp::testing::vec;
 
 models::Matrix rotated(double angle, double e1, double e2) {
   models::Matrix R(2, 2);

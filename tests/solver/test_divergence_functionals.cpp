@@ -14,6 +14,7 @@
 
 #include "DivergenceFunctionalsFixture.hpp"
 #include "PetscFixture.hpp"
+#include "TestSupport.hpp"
 #include "models/GaussianFunctionals.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
@@ -23,12 +24,7 @@ using solver::RenyiStatus;
 
 namespace {
 
-models::Vector vec(std::initializer_list<double> v) {
-  models::Vector x(static_cast<Eigen::Index>(v.size()));
-  Eigen::Index i = 0;
-  for (double a : v) x[i++] = a;
-  return x;
-}
+using fpdp::testing::vec;
 
 models::Matrix mat2(double a, double b, double c) {
   models::Matrix S(2, 2);

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "PetscFixture.hpp"
+#include "TestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "solver/Divergences.hpp"
@@ -60,18 +61,7 @@ Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COM
   // Initial N(0, v0 I) as exact cell averages, normalised.
   const models::Gaussian g0(models::Vector::Zero(c.dim), c.v0 * models::Matrix::Identity(c.dim, c.dim));
   auto u = mesh.createVector();
-  PetscScalar* a;
-  VecGetArray(u, &a);
-  double localMass = 0;
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
-    a[2 * l] = a[2 * l + 1] = g0.cellAverage(lo, hi);
-    localMass += mesh.ownedVolumes()[l] * a[2 * l];
-  });
-  double mass;
-  MPI_Allreduce(&localMass, &mass, 1, MPI_DOUBLE, MPI_SUM, comm);
-  for (PetscInt l = 0; l < 2 * mesh.owned().size(); ++l) a[l] /= mass;
-  VecRestoreArray(u, &a);
+  testing::setNormalisedGaussianState(mesh, u, g0);
   const solver::DivergenceFunctionals f(mesh, {alpha});
   Result r{};
   double minValue = INFINITY, drift = 0;

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "PetscFixture.hpp"
+#include "TestSupport.hpp"
 #include "ProjectedGd.hpp"
 #include "solver/ConstraintProjection.hpp"
 #include "solver/Divergences.hpp"
@@ -26,12 +27,7 @@ namespace {
 
 double Phi(double u) { return 0.5 * std::erfc(-u / std::sqrt(2.0)); }
 
-models::Vector vec(std::initializer_list<double> v) {
-  models::Vector x(static_cast<Eigen::Index>(v.size()));
-  Eigen::Index i = 0;
-  for (double a : v) x[i++] = a;
-  return x;
-}
+using fpdp::testing::vec;
 
 meshes::BoxMesh boxOf(const Setup& s) {
   std::vector<meshes::Axis> axes;

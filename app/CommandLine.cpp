@@ -95,8 +95,9 @@ Usage:
   fpdp --help | --version
 
 Commands:
-  run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5, divergence.csv,
-           exact.csv (when a closed form exists) and parameters.toml, and print a summary table
+  run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5 (+ fpdp.xmf),
+           divergence.csv, renyi.csv, hockey_stick.csv, bounds.csv, epsilon.csv, exact.csv (when a closed form
+           exists), PNG plots, fpdp.pvd (ParaView) and parameters.toml (docs/output.md), and print a summary table
   sample   run the algorithm itself (noisy GD, or Langevin by Euler–Maruyama) for N particles on D and on D' with
            a counter-based generator (results depend on the seed only); write DIR/sample.h5 and sample_*.csv with
            histograms on the mesh and moments; if DIR holds the solver's fpdp.h5 of the same case, also the

@@ -11,11 +11,20 @@ constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 double Phi(double u) { return 0.5 * std::erfc(-u * kInvSqrt2); }
 double phi(double u) { return kInvSqrt2Pi * std::exp(-0.5 * u * u); }
-// Antiderivatives of u^k Phi(u).
+// Antiderivatives of u^k Phi(u), for the mass landing below a face (used where u <= 0: the face is at or below the
+// source cell, so Phi(u) is a lower tail computed to full relative accuracy by erfc).
 double A0(double u) { return u * Phi(u) + phi(u); }
 double A1(double u) { return 0.5 * ((u * u - 1.0) * Phi(u) + u * phi(u)); }
 double A2(double u) { return (u * u * u * Phi(u) + (u * u + 2.0) * phi(u)) / 3.0; }
-constexpr double kTail = 9.0;  // Phi(-9) = 1.1e-19: beyond this many standard deviations the kernel is 0 or 1
+// Antiderivatives of u^k Phi(-u), for the mass landing above a face (used where u >= 0). The mirror of A_k: taking
+// far-target masses as differences of these small tail integrals, instead of m minus a near-total "mass below",
+// keeps their relative accuracy down to the underflow of erfc (docs/noisy-gd.md §3).
+double B0(double u) { return u * Phi(-u) - phi(u); }
+double B1(double u) { return 0.5 * ((u * u - 1.0) * Phi(-u) - u * phi(u)); }
+double B2(double u) { return (u * u * u * Phi(-u) - (u * u + 2.0) * phi(u)) / 3.0; }
+// Beyond this many standard deviations the kernel's tail mass Phi(-u) underflows (Phi(-37.5) ~ 5e-309): the
+// deposits cover every target whose mass is representable, so R_alpha of high order sees the true far tails.
+constexpr double kTail = 37.5;
 
 /// Non-negative quadratic density c0 + c1 t + c2 t^2 on [0, L] whose integral is M: the derivative of the monotone
 /// cubic Hermite with end slopes d0, d1 (Fritsch–Carlson limited).
@@ -40,21 +49,22 @@ struct CellQuadratic {
     c1 = (6.0 * M / L - 4.0 * d0 - 2.0 * d1) / L;
     c2 = (-6.0 * M / L + 3.0 * d0 + 3.0 * d1) / (L * L);
   }
-  /// The same as massBelow, as K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset
-  /// between source and target faces, so they are tabulated once (kernelAt) and a step is three discrete
-  /// convolutions.
-  static std::array<double, 3> kernelAt(double T0, double L, double s) {
+  /// massBelow (face at or below the cell: T0 <= 0) or massAbove (face at or above the cell's end: T0 >= L) as
+  /// K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset between source and target faces, so
+  /// they are tabulated once (kernelAt) and a step is three discrete convolutions.
+  static std::array<double, 3> kernelAt(double T0, double L, double s, bool above) {
     const double u0 = T0 / s, u1 = (T0 - L) / s;
-    const double d0 = A0(u0) - A0(u1), d1 = A1(u0) - A1(u1), d2 = A2(u0) - A2(u1);
+    const double d0 = above ? B0(u0) - B0(u1) : A0(u0) - A0(u1);
+    const double d1 = above ? B1(u0) - B1(u1) : A1(u0) - A1(u1);
+    const double d2 = above ? B2(u0) - B2(u1) : A2(u0) - A2(u1);
     return {s * d0, s * (T0 * d0 - s * d1), s * (T0 * T0 * d0 - 2.0 * s * T0 * d1 + s * s * d2)};
   }
-  /// int_0^L q(t) Phi((T0 - t)/s) dt: the mass of this cell that lands below a face at distance T0 from the cell start.
-  double massBelow(double T0, double s) const {
-    const double u0 = T0 / s, u1 = (T0 - L) / s;
-    if (u1 >= kTail) return M;
-    if (u0 <= -kTail) return 0.0;
-    const double e0 = c0 + c1 * T0 + c2 * T0 * T0, e1 = -s * (c1 + 2.0 * c2 * T0), e2 = c2 * s * s;
-    return s * (e0 * (A0(u0) - A0(u1)) + e1 * (A1(u0) - A1(u1)) + e2 * (A2(u0) - A2(u1)));
+  /// int_0^L q(t) Phi((T0 - t)/s) dt (T0 <= 0): the mass of this cell that lands below a face at distance T0 from
+  /// the cell start; int_0^L q(t) Phi((t - T0)/s) dt (T0 >= L): the mass that lands above it. Substituting
+  /// u = (T0 - t)/s, q(T0 - s u) = e0 + e1 u + e2 u^2 and the integrals are s sum_k e_k [A_k or B_k](u0 .. u1).
+  double tailMass(double T0, double s, bool above) const {
+    const auto K = kernelAt(T0, L, s, above);
+    return K[0] * c0 + K[1] * c1 + K[2] * c2;
   }
 };
 }  // namespace
@@ -99,7 +109,7 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
       const double h = ax.width(0);
       const int reach = static_cast<int>(std::ceil(kTail * s / h)) + 2;
       offsetShift = reach;
-      for (int off = -reach; off <= reach + 1; ++off) kernels.push_back(CellQuadratic::kernelAt(off * h, h, s));
+      for (int off = -reach; off <= reach + 1; ++off) kernels.push_back(CellQuadratic::kernelAt(off * h, h, s, off >= 1));
     }
     mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
         const std::ptrdiff_t base = gridLine.offset;
@@ -137,31 +147,45 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
               (*passiveOutflow)[f].mass[2 * axis + side] += ratio[f] * amount * crossSection;
           };
           const double xi = faces[i];
-          // C(f): mass landing below face f. Faces below the kernel's reach have C = 0, above it C = m (to 1e-19 m);
-          // setting those exactly keeps the deposit exactly conservative.
-          auto C = [&](int f) {
+          // Below(f), f <= i: mass landing below face f; Above(f), f >= i + 1: mass landing above face f. Each is a
+          // tail integral computed to relative accuracy, so a far target's deposit (a difference of two of them) keeps
+          // its digits; the source cell's own target takes the rest, m - Below(i) - Above(i + 1).
+          auto tail = [&](int f) {
             const int t = f - i + offsetShift;  // uniform axis: tabulated by the offset f - i
             if (!kernels.empty() && t >= 0 && t < static_cast<int>(kernels.size())) {
               const auto& K = kernels[static_cast<std::size_t>(t)];
               return K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
             }
-            return q.massBelow(faces[f] - xi, s);
+            return q.tailMass(faces[f] - xi, s, f > i);
           };
           const double reachLo = xi - kTail * s, reachHi = faces[i + 1] + kTail * s;
           const int fLo = std::max(
               0, static_cast<int>(std::upper_bound(faces.begin(), faces.end(), reachLo) - faces.begin()) - 1);
           const int fHi =
               std::min(nc, static_cast<int>(std::lower_bound(faces.begin(), faces.end(), reachHi) - faces.begin()));
-          double prev = (fLo == 0) ? C(0) : 0.0;
-          lose(0, prev);  // below the mesh
-          for (int j = fLo; j < fHi; ++j) {
-            // The cumulative landed mass is non-decreasing in exact arithmetic; rounding in the far tails can make it
-            // dip by ~1e-25: taking the running maximum keeps every deposit >= 0 and the total exactly m.
-            const double cum = (j + 1 == fHi && fHi < nc) ? m : std::min(std::max(C(j + 1), prev), m);
-            deposit(j, cum - prev);
-            prev = cum;
+          // The tail masses are monotone in the face in exact arithmetic; a running maximum from the far end keeps
+          // every deposit >= 0 where rounding would make them dip (relative 1e-16 of the tail itself).
+          double below = 0.0;
+          if (fLo == 0) {
+            below = std::max(tail(0), 0.0);
+            lose(0, below);  // below the mesh
           }
-          lose(1, m - prev);  // above the mesh
+          for (int j = fLo; j < i; ++j) {
+            const double cum = std::max(tail(j + 1), below);
+            deposit(j, cum - below);
+            below = cum;
+          }
+          double above = 0.0;
+          if (fHi == nc) {
+            above = std::max(tail(nc), 0.0);
+            lose(1, above);  // above the mesh
+          }
+          for (int j = fHi - 1; j > i; --j) {
+            const double cum = std::max(tail(j), above);
+            deposit(j, cum - above);
+            above = cum;
+          }
+          deposit(i, std::max(m - below - above, 0.0));
         }
         for (int i = 0; i < nc; ++i) outLine[i * step] /= ax.width(i);
         for (std::size_t f = 0; f < np; ++f)

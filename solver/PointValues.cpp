@@ -1,8 +1,13 @@
 #include "solver/PointValues.hpp"
 
+#include <cfloat>
 #include <cmath>
 
 namespace fpdp::solver {
+
+namespace {
+constexpr double kLargestCurvatureCorrection = 1.0;  // in the exponent: a factor e
+}
 
 PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
   FPDP_PETSC(DMCreateLocalVector(mesh.dm(), local_.out()));
@@ -24,14 +29,16 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
     for (int f = 0; f < F; ++f) {
       const double uc = ub[centre * F + f];
       double exponent = 0.0;
-      if (uc > 0) {
+      // Subnormal values carry few significant digits: their logarithms are not the density's, so they count as
+      // unresolved (no correction from or at them).
+      if (uc >= DBL_MIN) {
         for (int a = 0; a < dim; ++a) {
           if (c[a] == 0 || c[a] == box.cells(a) - 1) continue;  // wall: no correction along this axis
           std::array<PetscInt, 3> m = c, p = c;
           --m[a];
           ++p[a];
           const double um = ub[g.local(m[0], m[1], m[2]) * F + f], up1 = ub[g.local(p[0], p[1], p[2]) * F + f];
-          if (!(um > 0 && up1 > 0)) continue;
+          if (!(um >= DBL_MIN && up1 >= DBL_MIN)) continue;
           // g_a and g_aa of g = log u by the three-point formulas on the (possibly graded) centres.
           const auto& ax = box.axis(a);
           const double xm = ax.centre(static_cast<int>(m[a])), x0 = ax.centre(static_cast<int>(c[a])),
@@ -40,6 +47,12 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
           const double g1 = (lp - lm) / (xp - xm);
           const double g2 = 2.0 * ((lp - l0) / (xp - x0) - (l0 - lm) / (x0 - xm)) / (xp - xm);
           const double h = ax.width(static_cast<int>(c[a]));
+          // The correction is O(h^2) where log u is resolved on the mesh. Its curvature part h^2 g_aa / 24 beyond 1
+          // (a factor e) means log u is not resolved there: a spike or cliff in the far tail (next to underflow, or
+          // a kernel narrower than the cell), where extrapolating could scale a 1e-300 average up by e^38 or more;
+          // such an axis gets no correction. (The slope part h^2 g_a^2 / 24 only ever lowers the value, and is the
+          // right correction for the steep but resolved log-linear flanks of a tail.)
+          if (std::fabs(h * h * g2) > 24.0 * kLargestCurvatureCorrection) continue;
           exponent += h * h * (g2 + g1 * g1) / 24.0;
         }
       }

@@ -5,7 +5,9 @@
 //     ubar = u(x_c) (1 + sum_a (h_a^2/24)(g_aa + g_a^2) + O(h^4)),
 // so u(x_c) = ubar exp(-sum_a (h_a^2/24)(g_aa + g_a^2)) + O(h^4), with g_a, g_aa the central differences of log ubar.
 // The exponential form keeps every value positive; a cell next to a wall, or whose neighbours along an axis are not
-// all positive, gets no correction along that axis (there the density is negligible in a well-posed run).
+// all positive normal numbers, gets no correction along that axis (there the density is negligible in a well-posed
+// run); nor does an axis whose curvature term h^2 g_aa/24 exceeds 1 (log u not resolved: spikes and cliffs in far
+// tails next to underflow).
 // Why: the midpoint rule applied to cell AVERAGES of p^alpha q^(1-alpha) errs by O(h^2) (the average of a product is not
 // the product of averages); applied to POINT values it errs only by boundary terms (Euler–Maclaurin), which vanish
 // for densities that decay inside the box. The quadrature then has the order of this reconstruction, four.

@@ -13,8 +13,8 @@
 //  - it matches bound 5 (the shifted-divergence bound, = item 6 with v_0 = 0) within tol for K >= 12;
 //  - bounds 5 and 6 agree to 1e-8 relative (tests/models checks more lambda, eta, K);
 //  - the computed value lies below bounds 1-4 at every step.
-// (The exact_convolution route is not used: from a narrow start its large-order R_alpha is wrong at the first steps,
-// see the report of issue 5's bounds work.)
+// (The fokker_planck route: the run checks the bounds whatever the route; the exact_convolution route's large orders
+// from narrow starts are tested in tests/solver/test_noisy_gd.cpp, exact_convolution_keeps_far_tails_for_large_orders.)
 #define BOOST_TEST_DYN_LINK
 #define BOOST_TEST_MODULE app_bounds
 #include <boost/test/unit_test.hpp>

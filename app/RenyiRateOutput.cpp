@@ -68,6 +68,7 @@ void RenyiRateOutput::add(long step, long segment, double s, double t, Vec u, co
     r.step = step, r.segment = segment, r.s = s, r.t = t, r.alpha = setup_.orders[k], r.order = k;
     r.renyi = v.renyi[k];
     r.dRenyiDAlpha = v.dRenyiDAlpha[k];
+    r.renyiReliable = v.renyiStatus[k] == solver::RenyiStatus::Finite;
     r.rate = rate[k];
     rows_.push_back(r);
   }
@@ -132,8 +133,19 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
     const double gap = std::isfinite(r.finiteDifference) ? std::fabs(identity - r.finiteDifference) : 0.0;
     const double scale = B + std::fabs(alpha * e.cross) + 2.0 * std::sqrt(std::max(aMeasured * B, 0.0));
     r.tolerance = kSafetyFactor * gap + kRoundOff * scale;
-    const bool usable = setup_.identityNotApplicable.empty() && std::isfinite(identity) && std::isfinite(r.renyi);
-    if (!usable) {
+    // Rows that cannot check the inequality: the identity does not apply, R_alpha is not finite or not reliable (the
+    // divergences' status), the information is undefined on a non-negligible tilted share, or the two rate estimates
+    // disagree by more than kUnresolvedGap of the terms' magnitude (unresolved densities, e.g. a point-mass start).
+    const double termScale = B + std::fabs(alpha * e.cross);
+    if (!setup_.identityNotApplicable.empty()) r.reason = setup_.identityNotApplicable;
+    else if (!functional_.unavailable().empty()) r.reason = functional_.unavailable();
+    else if (!std::isfinite(r.renyi) || !r.renyiReliable || !std::isfinite(identity))
+      r.reason = "R_alpha not finite or not reliable (renyi.csv status)";
+    else if (!(e.excludedShare <= kExcludedShareLimit))
+      r.reason = "grad log r or the drift undefined on a tilted share > 1e-6";
+    else if (termScale > 0 && gap > kUnresolvedGap * termScale)
+      r.reason = "the two rate estimates differ by more than half the terms' size (unresolved densities)";
+    if (!r.reason.empty()) {
       r.status = "not_applicable";
     } else {
       const bool violated = r.marginOptimalMeasured < -r.tolerance ||
@@ -142,12 +154,12 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
     }
     r.cEff = solver::effectiveLsiConstant(alpha, e.informationRatio, r.renyi, r.dRenyiDAlpha);
     r.lsiRatio = setup_.cTheory ? r.cEff / *setup_.cTheory : kNaN;
-    if (!setup_.cTheory || !std::isfinite(r.lsiRatio)) {
+    if (!setup_.cTheory || !std::isfinite(r.lsiRatio) || !r.reason.empty()) {
       r.lsiStatus = "not_applicable";
     } else {
       // Relative tolerance: the relative discrepancy of the two rates (the discretisation error of the same
       // quadrature quantities I/E, R, dR/dalpha enter c_eff), times the safety factor, plus round-off.
-      const double relative = std::isfinite(r.finiteDifference) && scale > 0 ? gap / scale : 0.0;
+      const double relative = std::isfinite(r.finiteDifference) && termScale > 0 ? gap / termScale : 0.0;
       r.lsiStatus = r.lsiRatio < 1.0 - kSafetyFactor * relative - kRoundOff ? "violation" : "ok";
     }
   }
@@ -201,22 +213,39 @@ void RenyiRateOutput::summary(std::ostream& s) const {
                                      std::isfinite(worstMargin->marginOptimalSv) ? worstMargin->marginOptimalSv : INFINITY))
       worstMargin = &r;
     if (r.status == "violation" && violations++ == 0) firstViolation = &r;
-    if (std::isfinite(r.finiteDifference) && std::fabs(r.rate.rateIdentity) > 0)
-      worstRelativeGap = std::max(worstRelativeGap, std::fabs(r.rate.rateIdentity - r.finiteDifference) /
-                                                        std::fabs(r.rate.rateIdentity));
+    const double termScale = r.alpha * r.rate.informationRatioSigma + std::fabs(r.alpha * r.rate.cross);
+    if (std::isfinite(r.finiteDifference) && termScale > 0)
+      worstRelativeGap = std::max(worstRelativeGap, std::fabs(r.rate.rateIdentity - r.finiteDifference) / termScale);
     if (r.lsiStatus != "not_applicable" && (!worstLsi || r.lsiRatio < worstLsi->lsiRatio)) worstLsi = &r;
     if (r.lsiStatus == "violation" && lsiViolations++ == 0) firstLsiViolation = &r;
   }
+  // Rows left out, by reason, with the range of steps.
+  struct Skipped {
+    std::size_t count = 0;
+    long firstStep = 0, lastStep = 0;
+  };
+  std::map<std::string, Skipped> skipped;
+  for (const Row& r : rows_)
+    if (r.status == "not_applicable") {
+      Skipped& k = skipped[r.reason];
+      if (k.count++ == 0) k.firstStep = r.step;
+      k.lastStep = r.step;
+    }
   s << "  Renyi rate (renyi_rate.csv, docs/rate.md): ";
   if (!setup_.identityNotApplicable.empty()) {
     s << "not applicable: " << setup_.identityNotApplicable << "\n";
+    return;
+  }
+  if (!functional_.unavailable().empty()) {
+    s << "not computed: " << functional_.unavailable() << "\n";
     return;
   }
   if (usable == 0) {
     s << "no row could be evaluated (" << rows_.size() << " rows: R_alpha or the information not finite)\n";
     return;
   }
-  s << usable << " rows; identity vs finite difference: largest relative gap " << fmt(worstRelativeGap, "%.2e")
+  s << usable << " rows checked; |identity - finite difference| <= " << fmt(worstRelativeGap, "%.2e")
+    << " of alpha (I^Sigma/E + |X|)"
     << "; Lemma 2 worst margin " << fmt(std::min(worstMargin->marginOptimalMeasured,
                                                  std::isfinite(worstMargin->marginOptimalSv) ? worstMargin->marginOptimalSv
                                                                                              : INFINITY))
@@ -232,6 +261,8 @@ void RenyiRateOutput::summary(std::ostream& s) const {
       << ", rhs (measured) " << fmt(r.rhsOptimalMeasured) << ", rhs (S_g/n) " << fmt(r.rhsOptimalSv) << ", tolerance "
       << fmt(r.tolerance) << "\n";
   }
+  for (const auto& [reason, k] : skipped)
+    s << "    " << k.count << " rows not_applicable (steps " << k.firstStep << ".." << k.lastStep << "): " << reason << "\n";
   if (!setup_.sv) s << "    Lemma 2 with S_v = S_g/n not evaluated: " << setup_.svSource << "\n";
   s << "  LSI (CYS Lemma 3/5): ";
   if (!setup_.cTheory) {

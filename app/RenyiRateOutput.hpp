@@ -41,6 +41,11 @@ public:
   static constexpr double kSafetyFactor = 2.0;
   /// Relative round-off allowance of the quadrature sums (N cells summed: N eps_mach <= 1e-10 for N <= 1e6).
   static constexpr double kRoundOff = 1e-10;
+  /// Tilted share of cells without a gradient or drift (excluded_share) above which I/E and X are not trusted.
+  static constexpr double kExcludedShareLimit = 1e-6;
+  /// |rate_identity - rate_finite_difference| / (B + |alpha X|) above which the densities are not resolved well
+  /// enough for either rate to check an inequality (docs/rate.md §3).
+  static constexpr double kUnresolvedGap = 0.5;
 
   RenyiRateOutput(const std::string& directory, int rank, const meshes::DistributedBoxMesh& mesh, RenyiRateSetup setup);
   /// Langevin output step. Collective.
@@ -58,6 +63,7 @@ public:
     double s = 0, t = 0, alpha = 0;
     std::size_t order = 0;
     double renyi = 0, dRenyiDAlpha = 0;
+    bool renyiReliable = true;  // DivergenceValues::renyiStatus is Finite
     solver::RenyiRateEntry rate;
     // Filled by finish():
     double finiteDifference = 0, tolerance = 0;
@@ -65,6 +71,7 @@ public:
     double marginOptimalMeasured = 0, marginOptimalSv = 0;
     double cEff = 0, lsiRatio = 0;
     std::string status, lsiStatus;
+    std::string reason;  // why not_applicable (summary)
   };
   const std::vector<Row>& rows() const { return rows_; }
 

@@ -132,17 +132,19 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
     r.marginOptimalSv = r.rhsOptimalSv - rate;
     const double gap = std::isfinite(r.finiteDifference) ? std::fabs(identity - r.finiteDifference) : 0.0;
     const double scale = B + std::fabs(alpha * e.cross) + 2.0 * std::sqrt(std::max(aMeasured * B, 0.0));
-    r.tolerance = kSafetyFactor * gap + kRoundOff * scale;
+    const double termScale = B + std::fabs(alpha * e.cross);
+    // The cells left out of I and X (excluded_share of the tilted mass) are assumed to carry terms of the same size.
+    const double excluded = std::isfinite(e.excludedShare) ? e.excludedShare : 0.0;
+    r.tolerance = kSafetyFactor * gap + kRoundOff * scale + excluded * termScale;
     // Rows that cannot check the inequality: the identity does not apply, R_alpha is not finite or not reliable (the
     // divergences' status), the information is undefined on a non-negligible tilted share, or the two rate estimates
     // disagree by more than kUnresolvedGap of the terms' magnitude (unresolved densities, e.g. a point-mass start).
-    const double termScale = B + std::fabs(alpha * e.cross);
     if (!setup_.identityNotApplicable.empty()) r.reason = setup_.identityNotApplicable;
     else if (!functional_.unavailable().empty()) r.reason = functional_.unavailable();
     else if (!std::isfinite(r.renyi) || !r.renyiReliable || !std::isfinite(identity))
       r.reason = "R_alpha not finite or not reliable (renyi.csv status)";
     else if (!(e.excludedShare <= kExcludedShareLimit))
-      r.reason = "grad log r or the drift undefined on a tilted share > 1e-6";
+      r.reason = "grad log r or the drift undefined on a tilted share > 1e-3 (excluded_share)";
     else if (termScale > 0 && gap > kUnresolvedGap * termScale)
       r.reason = "the two rate estimates differ by more than half the terms' size (unresolved densities)";
     if (!r.reason.empty()) {
@@ -160,7 +162,7 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
       // Relative tolerance: the relative discrepancy of the two rates (the discretisation error of the same
       // quadrature quantities I/E, R, dR/dalpha enter c_eff), times the safety factor, plus round-off.
       const double relative = std::isfinite(r.finiteDifference) && termScale > 0 ? gap / termScale : 0.0;
-      r.lsiStatus = r.lsiRatio < 1.0 - kSafetyFactor * relative - kRoundOff ? "violation" : "ok";
+      r.lsiStatus = r.lsiRatio < 1.0 - kSafetyFactor * relative - excluded - kRoundOff ? "violation" : "ok";
     }
   }
   finished_ = true;
@@ -249,7 +251,8 @@ void RenyiRateOutput::summary(std::ostream& s) const {
     << "; Lemma 2 worst margin " << fmt(std::min(worstMargin->marginOptimalMeasured,
                                                  std::isfinite(worstMargin->marginOptimalSv) ? worstMargin->marginOptimalSv
                                                                                              : INFINITY))
-    << " (alpha " << worstMargin->alpha << ", step " << worstMargin->step << ", t " << fmt(worstMargin->t, "%.6g")
+    << " (tolerance " << fmt(worstMargin->tolerance, "%.2e") << "; alpha " << worstMargin->alpha << ", step "
+    << worstMargin->step << ", t " << fmt(worstMargin->t, "%.6g")
     << "; optimal gamma, " << (std::isfinite(worstMargin->marginOptimalSv) ? "S_v = S_g/n and measured" : "measured S_v")
     << "); ";
   if (violations == 0) {

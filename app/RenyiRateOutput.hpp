@@ -41,8 +41,10 @@ public:
   static constexpr double kSafetyFactor = 2.0;
   /// Relative round-off allowance of the quadrature sums (N cells summed: N eps_mach <= 1e-10 for N <= 1e6).
   static constexpr double kRoundOff = 1e-10;
-  /// Tilted share of cells without a gradient or drift (excluded_share) above which I/E and X are not trusted.
-  static constexpr double kExcludedShareLimit = 1e-6;
+  /// Tilted share of cells without a gradient or drift (excluded_share) above which I/E and X are not trusted. Below
+  /// it the share enters the tolerance (docs/rate.md §3). Measured: ~3e-6 at alpha = 10 on the quadratic noisy-GD
+  /// case (V_t undefined in the far tails, p_t < 1e-12 max p_t), 0.7-1 on unresolved point-mass starts.
+  static constexpr double kExcludedShareLimit = 1e-3;
   /// |rate_identity - rate_finite_difference| / (B + |alpha X|) above which the densities are not resolved well
   /// enough for either rate to check an inequality (docs/rate.md §3).
   static constexpr double kUnresolvedGap = 0.5;

@@ -20,6 +20,7 @@
 #include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/PrivacyOutput.hpp"
+#include "app/RenyiRateOutput.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
@@ -320,6 +321,15 @@ int runCase(const Case& c, const RunOptions& options) {
     klRate = std::make_unique<solver::KlRateFunctional>(mesh, gradientField(lossD, d), gradientField(lossDPrime, d),
                                                         c.noise.sigmaFor(false, d), c.noise.sigmaFor(true, d));
 
+  // The rate of R_alpha (MATH.md §4), Lemma 2 and the LSI constant: renyi_rate.csv (app/RenyiRateOutput,
+  // docs/rate.md), for Langevin runs and for the tracing diffusions of noisy GD.
+  std::optional<RenyiRateOutput> renyiRate;
+  if (!noisyGd || c.noisyGd.tracing_substeps > 0)
+    renyiRate.emplace(workDir, rank, mesh,
+                      renyiRateSetup(c, D.size(), replacement, constants, orders,
+                                     noisyGd ? solver::GradientField{} : gradientField(lossD, d),
+                                     noisyGd ? solver::GradientField{} : gradientField(lossDPrime, d)));
+
   const long steps = noisyGd ? c.noisyGd.steps : c.time.steps();
   std::vector<std::vector<double>> rows;
   solver::DivergenceValues last;
@@ -357,6 +367,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (csv) csv->addRow(row);
     privacy.observe(step, t, v);
     functionalsOutput.add(step, t, v);
+    if (renyiRate && !noisyGd) renyiRate->observeLangevin(step, t, u, v);
     if (klRate) {
       const auto kr = klRate->evaluate(u);
       klRateRows.push_back({step, t, v.kl, kr.identity, kr.boundIntegrand, v.tv, kr.gapSquared});
@@ -444,6 +455,7 @@ int runCase(const Case& c, const RunOptions& options) {
       gatherer->scatter(st.pPrime, work, 1);
       const auto v = divergences.evaluate(work);
       std::vector<double> row{static_cast<double>(k), st.s, c.noisyGd.eta * static_cast<double>(k) + st.s, v.kl};
+      if (renyiRate) renyiRate->observeTracing(k, st, row[2], work, v);
       row.insert(row.end(), v.renyi.begin(), v.renyi.end());
       for (std::size_t a = 0; a < orders.size(); ++a) row.push_back(v.renyi[a] - atStart.renyi[a]);
       row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
@@ -501,6 +513,7 @@ int runCase(const Case& c, const RunOptions& options) {
   h5.writeSeries(columns, rows);
   privacy.writeHdf5(h5);
   functionalsOutput.writeHdf5(h5);
+  if (renyiRate) renyiRate->finish(h5);
   h5.close();
   privacy.close();
   functionalsOutput.close();
@@ -693,6 +706,7 @@ int runCase(const Case& c, const RunOptions& options) {
                     truncated);
       s << b;
     }
+    if (renyiRate) renyiRate->summary(s);
     privacy.summary(s);
     s << "\n";
     if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";

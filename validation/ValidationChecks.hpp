@@ -118,15 +118,17 @@ CheckResult compareWithReference(const std::string& file, const Table& reference
 
 /// Beyond the assumptions: the increments of `column` of divergence.csv over the last three output steps (equal
 /// spacing). d1, d2 the last two increments, ratio = d2/d1: "converges (increment ratio X, extrapolated limit Y)"
-/// when 0 <= ratio < convergedRatio (geometric decay), or |d2| < 1e-10 |R|; "still growing" otherwise.
+/// when |ratio| < convergedRatio (geometric decay; "oscillating" for ratio < 0), or |d2| < 1e-10 |R|; "still
+/// growing" otherwise (ratio near 1: linear growth).
 CheckResult convergenceInK(const Table& divergence, const std::string& column, double convergedRatio = 0.9);
 
 /// Beyond the assumptions: the formulas of the bounds whose assumptions fail (bound_applicability says "no"),
 /// evaluated anyway where their constants exist (`formula(item, alpha, step, t)`, NaN where they do not), against the
-/// truth: one INFO row per such item, "above the truth at every step (min ratio X)" or "BELOW the truth at step K".
+/// truth: one INFO row per such item, "above the truth at every step (min ratio X)", "equals the truth within the
+/// tolerance" (ratio in [1 - relativeTolerance, 1): the truth's discretisation error) or "BELOW the truth at step K".
 std::vector<CheckResult> unapplicableBoundsVersusTruth(
     const Table& divergence, const Table& applicability,
-    const std::function<double(int item, double alpha, long step, double t)>& formula);
+    const std::function<double(int item, double alpha, long step, double t)>& formula, double relativeTolerance);
 
 /// The bound formulas of MATH.md §5 items 1-7 for `problem` with its assumptions NOT checked (the constants that do
 /// not exist give NaN): what the published expression gives when applied outside its hypotheses.

@@ -198,7 +198,13 @@ BOOST_AUTO_TEST_CASE(formulas_outside_their_assumptions) {
         return item == 5 ? 0.9 * truth : 1.5 * truth;
       },
       1e-2);
-  BOOST_REQUIRE(rows.size() == 2u);  // items 3 and 5, in item order
+  BOOST_REQUIRE(rows.size() == 2u);  // items 3 and 5, in item order (item 1 applies)
   BOOST_TEST(rows[0].detail.find("above the truth at every step") != std::string::npos, rows[0].detail);
   BOOST_TEST(rows[1].detail.find("BELOW the truth") != std::string::npos, rows[1].detail);
+  // Formulas without a value (NaN: a constant does not exist) are summarised in one row.
+  const auto none = validation::unapplicableBoundsVersusTruth(
+      kDivergence, applicability, [](int, double, long, double) { return std::nan(""); }, 1e-2);
+  BOOST_REQUIRE(none.size() == 1u);
+  BOOST_TEST(none[0].detail.find("item 3: lambda > 0 fails, really; item 5: eta <= 1/beta fails") != std::string::npos,
+             none[0].detail);
 }

@@ -447,10 +447,13 @@ int runValidation(const ValidateOptions& options, const std::string& executable)
   for (const auto& o : outcomes) {
     md << "\n## " << o.name << "\n\n" << o.description << "\n\nCase file `" << o.caseFile << "`, run in "
        << fmt(o.seconds, "%.1f") << " s; output `runs/" << o.name << "/`, log `runs/" << o.name << ".log`.\n";
-    if (o.beyond) {
-      md << "\nWhat the numbers show:\n\n";
-      for (const auto& r : rows)
-        if (r.caseName == o.name && r.result.status == Status::Info) md << "- " << r.result.check << ": " << r.result.detail << "\n";
+    bool heading = false;
+    for (const auto& r : rows) {
+      if (r.caseName != o.name || r.result.status != Status::Info) continue;
+      if (!heading)
+        md << (o.beyond ? "\nWhat the numbers show (beyond the papers' assumptions):\n\n" : "\nFindings:\n\n");
+      heading = true;
+      md << "- " << r.result.check << ": " << r.result.detail << "\n";
     }
     for (const auto& w : o.warnings) md << "\nWARNING: " << w << "\n";
     for (const auto& p : o.plots) md << "\n![" << p << "](" << p << ")\n";

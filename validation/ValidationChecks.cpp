@@ -260,9 +260,29 @@ std::vector<CheckResult> lemma4(const Table& tracing, double relativeTolerance) 
     }
     cellsAbove += std::isnan(cells[r]) ? 1 : cells[r];
   }
+  // The divergences of the tracing pair are reported, not judged here (the rate checks use them): how many tracing
+  // times have a non-finite KL or R_alpha.
+  long nonFinite = 0;
+  std::string firstNonFinite;
+  for (std::size_t r = 0; r < tracing.rows(); ++r) {
+    bool finite = true;
+    for (std::size_t c = 0; c < tracing.columns().size(); ++c) {
+      const auto& name = tracing.columns()[c];
+      if ((name == "kl" || name.rfind("renyi_", 0) == 0) && !std::isfinite(tracing.number(r, c))) finite = false;
+    }
+    if (!finite && nonFinite++ == 0)
+      firstNonFinite = "first at step " + fmtG(tracing.number(r, "step")) + ", s = " + fmtG(tracing.number(r, "s"));
+  }
+  CheckResult divergences = info("tracing divergences",
+                                 nonFinite == 0 ? "KL and R_alpha of the tracing pair finite at every tracing time"
+                                                : std::to_string(nonFinite) + " of " + std::to_string(tracing.rows()) +
+                                                      " tracing times have a non-finite KL or R_alpha (" +
+                                                      firstNonFinite + ")");
+  divergences.measured = static_cast<double>(nonFinite);
   return {judged("Lemma 4: sup|V_t - V'_t| / (S_g/n) - 1", worst, "<=", relativeTolerance,
                  std::to_string(tracing.rows()) + " tracing times; worst " + where),
-          judged("Lemma 4: cells above S_g/n", cellsAbove, "<=", 0.0, "summed over every tracing time")};
+          judged("Lemma 4: cells above S_g/n", cellsAbove, "<=", 0.0, "summed over every tracing time"),
+          divergences};
 }
 
 CheckResult massConservation(const Table& divergence, double tolerance) {

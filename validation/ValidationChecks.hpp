@@ -86,7 +86,8 @@ std::vector<CheckResult> exactErrors(const Table& exact, const std::vector<std::
                                      long fromStep);
 
 /// tracing.csv: measured = max sup_drift_gap/lemma4_bound - 1 (<= tolerance, the round-off of the drift gap), and
-/// no cell above the bound (cells_above_bound = 0 everywhere).
+/// no cell above the bound (cells_above_bound = 0 everywhere); and an INFO row counting the tracing times whose KL or
+/// R_alpha is not finite (reported, not judged).
 std::vector<CheckResult> lemma4(const Table& tracing, double relativeTolerance);
 
 /// divergence.csv: max over steps of |mass - 1| for p and q, <= tolerance.

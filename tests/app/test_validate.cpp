@@ -212,6 +212,15 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_exit_2) {
   BOOST_TEST(o.exitStatus == 2, o.output);
   BOOST_TEST(contains(o.output, "is not an earlier fpdp validation report"), o.output);
   BOOST_TEST(fs::exists(tmp.path() / "precious" / "thesis.tex"));
+  // docs/validation.md's checks-file table is the one the program generates.
+  const auto schema = runFpdp("validate --schema", tmp.path() / "schema");
+  BOOST_TEST(schema.exitStatus == 0);
+  const std::string doc = readText(fs::path(FPDP_SOURCE_DIR) / "docs" / "validation.md");
+  const auto begin = doc.find("| table | key | type |");
+  BOOST_REQUIRE(begin != std::string::npos);
+  const auto end = doc.find("\n\n", begin);
+  BOOST_TEST(doc.substr(begin, end + 1 - begin) == schema.output,
+             "docs/validation.md's schema table differs from 'fpdp validate --schema'; regenerate it");
   // --help lists the command.
   const auto help = runFpdp("--help", tmp.path() / "help");
   BOOST_TEST(help.exitStatus == 0);

@@ -94,12 +94,15 @@ BOOST_AUTO_TEST_CASE(mass_lemma4) {
       "step,s,t,sup_drift_gap,lemma4_bound,cells_above_bound\n0,0.25,0.25,0.30000000000000004,0.3,0\n"
       "0,0.5,0.5,0.29,0.3,0\n");
   auto rows = validation::lemma4(tracing, 1e-12);
+  BOOST_REQUIRE(rows.size() == 3u);
   BOOST_TEST((rows[0].status == Status::Pass));
   BOOST_TEST((rows[1].status == Status::Pass));
-  const Table violated = table("step,s,t,sup_drift_gap,lemma4_bound,cells_above_bound\n0,0.25,0.25,0.31,0.3,3\n");
+  BOOST_TEST((rows[2].status == Status::Info));
+  const Table violated = table("step,s,t,kl,sup_drift_gap,lemma4_bound,cells_above_bound\n0,0.25,0.25,inf,0.31,0.3,3\n");
   rows = validation::lemma4(violated, 1e-12);
   BOOST_TEST((rows[0].status == Status::Fail));
   BOOST_TEST((rows[1].status == Status::Fail));
+  BOOST_TEST(rows[2].detail.find("1 of 1 tracing times have a non-finite KL") != std::string::npos, rows[2].detail);
 }
 
 BOOST_AUTO_TEST_CASE(renyi_rate_absent_is_skipped_present_is_judged) {

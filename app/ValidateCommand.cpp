@@ -190,6 +190,98 @@ std::string describeReferenceChange(const fs::path& oldFile, const Table& fresh)
   return s.str();
 }
 
+/// Every check of one validation case on its run's files (validation/ValidationChecks); with --update-references the
+/// references are rewritten instead of compared, and their changes appended to `referenceReport`.
+std::vector<CheckResult> checkRun(const ValidationCase& vc, const fs::path& runDir, const fs::path& log,
+                                  const ValidateOptions& options, std::string& referenceReport) {
+  std::vector<CheckResult> rows;
+  auto add = [&](CheckResult r) { rows.push_back(std::move(r)); };
+  auto addAll = [&](std::vector<CheckResult> rs) {
+    for (auto& r : rs) rows.push_back(std::move(r));
+  };
+  {
+    // The run's own reliability warnings (box truncation, walls, known defects: docs/output.md) are a failure
+    // of a validation case: its numbers would not mean what the checks assume.
+    std::ifstream in(log);
+    long warnings = 0;
+    std::string first;
+    for (std::string line; std::getline(in, line);)
+      if (line.find("WARNING") != std::string::npos) {
+        if (++warnings == 1) first = line.substr(line.find("WARNING"));
+      }
+    add(validation::judged("run warnings", static_cast<double>(warnings), "<=", 0.0,
+                           warnings ? "first: " + first : "no WARNING in the run's summary"));
+  }
+  try {
+    const Table divergence = readTable(runDir / "divergence.csv");
+    const Table bounds = readTable(runDir / "bounds.csv");
+    const auto& ch = vc.checks;
+    if (ch.massTolerance) add(validation::massConservation(divergence, *ch.massTolerance));
+    if (ch.boundsTolerance) addAll(validation::boundsAboveTruth(divergence, bounds, *ch.boundsTolerance));
+    if (ch.lowerBound)
+      for (const auto& label : ch.lowerBound->bounds)
+        add(validation::lowerBoundMatch(divergence, bounds, label, ch.lowerBound->fromStep,
+                                        ch.lowerBound->tolerance));
+    if (ch.exact) {
+      if (const auto exact = readTableIfPresent(runDir / "exact.csv"))
+        addAll(validation::exactErrors(*exact, ch.exact->tolerances, ch.exact->fromStep));
+      else
+        add(validation::judged("exact", NAN, "<=", 0, "the run wrote no exact.csv (no closed form for this case)"));
+    }
+    if (ch.lemma4Tolerance) addAll(validation::lemma4(readTable(runDir / "tracing.csv"), *ch.lemma4Tolerance));
+    if (ch.monteCarlo) {
+      const auto agreement = readTableIfPresent(runDir / "sample_agreement.csv");
+      const auto sampleDivergence = readTableIfPresent(runDir / "sample_divergence.csv");
+      if (agreement && sampleDivergence) addAll(validation::monteCarlo(*agreement, *sampleDivergence));
+      else add(validation::judged("Monte Carlo", NAN, "<=", 0, "fpdp sample wrote no agreement files"));
+    }
+    if (ch.renyiRate)
+      addAll(validation::renyiRate(readTableIfPresent(runDir / "renyi_rate.csv"), ch.renyiRate->rateTolerance,
+                                   ch.renyiRate->lsiTolerance));
+    if (ch.beyondAssumptions) {
+      for (const auto& o : validation::renyiOrders(divergence)) add(validation::convergenceInK(divergence, "renyi_" + o));
+      add(validation::convergenceInK(divergence, "kl"));
+      const models::BoundProblem problem = caseBoundProblem(vc.runCase);
+      addAll(validation::unapplicableBoundsVersusTruth(
+          divergence, readTable(runDir / "bound_applicability.csv"),
+          [&](int item, double alpha, long step, double t) {
+            return validation::boundFormulaIgnoringAssumptions(problem, item, alpha, step, t);
+          },
+          ch.boundsTolerance.value_or(0.0)));
+      writeFormulaBounds(runDir / "formula_bounds.csv", divergence, problem);
+    }
+    if (ch.regression) {
+      for (const auto& file : ch.regression->files) {
+        const fs::path refFile = options.referencesDirectory / vc.name / file;
+        const auto current = readTableIfPresent(runDir / file);
+        if (!current) {
+          add(validation::judged("regression: " + file, NAN, "<=", ch.regression->tolerance,
+                                 "the run wrote no " + file));
+          continue;
+        }
+        if (options.updateReferences) {
+          referenceReport += describeReferenceChange(refFile, *current);
+          fs::create_directories(refFile.parent_path());
+          fs::copy_file(runDir / file, refFile, fs::copy_options::overwrite_existing);
+          add(validation::info("regression: " + file, "reference rewritten (--update-references): " +
+                                                          refFile.string()));
+          continue;
+        }
+        const auto reference = readTableIfPresent(refFile);
+        if (!reference)
+          add(validation::judged("regression: " + file, NAN, "<=", ch.regression->tolerance,
+                                 "no reference " + refFile.string() +
+                                     " (create it with fpdp validate --update-references)"));
+        else
+          add(validation::compareWithReference(file, *reference, *current, ch.regression->tolerance));
+      }
+    }
+  } catch (const std::exception& e) {
+    add(validation::judged("reading the run's output", NAN, "<=", 0, e.what()));
+  }
+  return rows;
+}
+
 void checkReportDirectory(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
@@ -199,6 +291,84 @@ void checkReportDirectory(const fs::path& dir) {
   throw InputError("report directory '" + dir.string() +
                        "' exists and is not an earlier fpdp validation report; refusing to replace it",
                    "", "", "");
+}
+
+/// Prints the table, writes REPORT_DIR/results.csv and REPORT_DIR/report.md; returns the number of FAIL rows.
+long writeReport(const fs::path& report, const ValidateOptions& options, std::size_t cases, const std::vector<Row>& rows,
+                 const std::vector<CaseOutcome>& outcomes, const std::string& referenceReport, double seconds) {
+  long failed = 0, passed = 0, skippedCount = 0;
+  for (const auto& r : rows) {
+    failed += r.result.status == Status::Fail;
+    passed += r.result.status == Status::Pass;
+    skippedCount += r.result.status == Status::Skipped;
+  }
+  std::size_t wCase = 4, wCheck = 5;
+  for (const auto& r : rows) {
+    wCase = std::max(wCase, r.caseName.size());
+    wCheck = std::max(wCheck, r.result.check.size());
+  }
+  std::printf("\n%-*s  %-*s  %-11s  %-13s  %s\n", static_cast<int>(wCase), "case", static_cast<int>(wCheck), "check",
+              "measured", "tolerance", "status");
+  for (const auto& r : rows) {
+    const auto& c = r.result;
+    const std::string tol = std::isnan(c.tolerance) ? "-" : c.comparison + " " + fmt(c.tolerance, "%.2e");
+    std::printf("%-*s  %-*s  %-11s  %-13s  %s\n", static_cast<int>(wCase), r.caseName.c_str(),
+                static_cast<int>(wCheck), c.check.c_str(), fmt(c.measured).c_str(), tol.c_str(),
+                validation::statusName(c.status));
+    if (c.status != Status::Pass) std::printf("%*s  %s\n", static_cast<int>(wCase), "", c.detail.c_str());
+  }
+  std::printf("\n%ld PASS, %ld FAIL, %ld SKIPPED, %zu INFO in %.1f s; report: %s\n", passed, failed, skippedCount,
+              rows.size() - passed - failed - skippedCount, seconds, (report / "report.md").c_str());
+  if (!referenceReport.empty())
+    std::printf("\nReferences rewritten in %s (old vs new):\n%s", options.referencesDirectory.c_str(),
+                referenceReport.c_str());
+
+  {
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& r : rows)
+      cells.push_back({r.caseName, r.result.check, fmt(r.result.measured, "%.17g"),
+                       std::isnan(r.result.tolerance) ? "" : r.result.comparison + " " + fmt(r.result.tolerance, "%.17g"),
+                       validation::statusName(r.result.status), r.result.detail});
+    std::ofstream(report / "results.csv")
+        << io::textCsv({"case", "check", "measured", "tolerance", "status", "detail"}, cells);
+  }
+  std::ofstream md(report / "report.md");
+  auto escape = [](std::string s) {
+    std::string o;
+    for (char ch : s) o += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    return o;
+  };
+  md << "# fpdp validation report\n\n"
+     << (options.quick ? "Quick suite" : (options.cases.empty() ? "Full suite" : "Selected cases")) << ": "
+     << cases << " case(s) from `" << options.casesDirectory.string() << "`, references `"
+     << options.referencesDirectory.string() << "`. " << passed << " PASS, " << failed << " FAIL, " << skippedCount
+     << " SKIPPED, " << rows.size() - passed - failed - skippedCount << " INFO; wall time " << fmt(seconds, "%.1f")
+     << " s.\n\nChecks and tolerances: docs/validation.md. INFO rows are findings (cases beyond the papers' "
+        "assumptions), not judged.\n\n";
+  md << "| case | check | measured | tolerance | status | detail |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    const auto& c = r.result;
+    md << "| " << r.caseName << " | " << escape(c.check) << " | " << fmt(c.measured) << " | "
+       << (std::isnan(c.tolerance) ? "-" : escape(c.comparison) + " " + fmt(c.tolerance, "%.2e")) << " | **"
+       << validation::statusName(c.status) << "** | " << escape(c.detail) << " |\n";
+  }
+  for (const auto& o : outcomes) {
+    md << "\n## " << o.name << "\n\n" << o.description << "\n\nCase file `" << o.caseFile << "`, run in "
+       << fmt(o.seconds, "%.1f") << " s; output `runs/" << o.name << "/`, log `runs/" << o.name << ".log`.\n";
+    bool heading = false;
+    for (const auto& r : rows) {
+      if (r.caseName != o.name || r.result.status != Status::Info) continue;
+      if (!heading)
+        md << (o.beyond ? "\nWhat the numbers show (beyond the papers' assumptions):\n\n" : "\nFindings:\n\n");
+      heading = true;
+      md << "- " << r.result.check << ": " << r.result.detail << "\n";
+    }
+    for (const auto& w : o.warnings) md << "\nWARNING: " << w << "\n";
+    for (const auto& p : o.plots) md << "\n![" << p << "](" << p << ")\n";
+  }
+  if (!referenceReport.empty()) md << "\n## References rewritten\n\n```\n" << referenceReport << "```\n";
+  md.close();
+  return failed;
 }
 
 }  // namespace
@@ -293,86 +463,7 @@ int runValidation(const ValidateOptions& options, const std::string& executable)
     }
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(" %.1f s\n", out.seconds);
-    {
-      // The run's own reliability warnings (box truncation, walls, known defects: docs/output.md) are a failure
-      // of a validation case: its numbers would not mean what the checks assume.
-      std::ifstream in(log);
-      long warnings = 0;
-      std::string first;
-      for (std::string line; std::getline(in, line);)
-        if (line.find("WARNING") != std::string::npos) {
-          if (++warnings == 1) first = line.substr(line.find("WARNING"));
-        }
-      add(validation::judged("run warnings", static_cast<double>(warnings), "<=", 0.0,
-                             warnings ? "first: " + first : "no WARNING in the run's summary"));
-    }
-    try {
-      const Table divergence = readTable(runDir / "divergence.csv");
-      const Table bounds = readTable(runDir / "bounds.csv");
-      const auto& ch = vc.checks;
-      if (ch.massTolerance) add(validation::massConservation(divergence, *ch.massTolerance));
-      if (ch.boundsTolerance) addAll(validation::boundsAboveTruth(divergence, bounds, *ch.boundsTolerance));
-      if (ch.lowerBound)
-        for (const auto& label : ch.lowerBound->bounds)
-          add(validation::lowerBoundMatch(divergence, bounds, label, ch.lowerBound->fromStep,
-                                          ch.lowerBound->tolerance));
-      if (ch.exact) {
-        if (const auto exact = readTableIfPresent(runDir / "exact.csv"))
-          addAll(validation::exactErrors(*exact, ch.exact->tolerances, ch.exact->fromStep));
-        else
-          add(validation::judged("exact", NAN, "<=", 0, "the run wrote no exact.csv (no closed form for this case)"));
-      }
-      if (ch.lemma4Tolerance) addAll(validation::lemma4(readTable(runDir / "tracing.csv"), *ch.lemma4Tolerance));
-      if (ch.monteCarlo) {
-        const auto agreement = readTableIfPresent(runDir / "sample_agreement.csv");
-        const auto sampleDivergence = readTableIfPresent(runDir / "sample_divergence.csv");
-        if (agreement && sampleDivergence) addAll(validation::monteCarlo(*agreement, *sampleDivergence));
-        else add(validation::judged("Monte Carlo", NAN, "<=", 0, "fpdp sample wrote no agreement files"));
-      }
-      if (ch.renyiRate)
-        addAll(validation::renyiRate(readTableIfPresent(runDir / "renyi_rate.csv"), ch.renyiRate->rateTolerance,
-                                     ch.renyiRate->lsiTolerance));
-      if (ch.beyondAssumptions) {
-        for (const auto& o : validation::renyiOrders(divergence)) add(validation::convergenceInK(divergence, "renyi_" + o));
-        add(validation::convergenceInK(divergence, "kl"));
-        const models::BoundProblem problem = caseBoundProblem(vc.runCase);
-        addAll(validation::unapplicableBoundsVersusTruth(
-            divergence, readTable(runDir / "bound_applicability.csv"),
-            [&](int item, double alpha, long step, double t) {
-              return validation::boundFormulaIgnoringAssumptions(problem, item, alpha, step, t);
-            },
-            ch.boundsTolerance.value_or(0.0)));
-        writeFormulaBounds(runDir / "formula_bounds.csv", divergence, problem);
-      }
-      if (ch.regression) {
-        for (const auto& file : ch.regression->files) {
-          const fs::path refFile = options.referencesDirectory / vc.name / file;
-          const auto current = readTableIfPresent(runDir / file);
-          if (!current) {
-            add(validation::judged("regression: " + file, NAN, "<=", ch.regression->tolerance,
-                                   "the run wrote no " + file));
-            continue;
-          }
-          if (options.updateReferences) {
-            referenceReport += describeReferenceChange(refFile, *current);
-            fs::create_directories(refFile.parent_path());
-            fs::copy_file(runDir / file, refFile, fs::copy_options::overwrite_existing);
-            add(validation::info("regression: " + file, "reference rewritten (--update-references): " +
-                                                            refFile.string()));
-            continue;
-          }
-          const auto reference = readTableIfPresent(refFile);
-          if (!reference)
-            add(validation::judged("regression: " + file, NAN, "<=", ch.regression->tolerance,
-                                   "no reference " + refFile.string() +
-                                       " (create it with fpdp validate --update-references)"));
-          else
-            add(validation::compareWithReference(file, *reference, *current, ch.regression->tolerance));
-        }
-      }
-    } catch (const std::exception& e) {
-      add(validation::judged("reading the run's output", NAN, "<=", 0, e.what()));
-    }
+    addAll(checkRun(vc, runDir, log, options, referenceReport));
     if (options.plots) {
       if (const std::string w = drawPlots(runDir.string()); !w.empty()) out.warnings.push_back(w);
       else
@@ -388,78 +479,7 @@ int runValidation(const ValidateOptions& options, const std::string& executable)
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // 2. The table (stdout), results.csv, report.md.
-  long failed = 0, passed = 0, skippedCount = 0;
-  for (const auto& r : rows) {
-    failed += r.result.status == Status::Fail;
-    passed += r.result.status == Status::Pass;
-    skippedCount += r.result.status == Status::Skipped;
-  }
-  std::size_t wCase = 4, wCheck = 5;
-  for (const auto& r : rows) {
-    wCase = std::max(wCase, r.caseName.size());
-    wCheck = std::max(wCheck, r.result.check.size());
-  }
-  std::printf("\n%-*s  %-*s  %-11s  %-13s  %s\n", static_cast<int>(wCase), "case", static_cast<int>(wCheck), "check",
-              "measured", "tolerance", "status");
-  for (const auto& r : rows) {
-    const auto& c = r.result;
-    const std::string tol = std::isnan(c.tolerance) ? "-" : c.comparison + " " + fmt(c.tolerance, "%.2e");
-    std::printf("%-*s  %-*s  %-11s  %-13s  %s\n", static_cast<int>(wCase), r.caseName.c_str(),
-                static_cast<int>(wCheck), c.check.c_str(), fmt(c.measured).c_str(), tol.c_str(),
-                validation::statusName(c.status));
-    if (c.status != Status::Pass) std::printf("%*s  %s\n", static_cast<int>(wCase), "", c.detail.c_str());
-  }
-  std::printf("\n%ld PASS, %ld FAIL, %ld SKIPPED, %zu INFO in %.1f s; report: %s\n", passed, failed, skippedCount,
-              rows.size() - passed - failed - skippedCount, seconds, (report / "report.md").c_str());
-  if (!referenceReport.empty())
-    std::printf("\nReferences rewritten in %s (old vs new):\n%s", options.referencesDirectory.c_str(),
-                referenceReport.c_str());
-
-  {
-    std::vector<std::vector<std::string>> cells;
-    for (const auto& r : rows)
-      cells.push_back({r.caseName, r.result.check, fmt(r.result.measured, "%.17g"),
-                       std::isnan(r.result.tolerance) ? "" : r.result.comparison + " " + fmt(r.result.tolerance, "%.17g"),
-                       validation::statusName(r.result.status), r.result.detail});
-    std::ofstream(report / "results.csv")
-        << io::textCsv({"case", "check", "measured", "tolerance", "status", "detail"}, cells);
-  }
-  std::ofstream md(report / "report.md");
-  auto escape = [](std::string s) {
-    std::string o;
-    for (char ch : s) o += ch == '|' ? std::string("\\|") : std::string(1, ch);
-    return o;
-  };
-  md << "# fpdp validation report\n\n"
-     << (options.quick ? "Quick suite" : (options.cases.empty() ? "Full suite" : "Selected cases")) << ": "
-     << suite.size() << " case(s) from `" << options.casesDirectory.string() << "`, references `"
-     << options.referencesDirectory.string() << "`. " << passed << " PASS, " << failed << " FAIL, " << skippedCount
-     << " SKIPPED, " << rows.size() - passed - failed - skippedCount << " INFO; wall time " << fmt(seconds, "%.1f")
-     << " s.\n\nChecks and tolerances: docs/validation.md. INFO rows are findings (cases beyond the papers' "
-        "assumptions), not judged.\n\n";
-  md << "| case | check | measured | tolerance | status | detail |\n|---|---|---|---|---|---|\n";
-  for (const auto& r : rows) {
-    const auto& c = r.result;
-    md << "| " << r.caseName << " | " << escape(c.check) << " | " << fmt(c.measured) << " | "
-       << (std::isnan(c.tolerance) ? "-" : escape(c.comparison) + " " + fmt(c.tolerance, "%.2e")) << " | **"
-       << validation::statusName(c.status) << "** | " << escape(c.detail) << " |\n";
-  }
-  for (const auto& o : outcomes) {
-    md << "\n## " << o.name << "\n\n" << o.description << "\n\nCase file `" << o.caseFile << "`, run in "
-       << fmt(o.seconds, "%.1f") << " s; output `runs/" << o.name << "/`, log `runs/" << o.name << ".log`.\n";
-    bool heading = false;
-    for (const auto& r : rows) {
-      if (r.caseName != o.name || r.result.status != Status::Info) continue;
-      if (!heading)
-        md << (o.beyond ? "\nWhat the numbers show (beyond the papers' assumptions):\n\n" : "\nFindings:\n\n");
-      heading = true;
-      md << "- " << r.result.check << ": " << r.result.detail << "\n";
-    }
-    for (const auto& w : o.warnings) md << "\nWARNING: " << w << "\n";
-    for (const auto& p : o.plots) md << "\n![" << p << "](" << p << ")\n";
-  }
-  if (!referenceReport.empty()) md << "\n## References rewritten\n\n```\n" << referenceReport << "```\n";
-  md.close();
+  const long failed = writeReport(report, options, suite.size(), rows, outcomes, referenceReport, seconds);
   return failed > 0 ? 1 : 0;
 }
 

@@ -147,14 +147,23 @@ void writeFormulaBounds(const fs::path& file, const Table& divergence, const mod
 /// Draws formula_bounds.png with scripts/plot-validation; "" on success, else the warning.
 std::string plotFormulaBounds(const fs::path& directory) {
   const fs::path script(FPDP_VALIDATION_PLOT_SCRIPT);
-  const std::string command = "/usr/bin/python3 '" + script.string() + "' '" + directory.string() + "' 2>&1";
+  auto quote = [](const std::string& word) {  // single quotes for /bin/sh
+    std::string q = "'";
+    for (char ch : word) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  };
+  const std::string command = "/usr/bin/python3 " + quote(script.string()) + " " + quote(directory.string()) + " 2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return "cannot start " + command;
   std::string output;
   char buffer[512];
   while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
   const int status = pclose(pipe);
-  if (status != 0) return "plotting failed: " + output;
+  if (status != 0) {
+    while (!output.empty() && output.back() == '\n') output.pop_back();
+    const auto lastLine = output.rfind('\n');  // the script's reason
+    return "plotting failed (" + script.string() + "): " + output.substr(lastLine == std::string::npos ? 0 : lastLine + 1);
+  }
   return "";
 }
 
@@ -467,7 +476,7 @@ int runValidation(const ValidateOptions& options, const std::string& executable)
     if (options.plots) {
       if (const std::string w = drawPlots(runDir.string()); !w.empty()) out.warnings.push_back(w);
       else
-        for (const char* png : {"renyi_bounds.png", "divergences.png", "step_contributions.png"})
+        for (const char* png : {"renyi_bounds.png", "epsilon_delta.png", "divergences.png", "step_contributions.png"})
           if (fs::exists(runDir / png)) out.plots.push_back("runs/" + vc.name + "/" + png);
       if (vc.checks.beyondAssumptions) {
         if (const std::string w = plotFormulaBounds(runDir); !w.empty()) out.warnings.push_back(w);

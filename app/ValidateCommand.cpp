@@ -80,7 +80,14 @@ std::string lastLines(const fs::path& file, int n) {
 
 Table readTable(const fs::path& file) {
   auto csv = io::readCsv(file.string());
-  return Table(std::move(csv.columns), std::move(csv.rows));
+  std::vector<std::vector<double>> numbers;
+  for (const auto& row : csv.rows) {
+    std::vector<double> values(row.size());
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (!io::parseCsvNumber(row[c], values[c])) values[c] = NAN;  // a text cell
+    numbers.push_back(std::move(values));
+  }
+  return Table(std::move(csv.columns), std::move(csv.rows), std::move(numbers));
 }
 
 std::optional<Table> readTableIfPresent(const fs::path& file) {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <string>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "app/CaseReader.hpp"

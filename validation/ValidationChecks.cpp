@@ -26,20 +26,6 @@ std::string fmtG(double v) {
   return buf;
 }
 
-bool numberCell(const std::string& cell, double& value) {
-  if (cell.empty() || cell == "nan") {
-    value = kNaN;
-    return true;
-  }
-  if (cell == "inf" || cell == "-inf") {
-    value = cell == "inf" ? HUGE_VAL : -HUGE_VAL;
-    return true;
-  }
-  char* end = nullptr;
-  value = std::strtod(cell.c_str(), &end);
-  return end == cell.c_str() + cell.size() && end != cell.c_str();
-}
-
 /// Index of the row of divergence.csv with the given step, or nullopt.
 std::optional<std::size_t> rowOfStep(const Table& t, double step) {
   const auto c = t.column("step");
@@ -67,8 +53,11 @@ std::optional<BoundColumn> splitBoundColumn(const std::string& name) {
 
 // ---- Table -----------------------------------------------------------------------------------------------------------
 
-Table::Table(std::vector<std::string> columns, std::vector<std::vector<std::string>> cells)
-    : columns_(std::move(columns)), cells_(std::move(cells)) {}
+Table::Table(std::vector<std::string> columns, std::vector<std::vector<std::string>> cells,
+             std::vector<std::vector<double>> numbers)
+    : columns_(std::move(columns)), cells_(std::move(cells)), numbers_(std::move(numbers)) {
+  if (numbers_.size() != cells_.size()) throw std::logic_error("Table: numbers and cells differ in their rows");
+}
 
 std::optional<std::size_t> Table::column(const std::string& name) const {
   for (std::size_t i = 0; i < columns_.size(); ++i)
@@ -76,10 +65,7 @@ std::optional<std::size_t> Table::column(const std::string& name) const {
   return std::nullopt;
 }
 
-double Table::number(std::size_t row, std::size_t col) const {
-  double v = kNaN;
-  return numberCell(cells_.at(row).at(col), v) ? v : kNaN;
-}
+double Table::number(std::size_t row, std::size_t col) const { return numbers_.at(row).at(col); }
 
 double Table::number(std::size_t row, const std::string& name) const {
   const auto c = column(name);

@@ -26,11 +26,14 @@
 
 namespace fpdp::validation {
 
-/// A table of a run: column names and text cells, with numeric access (NaN for empty or text cells).
+/// A table of a run: column names, text cells and their numbers (NaN for empty or text cells), as app/ read them
+/// (io/CsvReader: readCsv, parseCsvNumber).
 class Table {
 public:
   Table() = default;
-  Table(std::vector<std::string> columns, std::vector<std::vector<std::string>> cells);
+  /// numbers[r][c] is the number of cells[r][c]; both have columns.size() entries per row.
+  Table(std::vector<std::string> columns, std::vector<std::vector<std::string>> cells,
+        std::vector<std::vector<double>> numbers);
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t rows() const { return cells_.size(); }
   std::optional<std::size_t> column(const std::string& name) const;
@@ -45,6 +48,7 @@ public:
 private:
   std::vector<std::string> columns_;
   std::vector<std::vector<std::string>> cells_;
+  std::vector<std::vector<double>> numbers_;
 };
 
 enum class Status { Pass, Fail, Skipped, Info };

@@ -17,9 +17,17 @@ using validation::Table;
 
 namespace {
 
+// As app/ValidateCommand reads a run's files.
 Table table(const std::string& csv) {
   auto t = io::parseCsv(csv, "test");
-  return Table(std::move(t.columns), std::move(t.rows));
+  std::vector<std::vector<double>> numbers;
+  for (const auto& row : t.rows) {
+    std::vector<double> values(row.size());
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (!io::parseCsvNumber(row[c], values[c])) values[c] = std::nan("");
+    numbers.push_back(values);
+  }
+  return Table(std::move(t.columns), std::move(t.rows), std::move(numbers));
 }
 
 const Table kDivergence = table(

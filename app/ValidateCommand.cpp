@@ -406,18 +406,23 @@ ValidateOptions parseValidateCommandLine(int argc, const char* const* argv) {
     else if (t == "--update-references") o.updateReferences = true;
     else if (t == "--no-plots") o.plots = false;
     else if (t == "--schema") o.schema = true;
+    else if (t == "--help" || t == "-h") o.help = true;
     else if (t == "--cases") o.casesDirectory = value(i, t);
     else if (t == "--references") o.referencesDirectory = value(i, t);
     else if (t == "-o" || t == "--output") o.reportDirectory = value(i, t);
     else if (t.rfind("-", 0) == 0)
       throw UsageError("unknown option '" + t + "' of 'fpdp validate'; allowed: --quick, --update-references, "
-                       "--no-plots, --cases DIR, --references DIR, -o/--output REPORT_DIR, --schema");
+                       "--no-plots, --cases DIR, --references DIR, -o/--output REPORT_DIR, --schema, --help");
     else o.cases.push_back(t);
   }
   return o;
 }
 
 int runValidation(const ValidateOptions& options, const std::string& executable) {
+  if (options.help) {
+    std::cout << helpText();
+    return 0;
+  }
   if (options.schema) {
     std::cout << validationChecksSchemaMarkdown();
     return 0;

@@ -21,6 +21,7 @@ struct ValidateOptions {
   bool updateReferences = false;
   bool plots = true;
   bool schema = false;                       // --schema: print the checks-file reference and exit
+  bool help = false;                         // --help: print fpdp's help and exit
   std::filesystem::path casesDirectory;      // default: the source tree's validation/cases
   std::filesystem::path referencesDirectory; // default: the source tree's validation/references
   std::filesystem::path reportDirectory = "validation-report";

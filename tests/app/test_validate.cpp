@@ -225,6 +225,9 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_exit_2) {
   const auto help = runFpdp("--help", tmp.path() / "help");
   BOOST_TEST(help.exitStatus == 0);
   BOOST_TEST(contains(help.output, "fpdp validate [--quick]"), help.output);
+  const auto validateHelp = runFpdp("validate --help", tmp.path() / "help");
+  BOOST_TEST(validateHelp.exitStatus == 0);
+  BOOST_TEST(contains(validateHelp.output, "--update-references: rewrite the references"), validateHelp.output);
 }
 
 BOOST_AUTO_TEST_CASE(bad_checks_files_exit_2_with_their_message) {

@@ -327,10 +327,15 @@ std::string validationChecksSchemaMarkdown() {
   std::ostringstream s;
   s << "| table | key | type | required | default | allowed | description |\n";
   s << "|-------|-----|------|----------|---------|---------|-------------|\n";
+  auto cell = [](const char* text) {  // a '|' inside a Markdown table cell must be escaped
+    std::string out;
+    for (const char* c = text; *c; ++c) out += *c == '|' ? std::string("\\|") : std::string(1, *c);
+    return out;
+  };
   for (const auto& e : kChecksSchema)
     s << "| " << (*e.table ? std::string("[") + e.table + "]" : std::string("(top)")) << " | `" << e.key << "` | "
-      << e.type << " | " << (e.required ? "yes" : "no") << " | " << (*e.defaultValue ? e.defaultValue : "—")
-      << " | " << e.allowed << " | " << e.description << " |\n";
+      << e.type << " | " << (e.required ? "yes" : "no") << " | " << (*e.defaultValue ? cell(e.defaultValue) : "—")
+      << " | " << cell(e.allowed) << " | " << cell(e.description) << " |\n";
   return s.str();
 }
 

@@ -74,10 +74,12 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
                        std::to_string(positional.size() - 1));
     cl.casePath = positional[1];
     if (cl.command == "check" && cl.output) throw UsageError("--output is only meaningful with 'fpdp run'");
+  } else if (cl.command == "validate") {
+    throw UsageError("'validate' must be the first word: fpdp validate [--quick] [CASE ...] (see 'fpdp --help')");
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, validate, schema (see 'fpdp --help')");
   }
   return cl;
 }
@@ -91,6 +93,8 @@ Usage:
   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
   fpdp check CASE.toml [PETSc options]
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
+  fpdp validate [--quick] [--update-references] [--no-plots] [--cases DIR] [--references DIR]
+                [-o REPORT_DIR] [--schema] [CASE ...]
   fpdp schema
   fpdp --help | --version
 
@@ -106,6 +110,13 @@ Commands:
   noise-study  (Langevin cases) does anisotropic noise buy privacy at equal accuracy? Runs the case with isotropic
            noise of the same trace, then with the diagonal Sigma that minimises the BKPP KL bound, and reports the
            bound and the true KL, R_alpha and TV of both (DIR/isotropic, DIR/anisotropic, DIR/noise-study.csv)
+  validate run the validation suite (validation/cases: CASE.toml with its CASE.checks.toml), check every run
+           (bounds above the truth, the lower-bound construction, exact solutions, Lemma 4, mass, Monte Carlo,
+           rate identity / Lemma 2 / LSI, regression against validation/references) and print one row per check:
+           case, check, measured, tolerance, PASS/FAIL/SKIPPED (INFO: findings beyond the papers' assumptions);
+           write REPORT_DIR/report.md (default validation-report) with the plots; exit status 1 on any FAIL.
+           --quick: the CI suite; --update-references: rewrite the references and show old vs new
+           (docs/validation.md)
   schema   print the case-file reference (docs/parameters.md) generated from the schema
 
 Options:

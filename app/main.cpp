@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "app/CaseReader.hpp"
@@ -13,6 +15,7 @@
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
 #include "app/SampleCase.hpp"
+#include "app/ValidateCommand.hpp"
 #include "models/Dataset.hpp"
 
 namespace {
@@ -74,6 +77,21 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `fpdp validate` runs the validation suite with child processes of this program; it starts no PETSc itself.
+  if (argc >= 2 && std::string(argv[1]) == "validate") {
+    try {
+      const auto options = fpdp::app::parseValidateCommandLine(argc, argv);
+      std::error_code ec;
+      const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+      return fpdp::app::runValidation(options, ec ? std::string(argv[0]) : self.string());
+    } catch (const fpdp::app::UsageError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fpdp: validate failed: %s\n", e.what());
+      return 1;
+    }
+  }
   fpdp::app::CommandLine cl;
   try {
     cl = fpdp::app::parseCommandLine(argc, argv);

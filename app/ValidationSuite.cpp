@@ -34,6 +34,10 @@ constexpr ChecksKey kChecksSchema[] = {
      "The case breaks an assumption of the papers: the report adds, as INFO rows, whether R_alpha converges in K "
      "(increments over the last output steps) and whether the formulas of the bounds that do not apply are "
      "nonetheless above the truth."},
+    {"", "expected_warnings", "array of strings", false, "[]", "non-empty substrings of the run's WARNING lines",
+     "Known limitations of the case's route (e.g. \"fokker_planck\" for R_alpha of order > 2 by noisy GD's implicit "
+     "heat steps, docs/noisy-gd.md §5): a WARNING line of the run containing one of these is reported as an INFO row "
+     "with its text; every other WARNING fails the case."},
     {"bounds", "tolerance", "number", true, "", "a number in [0, 1)",
      "R_alpha (KL, TV) <= every applicable bound of bounds.csv at every step, up to this relative excess "
      "(truth - bound)/bound: the truth's discretisation error."},
@@ -56,7 +60,8 @@ constexpr ChecksKey kChecksSchema[] = {
     {"monte_carlo", "seed", "integer", false, "1", "an integer >= 0", "The sampler's seed."},
     {"monte_carlo", "threads", "integer", false, "2", "an integer in [1, 64]", "The sampler's threads."},
     {"renyi_rate", "rate_tolerance", "number", true, "", "a number in (0, 1)",
-     "renyi_rate.csv: max |rate identity - d/dt R| relative to max |rate identity| (MATH.md §4)."},
+     "renyi_rate.csv: max over interior rows of |rate identity - d/dt R| beyond twice the central difference's "
+     "truncation error, relative to max |rate identity| (MATH.md §4)."},
     {"renyi_rate", "lsi_tolerance", "number", false, "0", "a number in [0, 1)",
      "renyi_rate.csv: c_eff/c_theory >= 1 - lsi_tolerance wherever it is finite (CYS Lemma 3 with Lemma 5's c)."},
     {"regression", "tolerance", "number", true, "", "a number in (0, 1)",
@@ -136,6 +141,12 @@ public:
     v.suite = *root["suite"].value<std::string>();
     if (v.suite != "quick" && v.suite != "full") fail("suite", root.get("suite"), "unknown suite", "quick, full");
     v.beyondAssumptions = root["beyond_assumptions"].value_or(false);
+    if (const auto* arr = root["expected_warnings"].as_array())
+      for (const auto& e : *arr) {
+        const std::string w = *e.value<std::string>();
+        if (w.empty()) fail("expected_warnings", &e, "empty", "non-empty substrings of the run's WARNING lines");
+        v.expectedWarnings.push_back(w);
+      }
 
     if (root["bounds"].is_table()) v.boundsTolerance = number(root, "bounds", "tolerance", 0.0, false, 1.0, false);
     if (root["lower_bound"].is_table()) {

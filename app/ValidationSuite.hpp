@@ -21,6 +21,7 @@ struct ValidationChecks {
   std::string description;
   std::string suite = "quick";  // "quick": in the quick suite (and the full one); "full": only in the full suite
   bool beyondAssumptions = false;
+  std::vector<std::string> expectedWarnings;  // substrings of WARNING lines that are INFO, not failures
 
   std::optional<double> boundsTolerance;           // [bounds] tolerance
   struct LowerBound {

@@ -2,6 +2,7 @@
 // and where it must fail; and the CSV reader (io/CsvReader) they are fed by.
 #define BOOST_TEST_MODULE validation_checks
 #define BOOST_TEST_DYN_LINK
+#include <cstdio>
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -124,20 +125,42 @@ BOOST_AUTO_TEST_CASE(renyi_rate_absent_is_skipped_present_is_judged) {
       "step,s,t,alpha,renyi,rate_finite_difference,rate_identity,rate_abs_difference,lemma2_rhs_optimal_Sv,"
       "lemma2_rhs_half_Sv,lemma2_rhs_optimal_measured,lemma2_rhs_half_measured,margin_optimal_measured,sup_drift_gap,"
       "Sv,c_eff,c_theory,lsi_ratio,status\n";
+  // Interior rows only (the first and last of each order's series are one-sided); R = t^2 for alpha 2, so the
+  // identity's rates 2t have no third derivative and any |identity - FD| is discretisation disagreement.
   const Table good = table(header +
-                           "1,0,0.1,2,0.01,0.101,0.1,0.001,0.3,0.35,0.2,0.25,0.1,0.3,0.3,1.2,1,1.2,ok\n"
-                           "2,0,0.2,2,0.02,0.0502,0.05,0.0002,0.3,0.35,0.2,0.25,0.15,0.3,0.3,1.1,1,1.1,ok\n"
-                           "3,0,0.3,2,nan,nan,nan,nan,nan,nan,nan,nan,nan,0.3,0.3,nan,nan,nan,not_applicable\n");
+                           "1,0,0.1,2,0.01,0.19,0.2,0.01,0.3,0.35,0.3,0.35,0.1,0.3,0.3,1.2,1,1.2,ok\n"
+                           "2,0,0.2,2,0.04,0.401,0.4,0.001,0.5,0.55,0.5,0.55,0.1,0.3,0.3,1.1,1,1.1,ok\n"
+                           "3,0,0.3,2,0.09,0.6005,0.6,0.0005,0.7,0.75,0.7,0.75,0.1,0.3,0.3,1.3,1,1.3,ok\n"
+                           "4,0,0.4,2,0.16,0.9,0.8,0.1,0.9,0.95,0.9,0.95,0.1,0.3,0.3,1.4,1,1.4,ok\n"
+                           "5,0,0.5,2,nan,nan,nan,nan,nan,nan,nan,nan,nan,0.3,0.3,nan,nan,nan,not_applicable\n");
   auto rows = validation::renyiRate(good, 2e-2, 0.0);
   BOOST_REQUIRE(rows.size() == 3u);
   BOOST_TEST((rows[0].status == Status::Pass));
-  BOOST_TEST(rows[0].measured == 0.001 / 0.1, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(rows[0].measured == 0.001 / 0.8, boost::test_tools::tolerance(1e-12));  // the one-sided ends ignored
   BOOST_TEST((rows[1].status == Status::Pass));
   BOOST_TEST((rows[2].status == Status::Pass));
   BOOST_TEST(rows[2].measured == 1.1, boost::test_tools::tolerance(1e-12));
-  const Table bad = table(header + "1,0,0.1,2,0.01,0.2,0.1,0.1,0.05,0.06,0.05,0.06,-0.05,0.3,0.3,0.8,1,0.8,violation\n");
+  // Rates t^3 (R = t^4/4): at t = 0.2 the central difference's truncation error is h^2 |d3R/dt3| / 6 with d3R/dt3
+  // the second difference of the rates, (0.027 - 2 0.008 + 0.001)/0.01 = 1.2, i.e. 0.002; a gap of 0.003 is within
+  // twice that, a gap of 0.0064 (= 0.1 of the largest rate) is not.
+  const auto cubic = [&](double fdAt02) {
+    char row[160];
+    std::snprintf(row, sizeof row, "2,0,0.2,2,0.0004,%.6g,0.008,%.6g,1,1,1,1,1,0.3,0.3,nan,nan,nan,ok\n", fdAt02,
+                  std::fabs(fdAt02 - 0.008));
+    return table(header + "1,0,0.1,2,0.000025,0.001,0.001,0,1,1,1,1,1,0.3,0.3,nan,nan,nan,ok\n" + row +
+                 "3,0,0.3,2,0.002025,0.027,0.027,0,1,1,1,1,1,0.3,0.3,nan,nan,nan,ok\n"
+                 "4,0,0.4,2,0.0064,0.064,0.064,0,1,1,1,1,1,0.3,0.3,nan,nan,nan,ok\n");
+  };
+  rows = validation::renyiRate(cubic(0.011), 2e-2, 0.0);
+  BOOST_TEST((rows[0].status == Status::Pass), rows[0].detail);
+  rows = validation::renyiRate(cubic(0.008 + 0.004 + 0.0064), 2e-2, 0.0);
+  BOOST_TEST((rows[0].status == Status::Fail), rows[0].detail);
+  const Table bad = table(header +
+                          "1,0,0.1,2,0.01,0.2,0.2,0,0.05,0.06,0.05,0.06,-0.05,0.3,0.3,0.8,1,0.8,violation\n"
+                          "2,0,0.2,2,0.04,0.6,0.4,0.2,0.05,0.06,0.05,0.06,-0.05,0.3,0.3,0.8,1,0.8,ok\n"
+                          "3,0,0.3,2,0.09,0.6,0.6,0,0.05,0.06,0.05,0.06,-0.05,0.3,0.3,0.8,1,0.8,ok\n");
   rows = validation::renyiRate(bad, 2e-2, 0.1);
-  BOOST_TEST((rows[0].status == Status::Fail));  // |0.2 - 0.1| / 0.1 = 1
+  BOOST_TEST((rows[0].status == Status::Fail));  // |0.6 - 0.4| / 0.6 = 1/3 at the interior row
   BOOST_TEST((rows[1].status == Status::Fail));  // one violation
   BOOST_TEST(rows[1].detail.find("first violation at step 1") != std::string::npos, rows[1].detail);
   BOOST_TEST((rows[2].status == Status::Fail));  // 0.8 < 1 - 0.1

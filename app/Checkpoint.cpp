@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -192,6 +193,17 @@ std::vector<std::string> continuedCsvPaths(const io::CheckpointData& ck, const s
 
 void truncateCsvFiles(const io::CheckpointData& ck, const std::string& workDir) {
   for (const auto& [path, size] : csvFiles(ck, workDir)) fs::resize_file(path, size);
+}
+
+long killAfterCheckpointStep() {
+  static const long step = [] {
+    const char* v = std::getenv("FPDP_TEST_KILL_AFTER_CHECKPOINT");
+    if (!v || !*v) return -1L;
+    char* end = nullptr;
+    const long k = std::strtol(v, &end, 10);
+    return (*end == '\0' && k >= 0) ? k : -1L;
+  }();
+  return step;
 }
 
 void removeTemporaryFiles(const std::string& workDir) {

@@ -53,6 +53,11 @@ void saveCsvSizes(io::CheckpointData& ck, const std::string& workDir);
 std::vector<std::string> continuedCsvPaths(const io::CheckpointData& ck, const std::string& workDir);
 /// Truncates the CSV files to their sizes at the checkpoint (rows written after it are written again).
 void truncateCsvFiles(const io::CheckpointData& ck, const std::string& workDir);
+/// Fault injection for the tests (tests/app/test_restart.cpp): with FPDP_TEST_KILL_AFTER_CHECKPOINT=K in the
+/// environment, every rank kills itself with SIGKILL right after the checkpoint of step K is written: a run
+/// interrupted at a known step. Returns K or -1.
+long killAfterCheckpointStep();
+
 /// Removes the temporary files (*.tmp) a killed process left in `workDir` (and in its fields/ and vtk/ folders).
 void removeTemporaryFiles(const std::string& workDir);
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -419,6 +420,7 @@ int runCase(const Case& c, const RunOptions& options) {
     }
     FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
     if (!ok) throw std::runtime_error(rank == 0 ? "writing the checkpoint: " + error : "writing the checkpoint failed");
+    if (step == killAfterCheckpointStep()) std::raise(SIGKILL);  // the tests' interrupted run
   };
 
   auto observe = [&](long step, double t, Vec u) {

@@ -200,6 +200,11 @@ int runCase(const Case& c, const RunOptions& options) {
                                    " (misspelt? see 'fpdp run CASE -help')");
   }
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
+  // The PETSc options are not in the case: the resolved solver configuration must be the checkpoint's.
+  if (resume && resume->text("/case/solver") != solverDescription)
+    throw CheckpointError("--restart: the solver configuration differs from the checkpoint's ('" + resume->source +
+                          "', dataset /case/solver): '" + solverDescription + "' here, '" +
+                          resume->text("/case/solver") + "' in the checkpoint; give the first run's PETSc options");
   if (evolution && (c.output.checkpointEvery > 0 || resume)) {
     try {
       evolution->requireCheckpointable();

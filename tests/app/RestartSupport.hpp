@@ -50,9 +50,10 @@ inline Outcome runFpdp(const std::vector<std::string>& args, int ranks = 1, cons
   return o;
 }
 
-/// Starts fpdp (serial) in its own process group, kills the group with SIGKILL after `delay`, and returns true if
-/// the run had finished before.
-inline bool runAndKill(const std::vector<std::string>& args, std::chrono::milliseconds delay) {
+/// Starts fpdp (serial) in its own process group and kills the group with SIGKILL once `rowsFile` holds `rows` data
+/// rows (0: at once) and then `jitter` more has passed; returns true if the run finished before.
+inline bool runAndKill(const std::vector<std::string>& args, const std::string& rowsFile, long rows,
+                       std::chrono::milliseconds jitter) {
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -66,11 +67,21 @@ inline bool runAndKill(const std::vector<std::string>& args, std::chrono::millis
     _exit(127);
   }
   setpgid(pid, pid);
-  const auto end = std::chrono::steady_clock::now() + delay;
   int st = 0;
+  auto dataRows = [&] {
+    std::ifstream in(rowsFile);
+    long lines = 0;
+    for (std::string l; std::getline(in, l);) ++lines;
+    return lines - 1;  // the header
+  };
+  while (rows > 0 && dataRows() < rows) {
+    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const auto end = std::chrono::steady_clock::now() + jitter;
   while (std::chrono::steady_clock::now() < end) {
     if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   kill(-pid, SIGKILL);
   waitpid(pid, &st, 0);

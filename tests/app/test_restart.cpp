@@ -67,29 +67,32 @@ BOOST_AUTO_TEST_CASE(restart_on_two_ranks_is_bit_identical) {
 }
 
 // SIGKILL at seeded random moments: every file left is readable; the restart (or a fresh run, when no checkpoint
-// had been written yet) ends with the uninterrupted run's outputs.
+// had been written yet) ends with the uninterrupted run's outputs. A moment is "after the R-th row of
+// divergence.csv, plus J ms" (R, J seeded), so that kills land during the time stepping on a fast or a loaded
+// machine alike: before, while and after outputs, fields and checkpoints are written.
 BOOST_AUTO_TEST_CASE(killed_runs_leave_readable_files_and_continue_exactly) {
   TemporaryDirectory tmp("fpdp-kill");
   const std::string c = (kCases / "langevin-kill-1d.toml").string();
   const std::string a = (tmp.path() / "A").string();
-  const auto start = std::chrono::steady_clock::now();
   const auto ra = runFpdp({"run", c, "--output", a, "--quiet"});
   BOOST_REQUIRE_MESSAGE(ra.status == 0, ra.output);
-  const double runSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream rowsIn(a + "/divergence.csv");
+  long totalRows = -1;
+  for (std::string l; std::getline(rowsIn, l);) ++totalRows;
   const unsigned seed = 20261122;
   std::mt19937 rng(seed);
-  // Moments spread over the whole run (start-up, first outputs, middle, the end): uniform in [0.05, 1.1] x the
-  // reference run's wall time.
-  std::uniform_real_distribution<double> fraction(0.05, 1.1);
+  std::uniform_int_distribution<long> row(0, totalRows);
+  std::uniform_int_distribution<int> jitter(0, 40);
+  constexpr int kTrials = 4;
   int restarted = 0;
-  constexpr int kTrials = 3;
   for (int trial = 0; trial < kTrials; ++trial) {
-    const double delay = fraction(rng) * runSeconds;
+    const long r = row(rng);
+    const int j = jitter(rng);
     const std::string b = (tmp.path() / ("B" + std::to_string(trial))).string();
-    const bool finished = runAndKill({"run", c, "--output", b, "--quiet"},
-                                     std::chrono::milliseconds(static_cast<long>(delay * 1000)));
-    BOOST_TEST_MESSAGE("kill test (seed " << seed << "): trial " << trial << " killed after " << delay << " s of a "
-                                          << runSeconds << " s run" << (finished ? " (had finished)" : ""));
+    const bool finished = runAndKill({"run", c, "--output", b, "--quiet"}, b + ".partial/divergence.csv", r,
+                                     std::chrono::milliseconds(j));
+    BOOST_TEST_MESSAGE("kill test (seed " << seed << "): trial " << trial << " killed after row " << r << " of "
+                                          << totalRows << " + " << j << " ms" << (finished ? " (had finished)" : ""));
     if (finished) {
       BOOST_TEST(compareOutputs(a, b) == "");
       continue;
@@ -98,19 +101,20 @@ BOOST_AUTO_TEST_CASE(killed_runs_leave_readable_files_and_continue_exactly) {
     if (!fs::exists(partial)) continue;  // killed before the output directory existed
     BOOST_TEST_INFO("trial " << trial);
     BOOST_TEST(checkReadable(partial) == "");
-    if (fs::exists(partial + "/checkpoint.h5")) {
-      const auto rc = runFpdp({"run", "--restart", b, "--quiet"});
+    const bool checkpointed = fs::exists(partial + "/checkpoint.h5");
+    const auto rc = runFpdp({"run", "--restart", b, "--quiet"});
+    if (checkpointed) {
       BOOST_REQUIRE_MESSAGE(rc.status == 0, rc.output);
       BOOST_TEST(compareOutputs(a, b) == "");
       BOOST_TEST(stableSummary(ra.output) == stableSummary(rc.output));
       ++restarted;
     } else {
-      const auto rc = runFpdp({"run", "--restart", b, "--quiet"});
       BOOST_TEST(rc.status == 2);
       BOOST_TEST(rc.output.find("has no checkpoint.h5") != std::string::npos, rc.output);
     }
   }
   BOOST_TEST_MESSAGE("kill test: " << restarted << " of " << kTrials << " trials continued from a checkpoint");
+  BOOST_TEST(restarted >= 2);  // rows r >= 1 come after the first checkpoint but for a kill in between
 }
 
 BOOST_AUTO_TEST_CASE(bad_restarts_exit_2_and_leave_the_run_intact) {

@@ -205,11 +205,15 @@ int runCase(const Case& c, const RunOptions& options) {
     throw CheckpointError("--restart: the solver configuration differs from the checkpoint's ('" + resume->source +
                           "', dataset /case/solver): '" + solverDescription + "' here, '" +
                           resume->text("/case/solver") + "' in the checkpoint; give the first run's PETSc options");
-  if (evolution && (c.output.checkpointEvery > 0 || resume)) {
+  // A time integrator whose step-to-step state is not known cannot be checkpointed: the run goes on without
+  // checkpoints and the summary says why (a restart of such a run is refused).
+  std::string noCheckpoints = c.output.checkpointEvery == 0 ? "output.checkpoint_every = 0" : "";
+  if (evolution && noCheckpoints.empty()) {
     try {
       evolution->requireCheckpointable();
     } catch (const PetscFailure& e) {
-      throw SolverConfigurationError(e.what());
+      if (resume) throw SolverConfigurationError(e.what());
+      noCheckpoints = e.what();
     }
   }
   // The M-matrix condition of the assembled operator (docs/scheme.md): reported, never enforced by clipping.
@@ -364,7 +368,7 @@ int runCase(const Case& c, const RunOptions& options) {
   // Checkpoint (app/Checkpoint, docs/output.md): everything the rest of the run needs, at an output step after its
   // rows and fields are written. Collective; rank 0 writes DIR.partial/checkpoint.h5.
   auto checkpointDue = [&](long step) {
-    return c.output.checkpointEvery > 0 && step < steps && step % c.output.every == 0 &&
+    return noCheckpoints.empty() && step < steps && step % c.output.every == 0 &&
            (step / c.output.every) % c.output.checkpointEvery == 0;
   };
   auto writeCheckpoint = [&](long step, double t, Vec u) {
@@ -868,6 +872,7 @@ int runCase(const Case& c, const RunOptions& options) {
     }
     privacy.summary(s);
     s << "\n";
+    if (!noCheckpoints.empty()) s << "  checkpoints: none (" << noCheckpoints << ")\n";
     if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
     else if (plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
     else s << "  WARNING: " << plotWarning << "\n";

@@ -121,7 +121,7 @@ std::string checkpointableType(TS ts) {
                        "extrapolation (this run: arkimex " + std::string(ark) + ")");
   }
   throw PetscFailure("checkpoints support ts_type bdf and arkimex (their step-to-step state is known), not '" + t +
-                     "'; set output.checkpoint_every = 0 to run without checkpoints");
+                     "'");
 }
 }  // namespace
 

@@ -62,6 +62,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
       return runNoiseStudy(c, options);
     }
     if (checkpoint) {
+      checkOutputDirectory(restartDir);  // the finished run replaces DIR: only an earlier fpdp output may be there
       options.outputDirectory = restartDir;
       options.resume = std::move(checkpoint);
     } else {

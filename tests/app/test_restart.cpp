@@ -157,6 +157,14 @@ BOOST_AUTO_TEST_CASE(bad_restarts_exit_2_and_leave_the_run_intact) {
   expect2(runFpdp({"run", "--restart", b}), "checkpoint '" + ckPath + "': corrupted");
   std::ofstream(ckPath, std::ios::binary | std::ios::trunc) << original;
 
+  // DIR occupied by something that is not an fpdp output: the finished run would replace it, so it is refused.
+  const std::string occupied = (tmp.path() / "C").string();
+  fs::copy(partial, occupied + ".partial", fs::copy_options::recursive);
+  fs::create_directories(occupied);
+  std::ofstream(occupied + "/notes.txt") << "mine\n";
+  expect2(runFpdp({"run", "--restart", occupied}), "is not an fpdp output");
+  BOOST_TEST(fs::exists(occupied + "/notes.txt"));
+
   BOOST_TEST(readFile(partial + "/divergence.csv") == divergenceBefore);
   // The same case given explicitly is accepted, and the run then finishes.
   const auto ok = runFpdp({"run", "--restart", b, c, "--quiet"});

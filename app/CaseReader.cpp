@@ -1089,6 +1089,12 @@ private:
     if (n < 1) fail("output.every", everyNode, "must be >= 1", every.allowed);
     c.output.every = static_cast<long>(n);
 
+    const Parameter& checkpointEvery = parameter("output", "checkpoint_every");
+    const toml::node& checkpointNode = required(checkpointEvery);
+    const std::int64_t ce = integer(checkpointNode, "output.checkpoint_every", checkpointEvery.allowed);
+    if (ce < 0) fail("output.checkpoint_every", checkpointNode, "must be >= 0", checkpointEvery.allowed);
+    c.output.checkpointEvery = static_cast<long>(ce);
+
     const Parameter& fields = parameter("output", "fields");
     c.output.fields = boolean(required(fields), "output.fields", fields.allowed);
 
@@ -1427,6 +1433,7 @@ private:
       }
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
+                                      {"checkpoint_every", static_cast<std::int64_t>(c.output.checkpointEvery)},
                                       {"fields", c.output.fields},
                                       {"plots", c.output.plots},
                                       {"vtk", c.output.vtk},

@@ -44,6 +44,10 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     } else if (t.rfind("--output=", 0) == 0) {
       cl.output = t.substr(9);
       if (cl.output->empty()) throw UsageError("--output needs a non-empty directory name");
+    } else if (t == "--restart" || t.rfind("--restart=", 0) == 0) {
+      if (t == "--restart" && i + 1 >= argc) throw UsageError("--restart needs a directory: --restart DIR");
+      cl.restart = t == "--restart" ? std::string(argv[++i]) : t.substr(10);
+      if (cl.restart->empty()) throw UsageError("--restart needs a non-empty directory name");
     } else if (t == "--particles" || t == "--seed" || t == "--threads") {
       if (i + 1 >= argc) throw UsageError(t + " needs a value");
       const std::string v = argv[++i];
@@ -53,7 +57,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     } else if (t == "--quiet") {
       cl.quiet = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --quiet, --particles N, --seed S, "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --quiet, --particles N, --seed S, "
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
@@ -68,7 +72,15 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   cl.command = positional[0];
   if ((cl.particles || cl.seed || cl.threads) && (positional.empty() || positional[0] != "sample"))
     throw UsageError("--particles, --seed and --threads are options of 'fpdp sample'");
-  if (cl.command == "run" || cl.command == "check" || cl.command == "noise-study" || cl.command == "sample") {
+  if (cl.restart && cl.command != "run") throw UsageError("--restart is an option of 'fpdp run'");
+  if (cl.restart) {
+    // fpdp run --restart DIR [CASE]: the case is the checkpoint's unless given (then it must be the same).
+    if (positional.size() > 2)
+      throw UsageError("'fpdp run --restart DIR' takes at most one case file, got " +
+                       std::to_string(positional.size() - 1));
+    if (positional.size() == 2) cl.casePath = positional[1];
+    if (cl.output) throw UsageError("--restart DIR continues the run in DIR; --output cannot be combined with it");
+  } else if (cl.command == "run" || cl.command == "check" || cl.command == "noise-study" || cl.command == "sample") {
     if (positional.size() != 2)
       throw UsageError("'fpdp " + cl.command + "' takes exactly one case file, got " +
                        std::to_string(positional.size() - 1));
@@ -90,6 +102,7 @@ Fokker–Planck equations of the two parameter densities (trained on D and on it
 
 Usage:
   fpdp run CASE.toml [--output DIR] [--quiet] [PETSc options]
+  fpdp run --restart DIR [CASE.toml] [--quiet] [PETSc options]
   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
   fpdp check CASE.toml [PETSc options]
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
@@ -101,7 +114,8 @@ Usage:
 Commands:
   run      solve the case; write DIR/ (default: the case's output.directory) with fpdp.h5 (+ fpdp.xmf),
            divergence.csv, renyi.csv, hockey_stick.csv, bounds.csv, epsilon.csv, exact.csv (when a closed form
-           exists), PNG plots, fpdp.pvd (ParaView) and parameters.toml (docs/output.md), and print a summary table
+           exists), PNG plots, fpdp.pvd (ParaView) and parameters.toml (docs/output.md), and print a summary table;
+           while running, DIR.partial/ holds the files written so far (each readable) and checkpoint.h5
   sample   run the algorithm itself (noisy GD, or Langevin by Euler–Maruyama) for N particles on D and on D' with
            a counter-based generator (results depend on the seed only); write DIR/sample.h5 and sample_*.csv with
            histograms on the mesh and moments; if DIR holds the solver's fpdp.h5 of the same case, also the
@@ -121,6 +135,10 @@ Commands:
 
 Options:
   --output DIR   output directory (overrides output.directory); replaced only if it is an earlier fpdp output
+  --restart DIR  run: continue the interrupted run whose output directory is DIR (it left DIR.partial) from its
+                 last checkpoint (DIR.partial/checkpoint.h5, every output.checkpoint_every-th output step); the
+                 outputs equal an uninterrupted run's bit for bit on the same number of ranks. The case is the
+                 checkpoint's; a CASE.toml given must resolve to the same case. Same PETSc options as the first run.
   --quiet        no progress line
   --particles N  sample: particles per dataset (overrides sampler.particles; 100 to 10^10)
   --seed S       sample: generator seed (overrides sampler.seed; 0 to 2^63 - 1)

@@ -2,6 +2,7 @@
 // The fpdp command line: sub-commands, fpdp's own --options, and PETSc options passed through.
 //
 //   fpdp run CASE.toml [--output DIR] [--quiet] [-petsc_option value ...]
+//   fpdp run --restart DIR [CASE.toml] [--quiet] [-petsc_option value ...]   (continue an interrupted run)
 //   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
 //   fpdp check CASE.toml
 //   fpdp schema            (prints docs/parameters.md, generated from the schema)
@@ -20,8 +21,9 @@ struct UsageError : std::runtime_error {
 
 struct CommandLine {
   std::string command;                 // run | check | schema | help | version
-  std::string casePath;
+  std::string casePath;                // empty for run --restart without a case (the checkpoint's case is used)
   std::optional<std::string> output;   // --output DIR
+  std::optional<std::string> restart;  // run --restart DIR: continue the interrupted run in DIR(.partial)
   bool quiet = false;                  // --quiet: no progress line
   std::optional<long> particles;       // sample: --particles N (overrides sampler.particles)
   std::optional<long long> seed;       // sample: --seed S

@@ -1,6 +1,7 @@
 #include "app/FunctionalsOutput.hpp"
 
 #include <cmath>
+#include <sstream>
 
 namespace fpdp::app {
 
@@ -87,6 +88,41 @@ void FunctionalsOutput::writeHdf5(io::Hdf5Output& h5) const {
     for (const auto& s : perBin_) pl.push_back({s.name, {S, static_cast<unsigned long long>(bins_)}, s.values});
     h5.writeArrays("privacy_loss", pl);
   }
+}
+
+void FunctionalsOutput::saveState(io::CheckpointData& ck) const {
+  ck.put("/functionals/steps", steps_);
+  ck.put("/functionals/times", times_);
+  auto save = [&](const char* kind, const std::vector<Series>& list) {
+    std::string names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      names += list[i].name + "\n";
+      ck.put(std::string("/functionals/") + kind + "/" + std::to_string(i), list[i].values);
+    }
+    ck.putText(std::string("/functionals/") + kind + "_names", names);
+  };
+  save("per_order", perOrder_);
+  save("per_eps", perEps_);
+  save("per_step", perStep_);
+  save("per_bin", perBin_);
+}
+
+void FunctionalsOutput::restoreState(const io::CheckpointData& ck, std::size_t outputSteps) {
+  steps_ = ck.array("/functionals/steps", outputSteps);
+  times_ = ck.array("/functionals/times", outputSteps);
+  auto restore = [&](const char* kind, std::vector<Series>& list, std::size_t perStep) {
+    list.clear();
+    std::istringstream in(ck.text(std::string("/functionals/") + kind + "_names"));
+    std::string name;
+    while (std::getline(in, name)) {
+      const std::string key = std::string("/functionals/") + kind + "/" + std::to_string(list.size());
+      list.push_back({name, ck.array(key, outputSteps * perStep)});
+    }
+  };
+  restore("per_order", perOrder_, orders_.size());
+  restore("per_eps", perEps_, eps_.size());
+  restore("per_step", perStep_, 1);
+  restore("per_bin", perBin_, static_cast<std::size_t>(bins_));
 }
 
 void FunctionalsOutput::close() {

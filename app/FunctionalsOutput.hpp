@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "solver/Divergences.hpp"
@@ -25,6 +26,9 @@ public:
   void writeHdf5(io::Hdf5Output& h5) const;
   /// Closes the CSV files.
   void close();
+  /// Checkpoint/restart (app/Checkpoint): the arrays accumulated so far.
+  void saveState(io::CheckpointData& ck) const;
+  void restoreState(const io::CheckpointData& ck, std::size_t outputSteps);
 
 private:
   std::vector<double> orders_, eps_;

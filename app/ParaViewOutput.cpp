@@ -72,6 +72,18 @@ void ParaViewOutput::writeStep(long step, double time, Vec p, Vec q, const std::
   vtk_->writeStep(step, time, cells, scalars);
 }
 
+void ParaViewOutput::restoreSteps(const std::vector<std::string>& columns,
+                                  const std::vector<std::vector<double>>& rows) {
+  steps_.clear();
+  for (const auto& row : rows) {
+    std::vector<io::StepScalar> scalars;
+    for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) scalars.push_back({columns[c], row[c]});
+    // divergence.csv's first two columns are the step and the time.
+    steps_.push_back({static_cast<long>(row.at(0)), row.at(1), scalars});
+    if (vtk_) vtk_->addToCollection(static_cast<long>(row.at(0)), row.at(1));
+  }
+}
+
 void ParaViewOutput::writeXdmf() {
   PetscMPIInt rank;
   FPDP_PETSC(MPI_Comm_rank(mesh_.comm(), &rank));

@@ -38,6 +38,10 @@ public:
   void writeStep(long step, double time, Vec p, Vec q, const std::vector<std::string>& columns,
                  const std::vector<double>& row);
 
+  /// Checkpoint/restart: the steps written before the checkpoint (their divergence.csv rows), so that fpdp.xmf and
+  /// fpdp.pvd list them.
+  void restoreSteps(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows);
+
   /// fpdp.xmf over every step written; call after fpdp.h5 is complete. Collective (rank 0 writes).
   void writeXdmf();
 

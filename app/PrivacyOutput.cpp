@@ -170,6 +170,39 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   last_ = v;
 }
 
+void PrivacyOutput::saveState(io::CheckpointData& ck) const {
+  ck.putTable("/privacy/bound_rows", boundRows_, boundColumns_.size());
+  ck.putScalar("/privacy/epsilon_opened", epsilonOpened_ ? 1 : 0);
+  ck.putScalar("/privacy/exact_column", exactColumn_ ? 1 : 0);
+  ck.putTable("/privacy/epsilon_rows", epsilonRows_, epsilonOpened_ ? epsilonColumns_.size() : 0);
+}
+
+void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
+                                 std::size_t outputSteps) {
+  boundRows_ = ck.table("/privacy/bound_rows", boundColumns_.size(), outputSteps);
+  epsilonOpened_ = ck.integer("/privacy/epsilon_opened", 0, 1) == 1;
+  exactColumn_ = ck.integer("/privacy/exact_column", 0, 1) == 1;
+  if (epsilonOpened_ != (outputSteps > 0)) ck.fail("/privacy/epsilon_opened", "disagrees with the output steps");
+  if (exactColumn_ != hockeyStickCurves(v, hockeyStickEps_).has_value())
+    ck.fail("/privacy/exact_column", "disagrees with this run's hockey-stick curves");
+  // The columns as observe() makes them at the first output step.
+  epsilonColumns_ = {"step", "t", "delta"};
+  if (exactColumn_) epsilonColumns_.push_back("eps_exact");
+  epsilonColumns_.insert(epsilonColumns_.end(),
+                         {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds) {
+      epsilonColumns_.push_back("eps_" + stem(item, kind) + "_mironov");
+      epsilonColumns_.push_back("eps_" + stem(item, kind) + "_cks");
+    }
+  epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
+                          outputSteps * case_.privacy.deltaGrid.size());
+  if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
+  lastStep_ = step;
+  lastT_ = t;
+  last_ = v;
+}
+
 void PrivacyOutput::writeHdf5(io::Hdf5Output& h5) const {
   h5.writeTable("bounds", boundColumns_, boundRows_, {{"applicability", applicabilityText_}});
   if (epsilonOpened_) h5.writeTable("epsilon", epsilonColumns_, epsilonRows_);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "models/PrivacyBounds.hpp"
@@ -52,6 +53,12 @@ public:
   void summary(std::ostream& s) const;
 
   const models::PrivacyBounds& bounds() const { return bounds_; }
+
+  /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
+  /// output step (recomputed from the restored state), which the summary reports if no later step comes.
+  void saveState(io::CheckpointData& ck) const;
+  void restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
+                    std::size_t outputSteps);
 
 private:
   const Case& case_;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "app/Checkpoint.hpp"
 #include "app/ModelBuilding.hpp"
 #include "app/FunctionalsOutput.hpp"
 #include "app/ParaViewOutput.hpp"
@@ -127,6 +129,8 @@ int runCase(const Case& c, const RunOptions& options) {
   PetscMPIInt rank, size;
   FPDP_PETSC(MPI_Comm_rank(comm, &rank));
   FPDP_PETSC(MPI_Comm_size(comm, &size));
+  const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
+  if (resume) requireSameRanks(*resume, size);
 
   // 1. Models.
   auto loss = buildLoss(c.loss, c.mesh.dim);
@@ -197,6 +201,22 @@ int runCase(const Case& c, const RunOptions& options) {
                                    " (misspelt? see 'fpdp run CASE -help')");
   }
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
+  // The PETSc options are not in the case: the resolved solver configuration must be the checkpoint's.
+  if (resume && resume->text("/case/solver") != solverDescription)
+    throw CheckpointError("--restart: the solver configuration differs from the checkpoint's ('" + resume->source +
+                          "', dataset /case/solver): '" + solverDescription + "' here, '" +
+                          resume->text("/case/solver") + "' in the checkpoint; give the first run's PETSc options");
+  // A time integrator whose step-to-step state is not known cannot be checkpointed: the run goes on without
+  // checkpoints and the summary says why (a restart of such a run is refused).
+  std::string noCheckpoints = c.output.checkpointEvery == 0 ? "output.checkpoint_every = 0" : "";
+  if (evolution && noCheckpoints.empty()) {
+    try {
+      evolution->requireCheckpointable();
+    } catch (const PetscFailure& e) {
+      if (resume) throw SolverConfigurationError(e.what());
+      noCheckpoints = e.what();
+    }
+  }
   // The M-matrix condition of the assembled operator (docs/scheme.md): reported, never enforced by clipping.
   const solver::PositivityReport positivity = noisyGd ? solver::PositivityReport{} : disc.spatialOperator().positivity();
   const long highOrderFaces = disc.spatialOperator().highOrderFaces();
@@ -250,6 +270,10 @@ int runCase(const Case& c, const RunOptions& options) {
   const std::string finalDir = options.outputDirectory;
   const std::string workDir = finalDir + ".partial";
   collectiveCheck(comm, rank, [&] {
+    if (resume) {  // continue in the interrupted run's directory (app/Checkpoint)
+      removeTemporaryFiles(workDir);
+      return;
+    }
     checkOutputDirectory(finalDir);
     fs::remove_all(workDir);
     fs::create_directories(workDir);
@@ -260,11 +284,12 @@ int runCase(const Case& c, const RunOptions& options) {
     const bool& success;
     int rank;
     std::string dir;
+    bool keep;  // a continued run keeps its directory (and checkpoint) whatever happens
     ~Cleanup() {
       std::error_code ec;
-      if (!success && rank == 0) fs::remove_all(dir, ec);
+      if (!success && rank == 0 && !keep) fs::remove_all(dir, ec);
     }
-  } cleanup{success, rank, workDir};
+  } cleanup{success, rank, workDir, resume != nullptr};
 
   std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
   for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
@@ -278,6 +303,9 @@ int runCase(const Case& c, const RunOptions& options) {
     exactColumns.push_back("renyi_" + o.label + "_rel_error");
   }
   std::optional<io::CsvTable> csv, exactCsv;
+  // A continued run appends to the CSV files (truncated to the checkpoint once everything is restored).
+  if (resume)
+    collectiveCheck(comm, rank, [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, workDir)); });
   if (rank == 0) {
     csv.emplace(workDir + "/divergence.csv", columns);
     if (reference) exactCsv.emplace(workDir + "/exact.csv", exactColumns);
@@ -343,6 +371,76 @@ int runCase(const Case& c, const RunOptions& options) {
   std::vector<double> worstBoundaryShare(c.divergence.orders.size(), 0.0);
   auto lastProgress = std::chrono::steady_clock::now();
   const bool tty = isatty(STDOUT_FILENO);
+  double largestWallMass = 0.0;  // fokker_planck with a constraint: largest mass in the wall cells before Pi_C
+  long lemma4Violations = 0;
+  double worstDriftGapRatio = 0.0;
+
+  // Checkpoint (app/Checkpoint, docs/output.md): everything the rest of the run needs, at an output step after its
+  // rows and fields are written. Collective; rank 0 writes DIR.partial/checkpoint.h5.
+  auto checkpointDue = [&](long step) {
+    return noCheckpoints.empty() && step < steps && step % c.output.every == 0 &&
+           (step / c.output.every) % c.output.checkpointEvery == 0;
+  };
+  auto writeCheckpoint = [&](long step, double t, Vec u) {
+    io::CheckpointData ck;
+    ck.putScalar("/format/version", kCheckpointFormat);
+    ck.putText("/case/toml", c.resolvedToml);
+    ck.putText("/case/solver", solverDescription);
+    ck.putScalar("/run/ranks", size);
+    ck.putScalar("/run/step", static_cast<double>(step));
+    ck.putScalar("/run/time", t);
+    ck.put("/state/u", gatherNatural(mesh, u));
+    if (constrained) {
+      ck.put("/state/boundary_p", gd->boundary().p);
+      ck.put("/state/boundary_q", gd->boundary().q);
+    }
+    if (evolution) {
+      const auto s = evolution->captureState();
+      ck.putText("/integrator/ts_type", s.tsType);
+      ck.putScalar("/integrator/step", static_cast<double>(s.step));
+      ck.putScalar("/integrator/time", s.time);
+      ck.putScalar("/integrator/time_step", s.timeStep);
+      ck.putScalar("/integrator/jacobian_shift", s.jacobianShift);
+      ck.putScalar("/integrator/bdf_order_in_use", static_cast<double>(s.bdfOrderInUse));
+      ck.putScalar("/integrator/bdf_stored", static_cast<double>(s.bdfStored));
+      ck.put("/integrator/bdf_times", s.bdfTimes);
+      for (std::size_t i = 0; i < s.history.size(); ++i)
+        ck.put("/integrator/history_" + std::to_string(i), gatherNatural(mesh, s.history[i]));
+    }
+    ck.putTable("/run/rows", rows, columns.size());
+    std::vector<std::vector<double>> kr;
+    for (const auto& r : klRateRows)
+      kr.push_back({static_cast<double>(r.step), r.t, r.kl, r.identity, r.boundIntegrand, r.tv, r.gapSquared[0],
+                    r.gapSquared[1], r.gapSquared[2]});
+    ck.putTable("/run/kl_rate", kr, 9);
+    ck.put("/run/initial_mass", {initialMass[0], initialMass[1]});
+    ck.put("/run/min_density", {minDensity});
+    ck.put("/run/total_negative", {static_cast<double>(totalNegative)});
+    ck.put("/run/worst_mass_drift", {worstMassDrift});
+    ck.put("/run/worst_boundary_share", worstBoundaryShare);
+    ck.put("/run/outflow_p", std::vector<double>(outflowP.mass.begin(), outflowP.mass.end()));
+    ck.put("/run/outflow_q", std::vector<double>(outflowQ.mass.begin(), outflowQ.mass.end()));
+    ck.put("/run/largest_wall_mass", {largestWallMass});
+    ck.put("/run/lemma4_violations", {static_cast<double>(lemma4Violations)});
+    ck.put("/run/worst_drift_gap_ratio", {worstDriftGapRatio});
+    h5.saveState(ck);
+    privacy.saveState(ck);
+    functionalsOutput.saveState(ck);
+    int ok = 1;
+    std::string error;
+    if (rank == 0) {
+      try {
+        saveCsvSizes(ck, workDir);
+        io::writeCheckpointFile(workDir + "/" + kCheckpointName, ck);
+      } catch (const std::exception& e) {
+        ok = 0;
+        error = e.what();
+      }
+    }
+    FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+    if (!ok) throw std::runtime_error(rank == 0 ? "writing the checkpoint: " + error : "writing the checkpoint failed");
+    if (step == killAfterCheckpointStep()) std::raise(SIGKILL);  // the tests' interrupted run
+  };
 
   auto observe = [&](long step, double t, Vec u) {
     const bool isOutput = step % c.output.every == 0 || step == steps;
@@ -399,6 +497,7 @@ int runCase(const Case& c, const RunOptions& options) {
     }
     last = v;
     lastStep = step;
+    if (checkpointDue(step)) writeCheckpoint(step, t, u);
     const auto now = std::chrono::steady_clock::now();
     if (rank == 0 && !options.quiet && (std::chrono::duration<double>(now - lastProgress).count() > 1.0)) {
       const double el = std::chrono::duration<double>(now - wallStart).count();
@@ -413,7 +512,6 @@ int runCase(const Case& c, const RunOptions& options) {
   auto u = mesh.createVector();
   disc.setInitialState(u);
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
-  double largestWallMass = 0.0;  // fokker_planck with a constraint: largest mass in the wall cells before Pi_C
   if (constrained) {
     gd->projectState(u);
     std::vector<double> points;
@@ -425,8 +523,6 @@ int runCase(const Case& c, const RunOptions& options) {
   std::unique_ptr<solver::TracingDiffusion> tracer;
   std::unique_ptr<solver::FieldGatherer> gatherer;
   std::optional<io::CsvTable> tracingCsv;
-  long lemma4Violations = 0;
-  double worstDriftGapRatio = 0.0;
   const int tracingSubsteps = noisyGd ? static_cast<int>(c.noisyGd.tracing_substeps) : 0;
   double lemma4Bound = std::numeric_limits<double>::infinity();
   if (tracingSubsteps > 0) {
@@ -467,11 +563,89 @@ int runCase(const Case& c, const RunOptions& options) {
     }
   };
 
+  // --restart: the state, the integrator's history and every accumulated figure as they were at the checkpoint's
+  // output step K (app/Checkpoint); the run goes on from K + 1.
+  long resumeStep = -1;
+  std::optional<solver::IntegratorState> integratorState;
+  if (resume) {
+    const io::CheckpointData& ck = *resume;
+    resumeStep = ck.integer("/run/step", 0, steps - 1);
+    if (resumeStep % c.output.every != 0) ck.fail("/run/step", "step " + std::to_string(resumeStep) + " is not an output step");
+    const double tK = ck.scalar("/run/time");
+    const double tExpected = noisyGd ? c.noisyGd.eta * static_cast<double>(resumeStep)
+                                     : c.time.dt * static_cast<double>(resumeStep);
+    // Langevin: TS sums the steps, so the time may differ from K dt in the last bits (1e-9 relative is far beyond).
+    if (noisyGd ? tK != tExpected : std::fabs(tK - tExpected) > 1e-9 * std::max(1.0, std::fabs(tExpected)))
+      ck.fail("/run/time", "time " + fmt(tK, "%.17g") + " does not belong to step " + std::to_string(resumeStep) +
+                               " (expected " + fmt(tExpected, "%.17g") + ")");
+    const std::size_t cells = mesh.box().totalCells();
+    scatterNatural(mesh, ck.array("/state/u", 2 * cells), u);
+    if (constrained) {
+      const std::size_t bins = gd->boundaryBins().size();
+      gd->setBoundary({ck.array("/state/boundary_p", bins), ck.array("/state/boundary_q", bins)});
+    }
+    if (evolution) {
+      solver::IntegratorState s;
+      s.tsType = ck.text("/integrator/ts_type");
+      s.step = ck.integer("/integrator/step", resumeStep, resumeStep);
+      s.time = ck.scalar("/integrator/time");
+      if (s.time != tK) ck.fail("/integrator/time", "differs from /run/time");
+      s.timeStep = ck.scalar("/integrator/time_step");
+      if (!(s.timeStep > 0)) ck.fail("/integrator/time_step", "expected a step > 0");
+      s.jacobianShift = ck.scalar("/integrator/jacobian_shift");
+      s.bdfOrderInUse = ck.integer("/integrator/bdf_order_in_use", 0, 6);
+      s.bdfStored = ck.integer("/integrator/bdf_stored", 0, 7);
+      s.bdfTimes = ck.array("/integrator/bdf_times");
+      if (s.bdfTimes.size() > 6) ck.fail("/integrator/bdf_times", "more than 6 times");
+      for (std::size_t i = 0; i < s.bdfTimes.size(); ++i) {
+        s.history.push_back(mesh.createVector());
+        scatterNatural(mesh, ck.array("/integrator/history_" + std::to_string(i), 2 * cells), s.history.back());
+      }
+      integratorState = std::move(s);
+    }
+    const std::size_t outputs = static_cast<std::size_t>(resumeStep / c.output.every) + 1;
+    rows = ck.table("/run/rows", columns.size(), outputs);
+    for (std::size_t n = 0; n < outputs; ++n)
+      if (rows[n][0] != static_cast<double>(n) * static_cast<double>(c.output.every))
+        ck.fail("/run/rows/values", "row " + std::to_string(n) + " is not output step " +
+                                        std::to_string(n * static_cast<std::size_t>(c.output.every)));
+    if (!noisyGd)
+      for (const auto& r : ck.table("/run/kl_rate", 9, outputs))
+        klRateRows.push_back({static_cast<long>(r[0]), r[1], r[2], r[3], r[4], r[5], {r[6], r[7], r[8]}});
+    const auto& m0 = ck.array("/run/initial_mass", 2);
+    initialMass[0] = m0[0];
+    initialMass[1] = m0[1];
+    minDensity = ck.array("/run/min_density", 1)[0];
+    totalNegative = ck.integer("/run/total_negative", 0, 1L << 52);
+    worstMassDrift = ck.array("/run/worst_mass_drift", 1)[0];
+    worstBoundaryShare = ck.array("/run/worst_boundary_share", worstBoundaryShare.size());
+    const auto& op = ck.array("/run/outflow_p", 6);
+    const auto& oq = ck.array("/run/outflow_q", 6);
+    std::copy(op.begin(), op.end(), outflowP.mass.begin());
+    std::copy(oq.begin(), oq.end(), outflowQ.mass.begin());
+    largestWallMass = ck.array("/run/largest_wall_mass", 1)[0];
+    lemma4Violations = ck.integer("/run/lemma4_violations", 0, 1L << 52);
+    worstDriftGapRatio = ck.array("/run/worst_drift_gap_ratio", 1)[0];
+    h5.restoreState(ck);
+    if (h5.fieldStepCount() != (c.output.fields ? outputs : 0))
+      ck.fail("/hdf5/field_steps", "expected " + std::to_string(c.output.fields ? outputs : 0) + " field steps");
+    // What observe() computed at step K, recomputed from the restored state (the same numbers on the same ranks).
+    last = divergences.evaluate(u, constrained ? &gd->boundary() : nullptr);
+    lastStep = resumeStep;
+    if (reference) lastErrors = reference->errors(u, resumeStep, tK);
+    privacy.restoreState(ck, resumeStep, tK, last, outputs);
+    functionalsOutput.restoreState(ck, outputs);
+    if (paraview) paraview->restoreSteps(columns, rows);
+    collectiveCheck(comm, rank, [&] { truncateCsvFiles(ck, workDir); });
+    io::CsvTable::setContinuedPaths({});
+  }
+
   if (!noisyGd) {
-    evolution->run(u, observe);
+    if (integratorState) evolution->resume(u, observe, *integratorState);
+    else evolution->run(u, observe);
   } else {
-    observe(0, 0.0, u);
-    for (long k = 1; k <= steps; ++k) {
+    if (!resume) observe(0, 0.0, u);
+    for (long k = resumeStep < 0 ? 1 : resumeStep + 1; k <= steps; ++k) {
       // The tracing pair starts from step k-1, whose divergences the observer has if it was an output step.
       if (tracer) traceStep(k - 1, u, lastStep == k - 1 ? last : divergences.evaluate(u));
       const auto report = gd->step(u);
@@ -529,6 +703,9 @@ int runCase(const Case& c, const RunOptions& options) {
     std::error_code ec;
     fs::remove_all(finalDir, ec);  // checked above to be absent, empty or an earlier fpdp output
     fs::rename(workDir, finalDir);
+    // The checkpoint and the per-step field files served the run; a finished run is fpdp.h5 and the rest.
+    fs::remove(finalDir + "/" + kCheckpointName, ec);
+    io::Hdf5Output::removeStepFiles(finalDir);
   });
   success = true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
@@ -709,6 +886,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (renyiRate) renyiRate->summary(s);
     privacy.summary(s);
     s << "\n";
+    if (!noCheckpoints.empty()) s << "  checkpoints: none (" << noCheckpoints << ")\n";
     if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
     else if (plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
     else s << "  WARNING: " << plotWarning << "\n";

@@ -9,16 +9,22 @@
 //               values and L1 errors), appended to divergence.csv / exact.csv and fpdp.h5.
 //   5. summary: a table of the final state, conservation and positivity figures, timings.
 // Output goes to DIR.partial and is renamed to DIR when the run succeeds, so a failed run leaves no half-written
-// DIR (a killed run leaves DIR.partial, which is never mistaken for a result).
+// DIR (a killed run leaves DIR.partial, which is never mistaken for a result, and which `fpdp run --restart DIR`
+// continues from its last checkpoint: app/Checkpoint).
+#include <memory>
 #include <string>
 
 #include "app/Case.hpp"
+#include "io/CheckpointFile.hpp"
 
 namespace fpdp::app {
 
 struct RunOptions {
   std::string outputDirectory;  // resolved: --output or case.output.directory
   bool quiet = false;
+  /// --restart: the checkpoint to continue from (read and checked against the case by the caller; every rank holds
+  /// it). The run continues in outputDirectory + ".partial" (app/Checkpoint).
+  std::shared_ptr<const io::CheckpointData> resume;
 };
 
 /// Collective over PETSC_COMM_WORLD. Returns the process exit status (0 on success).

@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/CaseReader.hpp"
+#include "app/Checkpoint.hpp"
 #include "app/CommandLine.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
@@ -33,7 +35,8 @@ int launcherRank() {
   return 0;
 }
 
-int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
+int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
+               std::shared_ptr<const fpdp::io::CheckpointData> checkpoint, const std::string& restartDir) {
   using namespace fpdp::app;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
@@ -61,11 +64,19 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
       if (!cl.output) options.outputDirectory = c.name + "-noise-study";
       return runNoiseStudy(c, options);
     }
-    checkOutputDirectory(options.outputDirectory);
+    if (checkpoint) {
+      checkOutputDirectory(restartDir);  // the finished run replaces DIR: only an earlier fpdp output may be there
+      options.outputDirectory = restartDir;
+      options.resume = std::move(checkpoint);
+    } else {
+      checkOutputDirectory(options.outputDirectory);
+    }
     return runCase(c, options);
   } catch (const InputError& e) {
     return reportError(rank, "error: ", e.what(), 2);
   } catch (const SolverConfigurationError& e) {
+    return reportError(rank, "error: ", e.what(), 2);
+  } catch (const CheckpointError& e) {
     return reportError(rank, "error: ", e.what(), 2);
   } catch (const OutputDirectoryError& e) {
     return reportError(rank, "error: ", e.what(), 2);
@@ -113,9 +124,23 @@ int main(int argc, char** argv) {
   }
   // The case is read and validated before MPI and PETSc start: bad input costs no start-up and creates nothing.
   fpdp::app::Case c;
+  std::shared_ptr<const fpdp::io::CheckpointData> checkpoint;
+  std::string restartDir;
   try {
-    c = fpdp::app::readCase(cl.casePath);
+    if (cl.restart) {
+      // --restart: the checkpoint of DIR.partial, and its case (or CASE, which must resolve to the same).
+      const auto target = fpdp::app::locateRestart(*cl.restart);
+      checkpoint = std::make_shared<const fpdp::io::CheckpointData>(fpdp::app::loadCheckpoint(target.checkpoint));
+      const std::string source = cl.casePath.empty() ? "'" + target.workDir + "/parameters.toml'" : "'" + cl.casePath + "'";
+      c = cl.casePath.empty() ? fpdp::app::readCase(target.workDir + "/parameters.toml") : fpdp::app::readCase(cl.casePath);
+      fpdp::app::requireSameCase(*checkpoint, c.resolvedToml, source);
+      restartDir = target.finalDir;
+    } else {
+      c = fpdp::app::readCase(cl.casePath);
+    }
   } catch (const fpdp::app::InputError& e) {
+    return reportError(launcherRank(), "error: ", e.what(), 2);
+  } catch (const fpdp::app::CheckpointError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   }
   // PETSc sees only its own options, never fpdp's.
@@ -128,7 +153,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");
     return 1;
   }
-  const int status = runCommand(cl, c);
+  const int status = runCommand(cl, c, checkpoint, restartDir);
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
   PetscFinalize();
   return status;

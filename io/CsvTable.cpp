@@ -6,9 +6,25 @@
 
 namespace fpdp::io {
 
+namespace {
+std::vector<std::string>& continuedPaths() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+bool continued(const std::string& path) {
+  for (const auto& p : continuedPaths())
+    if (p == path) return true;
+  return false;
+}
+}  // namespace
+
+void CsvTable::setContinuedPaths(std::vector<std::string> paths) { continuedPaths() = std::move(paths); }
+
 CsvTable::CsvTable(const std::string& path, std::vector<std::string> columns)
-    : out_(path), path_(path), columns_(std::move(columns)) {
+    : out_(path, continued(path) ? std::ios::app : std::ios::trunc | std::ios::out), path_(path),
+      columns_(std::move(columns)) {
   if (!out_) throw std::runtime_error("cannot write '" + path + "'");
+  if (continued(path)) return;
   for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
   out_ << '\n';
   out_.flush();
@@ -31,8 +47,11 @@ void CsvTable::addRow(const std::vector<double>& values) {
   if (values.size() != columns_.size())
     throw std::logic_error("CsvTable::addRow: " + std::to_string(values.size()) + " values for " +
                            std::to_string(columns_.size()) + " columns in " + path_);
-  for (std::size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << format(values[i]);
-  out_ << '\n';
+  // One write per row (a row is never half on disk if the run is killed between rows).
+  std::string line;
+  for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + format(values[i]);
+  line += '\n';
+  out_.write(line.data(), static_cast<std::streamsize>(line.size()));
   out_.flush();
   if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
 }
@@ -41,8 +60,10 @@ void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& value
   if (values.size() != columns_.size())
     throw std::logic_error("CsvTable::addRow: " + std::to_string(values.size()) + " values for " +
                            std::to_string(columns_.size()) + " columns in " + path_);
-  for (std::size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << (values[i] ? format(*values[i]) : "");
-  out_ << '\n';
+  std::string line;
+  for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + (values[i] ? format(*values[i]) : "");
+  line += '\n';
+  out_.write(line.data(), static_cast<std::streamsize>(line.size()));
   out_.flush();
   if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
 }

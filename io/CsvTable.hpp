@@ -3,6 +3,7 @@
 // run keeps every completed row. Numbers are written with 17 significant digits (round-trip exact); infinite
 // values as "inf", undefined ones as "nan". Written by rank 0 only (the caller decides).
 #include <fstream>
+#include <ios>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@ namespace fpdp::io {
 class CsvTable {
 public:
   CsvTable(const std::string& path, std::vector<std::string> columns);
+  /// Continuing an interrupted run (app/Checkpoint): a table opened at one of these paths appends to the existing
+  /// file (which the restart truncates to its size at the checkpoint) instead of starting it with a header.
+  /// Process-wide; the restart sets it before the outputs are constructed and clears it after.
+  static void setContinuedPaths(std::vector<std::string> paths);
   void addRow(const std::vector<double>& values);
   /// A row where some values do not exist (e.g. a bound whose assumptions fail): an empty cell for nullopt.
   void addRowWithMissing(const std::vector<std::optional<double>>& values);

@@ -1,6 +1,9 @@
 #include "io/Hdf5Output.hpp"
 
 #include <functional>
+#include <filesystem>
+#include <sstream>
+#include <cmath>
 
 #include <hdf5.h>
 
@@ -75,92 +78,182 @@ std::string Hdf5Output::stepGroup(long step) {
   return buf;
 }
 
-Hdf5Output::Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh,
-                       const std::string& parametersToml, const std::string& solverDescription)
-    : path_(path), comm_(mesh.comm()) {
-  PetscMPIInt rank, size;
-  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
-  FPDP_PETSC(MPI_Comm_size(comm_, &size));
+namespace {
+/// Rank 0 runs `action`; every rank learns whether it worked and throws together.
+void onRankZero(MPI_Comm comm, const std::function<void()>& action, const std::string& what) {
+  PetscMPIInt rank;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
   int ok = 1;
   std::string error;
   if (rank == 0) {
     try {
-      hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-      if (f < 0) throw std::runtime_error("cannot create HDF5 file '" + path + "'");
-      try {
-        writeStringAttribute(f, "fpdp_version", FPDP_VERSION);
-        writeIntAttribute(f, "ranks", size);
-        writeIntAttribute(f, "dim", mesh.dim());
-        writeStringAttribute(f, "solver", solverDescription);
-        writeString(f, "parameters", parametersToml);
-        hid_t m = makeGroup(f, "mesh");
-        const char* axisNames[3] = {"x", "y", "z"};
-        for (int a = 0; a < mesh.dim(); ++a) {
-          const auto& ax = mesh.box().axis(a);
-          std::vector<double> centres(static_cast<std::size_t>(ax.cells()));
-          for (int i = 0; i < ax.cells(); ++i) centres[i] = ax.centre(i);
-          writeDoubles(m, std::string(axisNames[a]) + "_faces", ax.faces());
-          writeDoubles(m, std::string(axisNames[a]) + "_centres", centres);
-        }
-        H5Gclose(m);
-        H5Gclose(makeGroup(f, "fields"));
-      } catch (...) {
-        H5Fclose(f);
-        throw;
-      }
-      H5Fclose(f);
+      action();
     } catch (const std::exception& e) {
       ok = 0;
       error = e.what();
     }
   }
-  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
-  if (!ok) throw std::runtime_error(rank == 0 ? error : "HDF5 output could not be created on rank 0");
-  FPDP_PETSC(PetscViewerHDF5Open(comm_, path.c_str(), FILE_MODE_APPEND, &viewer_));
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  if (!ok) throw std::runtime_error(rank == 0 ? error : what + " failed on rank 0");
 }
 
-Hdf5Output::~Hdf5Output() {
-  if (viewer_) (void)PetscViewerDestroy(&viewer_);
+void renameOrThrow(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (ec) throw std::runtime_error("cannot rename '" + from + "' to '" + to + "': " + ec.message());
+}
+}  // namespace
+
+Hdf5Output::Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh,
+                       const std::string& parametersToml, const std::string& solverDescription)
+    : path_(path), directory_(std::filesystem::path(path).parent_path().string()), comm_(mesh.comm()), mesh_(mesh),
+      parameters_(parametersToml), solver_(solverDescription) {
+  FPDP_PETSC(MPI_Comm_rank(comm_, &rank_));
+  FPDP_PETSC(MPI_Comm_size(comm_, &size_));
+  if (directory_.empty()) directory_ = ".";
+  onRankZero(comm_, [&] { std::filesystem::create_directories(directory_ + "/fields"); }, "creating DIR/fields");
+}
+
+Hdf5Output::~Hdf5Output() = default;
+
+std::string Hdf5Output::stepFile(long step) const {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "/fields/step_%08ld.h5", step);
+  return directory_ + buf;
+}
+
+void Hdf5Output::removeStepFiles(const std::string& directory) {
+  std::error_code ec;
+  std::filesystem::remove_all(directory + "/fields", ec);
 }
 
 void Hdf5Output::writeFields(long step, double time, const std::vector<std::pair<std::string, Vec>>& fields) {
-  if (!viewer_) throw std::logic_error("Hdf5Output::writeFields after close");
+  if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFields after the tables or close");
+  const std::string file = stepFile(step), tmp = file + ".tmp";
   const std::string group = stepGroup(step);
-  FPDP_PETSC(PetscViewerHDF5PushGroup(viewer_, group.c_str()));
+  PetscViewer viewer;
+  FPDP_PETSC(PetscViewerHDF5Open(comm_, tmp.c_str(), FILE_MODE_WRITE, &viewer));
+  FPDP_PETSC(PetscViewerHDF5PushGroup(viewer, group.c_str()));
   for (const auto& [name, vec] : fields) {
     FPDP_PETSC(PetscObjectSetName(reinterpret_cast<PetscObject>(vec), name.c_str()));
-    FPDP_PETSC(VecView(vec, viewer_));
+    FPDP_PETSC(VecView(vec, viewer));
   }
-  FPDP_PETSC(PetscViewerHDF5PopGroup(viewer_));
+  FPDP_PETSC(PetscViewerHDF5PopGroup(viewer));
   PetscReal t = time;
   PetscInt s = static_cast<PetscInt>(step);
-  FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer_, group.c_str(), "time", PETSC_REAL, &t));
-  FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer_, group.c_str(), "step", PETSC_INT, &s));
-  FPDP_PETSC(PetscViewerFlush(viewer_));
+  FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, group.c_str(), "time", PETSC_REAL, &t));
+  FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, group.c_str(), "step", PETSC_INT, &s));
+  FPDP_PETSC(PetscViewerDestroy(&viewer));  // closes the file on every rank before rank 0 renames it
+  FPDP_PETSC(MPI_Barrier(comm_));
+  onRankZero(comm_, [&] { renameOrThrow(tmp, file); }, "renaming " + tmp);
+  fieldSteps_.push_back(step);
 }
 
 void Hdf5Output::writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
                                  int columns) {
-  if (!viewer_) throw std::logic_error("Hdf5Output::writeReplicated after close");
-  PetscMPIInt rank;
-  FPDP_PETSC(MPI_Comm_rank(comm_, &rank));
-  const auto n = static_cast<PetscInt>(values.size());
-  Vec v;
-  FPDP_PETSC(VecCreate(comm_, &v));
-  FPDP_PETSC(VecSetSizes(v, rank == 0 ? n : 0, n));
-  FPDP_PETSC(VecSetBlockSize(v, columns));
-  FPDP_PETSC(VecSetType(v, VECMPI));
-  if (rank == 0) {
-    PetscScalar* a;
-    FPDP_PETSC(VecGetArray(v, &a));
-    std::copy(values.begin(), values.end(), a);
-    FPDP_PETSC(VecRestoreArray(v, &a));
+  if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeReplicated after the tables or close");
+  replicated_.push_back({group, name, values, columns});
+}
+
+void Hdf5Output::assemble() {
+  if (closed_) throw std::logic_error("Hdf5Output: write after close");
+  if (assembled_) return;
+  onRankZero(comm_, [&] {
+    const std::string tmp = path_ + ".tmp";
+    hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) throw std::runtime_error("cannot create HDF5 file '" + tmp + "'");
+    try {
+      writeStringAttribute(f, "fpdp_version", FPDP_VERSION);
+      writeIntAttribute(f, "ranks", size_);
+      writeIntAttribute(f, "dim", mesh_.dim());
+      writeStringAttribute(f, "solver", solver_);
+      writeString(f, "parameters", parameters_);
+      hid_t m = makeGroup(f, "mesh");
+      const char* axisNames[3] = {"x", "y", "z"};
+      for (int a = 0; a < mesh_.dim(); ++a) {
+        const auto& ax = mesh_.box().axis(a);
+        std::vector<double> centres(static_cast<std::size_t>(ax.cells()));
+        for (int i = 0; i < ax.cells(); ++i) centres[i] = ax.centre(i);
+        writeDoubles(m, std::string(axisNames[a]) + "_faces", ax.faces());
+        writeDoubles(m, std::string(axisNames[a]) + "_centres", centres);
+      }
+      H5Gclose(m);
+      H5Gclose(makeGroup(f, "fields"));
+      for (long step : fieldSteps_) {
+        const std::string file = stepFile(step), group = stepGroup(step);
+        hid_t src = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (src < 0) throw std::runtime_error("cannot open the step file '" + file + "'");
+        const herr_t e = H5Ocopy(src, group.c_str(), f, group.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+        H5Fclose(src);
+        if (e < 0) throw std::runtime_error("cannot copy " + group + " from '" + file + "'");
+      }
+      hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+      H5Pset_create_intermediate_group(lcpl, 1);
+      for (const auto& r : replicated_) {
+        const hsize_t n = r.values.size();
+        const hsize_t dims[2] = {r.columns > 1 ? n / static_cast<hsize_t>(r.columns) : n,
+                                 static_cast<hsize_t>(r.columns)};
+        hid_t space = H5Screate_simple(r.columns > 1 ? 2 : 1, dims, nullptr);
+        const std::string name = r.group + "/" + r.name;
+        hid_t ds = H5Dcreate2(f, name.c_str(), H5T_NATIVE_DOUBLE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        herr_t e = ds < 0 ? -1 : (n == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                                        r.values.data()));
+        if (ds >= 0) H5Dclose(ds);
+        H5Sclose(space);
+        if (e < 0) {
+          H5Pclose(lcpl);
+          throw std::runtime_error("HDF5: cannot write dataset " + name);
+        }
+      }
+      H5Pclose(lcpl);
+    } catch (...) {
+      H5Fclose(f);
+      throw;
+    }
+    H5Fclose(f);
+  }, "assembling fpdp.h5");
+  assembled_ = true;
+}
+
+void Hdf5Output::saveState(CheckpointData& ck) const {
+  std::vector<double> steps(fieldSteps_.begin(), fieldSteps_.end());
+  ck.put("/hdf5/field_steps", steps);
+  std::string index;
+  for (std::size_t i = 0; i < replicated_.size(); ++i) {
+    const auto& r = replicated_[i];
+    index += r.group + "\t" + r.name + "\t" + std::to_string(r.columns) + "\n";
+    ck.put("/hdf5/replicated_" + std::to_string(i), r.values);
   }
-  FPDP_PETSC(PetscObjectSetName(reinterpret_cast<PetscObject>(v), name.c_str()));
-  FPDP_PETSC(PetscViewerHDF5PushGroup(viewer_, group.c_str()));
-  FPDP_PETSC(VecView(v, viewer_));
-  FPDP_PETSC(PetscViewerHDF5PopGroup(viewer_));
-  FPDP_PETSC(VecDestroy(&v));
+  ck.putText("/hdf5/replicated", index);
+}
+
+void Hdf5Output::restoreState(const CheckpointData& ck) {
+  fieldSteps_.clear();
+  for (double s : ck.array("/hdf5/field_steps")) {
+    if (!(s >= 0 && s < 1e15 && s == std::floor(s))) ck.fail("/hdf5/field_steps", "not a step number");
+    fieldSteps_.push_back(static_cast<long>(s));
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(stepFile(fieldSteps_.back()), ec))
+      ck.fail("/hdf5/field_steps", "the field file '" + stepFile(fieldSteps_.back()) + "' of a checkpointed step is missing");
+  }
+  replicated_.clear();
+  std::istringstream in(ck.text("/hdf5/replicated"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto a = line.find('\t'), b = line.rfind('\t');
+    if (a == std::string::npos || b == a) ck.fail("/hdf5/replicated", "malformed line '" + line + "'");
+    int columns = 0;
+    try {
+      columns = std::stoi(line.substr(b + 1));
+    } catch (const std::exception&) {
+      columns = 0;
+    }
+    if (columns < 1 || columns > 3) ck.fail("/hdf5/replicated", "bad column count in '" + line + "'");
+    const std::string name = "/hdf5/replicated_" + std::to_string(replicated_.size());
+    const auto& values = ck.array(name);
+    if (values.size() % static_cast<std::size_t>(columns) != 0) ck.fail(name, "not a whole number of rows");
+    replicated_.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), values, columns});
+  }
 }
 
 void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows) {
@@ -207,8 +300,8 @@ void writeGroupOnRankZero(MPI_Comm comm, const std::string& path, const std::str
 void Hdf5Output::writeTable(const std::string& group, const std::vector<std::string>& columns,
                             const std::vector<std::vector<double>>& rows,
                             const std::vector<std::pair<std::string, std::string>>& texts) {
-  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
-  writeGroupOnRankZero(comm_, path_, group, [&](hid_t g) {
+  assemble();
+  writeGroupOnRankZero(comm_, path_ + ".tmp", group, [&](hid_t g) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       std::vector<double> col(rows.size());
       for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
@@ -219,8 +312,8 @@ void Hdf5Output::writeTable(const std::string& group, const std::vector<std::str
 }
 
 void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>& arrays) {
-  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
-  writeGroupOnRankZero(comm_, path_, group, [&](hid_t g) {
+  assemble();
+  writeGroupOnRankZero(comm_, path_ + ".tmp", group, [&](hid_t g) {
     for (const Array& a : arrays) {
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
       hsize_t count = 1;
@@ -238,7 +331,10 @@ void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>&
 }
 
 void Hdf5Output::close() {
-  if (viewer_) FPDP_PETSC(PetscViewerDestroy(&viewer_));
+  if (closed_) return;
+  assemble();
+  onRankZero(comm_, [&] { renameOrThrow(path_ + ".tmp", path_); }, "renaming fpdp.h5");
+  closed_ = true;
 }
 
 }  // namespace fpdp::io

@@ -7,7 +7,17 @@
 //        p, q               cell averages, dataset shape (nx) / (ny, nx) / (nz, ny, nx), x fastest
 //   /series/<column>        the divergence time series, one dataset per CSV column (same names)
 // Fields are written collectively through PETSc's parallel HDF5 viewer; the small datasets by rank 0.
+//
+// Kill safety (docs/output.md, "Files during a run"): no HDF5 file is ever open between output steps, and none is
+// visible under its final name before it is complete. During the run each output step's fields go to their own file
+// DIR/fields/step_NNNNNNNN.h5 (same group layout as in fpdp.h5), written as <name>.tmp and renamed; the small
+// replicated arrays are kept in memory (and in the checkpoint). At the end, rank 0 assembles fpdp.h5 as fpdp.h5.tmp
+// (the step groups copied with H5Ocopy, then the tables) and close() renames it: the fields are written twice in
+// total, once per step and once into fpdp.h5. The step files are removed with removeStepFiles() once the run's
+// directory is final.
 #include <petscviewerhdf5.h>
+
+#include "io/CheckpointFile.hpp"
 
 #include <string>
 #include <vector>
@@ -18,17 +28,20 @@ namespace fpdp::io {
 
 class Hdf5Output {
 public:
-  /// Creates the file (collective) with the mesh and the parameters.
+  /// Records the file's path, mesh and parameters and creates DIR/fields (collective); fpdp.h5 itself is written at
+  /// the end (the first table written, or close()).
   Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh, const std::string& parametersToml,
              const std::string& solverDescription);
   ~Hdf5Output();
   Hdf5Output(const Hdf5Output&) = delete;
   Hdf5Output& operator=(const Hdf5Output&) = delete;
 
-  /// Writes the named scalar fields (each a vector on mesh.scalarDM()) for output step `step` at `time`.
+  /// Writes the named scalar fields (each a vector on mesh.scalarDM()) for output step `step` at `time`: the file
+  /// DIR/fields/step_NNNNNNNN.h5, complete when it appears under that name. Collective.
   void writeFields(long step, double time, const std::vector<std::pair<std::string, Vec>>& fields);
-  /// Writes a small array held identically on every rank (rank 0's copy) as dataset `name` in `group` (created if
-  /// absent): shape [n] for columns = 1, [n / columns, columns] otherwise. Collective; before writeSeries.
+  /// A small array held identically on every rank (rank 0's copy), for dataset `name` in `group` (created if
+  /// absent) of fpdp.h5: shape [n] for columns = 1, [n / columns, columns] otherwise. Kept until fpdp.h5 is
+  /// assembled; call before writeSeries.
   void writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
                        int columns = 1);
   /// Writes (replacing) the time series; collective call, rank 0 writes.
@@ -47,14 +60,35 @@ public:
   /// Writes (replacing) the group `group` with the given datasets (e.g. /renyi, /hockey_stick, /privacy_loss);
   /// collective call, rank 0 writes. Like writeSeries, it closes the parallel viewer first.
   void writeArrays(const std::string& group, const std::vector<Array>& arrays);
-  /// Closes the file; later calls are errors.
+  /// Completes fpdp.h5 (assembling it if no table was written) and renames it into place; later calls are errors.
   void close();
   static std::string stepGroup(long step);
+  /// DIR/fields/step_NNNNNNNN.h5: where writeFields puts a step during the run.
+  std::string stepFile(long step) const;
+  /// Removes the per-step files of `directory` (after the run's directory was renamed into place). Rank 0.
+  static void removeStepFiles(const std::string& directory);
+
+  /// Checkpoint/restart: the output steps written so far and the pending replicated arrays. restoreState checks
+  /// that every step file it lists exists.
+  void saveState(CheckpointData& ck) const;
+  void restoreState(const CheckpointData& ck);
+  std::size_t fieldStepCount() const { return fieldSteps_.size(); }
 
 private:
-  std::string path_;
+  struct Replicated {
+    std::string group, name;
+    std::vector<double> values;
+    int columns;
+  };
+  void assemble();  // rank 0 writes fpdp.h5.tmp with everything but the tables (collective call)
+  std::string path_, directory_;
   MPI_Comm comm_;
-  PetscViewer viewer_ = nullptr;
+  int rank_ = 0, size_ = 1;
+  const meshes::DistributedBoxMesh& mesh_;
+  std::string parameters_, solver_;
+  std::vector<long> fieldSteps_;
+  std::vector<Replicated> replicated_;
+  bool assembled_ = false, closed_ = false;
 };
 
 }  // namespace fpdp::io

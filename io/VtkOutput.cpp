@@ -57,9 +57,11 @@ std::string dataArrayTag(const std::string& name, int components, std::uint64_t 
   return s.str();
 }
 
+/// Through a temporary name and a rename: a killed run never leaves a half-written VTK file under its final name.
 void writeFileOrThrow(const std::string& path, const std::string& xml, const std::string& appended) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot create VTK file '" + path + "'");
+  const std::string tmp = path + ".tmp";
+  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot create VTK file '" + tmp + "'");
   f << xml;
   if (!appended.empty()) {
     f << "  <AppendedData encoding=\"raw\">\n   _";
@@ -68,7 +70,10 @@ void writeFileOrThrow(const std::string& path, const std::string& xml, const std
   }
   f << "</VTKFile>\n";
   f.close();
-  if (!f) throw std::runtime_error("cannot write VTK file '" + path + "'");
+  if (!f) throw std::runtime_error("cannot write VTK file '" + tmp + "'");
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
 }
 
 /// Writes `text` to `path` through a temporary file and a rename, so a reader never sees a half-written file.

@@ -43,6 +43,10 @@ public:
   /// rewrites the .pvd. Throws std::runtime_error on every rank if any rank failed to write.
   void writeStep(long step, double time, const std::vector<CellArray>& cells, const std::vector<StepScalar>& scalars);
 
+  /// Lists a step written by an earlier, interrupted process of the same run in the .pvd (checkpoint/restart);
+  /// the .pvd is rewritten with the next step.
+  void addToCollection(long step, double time) { collection_.emplace_back(time, datasetFile(step)); }
+
   /// File name (relative to DIR) of the dataset of `step`: what the .pvd lists.
   std::string datasetFile(long step) const;
   bool rectilinear() const { return rectilinear_; }

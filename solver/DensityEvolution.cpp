@@ -1,5 +1,7 @@
 #include "solver/DensityEvolution.hpp"
 
+#include "solver/TsHistory.hpp"
+
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -75,6 +77,7 @@ PetscErrorCode DensityEvolution::monitor(TS, PetscInt step, PetscReal time, Vec 
   PetscFunctionBeginUser;
   auto* self = static_cast<DensityEvolution*>(ctx);
   self->stepsTaken_ = step;
+  if (step == self->skipObserverAt_) PetscFunctionReturn(0);
   if (self->observer_) PetscCallCXX((*self->observer_)(static_cast<long>(step), static_cast<double>(time), u));
   PetscFunctionReturn(0);
 }
@@ -97,6 +100,100 @@ void DensityEvolution::run(Vec u, const Observer& observer, double startTime) {
   if (reason < 0) {
     throw PetscFailure(std::string("time integration failed: ") + TSConvergedReasons[reason]);
   }
+}
+
+namespace {
+/// The TS types whose step-to-step memory captureState() knows: TSBDF's history (solver/TsHistory), and ARKIMEX L2
+/// without the initial-guess extrapolation, which (no explicit first stage, PETSc 3.18 arkimex.c) carries nothing
+/// from one step to the next.
+std::string checkpointableType(TS ts) {
+  TSType type;
+  FPDP_PETSC(TSGetType(ts, &type));
+  const std::string t = type;
+  if (t == TSBDF) return t;
+  if (t == TSARKIMEX) {
+    TSARKIMEXType ark;
+    FPDP_PETSC(TSARKIMEXGetType(ts, &ark));
+    PetscBool extrapolate = PETSC_FALSE;
+    FPDP_PETSC(PetscOptionsHasName(nullptr, nullptr, "-ts_arkimex_initial_guess_extrapolate", &extrapolate));
+    if (std::string(ark) == TSARKIMEXL2 && !extrapolate) return t;
+    throw PetscFailure("checkpoints support ts_type arkimex only with its L2 scheme and no initial-guess "
+                       "extrapolation (this run: arkimex " + std::string(ark) + ")");
+  }
+  throw PetscFailure("checkpoints support ts_type bdf and arkimex (their step-to-step state is known), not '" + t +
+                     "'");
+}
+}  // namespace
+
+void DensityEvolution::requireCheckpointable() const { (void)checkpointableType(ts_); }
+
+IntegratorState DensityEvolution::captureState() const {
+  IntegratorState s;
+  s.tsType = checkpointableType(ts_);
+  PetscInt step;
+  PetscReal time, dt;
+  FPDP_PETSC(TSGetStepNumber(ts_, &step));
+  FPDP_PETSC(TSGetTime(ts_, &time));
+  FPDP_PETSC(TSGetTimeStep(ts_, &dt));
+  s.step = step;
+  s.time = time;
+  s.timeStep = dt;
+  s.jacobianShift = jacobianShift_;
+  if (s.tsType == TSBDF) {
+    const auto h = detail::bdfHistory(ts_);
+    s.bdfOrderInUse = h.k;
+    s.bdfStored = h.n;
+    s.bdfTimes = h.times;
+    for (Vec v : h.vectors) {
+      s.history.push_back(mesh_.createVector());
+      FPDP_PETSC(VecCopy(v, s.history.back()));
+    }
+  }
+  return s;
+}
+
+void DensityEvolution::restoreState(const IntegratorState& s, Vec u) {
+  if (checkpointableType(ts_) != s.tsType)
+    throw PetscFailure("the checkpoint was written by ts_type " + s.tsType + ", this run uses another");
+  FPDP_PETSC(TSSetSolution(ts_, u));
+  FPDP_PETSC(TSSetUp(ts_));
+  if (s.tsType == TSBDF) {
+    const auto h = detail::bdfHistory(ts_);  // PETSc's work vectors (allocated by TSSetUp)
+    PetscInt order;
+    FPDP_PETSC(TSBDFGetOrder(ts_, &order));
+    if (s.history.size() != s.bdfTimes.size() || s.history.size() > static_cast<std::size_t>(order))
+      throw PetscFailure("the checkpoint's BDF history does not fit this run's BDF order " + std::to_string(order));
+    detail::setBdfCounters(ts_, s.bdfOrderInUse, s.bdfStored, s.bdfTimes);
+    const auto slots = detail::bdfHistory(ts_);
+    for (std::size_t i = 0; i < s.history.size(); ++i) FPDP_PETSC(VecCopy(s.history[i], slots.vectors[i]));
+  }
+  detail::setContinuing(ts_, s.step, s.time, s.timeStep);
+  // The factorised matrix must be the uninterrupted run's: shift I - A at the shift it was built with (TS's shift
+  // wobbles in the last bits, implicitJacobian keeps J within 1e-12 of it).
+  if (s.jacobianShift > 0) {
+    FPDP_PETSC(MatCopy(A_, J_, SAME_NONZERO_PATTERN));
+    FPDP_PETSC(MatScale(J_, -1.0));
+    FPDP_PETSC(MatShift(J_, s.jacobianShift));
+    jacobianShift_ = s.jacobianShift;
+  }
+}
+
+void DensityEvolution::resume(Vec u, const Observer& observer, const IntegratorState& state) {
+  restoreState(state, u);
+  observer_ = &observer;
+  skipObserverAt_ = state.step;
+  try {
+    FPDP_PETSC(TSSolve(ts_, u));
+  } catch (...) {
+    observer_ = nullptr;
+    skipObserverAt_ = -1;
+    throw;
+  }
+  observer_ = nullptr;
+  skipObserverAt_ = -1;
+  TSConvergedReason reason;
+  FPDP_PETSC(TSGetConvergedReason(ts_, &reason));
+  if (reason < 0) throw PetscFailure(std::string("time integration failed: ") + TSConvergedReasons[reason]);
 }
 
 std::string DensityEvolution::describe() const {

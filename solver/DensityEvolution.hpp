@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
 
@@ -31,6 +32,21 @@ struct TimeIntegration {
   std::string optionsPrefix;  // PETSc options prefix of this integrator (e.g. "diffusion_" -> -diffusion_ts_type)
 };
 
+/// What a continued run needs of the integrator beyond the solution (checkpoint/restart, docs/output.md): the step
+/// number and time, and for TSBDF its history (the previous solutions and their times, the current order) and the
+/// shift of the factorised matrix shift I - A. Captured in an observer call (after a completed step), restored
+/// before run(): the continued run then takes bit for bit the steps the uninterrupted run takes.
+struct IntegratorState {
+  long step = 0;
+  double time = 0.0;
+  double timeStep = 0.0;
+  std::string tsType;
+  double jacobianShift = -1.0;            // the shift J_ holds (-1: none built yet)
+  long bdfOrderInUse = 0, bdfStored = 0;  // TSBDF's k and n
+  std::vector<double> bdfTimes;           // the times of `history`, newest first
+  std::vector<meshes::VecHandle> history; // TSBDF: previous solutions u_{step-1}, u_{step-2}, ... (global vectors)
+};
+
 class DensityEvolution {
 public:
   /// Takes ownership of A.
@@ -40,6 +56,14 @@ public:
   using Observer = std::function<void(long step, double time, Vec u)>;
   /// Advance u in place from t = startTime by the configured number of steps.
   void run(Vec u, const Observer& observer, double startTime = 0.0);
+  /// Continues from `state` (u holds the solution at state.step): the observer is not called again for that step.
+  void resume(Vec u, const Observer& observer, const IntegratorState& state);
+  /// The integrator's state after the step the observer is called for; only valid inside an observer call.
+  /// Throws PetscFailure for a TS type whose history cannot be captured (supported: bdf, and the one-step
+  /// arkimex and beuler, which carry nothing from step to step in the configuration fpdp sets).
+  IntegratorState captureState() const;
+  /// Throws PetscFailure (with the reason) if captureState() cannot capture this integrator's state.
+  void requireCheckpointable() const;
 
   TS ts() const { return ts_; }
   Mat op() const { return A_; }
@@ -51,6 +75,7 @@ public:
   long jacobianBuilds() const { return jacobianBuilds_; }
 
 private:
+  void restoreState(const IntegratorState& state, Vec u);
   static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal time, Vec u, void* ctx);
   static PetscErrorCode implicitFunction(TS ts, PetscReal t, Vec u, Vec udot, Vec F, void* ctx);
   static PetscErrorCode implicitJacobian(TS ts, PetscReal t, Vec u, Vec udot, PetscReal shift, Mat J, Mat P,
@@ -64,6 +89,7 @@ private:
   TimeIntegration ti_;
   const Observer* observer_ = nullptr;
   long stepsTaken_ = 0;
+  long skipObserverAt_ = -1;  // resume(): the step whose observer call the uninterrupted run already made
 };
 
 /// Checks that every PETSc option given (command line or case file) was used by the configured objects,

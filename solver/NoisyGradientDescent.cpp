@@ -225,3 +225,15 @@ std::string NoisyGradientDescent::describe() const {
 }
 
 }  // namespace fpdp::solver
+
+namespace fpdp::solver {
+
+void NoisyGradientDescent::setBoundary(SingularMasses masses) {
+  if (masses.p.size() != bins_.size() || masses.q.size() != bins_.size())
+    throw std::invalid_argument("NoisyGradientDescent::setBoundary: " + std::to_string(masses.p.size()) + " and " +
+                                std::to_string(masses.q.size()) + " masses for " + std::to_string(bins_.size()) +
+                                " boundary bins");
+  boundary_ = std::move(masses);
+}
+
+}  // namespace fpdp::solver

@@ -89,6 +89,8 @@ public:
   void projectState(Vec u);
   /// The boundary bins' masses of p and q (paired, replicated on every rank): the SingularMasses of the divergences.
   const SingularMasses& boundary() const { return boundary_; }
+  /// Checkpoint/restart: sets the boundary bins' masses (sizes must match boundaryBins()).
+  void setBoundary(SingularMasses masses);
   const BoundaryBins& boundaryBins() const { return bins_; }
   bool constrained() const { return !bins_.empty(); }
   /// Smallest distance between C and the mesh walls, in noise standard deviations sqrt(2 eta Sigma_aa) of the axis

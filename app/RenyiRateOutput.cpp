@@ -338,4 +338,36 @@ RenyiRateSetup renyiRateSetup(const Case& c, std::size_t n, bool replacement, co
   return r;
 }
 
+namespace {
+constexpr std::size_t kCheckpointColumns = 16;
+}
+
+void RenyiRateOutput::saveState(io::CheckpointData& ck) const {
+  std::vector<std::vector<double>> table;
+  for (const auto& r : rows_)
+    table.push_back({static_cast<double>(r.step), static_cast<double>(r.segment), r.s, r.t, r.alpha,
+                     static_cast<double>(r.order), r.renyi, r.dRenyiDAlpha, r.renyiReliable ? 1.0 : 0.0,
+                     r.rate.informationRatio, r.rate.informationRatioSigma, r.rate.cross, r.rate.rateIdentity,
+                     r.rate.supDriftGap, r.rate.supDriftGapSigma, r.rate.excludedShare});
+  ck.putTable("/renyi_rate/rows", table, kCheckpointColumns);
+}
+
+void RenyiRateOutput::restoreState(const io::CheckpointData& ck) {
+  rows_.clear();
+  for (const auto& v : ck.table("/renyi_rate/rows", kCheckpointColumns, std::nullopt)) {
+    Row r;
+    r.step = static_cast<long>(v[0]);
+    r.segment = static_cast<long>(v[1]);
+    r.s = v[2], r.t = v[3], r.alpha = v[4];
+    if (!(v[5] >= 0 && v[5] < static_cast<double>(setup_.orders.size())))
+      ck.fail("/renyi_rate/rows", "an order index outside the run's " + std::to_string(setup_.orders.size()) + " orders");
+    r.order = static_cast<std::size_t>(v[5]);
+    r.renyi = v[6], r.dRenyiDAlpha = v[7], r.renyiReliable = v[8] != 0.0;
+    r.rate.informationRatio = v[9], r.rate.informationRatioSigma = v[10], r.rate.cross = v[11];
+    r.rate.rateIdentity = v[12], r.rate.supDriftGap = v[13], r.rate.supDriftGapSigma = v[14];
+    r.rate.excludedShare = v[15];
+    rows_.push_back(std::move(r));
+  }
+}
+
 }  // namespace fpdp::app

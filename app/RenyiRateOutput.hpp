@@ -17,6 +17,7 @@
 #include "io/Hdf5Output.hpp"
 #include "models/LossConstants.hpp"
 #include "solver/Divergences.hpp"
+#include "io/CheckpointFile.hpp"
 #include "solver/RenyiRate.hpp"
 #include "solver/TracingDiffusion.hpp"
 
@@ -58,6 +59,9 @@ public:
   void finish(io::Hdf5Output& h5);
   /// The summary lines (rank 0, after finish).
   void summary(std::ostream& s) const;
+  /// Checkpoint/restart (app/Checkpoint): the rows observed so far (finish() derives everything else from them).
+  void saveState(io::CheckpointData& ck) const;
+  void restoreState(const io::CheckpointData& ck);
 
   struct Row {
     long step = 0;

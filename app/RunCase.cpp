@@ -426,6 +426,7 @@ int runCase(const Case& c, const RunOptions& options) {
     h5.saveState(ck);
     privacy.saveState(ck);
     functionalsOutput.saveState(ck);
+    if (renyiRate) renyiRate->saveState(ck);
     int ok = 1;
     std::string error;
     if (rank == 0) {
@@ -635,6 +636,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (reference) lastErrors = reference->errors(u, resumeStep, tK);
     privacy.restoreState(ck, resumeStep, tK, last, outputs);
     functionalsOutput.restoreState(ck, outputs);
+    if (renyiRate) renyiRate->restoreState(ck);
     if (paraview) paraview->restoreSteps(columns, rows);
     collectiveCheck(comm, rank, [&] { truncateCsvFiles(ck, workDir); });
     io::CsvTable::setContinuedPaths({});

@@ -2,6 +2,7 @@
 // the plots (docs/output.md). The formulas live in models/PrivacyBounds (MATH.md §5) and models/RdpConversion (§7).
 #include "app/PrivacyOutput.hpp"
 
+#include "app/NumberFormat.hpp"
 #include "models/DivergenceGrids.hpp"
 
 #include <sys/wait.h>
@@ -34,15 +35,23 @@ std::string stem(int item, models::GapKind kind) {
   return "bound" + std::to_string(item) + (kind == models::GapKind::Measured ? "_measured_gap" : "");
 }
 
-std::string fmt(double v, const char* f = "%.4e") {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
 
 std::optional<double> present(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+
+/// The columns of epsilon.csv: eps_exact only where the run has hockey-stick curves (observe() at the first output
+/// step, and restoreState() for a continued run).
+std::vector<std::string> epsilonColumns(bool exactColumn) {
+  std::vector<std::string> columns{"step", "t", "delta"};
+  if (exactColumn) columns.push_back("eps_exact");
+  columns.insert(columns.end(), {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds) {
+      columns.push_back("eps_" + stem(item, kind) + "_mironov");
+      columns.push_back("eps_" + stem(item, kind) + "_cks");
+    }
+  return columns;
+}
 
 }  // namespace
 
@@ -128,15 +137,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   const auto curves = hockeyStickCurves(v, hockeyStickEps_);
   if (!epsilonOpened_) {
     exactColumn_ = curves.has_value();
-    epsilonColumns_ = {"step", "t", "delta"};
-    if (exactColumn_) epsilonColumns_.push_back("eps_exact");
-    epsilonColumns_.insert(epsilonColumns_.end(),
-                           {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
-    for (int item = 1; item <= 8; ++item)
-      for (auto kind : kKinds) {
-        epsilonColumns_.push_back("eps_" + stem(item, kind) + "_mironov");
-        epsilonColumns_.push_back("eps_" + stem(item, kind) + "_cks");
-      }
+    epsilonColumns_ = epsilonColumns(exactColumn_);
     if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
     epsilonOpened_ = true;
   }
@@ -186,15 +187,7 @@ void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double
   if (exactColumn_ != hockeyStickCurves(v, hockeyStickEps_).has_value())
     ck.fail("/privacy/exact_column", "disagrees with this run's hockey-stick curves");
   // The columns as observe() makes them at the first output step.
-  epsilonColumns_ = {"step", "t", "delta"};
-  if (exactColumn_) epsilonColumns_.push_back("eps_exact");
-  epsilonColumns_.insert(epsilonColumns_.end(),
-                         {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
-  for (int item = 1; item <= 8; ++item)
-    for (auto kind : kKinds) {
-      epsilonColumns_.push_back("eps_" + stem(item, kind) + "_mironov");
-      epsilonColumns_.push_back("eps_" + stem(item, kind) + "_cks");
-    }
+  epsilonColumns_ = epsilonColumns(exactColumn_);
   epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
                           outputSteps * case_.privacy.deltaGrid.size());
   if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);

@@ -1,5 +1,6 @@
 #include "app/RenyiRateOutput.hpp"
 
+#include "app/NumberFormat.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,13 +28,7 @@ const std::vector<std::string> kColumns{
 
 double statusCode(const std::string& s) { return s == "ok" ? 0.0 : s == "violation" ? 1.0 : 2.0; }
 
-std::string fmt(double v, const char* f = "%.4e") {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
 }  // namespace
 
 RenyiRateOutput::RenyiRateOutput(const std::string& directory, int rank, const meshes::DistributedBoxMesh& mesh,

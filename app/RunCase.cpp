@@ -19,6 +19,7 @@
 #include "app/Checkpoint.hpp"
 #include "app/ModelBuilding.hpp"
 #include "app/FunctionalsOutput.hpp"
+#include "app/NumberFormat.hpp"
 #include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/PrivacyOutput.hpp"
@@ -101,13 +102,7 @@ double relativeError(double computed, double exact) {
   return (computed - exact) / exact;
 }
 
-std::string fmt(double v, const char* f = "%.6e") {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+std::string fmt(double v, const char* f = "%.6e") { return formatNumber(v, f); }
 
 }  // namespace
 

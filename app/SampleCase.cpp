@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "app/ModelBuilding.hpp"
+#include "app/NumberFormat.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
 #include "io/CsvTable.hpp"
@@ -69,13 +70,7 @@ std::string readFile(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string fmt(double v, const char* f = "%.6g") {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+std::string fmt(double v, const char* f = "%.6g") { return formatNumber(v, f); }
 
 struct Comparison {
   long step = 0;

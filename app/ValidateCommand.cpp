@@ -19,6 +19,7 @@
 #include "app/CaseReader.hpp"
 #include "app/CommandLine.hpp"
 #include "app/ModelBuilding.hpp"
+#include "app/NumberFormat.hpp"
 #include "app/PrivacyOutput.hpp"
 #include "app/ValidationSuite.hpp"
 #include "io/CsvReader.hpp"
@@ -39,13 +40,7 @@ namespace {
 
 constexpr const char* kReportMarker = ".fpdp-validation-report";
 
-std::string fmt(double v, const char* format = "%.3e") {
-  if (std::isnan(v)) return "-";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+std::string fmt(double v, const char* format = "%.3e") { return formatNumber(v, format, "-"); }
 
 /// Runs `executable args...` with stdout and stderr appended to `log`; returns the exit status (or 128 + signal).
 int runChild(const std::string& executable, const std::vector<std::string>& args, const fs::path& log) {

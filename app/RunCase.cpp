@@ -166,7 +166,7 @@ int runCase(const Case& c, const RunOptions& options) {
     try {
       if (!noisyGd) {
         const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type,
-                                         c.solver.pc_type};
+                                         c.solver.pc_type, ""};
         evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
       } else {
         solver::NoisyGdSettings settings;

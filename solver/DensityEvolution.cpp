@@ -4,6 +4,8 @@
 #include <sstream>
 #include <vector>
 
+#include "solver/GeometricMultigrid.hpp"
+
 namespace fpdp::solver {
 
 DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A,
@@ -44,6 +46,14 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
   if (size > 1) FPDP_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));  // PETSc's own LU is serial only
   FPDP_PETSC(KSPSetTolerances(ksp, 1e-12, 1e-50, PETSC_DEFAULT, PETSC_DEFAULT));
   FPDP_PETSC(TSSetFromOptions(ts_));
+  // pc_type mg (case file or -pc_type): geometric multigrid on the mesh (GeometricMultigrid.hpp).
+  PCType chosenPc;
+  FPDP_PETSC(PCGetType(pc, &chosenPc));
+  if (std::string(chosenPc) == PCMG) {
+    const char* prefix = ti_.optionsPrefix.empty() ? nullptr : ti_.optionsPrefix.c_str();
+    configureGeometricMultigrid(pc, mesh_, prefix);
+    FPDP_PETSC(PCSetFromOptions(pc));  // explicit -mg_* options over the defaults just set
+  }
   FPDP_PETSC(TSMonitorSet(ts_, &DensityEvolution::monitor, this, nullptr));
 }
 

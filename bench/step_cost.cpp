@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
     const double spmvGbs = spmvBytes / spmv / 1e9;
     const double spmvAtStream = spmvBytes / (streamGbs * 1e9);
     if (rank == 0) {
-      std::printf(
+      char line[2048];
+      std::snprintf(line, sizeof line,
           "{\"dim\": %d, \"cells\": %d, \"ranks\": %d, \"unknowns\": %d, \"dt\": %g, \"steps\": %d, \"repeats\": %d, "
           "\"solver\": \"%s\", \"ksp_iterations_last_step\": %d, \"jacobian_builds\": %ld, "
           "\"spmv_s\": %.6e, \"spmv_bytes\": %.6e, \"spmv_gbs\": %.3f, \"stream_gbs\": %.3f, \"spmv_fraction\": %.3f, "
@@ -221,6 +222,9 @@ int main(int argc, char** argv) {
           static_cast<int>(kspIterations), jacobianBuilds, spmv, spmvBytes, spmvGbs, streamGbs, spmvGbs / streamGbs,
           bestStep, bestStepCpu, bestSetup, bestStep / spmv, bestStep / spmvAtStream, rssPeak / 1048576.0,
           rssGrowth / cellCount);
+      std::string json = line;  // JSON has no NaN: a quantity not measured (--no-stream) is null
+      for (std::size_t at; (at = json.find("nan")) != std::string::npos;) json.replace(at, 3, "null");
+      std::printf("%s", json.c_str());
     }
   }
   PetscCall(PetscFinalize());

@@ -145,6 +145,11 @@ def step_cost(args, cells, options, dim=2, steps=12, repeats=2, ranks=1, stream=
 LU = "-ksp_type preonly -pc_type lu"
 ILU = "-ksp_type gmres -pc_type ilu -ksp_rtol 1e-6"
 MG = "-ksp_type gmres -pc_type mg -ksp_rtol 1e-6"
+# BDF predicts the step by extrapolation, so the Newton step it solves for is the predictor's error, of the order of
+# the local truncation error: a relative tolerance of 1e-3 leaves the solve error at 1e-3 of that (L1 of the
+# 256^2 run changes by 0.06 %), but the mass is then conserved only to ~1e-3 of the step's change, not to round-off.
+MG_LOOSE = "-ksp_type gmres -pc_type mg -ksp_rtol 1e-3"
+ILU_LOOSE = "-ksp_type gmres -pc_type ilu -ksp_rtol 1e-3"
 
 
 def section_peer_and_wp(args, rep, tmp):
@@ -214,8 +219,9 @@ def section_scaling(args, rep):
                 "the exponent is the least-squares slope of log(time per step) against log N over the four sizes.")
     rows = []
     fits = []
-    for name, opts, sizes in [("multigrid (GMRES + PCMG)", MG, [128, 256, 512, 1024]),
-                              ("GMRES + ILU(0)", ILU, [128, 256, 512, 1024]),
+    for name, opts, sizes in [("multigrid (GMRES + PCMG), rtol 1e-6", MG, [128, 256, 512, 1024]),
+                              ("multigrid (GMRES + PCMG), rtol 1e-3", MG_LOOSE, [128, 256, 512, 1024]),
+                              ("GMRES + ILU(0), rtol 1e-6", ILU, [128, 256, 512, 1024]),
                               ("LU", LU, [128, 256, 512])]:
         wall, cpu, ns = [], [], []
         for n in sizes:
@@ -240,7 +246,8 @@ def section_spmv(args, rep):
                 "STREAM triad measured in the same process after the steps. SpMV-equivalent = the SpMV traffic "
                 "at the measured STREAM bandwidth.")
     rows = []
-    for name, opts in [("multigrid (GMRES + PCMG)", MG), ("GMRES + ILU(0)", ILU)]:
+    for name, opts in [("multigrid (GMRES + PCMG), rtol 1e-6", MG), ("GMRES + ILU(0), rtol 1e-6", ILU),
+                       ("multigrid (GMRES + PCMG), rtol 1e-3", MG_LOOSE), ("GMRES + ILU(0), rtol 1e-3", ILU_LOOSE)]:
         d = step_cost(args, 1024, opts, steps=6, repeats=args.repeats)
         rows.append([name, f"{1e3 * d['spmv_s']:.3f}", f"{d['spmv_bytes'] / 1e6:.1f}", f"{d['spmv_gbs']:.2f}",
                      f"{d['stream_gbs']:.2f}", f"{d['spmv_fraction']:.2f}", f"{1e3 * d['step_s']:.1f}",

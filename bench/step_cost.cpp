@@ -16,7 +16,9 @@
 //                   include the preconditioner / factorisation set-up of BDF1 and BDF2, reported as setup_s)
 //   step_spmv       step_s in SpMV-equivalents: step_s / (spmv_bytes / stream_gbs), i.e. the step's time over the
 //                   time one SpMV's traffic takes at the measured STREAM bandwidth; step_over_spmv = step_s / spmv_s
-//   step_cpu_s      the same steps' process CPU time per step (what a loaded machine inflates least)
+//   step_min_s      the fastest single step after the first two, over all runs (a loaded machine inflates the
+//                   minimum least: bench/ci_check.py judges step_min_s / spmv_s)
+//   step_cpu_s      the same steps' process CPU time per step
 //   rss_peak_mib    peak resident set of the process before the STREAM arrays are allocated; bytes_per_cell its
 //                   growth over the resident set before the mesh was built, per cell (both densities)
 #include <petscts.h>
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
     }
 
     // Time steps: R runs of S steps from the initial state, each with a new integrator (set-up included).
-    double bestStep = 1e300, bestStepCpu = 1e300, bestSetup = 1e300;
+    double bestStep = 1e300, bestStepCpu = 1e300, bestSetup = 1e300, fastestStep = 1e300;
     std::string description;
     long jacobianBuilds = 0;
     PetscInt kspIterations = 0;
@@ -191,6 +193,10 @@ int main(int argc, char** argv) {
       double perStep = (stamps.back() - stamps[2]) / static_cast<double>(steps - 2);
       double perStepCpu = (cpuStamps.back() - cpuStamps[2]) / static_cast<double>(steps - 2);
       double setup = stamps[2] - start;
+      double fastest = 1e300;  // the fastest single step: what a loaded machine inflates least
+      for (std::size_t k = 3; k < stamps.size(); ++k) fastest = std::min(fastest, stamps[k] - stamps[k - 1]);
+      MPI_Allreduce(MPI_IN_PLACE, &fastest, 1, MPI_DOUBLE, MPI_MAX, comm);
+      fastestStep = std::min(fastestStep, fastest);
       MPI_Allreduce(MPI_IN_PLACE, &perStep, 1, MPI_DOUBLE, MPI_MAX, comm);
       MPI_Allreduce(MPI_IN_PLACE, &perStepCpu, 1, MPI_DOUBLE, MPI_MAX, comm);
       MPI_Allreduce(MPI_IN_PLACE, &setup, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -216,11 +222,11 @@ int main(int argc, char** argv) {
           "{\"dim\": %d, \"cells\": %d, \"ranks\": %d, \"unknowns\": %d, \"dt\": %g, \"steps\": %d, \"repeats\": %d, "
           "\"solver\": \"%s\", \"ksp_iterations_last_step\": %d, \"jacobian_builds\": %ld, "
           "\"spmv_s\": %.6e, \"spmv_bytes\": %.6e, \"spmv_gbs\": %.3f, \"stream_gbs\": %.3f, \"spmv_fraction\": %.3f, "
-          "\"step_s\": %.6e, \"step_cpu_s\": %.6e, \"setup_s\": %.4e, \"step_over_spmv\": %.2f, \"step_spmv\": %.2f, "
+          "\"step_s\": %.6e, \"step_min_s\": %.6e, \"step_cpu_s\": %.6e, \"setup_s\": %.4e, \"step_over_spmv\": %.2f, \"step_spmv\": %.2f, "
           "\"rss_peak_mib\": %.1f, \"bytes_per_cell\": %.1f}\n",
           dim, cells, size, static_cast<int>(rows), dt, steps, repeats, description.c_str(),
           static_cast<int>(kspIterations), jacobianBuilds, spmv, spmvBytes, spmvGbs, streamGbs, spmvGbs / streamGbs,
-          bestStep, bestStepCpu, bestSetup, bestStep / spmv, bestStep / spmvAtStream, rssPeak / 1048576.0,
+          bestStep, fastestStep, bestStepCpu, bestSetup, bestStep / spmv, bestStep / spmvAtStream, rssPeak / 1048576.0,
           rssGrowth / cellCount);
       std::string json = line;  // JSON has no NaN: a quantity not measured (--no-stream) is null
       for (std::size_t at; (at = json.find("nan")) != std::string::npos;) json.replace(at, 3, "null");

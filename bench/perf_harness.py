@@ -245,17 +245,24 @@ def section_spmv(args, rep):
                 "the traffic model counts 12 B per non-zero, 4 B per row pointer, 16 B per row for x and y. "
                 "STREAM triad measured in the same process after the steps. SpMV-equivalent = the SpMV traffic "
                 "at the measured STREAM bandwidth.")
-    rows = []
+    runs = []
     for name, opts in [("multigrid (GMRES + PCMG), rtol 1e-6", MG), ("GMRES + ILU(0), rtol 1e-6", ILU),
                        ("multigrid (GMRES + PCMG), rtol 1e-3", MG_LOOSE), ("GMRES + ILU(0), rtol 1e-3", ILU_LOOSE)]:
-        d = step_cost(args, 1024, opts, steps=6, repeats=args.repeats)
+        runs.append((name, step_cost(args, 1024, opts, steps=6, repeats=args.repeats)))
+    # A loaded machine depresses the STREAM figure of some processes more than of others: the section's best
+    # STREAM triad is the machine's bandwidth; the step's CPU time is what the load inflates least.
+    stream = max(d["stream_gbs"] for _, d in runs)
+    rows = []
+    for name, d in runs:
+        spmv_eq = d["spmv_bytes"] / (stream * 1e9)  # seconds
         rows.append([name, f"{1e3 * d['spmv_s']:.3f}", f"{d['spmv_bytes'] / 1e6:.1f}", f"{d['spmv_gbs']:.2f}",
-                     f"{d['stream_gbs']:.2f}", f"{d['spmv_fraction']:.2f}", f"{1e3 * d['step_s']:.1f}",
-                     f"{1e3 * d['step_cpu_s']:.1f}", f"{d['step_spmv']:.1f}",
-                     f"{d['spmv_bytes'] * d['step_spmv'] / d['step_s'] / 1e9 / d['stream_gbs']:.2f}"])
-    rep.table("spmv_1024", ["solver", "SpMV (ms)", "SpMV traffic (MB)", "SpMV GB/s", "STREAM triad GB/s",
-                            "SpMV / STREAM", "step wall (ms)", "step CPU (ms)", "step in SpMV-equivalents",
-                            "check: (SpMV-eq x traffic / step) / STREAM"], rows,
+                     f"{d['stream_gbs']:.2f}", f"{d['spmv_gbs'] / stream:.2f}", f"{1e3 * d['step_s']:.1f}",
+                     f"{1e3 * d['step_cpu_s']:.1f}", f"{d['step_s'] / spmv_eq:.1f}", f"{d['step_cpu_s'] / spmv_eq:.1f}",
+                     d["ksp_iterations_last_step"]])
+    rep.table("spmv_1024", ["solver", "SpMV (ms)", "SpMV traffic (MB)", "SpMV GB/s", "STREAM triad GB/s (this process)",
+                            "SpMV / best STREAM", "step wall (ms)", "step CPU (ms)", "step wall in SpMV-eq",
+                            "step CPU in SpMV-eq", "KSP its"], rows,
+              f"SpMV-equivalent: the SpMV traffic at the section's best STREAM triad, {stream:.2f} GB/s. "
               "Target: a step costs at most 20 SpMV-equivalents.")
 
 

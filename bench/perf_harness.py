@@ -58,7 +58,7 @@ class Report:
     def section(self, title, text=""):
         self.md.append(f"\n## {title}\n\n(load average {load()} on {os.cpu_count()} cores at the start)\n")
         if text:
-            self.md.append(text + "\n")
+            self.md.append(text + "\n\n")
 
     def table(self, name, header, rows, note=""):
         with open(os.path.join(self.out, name + ".csv"), "w", newline="") as f:
@@ -67,7 +67,7 @@ class Report:
             w.writerows(rows)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-        self.md.append("\n".join(lines) + "\n")
+        self.md.append("\n".join(lines) + "\n\n")
         if note:
             self.md.append(note + "\n")
         self.flush()

@@ -155,6 +155,8 @@ void DensityEvolution::run(Vec u, const Observer& observer, double startTime) {
     throw;
   }
   observer_ = nullptr;
+  // A run shorter than BDF's start leaves the start steps' GMRES in place: back to the direct solve.
+  if (steadyShift_ > 0) FPDP_PETSC(KSPSetType(ksp_, KSPPREONLY));
   TSConvergedReason reason;
   FPDP_PETSC(TSGetConvergedReason(ts_, &reason));
   if (reason < 0) {

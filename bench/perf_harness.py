@@ -297,7 +297,8 @@ def section_memory(args, rep, tmp):
                 "cost per cell is the difference of the peaks over the difference of the cell counts (so the fixed "
                 "MPI/PETSc/HDF5 footprint drops out).")
     rows = []
-    for name, opts in [("LU", LU), ("GMRES + ILU(0)", ILU), ("multigrid", MG)]:
+    for name, opts in [("LU", LU), ("GMRES + ILU(0)", ILU), ("multigrid", MG),
+                       ("BiCGStab + ILU(0) (no Krylov basis to keep)", "-ksp_type bcgs -pc_type ilu -ksp_rtol 1e-6")]:
         sizes = [256, 512] if name == "LU" else [512, 1024]
         peaks = []
         for n in sizes:

@@ -256,7 +256,10 @@ constexpr Parameter kParameters[] = {
     {"solver", "ksp_type", "string", "—", Presence::Default, R"("preonly")",
      "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
     {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",
-     "", "PETSc preconditioner (PCSetType)."},
+     "", "PETSc preconditioner (PCSetType). \"mg\" is geometric multigrid on the mesh (piecewise-constant transfer, "
+     "Galerkin coarse operators, one symmetric Gauss–Seidel sweep per level; use it with ksp_type = \"gmres\"): "
+     "its cost per step grows like the cell count, where LU's grows faster (docs/scaling.md); iterative solvers "
+     "conserve mass to the solver tolerance (-ksp_rtol, default 1e-12), LU to round-off."},
     {"solver", "spatial_order", "integer", "—", Presence::Default, "2", "2, 4", "",
      "Spatial order of the Fokker–Planck fluxes (docs/scheme.md §7). 2: Scharfetter–Gummel with the oriented "
      "mixed-derivative flux on every face, non-negative densities under the condition of docs/scheme.md §3. 4: "

@@ -71,7 +71,8 @@ public:
   std::string describe() const;
   /// Time steps taken and linear solver iterations of the last run.
   long stepsTaken() const { return stepsTaken_; }
-  /// How many times the system matrix shift I - A was rebuilt (each one means a new factorisation).
+  /// How many times the matrix the preconditioner is built from (shift I - A) was rebuilt (each one means a new
+  /// factorisation).
   long jacobianBuilds() const { return jacobianBuilds_; }
 
 private:
@@ -84,6 +85,12 @@ private:
   meshes::MatHandle A_;
   meshes::MatHandle J_;             // shift I - A for the current shift
   PetscReal jacobianShift_ = -1.0;  // the shift J_ holds (none yet)
+  // One factorisation for BDF with a direct solver (enableSingleFactorisation): P_ holds steadyShift_ I - A.
+  void enableSingleFactorisation(KSP ksp, PC pc);
+  meshes::MatHandle P_;
+  PetscReal steadyShift_ = -1.0;         // alpha_k / dt of the constant-step BDF (-1: not in use)
+  PetscReal preconditionerShift_ = -1.0;  // the shift P_ holds (none yet)
+  KSP ksp_ = nullptr;
   long jacobianBuilds_ = 0;
   PetscHandle<TS, TSDestroy> ts_;
   TimeIntegration ti_;

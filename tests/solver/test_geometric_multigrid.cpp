@@ -1,0 +1,123 @@
+// Geometric multigrid (solver/GeometricMultigrid.hpp, pc_type = "mg"): the level count, and the time evolution
+// with GMRES + multigrid on all ranks equal to the one with LU on one rank (the same discrete problem, solved by a
+// different linear solver). Registered with RANKS 2, so the multigrid run is also the parallel one.
+#define BOOST_TEST_MODULE solver_geometric_multigrid
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <petscksp.h>
+
+#include <cmath>
+#include <vector>
+
+#include "OuProblem.hpp"
+#include "PetscFixture.hpp"
+#include "solver/GeometricMultigrid.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+
+namespace {
+meshes::DistributedBoxMesh squareMesh(MPI_Comm comm, int dim, int cells) {
+  testing::OuSetup s;
+  s.dim = dim;
+  s.cells = cells;
+  return meshes::DistributedBoxMesh(comm, testing::ouBox(s), 2);
+}
+
+struct Solution {
+  std::vector<double> state;  // gathered on every rank, natural order of the DMDA
+  double massDrift = 0.0;
+  std::string description;
+  PetscInt levels = 0;
+};
+
+Solution solve(MPI_Comm comm, int dim, int cells, const char* ksp, const char* pc) {
+  testing::OuSetup s;
+  s.dim = dim;
+  s.cells = cells;
+  s.centreP = {0.3, 0.2, 0.1};
+  const meshes::DistributedBoxMesh mesh(comm, testing::ouBox(s), 2);
+  const solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  solver::TimeIntegration ti;
+  ti.dt = 0.05;
+  ti.steps = 20;
+  ti.kspType = ksp;
+  ti.pcType = pc;
+  solver::DensityEvolution evo(mesh, disc.spatialOperator().assemble(), ti);
+  auto u = mesh.createVector();
+  disc.setInitialState(u);
+  double mass0 = 0.0;
+  Solution out;
+  evo.run(u, [&](long step, double, Vec x) {
+    PetscScalar sum;
+    VecSum(x, &sum);  // uniform mesh: the mass of p + q up to the cell volume
+    if (step == 0) mass0 = sum;
+    out.massDrift = std::max(out.massDrift, std::fabs(sum - mass0) / mass0);
+  });
+  out.description = evo.describe();
+  SNES snes;
+  KSP k;
+  PC p;
+  TSGetSNES(evo.ts(), &snes);
+  SNESGetKSP(snes, &k);
+  KSPGetPC(k, &p);
+  if (std::string(pc) == PCMG) PCMGGetLevels(p, &out.levels);
+  Vec natural, all;
+  VecScatter toAll;
+  DMDACreateNaturalVector(mesh.dm(), &natural);
+  DMDAGlobalToNaturalBegin(mesh.dm(), u, INSERT_VALUES, natural);
+  DMDAGlobalToNaturalEnd(mesh.dm(), u, INSERT_VALUES, natural);
+  VecScatterCreateToAll(natural, &toAll, &all);
+  VecScatterBegin(toAll, natural, all, INSERT_VALUES, SCATTER_FORWARD);
+  VecScatterEnd(toAll, natural, all, INSERT_VALUES, SCATTER_FORWARD);
+  const PetscScalar* a;
+  PetscInt n;
+  VecGetLocalSize(all, &n);
+  VecGetArrayRead(all, &a);
+  out.state.assign(a, a + n);
+  VecRestoreArrayRead(all, &a);
+  VecScatterDestroy(&toAll);
+  VecDestroy(&all);
+  VecDestroy(&natural);
+  return out;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(levels_halve_until_the_coarsest_mesh_has_8_cells_per_axis) {
+  // One rank (PETSC_COMM_SELF): 64 -> 32 -> 16 -> 8 is 4 levels; 48 -> 24 -> 12 (6 < 8) is 3; 100 -> 50 -> 25 (odd)
+  // is 3; 12 -> 6 (< 8) is 1, i.e. no coarsening.
+  BOOST_TEST(solver::multigridLevels(squareMesh(PETSC_COMM_SELF, 2, 64)) == 4);
+  BOOST_TEST(solver::multigridLevels(squareMesh(PETSC_COMM_SELF, 2, 48)) == 3);
+  BOOST_TEST(solver::multigridLevels(squareMesh(PETSC_COMM_SELF, 2, 100)) == 3);
+  BOOST_TEST(solver::multigridLevels(squareMesh(PETSC_COMM_SELF, 2, 12)) == 1);
+  BOOST_TEST(solver::multigridLevels(squareMesh(PETSC_COMM_SELF, 3, 32)) == 3);
+}
+
+BOOST_AUTO_TEST_CASE(multigrid_on_all_ranks_equals_lu_on_one_rank) {
+  PetscMPIInt size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  BOOST_REQUIRE(size >= 2);  // registered with mpiexec -n 2
+  for (const auto& [dim, cells] : std::vector<std::pair<int, int>>{{2, 64}, {3, 16}}) {
+    const auto mg = solve(PETSC_COMM_WORLD, dim, cells, KSPGMRES, PCMG);
+    const auto lu = solve(PETSC_COMM_SELF, dim, cells, KSPPREONLY, PCLU);
+    BOOST_TEST_MESSAGE(dim << "-D " << cells << " cells per axis: " << mg.description << ", " << mg.levels
+                           << " levels; mass drift " << mg.massDrift << " (LU " << lu.massDrift << ")");
+    BOOST_TEST(mg.description.find("pc_type=mg") != std::string::npos);
+    BOOST_TEST(mg.levels == (dim == 2 ? 4 : 2));
+    BOOST_REQUIRE(mg.state.size() == lu.state.size());
+    double diff = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < lu.state.size(); ++i) {
+      diff = std::max(diff, std::fabs(mg.state[i] - lu.state[i]));
+      scale = std::max(scale, std::fabs(lu.state[i]));
+    }
+    BOOST_TEST_MESSAGE("  max |u_mg - u_lu| / max |u_lu| = " << diff / scale);
+    // Each step's Krylov solve stops at a relative residual of 1e-12 (DensityEvolution); with the shifted matrix's
+    // condition number below 1e3 on these meshes and 20 steps the accumulated difference stays below
+    // 20 * 1e3 * 1e-12 = 2e-8 of the solution.
+    BOOST_TEST(diff / scale <= 2e-8);
+    // Mass: the multigrid solution conserves it to the same relative residual (not to round-off as LU does).
+    BOOST_TEST(mg.massDrift <= 2e-8);
+  }
+}

@@ -17,6 +17,7 @@
 
 #include "app/ModelBuilding.hpp"
 #include "app/FunctionalsOutput.hpp"
+#include "app/NumericalFaults.hpp"
 #include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/PrivacyOutput.hpp"
@@ -334,7 +335,13 @@ int runCase(const Case& c, const RunOptions& options) {
   auto lastProgress = std::chrono::steady_clock::now();
   const bool tty = isatty(STDOUT_FILENO);
 
+  NumericalFaultMonitor faults(c.faults, mesh);
   auto observe = [&](long step, double t, Vec u) {
+    // Numerical faults at every step (app/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping here.
+    if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()})) {
+      if (evolution) FPDP_PETSC(TSSetMaxSteps(evolution->ts(), step));  // TS stops after the step under way
+      return;
+    }
     const bool isOutput = step % c.output.every == 0 || step == steps;
     if (!isOutput) return;
     const auto v = divergences.evaluate(u, constrained ? &gd->boundary() : nullptr);
@@ -459,7 +466,7 @@ int runCase(const Case& c, const RunOptions& options) {
     evolution->run(u, observe);
   } else {
     observe(0, 0.0, u);
-    for (long k = 1; k <= steps; ++k) {
+    for (long k = 1; k <= steps && !faults.stopped(); ++k) {
       // The tracing pair starts from step k-1, whose divergences the observer has if it was an output step.
       if (tracer) traceStep(k - 1, u, lastStep == k - 1 ? last : divergences.evaluate(u));
       const auto report = gd->step(u);
@@ -471,6 +478,7 @@ int runCase(const Case& c, const RunOptions& options) {
       observe(k, c.noisyGd.eta * static_cast<double>(k), u);
     }
   }
+  faults.throwIfStopped();  // the run fails: DIR.partial is removed (Cleanup), no result directory appears
   const double solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - solveStart).count();
   // kl_rate.csv: the rate both ways (the identity by quadrature; the central difference of the computed KL between
   // neighbouring output steps), the integrated Young bound KL_0 + int (1/4) E_p|...|^2 (trapezoid over the output times)
@@ -685,6 +693,7 @@ int runCase(const Case& c, const RunOptions& options) {
                     std::max(outflowP.total(), outflowQ.total()) > 1e-8 ? "  WARNING: enlarge the box" : "");
       s << b;
     }
+    faults.summary(s);
     if (!divergences.informationUnavailable().empty())
       s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "
         << divergences.informationUnavailable() << "\n";

@@ -128,7 +128,7 @@ struct SamplerSpec {                  // [sampler]: fpdp sample only
 struct FaultsSpec {                   // [faults]: which numerical faults stop a run (app/NumericalFaults.hpp)
   std::vector<std::string> stopOn{"non_finite", "negative_mass", "wall_mass"};
   double negativeMassTolerance = 1e-6;  // negative mass / mass of a density
-  double wallMassTolerance = 1e-6;      // mass in the outermost cell layer (or carried beyond the box) / mass
+  double wallMassTolerance = 1e-3;      // density at the walls / peak density (or mass beyond the box / mass)
   bool stops(std::string_view fault) const {
     for (const auto& f : stopOn)
       if (f == fault) return true;

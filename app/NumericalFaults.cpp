@@ -1,5 +1,6 @@
 #include "app/NumericalFaults.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -48,7 +49,8 @@ void NumericalFaultMonitor::record(Worst& w, const char* fault, double figure, b
   if (exceeded && spec_.stops(fault) && !stopMessage_) stopMessage_ = message;
 }
 
-bool NumericalFaultMonitor::check(long step, double t, Vec u, std::array<double, 2> beyondBox) {
+bool NumericalFaultMonitor::check(long step, double t, Vec u, const std::array<double, 2>& beyondBox,
+                                  const WallFigures& walls) {
   if (stopped()) return true;
   const auto figures = solver::measureDensityFaults(mesh_, u);
   if (!haveInitialMass_) {
@@ -78,12 +80,15 @@ bool NumericalFaultMonitor::check(long step, double t, Vec u, std::array<double,
       record(negative_, "negative_mass", figure, !(figure <= spec_.negativeMassTolerance), step, t, message);
     }
     {
-      const double layer = share(g.wallLayerMass, g.mass);
+      const double layer = walls.outermostLayer ? share(g.wallMax, g.max) : 0.0;
       const double outside = share(beyondBox[static_cast<std::size_t>(f)], initialMass_[static_cast<std::size_t>(f)]);
-      const double figure = std::max(layer, outside);
-      const std::string what = layer >= outside
-                                   ? "mass in the outermost cell layer of the box / mass of " + std::string(name)
-                                   : "mass of " + std::string(name) + " carried beyond the box / initial mass";
+      const double beforeProjection = share(walls.beforeProjection, initialMass_[static_cast<std::size_t>(f)]);
+      const double figure = std::max({layer, outside, beforeProjection});
+      const std::string what =
+          figure == layer     ? "largest density of " + std::string(name) + " in the outermost cell layer / its peak"
+          : figure == outside ? "mass of " + std::string(name) + " carried beyond the box / initial mass"
+                              : "largest mass in the wall cells after the noise, before the projection onto C / "
+                                "initial mass";
       const std::string message = where("wall_mass", step, t) + what + " = " + sci(figure) +
                                   " exceeds faults.wall_mass_tolerance = " + sci(spec_.wallMassTolerance, "%.3g") +
                                   ": the density has reached the walls, the box is too small for the run (enlarge "
@@ -101,7 +106,7 @@ void NumericalFaultMonitor::throwIfStopped() const {
 void NumericalFaultMonitor::summary(std::ostream& out) const {
   out << "  numerical faults (docs/faults.md), largest at any step: non-finite cells " << sci(nonFinite_.figure, "%.0f")
       << ", negative-mass share " << sci(negative_.figure) << " (tolerance " << sci(spec_.negativeMassTolerance, "%.3g")
-      << "), wall-mass share " << sci(wall_.figure) << " (tolerance " << sci(spec_.wallMassTolerance, "%.3g") << ")\n";
+      << "), wall figure " << sci(wall_.figure) << " (tolerance " << sci(spec_.wallMassTolerance, "%.3g") << ")\n";
   for (const Worst* w : {&nonFinite_, &negative_, &wall_})
     if (!w->message.empty())
       out << "  WARNING: not stopping the run (not in faults.stop_on), first at step " << w->firstStep

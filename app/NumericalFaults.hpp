@@ -6,9 +6,11 @@
 //   negative_mass  negative mass / mass  > faults.negative_mass_tolerance, with
 //                  negative mass = sum |c| max(-u_c, 0), mass = sum |c| |u_c| (BDF2 and the fourth-order flux leave
 //                  round-off negatives, ~1e-16 of the mass, far below the default 1e-6);
-//   wall_mass      max(mass in the outermost cell layer / mass, mass carried beyond the box / initial mass)
-//                  > faults.wall_mass_tolerance: the density has reached the no-flux walls (or left the box, for
-//                  noisy GD with exact_convolution and the push-forward), so the box is too small for the run.
+//   wall_mass      max(largest density in the outermost cell layer / peak density, mass carried beyond the box /
+//                  initial mass) > faults.wall_mass_tolerance (default 1e-3): the density has reached the no-flux
+//                  walls (or left the box, for noisy GD with exact_convolution and the push-forward), so the box is
+//                  too small for the run. The density ratio, unlike the layer's mass, does not depend on the width of
+//                  the wall cells. With a constraint set, WallFigures below.
 // A fault listed in faults.stop_on stops the run at the step it is found: check() returns true, the caller stops
 // stepping and calls throwIfStopped(), which throws NumericalFault with the message (runCase's caller prints it and
 // exits with status 1; the output stays in DIR.partial, which the failed run removes). A fault not listed is
@@ -32,6 +34,16 @@ struct NumericalFault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What counts as mass at the walls. Without a constraint set: the density in the outermost cell layer. With one (projected noisy
+/// GD, docs/noisy-gd.md §6) the mass of the cells next to the walls may legitimately sit on the boundary of C, which
+/// may coincide with the walls: the layer is not counted; instead, the Fokker–Planck route reports the mass in the wall
+/// cells after the noise and before Pi_C (what the no-flux walls reflected), and the exact-convolution route pads the
+/// mesh by the kernel's reach, so nothing reaches its walls.
+struct WallFigures {
+  bool outermostLayer = true;
+  double beforeProjection = 0.0;  // largest mass (either density) in the wall cells before Pi_C so far
+};
+
 class NumericalFaultMonitor {
 public:
   NumericalFaultMonitor(const FaultsSpec& spec, const meshes::DistributedBoxMesh& mesh);
@@ -39,7 +51,8 @@ public:
   /// Measures the state u (p and q interlaced) at (step, t). beyondBox[f]: the mass of field f carried beyond the box
   /// so far (noisy GD outflow; 0 for Langevin). Collective. Returns true if a fault that stops the run has been found
   /// (at this step or before): the caller stops stepping and calls throwIfStopped().
-  bool check(long step, double t, Vec u, std::array<double, 2> beyondBox = {0.0, 0.0});
+  bool check(long step, double t, Vec u, const std::array<double, 2>& beyondBox = {0.0, 0.0},
+             const WallFigures& walls = {});
   bool stopped() const { return stopMessage_.has_value(); }
   /// Throws NumericalFault with the message of the fault that stopped the run; nothing if none did.
   void throwIfStopped() const;

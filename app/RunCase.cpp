@@ -336,9 +336,12 @@ int runCase(const Case& c, const RunOptions& options) {
   const bool tty = isatty(STDOUT_FILENO);
 
   NumericalFaultMonitor faults(c.faults, mesh);
+  double largestWallMass = 0.0;  // fokker_planck with a constraint: largest mass in the wall cells before Pi_C
   auto observe = [&](long step, double t, Vec u) {
     // Numerical faults at every step (app/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping here.
-    if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()})) {
+    const WallFigures walls{!constrained, constrained && c.noisyGd.diffusion != "exact_convolution" ? largestWallMass
+                                                                                                    : 0.0};
+    if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()}, walls)) {
       if (evolution) FPDP_PETSC(TSSetMaxSteps(evolution->ts(), step));  // TS stops after the step under way
       return;
     }
@@ -409,7 +412,6 @@ int runCase(const Case& c, const RunOptions& options) {
   auto u = mesh.createVector();
   disc.setInitialState(u);
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
-  double largestWallMass = 0.0;  // fokker_planck with a constraint: largest mass in the wall cells before Pi_C
   if (constrained) {
     gd->projectState(u);
     std::vector<double> points;

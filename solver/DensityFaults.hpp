@@ -5,9 +5,11 @@
 //   nonFiniteCells  #{c : u_c is NaN or +-Inf}
 //   mass            sum |c| |u_c|                       (finite cells; the scale the others are measured against)
 //   negativeMass    sum |c| max(-u_c, 0)                (finite cells)
-//   wallLayerMass   sum over the outermost cell layer of |c| |u_c|: cells with i_a = 0 or i_a = N_a - 1 on some
-//                   axis a < d (finite cells). The box walls are no-flux (docs/scheme.md): mass there has reached
-//                   walls the unbounded problem does not have, so the box is too small for the run.
+//   wallMax         max |u_c| over the outermost cell layer: cells with i_a = 0 or i_a = N_a - 1 on some axis a < d
+//                   (finite cells). The box walls are no-flux (docs/scheme.md): density there has reached walls the
+//                   unbounded problem does not have. Compared with `max`, not with the mass: the ratio does not
+//                   depend on the width of the wall cells (a layer's mass does: halving h halves it).
+//   max             max |u_c| over all finite cells
 //   min             smallest finite u_c (+inf if none)
 // One pass over the owned values and two reductions: O(N) like the residual, far cheaper than a step's linear
 // solve, so it can run at every time step.
@@ -23,7 +25,8 @@ struct FieldFaultFigures {
   long nonFiniteCells = 0;
   double mass = 0.0;
   double negativeMass = 0.0;
-  double wallLayerMass = 0.0;
+  double wallMax = 0.0;
+  double max = 0.0;
   double min = 0.0;
   long negativeCells = 0;
 };

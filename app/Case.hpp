@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/ConstraintSet.hpp"
@@ -125,6 +126,17 @@ struct SamplerSpec {                  // [sampler]: fpdp sample only
   double auditDelta = 1e-3;
 };
 
+struct FaultsSpec {                   // [faults]: which numerical faults stop a run (app/NumericalFaults.hpp)
+  std::vector<std::string> stopOn{"non_finite", "negative_mass", "wall_mass"};
+  double negativeMassTolerance = 1e-6;  // negative mass / mass of a density
+  double wallMassTolerance = 1e-3;      // density at the walls / peak density (or mass beyond the box / mass)
+  bool stops(std::string_view fault) const {
+    for (const auto& f : stopOn)
+      if (f == fault) return true;
+    return false;
+  }
+};
+
 struct Case {
   std::string name;
   std::string dynamics = "langevin";
@@ -141,6 +153,7 @@ struct Case {
   PrivacySpec privacy;
   SolverSpec solver;
   SamplerSpec sampler;
+  FaultsSpec faults;
 
   std::filesystem::path sourcePath;   // the case file
   std::string resolvedToml;           // every key with defaults filled in, as TOML (stored in the output)

@@ -297,6 +297,7 @@ public:
     readPrivacy(c);
     readSolver(c);
     readSampler(c);
+    readFaults(c);
     c.resolvedToml = serialise(c);
     return c;
   }
@@ -448,6 +449,32 @@ private:
   }
 
   // ---- pass 2: values, table by table ----
+
+  // [faults]: the names of the faults that stop a run and the two tolerances (app/NumericalFaults.hpp).
+  void readFaults(Case& c) const {
+    const Parameter& stopOn = parameter("faults", "stop_on");
+    const toml::node& stopNode = required(stopOn);
+    const toml::array& names = array(stopNode, "faults.stop_on", stopOn.allowed);
+    c.faults.stopOn.clear();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::string path = indexed("faults.stop_on", i);
+      const std::string& name = string(*names.get(i), path, stopOn.allowed);
+      if (name != "non_finite" && name != "negative_mass" && name != "wall_mass")
+        fail(path, *names.get(i), "is not a known fault", stopOn.allowed);
+      if (c.faults.stops(name)) fail(path, *names.get(i), "is listed twice", stopOn.allowed);
+      c.faults.stopOn.push_back(name);
+    }
+    auto share = [&](const char* key) {
+      const Parameter& p = parameter("faults", key);
+      const toml::node& node = required(p);
+      const std::string path = std::string("faults.") + key;
+      const double v = number(node, path, p.allowed);
+      if (!(v >= 0.0 && v <= 1.0)) fail(path, node, "out of range", p.allowed);
+      return v;
+    };
+    c.faults.negativeMassTolerance = share("negative_mass_tolerance");
+    c.faults.wallMassTolerance = share("wall_mass_tolerance");
+  }
 
   void readCaseTable(Case& c) {
     const Parameter& nameParameter = parameter("case", "name");
@@ -1476,6 +1503,11 @@ private:
                                        {"confidence", c.sampler.confidence},
                                        {"audit_delta", c.sampler.auditDelta}});
     if (c.dynamics == "langevin") root["sampler"].as_table()->insert("langevin_dt", c.sampler.langevinDt);
+    toml::array stopOn;
+    for (const auto& f : c.faults.stopOn) stopOn.push_back(f);
+    root.insert("faults", toml::table{{"stop_on", stopOn},
+                                      {"negative_mass_tolerance", c.faults.negativeMassTolerance},
+                                      {"wall_mass_tolerance", c.faults.wallMassTolerance}});
     std::ostringstream out;
     out << root << '\n';
     return out.str();

@@ -33,6 +33,9 @@ constexpr Section kSections[] = {
                "override these."},
     {"sampler", "`fpdp sample` only: the Monte Carlo sampler that runs the algorithm itself for many particles and "
                 "checks the solver's densities and divergences (docs/output.md, sample files). Ignored by `fpdp run`."},
+    {"faults", "Numerical faults checked at every step of `fpdp run` (docs/faults.md): a non-finite density, negative "
+               "mass beyond a tolerance, mass at the box walls beyond a tolerance. A fault listed in `stop_on` stops "
+               "the run (exit status 1, no output directory); any other is a warning in the summary."},
 };
 
 // Units: theta is measured in "parameter units" and the loss in "loss units"; time is in whatever unit dt is
@@ -290,6 +293,22 @@ constexpr Parameter kParameters[] = {
      "Two-sided confidence level of every interval and band in the sample report."},
     {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "a number in (0, 0.5)", "",
      "delta at which the membership-inference audit bounds eps from below."},
+
+    // [faults] (app/NumericalFaults.hpp, docs/faults.md)
+    {"faults", "stop_on", "array of strings", "—", Presence::Default, R"(["non_finite", "negative_mass", "wall_mass"])",
+     "distinct names among non_finite, negative_mass, wall_mass (possibly none: [])", "",
+     "The faults that stop the run. non_finite: a NaN or Inf cell value in p or q. negative_mass: sum |c| max(-u_c, 0) "
+     "/ sum |c| |u_c| above negative_mass_tolerance. wall_mass: the density at the walls over its peak, or the mass "
+     "carried beyond the box over the initial mass, above wall_mass_tolerance. A fault left out is reported in the "
+     "summary instead."},
+    {"faults", "negative_mass_tolerance", "number", "—", Presence::Default, "1e-6", "a finite number in [0, 1]", "",
+     "Largest share of negative mass (negative mass over total absolute mass, per density) that is not a fault. "
+     "Round-off negatives of BDF2 and of the fourth-order flux are far below the default."},
+    {"faults", "wall_mass_tolerance", "number", "—", Presence::Default, "1e-3", "a finite number in [0, 1]", "",
+     "Largest wall figure that is not a fault: the largest density in the outermost cell layer over the peak density "
+     "(mesh-independent, unlike the layer's mass), or the mass carried beyond the box over the initial mass (noisy "
+     "GD), or, with a constraint set and fokker_planck, the mass in the wall cells before the projection. Above it "
+     "the box is too small for the run (enlarge mesh.lower/upper); docs/faults.md."},
 };
 
 // A Markdown table cell must not contain '|' or a line break.

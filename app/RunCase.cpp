@@ -20,6 +20,7 @@
 #include "app/ModelBuilding.hpp"
 #include "app/FunctionalsOutput.hpp"
 #include "app/NumberFormat.hpp"
+#include "app/NumericalFaults.hpp"
 #include "app/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/PrivacyOutput.hpp"
@@ -376,6 +377,8 @@ int runCase(const Case& c, const RunOptions& options) {
     return noCheckpoints.empty() && step < steps && step % c.output.every == 0 &&
            (step / c.output.every) % c.output.checkpointEvery == 0;
   };
+  // Numerical faults at every step (app/NumericalFaults.hpp); its running figures go into checkpoints.
+  NumericalFaultMonitor faults(c.faults, mesh);
   auto writeCheckpoint = [&](long step, double t, Vec u) {
     io::CheckpointData ck;
     ck.putScalar("/format/version", kCheckpointFormat);
@@ -422,6 +425,7 @@ int runCase(const Case& c, const RunOptions& options) {
     privacy.saveState(ck);
     functionalsOutput.saveState(ck);
     if (renyiRate) renyiRate->saveState(ck);
+    faults.saveState(ck);
     int ok = 1;
     std::string error;
     if (rank == 0) {
@@ -439,6 +443,13 @@ int runCase(const Case& c, const RunOptions& options) {
   };
 
   auto observe = [&](long step, double t, Vec u) {
+    // Numerical faults at every step (app/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping here.
+    const WallFigures walls{!constrained, constrained && c.noisyGd.diffusion != "exact_convolution" ? largestWallMass
+                                                                                                    : 0.0};
+    if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()}, walls)) {
+      if (evolution) FPDP_PETSC(TSSetMaxSteps(evolution->ts(), step));  // TS stops after the step under way
+      return;
+    }
     const bool isOutput = step % c.output.every == 0 || step == steps;
     if (!isOutput) return;
     const auto v = divergences.evaluate(u, constrained ? &gd->boundary() : nullptr);
@@ -632,6 +643,7 @@ int runCase(const Case& c, const RunOptions& options) {
     privacy.restoreState(ck, resumeStep, tK, last, outputs);
     functionalsOutput.restoreState(ck, outputs);
     if (renyiRate) renyiRate->restoreState(ck);
+    faults.restoreState(ck);
     if (paraview) paraview->restoreSteps(columns, rows);
     collectiveCheck(comm, rank, [&] { truncateCsvFiles(ck, workDir); });
     io::CsvTable::setContinuedPaths({});
@@ -642,7 +654,7 @@ int runCase(const Case& c, const RunOptions& options) {
     else evolution->run(u, observe);
   } else {
     if (!resume) observe(0, 0.0, u);
-    for (long k = resumeStep < 0 ? 1 : resumeStep + 1; k <= steps; ++k) {
+    for (long k = resumeStep < 0 ? 1 : resumeStep + 1; k <= steps && !faults.stopped(); ++k) {
       // The tracing pair starts from step k-1, whose divergences the observer has if it was an output step.
       if (tracer) traceStep(k - 1, u, lastStep == k - 1 ? last : divergences.evaluate(u));
       const auto report = gd->step(u);
@@ -654,6 +666,7 @@ int runCase(const Case& c, const RunOptions& options) {
       observe(k, c.noisyGd.eta * static_cast<double>(k), u);
     }
   }
+  faults.throwIfStopped();  // the run fails: DIR.partial is removed (Cleanup), no result directory appears
   const double solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - solveStart).count();
   // kl_rate.csv: the rate both ways (the identity by quadrature; the central difference of the computed KL between
   // neighbouring output steps), the integrated Young bound KL_0 + int (1/4) E_p|...|^2 (trapezoid over the output times)
@@ -872,6 +885,7 @@ int runCase(const Case& c, const RunOptions& options) {
                     std::max(outflowP.total(), outflowQ.total()) > 1e-8 ? "  WARNING: enlarge the box" : "");
       s << b;
     }
+    faults.summary(s);
     if (!divergences.informationUnavailable().empty())
       s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "
         << divergences.informationUnavailable() << "\n";

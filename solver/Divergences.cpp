@@ -256,6 +256,11 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     out.informationExcludedMassP = nan;
     out.hockeyStickPQ.assign(E, nan);
     out.hockeyStickQP.assign(E, nan);
+    // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
+    for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
+      h->lower = h->upper = h->massInfinity = h->clampedMass = nan;
+      h->mass.assign(static_cast<std::size_t>(std::max(settings_.privacyLossBins, 0)), nan);
+    }
     return out;
   }
 

@@ -84,6 +84,11 @@ void DensityEvolution::enableSingleFactorisation(KSP ksp, PC pc) {
   FPDP_PETSC(TSGetAdapt(ts_, &adapt));
   FPDP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(adapt), TSADAPTNONE, &fixedStep));
   if (!fixedStep) return;  // -ts_adapt_type basic: the step, and with it the shift, changes
+  // A non-finite operator (e.g. a loss gradient that is NaN somewhere on the box) would make the start steps' GMRES
+  // fail inside TS; the plain direct solve lets the NaN through to the run's numerical-fault check instead.
+  PetscReal norm = 0.0;
+  FPDP_PETSC(MatNorm(A_, NORM_FROBENIUS, &norm));
+  if (!std::isfinite(norm)) return;
   // Constant-step BDF: (1/dt) sum_j a_j u_{n+1-j}; the shift is a_0 / dt = (1 + 1/2 + ... + 1/k) / dt.
   double a0 = 0.0;
   for (PetscInt j = 1; j <= order; ++j) a0 += 1.0 / static_cast<double>(j);

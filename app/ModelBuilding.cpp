@@ -31,4 +31,27 @@ EmpiricalLosses buildEmpiricalLosses(const Case& c) {
           std::make_shared<const models::EmpiricalLoss>(loss, neighbour.apply(D), clip)};
 }
 
+models::LossConstants caseLossConstants(const Case& c, const EmpiricalLosses& losses, const meshes::BoxMesh& box) {
+  const models::Dataset& D = c.data.records;
+  const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
+  models::LossConstants constants =
+      replacement ? models::computeConstants(*losses.lossD, *losses.lossDPrime, D[c.neighbour.index],
+                                             c.neighbour.replacement, box.lower(), box.upper(), c.mesh.dim)
+                  : models::computeConstants(*losses.lossD, *losses.lossD, D[0], D[0], box.lower(), box.upper(),
+                                             c.mesh.dim);
+  if (!replacement) {
+    constants.sensitivity.reset();
+    constants.sensitivitySource = "not computed for an added or removed record";
+  }
+  if (c.loss.strongConvexity) {
+    constants.strongConvexity = c.loss.strongConvexity;
+    constants.strongConvexitySource = "given in the case file";
+  }
+  if (c.loss.smoothness) {
+    constants.smoothness = c.loss.smoothness;
+    constants.smoothnessSource = "given in the case file";
+  }
+  return constants;
+}
+
 }  // namespace fpdp::app

@@ -6,6 +6,7 @@
 #include "app/Case.hpp"
 #include "meshes/BoxMesh.hpp"
 #include "models/Loss.hpp"
+#include "models/LossConstants.hpp"
 
 namespace fpdp::app {
 
@@ -17,5 +18,9 @@ struct EmpiricalLosses {
   std::shared_ptr<const models::EmpiricalLoss> lossD, lossDPrime;
 };
 EmpiricalLosses buildEmpiricalLosses(const Case& c);
+
+/// lambda, beta and S_g of the case on `box` (MATH.md §1): computed for a replace-one pair; for add/remove the same
+/// function on D alone gives lambda and beta, and S_g is not reported; lambda and beta given in the case file win.
+models::LossConstants caseLossConstants(const Case& c, const EmpiricalLosses& losses, const meshes::BoxMesh& box);
 
 }  // namespace fpdp::app

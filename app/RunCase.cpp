@@ -129,18 +129,15 @@ int runCase(const Case& c, const RunOptions& options) {
   if (resume) requireSameRanks(*resume, size);
 
   // 1. Models.
-  auto loss = buildLoss(c.loss, c.mesh.dim);
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);  // L_D, L_D' (with noisy GD's clipping)
+  const auto& lossD = losses.lossD;
+  const auto& lossDPrime = losses.lossDPrime;
   const models::Dataset& D = c.data.records;
-  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+  const models::Dataset& DPrime = lossDPrime->data();
   const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
-  const models::Dataset DPrime = neighbour.apply(D);
-  // Clipping (noisy GD only) changes the gradient the algorithm follows, not the loss value.
-  const std::optional<double> clip = c.dynamics == "noisy_gd" ? c.noisyGd.clipNorm : std::nullopt;
-  auto lossD = std::make_shared<const models::EmpiricalLoss>(loss, D, clip);
-  auto lossDPrime = std::make_shared<const models::EmpiricalLoss>(loss, DPrime, clip);
   const models::Gaussian initial(c.initial.mean, c.initial.covariance);
   // The closed-form gap of the pair exists for a replaced record (for add/remove, D and D' differ in n as well).
-  const auto pairGap = replacement ? loss->pairGradientGap(D[c.neighbour.index], c.neighbour.replacement)
+  const auto pairGap = replacement ? lossD->loss().pairGradientGap(D[c.neighbour.index], c.neighbour.replacement)
                                    : std::optional<models::Loss::PairGap>{};
 
   // 2. Mesh, 3. solver: Langevin diffusion (a TS over [0, t_end]) or noisy GD (K steps of push-forward + noise).
@@ -217,25 +214,7 @@ int runCase(const Case& c, const RunOptions& options) {
   const solver::PositivityReport positivity = noisyGd ? solver::PositivityReport{} : disc.spatialOperator().positivity();
   const long highOrderFaces = disc.spatialOperator().highOrderFaces();
   const double gradientGap = disc.measuredGradientGap();
-  // Constants of a replace-one pair (computeConstants); for add/remove the same function applied to D alone (its own
-  // record as the "replacement") gives lambda and beta, and S_g is then not reported.
-  models::LossConstants constants =
-      replacement ? models::computeConstants(*lossD, *lossDPrime, D[c.neighbour.index], c.neighbour.replacement,
-                                             mesh.box().lower(), mesh.box().upper(), c.mesh.dim)
-                  : models::computeConstants(*lossD, *lossD, D[0], D[0], mesh.box().lower(), mesh.box().upper(),
-                                             c.mesh.dim);
-  if (!replacement) {
-    constants.sensitivity.reset();
-    constants.sensitivitySource = "not computed for an added or removed record";
-  }
-  if (c.loss.strongConvexity) {
-    constants.strongConvexity = c.loss.strongConvexity;
-    constants.strongConvexitySource = "given in the case file";
-  }
-  if (c.loss.smoothness) {
-    constants.smoothness = c.loss.smoothness;
-    constants.smoothnessSource = "given in the case file";
-  }
+  const models::LossConstants constants = caseLossConstants(c, losses, mesh.box());
   const double truncated = disc.truncatedInitialMass();
   // The closed form, where one exists, as functions of (step, time).
   const auto langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);

@@ -105,13 +105,7 @@ models::BoundProblem caseBoundProblem(const Case& c) {
   const meshes::BoxMesh box = buildBox(c.mesh);
   const models::Dataset& D = c.data.records;
   const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
-  models::LossConstants constants =
-      replacement ? models::computeConstants(*losses.lossD, *losses.lossDPrime, D[c.neighbour.index],
-                                             c.neighbour.replacement, box.lower(), box.upper(), c.mesh.dim)
-                  : models::computeConstants(*losses.lossD, *losses.lossD, D[0], D[0], box.lower(), box.upper(),
-                                             c.mesh.dim);
-  if (c.loss.strongConvexity) constants.strongConvexity = c.loss.strongConvexity;
-  if (c.loss.smoothness) constants.smoothness = c.loss.smoothness;
+  const models::LossConstants constants = caseLossConstants(c, losses, box);
   const std::optional<double> Sg = c.loss.sensitivity ? c.loss.sensitivity : constants.sensitivity;
   double gap = 0.0;
   for (int k = 0; k < box.cells(2); ++k)

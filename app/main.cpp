@@ -149,10 +149,6 @@ int main(int argc, char** argv) {
   petscArgv.push_back(nullptr);
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
   char** pargv = petscArgv.data();
-  // Started without mpiexec, Open MPI's singleton MPI_Init forks a supporting daemon (orted) in case the program
-  // calls MPI_Comm_spawn, which fpdp never does: about 0.2 s of every serial run (issue 9 profile: `fpdp check` 0.45 s
-  // -> 0.27 s). A setting in the environment wins; other MPI implementations ignore the variable.
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   if (PetscInitialize(&petscArgc, &pargv, nullptr, nullptr) != 0) {
     std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");
     return 1;

@@ -527,14 +527,24 @@ private:
     const Parameter& diffusion = parameter("noisy_gd", "diffusion");
     const toml::node& diffusionNode = required(diffusion);
     c.noisyGd.diffusion = string(diffusionNode, "noisy_gd.diffusion", diffusion.allowed);
-    if (c.noisyGd.diffusion != "fokker_planck" && c.noisyGd.diffusion != "exact_convolution")
+    if (c.noisyGd.diffusion != "fokker_planck" && c.noisyGd.diffusion != "exact_convolution" &&
+        c.noisyGd.diffusion != "chapman_kolmogorov")
       fail("noisy_gd.diffusion", diffusionNode, "unknown diffusion method", diffusion.allowed);
-    if (c.noisyGd.diffusion == "exact_convolution" && c.noise.covariance &&
+    const bool kernelRoute = c.noisyGd.diffusion == "chapman_kolmogorov";
+    if ((c.noisyGd.diffusion == "exact_convolution" || kernelRoute) && c.noise.covariance &&
         !c.noise.covariance->isDiagonal(0.0)) {
       fail("noisy_gd.diffusion", diffusionNode,
-           "exact_convolution needs a diagonal noise.covariance (the Gaussian kernel is applied axis by axis)",
+           c.noisyGd.diffusion + " needs a diagonal noise.covariance (the Gaussian kernel is applied axis by axis)",
            "fokker_planck with a full noise.covariance");
     }
+    if (kernelRoute)
+      for (int a = 0; a < c.mesh.dim; ++a)
+        if (c.mesh.grading[static_cast<std::size_t>(a)] != 1.0)
+          fail("noisy_gd.diffusion", diffusionNode,
+               "chapman_kolmogorov needs a uniform mesh (its midpoint rule is spectrally accurate only on equal "
+               "cells), but mesh.grading[" + std::to_string(a) + "] = " +
+                   floatLiteral(c.mesh.grading[static_cast<std::size_t>(a)]),
+               "mesh.grading = 1 (uniform) on every axis, or another noisy_gd.diffusion");
     const Parameter& substeps = parameter("noisy_gd", "diffusion_substeps");
     const toml::node& substepsNode = required(substeps);
     const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
@@ -550,6 +560,16 @@ private:
       c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
     }
     readConstraint(c);
+    if (kernelRoute && !c.noisyGd.constraintSet.isNone())
+      fail("noisy_gd.diffusion", diffusionNode,
+           "chapman_kolmogorov evolves point values, which cannot carry the point masses Pi_C puts on the boundary "
+           "of C (noisy_gd.constraint = \"" + c.noisyGd.constraint + "\")",
+           "fokker_planck or exact_convolution with a constraint");
+    if (kernelRoute && c.noisyGd.tracing_substeps > 0)
+      fail("noisy_gd.tracing_substeps", tracingNode,
+           "the tracing diffusions co-transport cell averages (docs/tracing.md); chapman_kolmogorov evolves point "
+           "values",
+           "0 with noisy_gd.diffusion = \"chapman_kolmogorov\"");
     if (c.noisyGd.tracing_substeps > 0 && !c.noisyGd.constraintSet.isNone())
       fail("noisy_gd.tracing_substeps", tracingNode,
            "the tracing diffusions (MATH.md §2.2) are not defined for projected noisy GD (noisy_gd.constraint = \"" +

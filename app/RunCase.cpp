@@ -174,8 +174,9 @@ int runCase(const Case& c, const RunOptions& options) {
         for (int a = 0; a < d; ++a) settings.noiseVariance[a] = Sigma(a, a);
         if (d > 1) settings.noiseCross[0] = Sigma(0, 1);
         if (d > 2) settings.noiseCross[1] = Sigma(0, 2), settings.noiseCross[2] = Sigma(1, 2);
-        settings.diffusion = c.noisyGd.diffusion == "exact_convolution" ? solver::DiffusionMethod::ExactConvolution
-                                                                       : solver::DiffusionMethod::FokkerPlanck;
+        settings.diffusion = c.noisyGd.diffusion == "exact_convolution"    ? solver::DiffusionMethod::ExactConvolution
+                             : c.noisyGd.diffusion == "chapman_kolmogorov" ? solver::DiffusionMethod::ChapmanKolmogorov
+                                                                           : solver::DiffusionMethod::FokkerPlanck;
         settings.diffusionSubsteps = static_cast<int>(c.noisyGd.diffusion_substeps);
         settings.kspType = c.solver.ksp_type;
         settings.pcType = c.solver.pc_type;
@@ -194,6 +195,9 @@ int runCase(const Case& c, const RunOptions& options) {
                                    " (misspelt? see 'fpdp run CASE -help')");
   }
   const std::string solverDescription = noisyGd ? gd->describe() : evolution->describe();
+  // Cell averages, or point values at the cell centres (noisy_gd.diffusion = "chapman_kolmogorov").
+  const meshes::FieldRepresentation representation =
+      noisyGd ? gd->representation() : meshes::FieldRepresentation::CellAverages;
   // The PETSc options are not in the case: the resolved solver configuration must be the checkpoint's.
   if (resume && resume->text("/case/solver") != solverDescription)
     throw CheckpointError("--restart: the solver configuration differs from the checkpoint's ('" + resume->source +
@@ -238,7 +242,9 @@ int runCase(const Case& c, const RunOptions& options) {
     const auto& r = *gdReference;
     reference = ExactOracle{[&r](double a, long k, double) { return r.renyi(a, k); },
                             [&r](long k, double) { return r.kl(k); },
-                            [&r, &mesh](Vec u, long k, double) { return r.densityErrors(mesh, u, k); }};
+                            [&r, &mesh, representation](Vec u, long k, double) {
+                              return r.densityErrors(mesh, u, k, representation);
+                            }};
   }
 
   // 4. Output directory (rank 0 writes the small files; every rank writes its part of fpdp.h5).
@@ -302,7 +308,7 @@ int runCase(const Case& c, const RunOptions& options) {
   // I_alpha^Sigma with the noise covariance of p's dynamics.
   const solver::FunctionalSettings functionalSettings{
       orders, models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep),
-      static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d)};
+      static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d), representation};
   const solver::DivergenceFunctionals divergences(mesh, functionalSettings);
   FunctionalsOutput functionalsOutput(workDir, rank, orders, functionalSettings.hockeyStickEps,
                                       functionalSettings.privacyLossBins);
@@ -496,7 +502,7 @@ int runCase(const Case& c, const RunOptions& options) {
   };
 
   auto u = mesh.createVector();
-  disc.setInitialState(u);
+  disc.setInitialState(u, representation);
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
   if (constrained) {
     gd->projectState(u);
@@ -713,10 +719,26 @@ int runCase(const Case& c, const RunOptions& options) {
     else if (c.neighbour.kind == models::NeighbourKind::Add) s << "adds a record (n' = " << DPrime.size() << ")";
     else s << "removes record " << c.neighbour.index << " (n' = " << DPrime.size() << ")";
     s << ", sigma = " << c.noise.sigma << "\n";
-    if (noisyGd)
+    if (noisyGd) {
       s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << tEnd << ")\n  "
         << solverDescription << "\n";
-    else
+      if (const auto* kq = gd->kernelQuadrature()) {
+        // docs/noisy-gd.md §7: the midpoint rule's aliasing, per step and over the K steps.
+        // The start N(m_0, V_0) is summed by the first step: its own aliasing term joins once.
+        double startTerm = 0.0;
+        for (int a = 0; a < d; ++a)
+          startTerm += solver::ChapmanKolmogorovQuadrature::aliasingTerm(std::sqrt(c.initial.covariance(a, a)),
+                                                                          mesh.box().axis(a).width(0));
+        const double perStep = kq->aliasingEstimate();
+        const double total = perStep * static_cast<double>(steps) + startTerm;
+        s << "  state: point values at the cell centres; quadrature aliasing estimate " << fmt(perStep, "%.2e")
+          << " per step, " << fmt(total, "%.2e") << " over K steps and the start\n";
+        if (total > 1e-8)
+          s << "  WARNING: the mesh resolves the transition kernel poorly (" << fmt(kq->resolution(), "%.2f")
+            << " cells per noise standard deviation, aliasing up to " << fmt(total, "%.1e")
+            << " of the densities): refine mesh.cells (about 1.5 cells per standard deviation reach round-off)\n";
+      }
+    } else
       s << "  solver: " << solverDescription << ", dt = " << c.time.dt << ", " << steps << " steps to t = " << tEnd
         << "\n";
     s << "  measured sup|grad L_D - grad L_D'| on the mesh = " << fmt(gradientGap);
@@ -859,7 +881,7 @@ int runCase(const Case& c, const RunOptions& options) {
     }
     if (outflowP.total() > 0 || outflowQ.total() > 0) {
       std::snprintf(b, sizeof b,
-                    "  mass carried beyond the mesh (exact convolution / push-forward): p %.3e, q %.3e%s\n",
+                    "  mass carried beyond the mesh (push-forward and noise kernel): p %.3e, q %.3e%s\n",
                     outflowP.total(), outflowQ.total(),
                     std::max(outflowP.total(), outflowQ.total()) > 1e-8 ? "  WARNING: enlarge the box" : "");
       s << b;

@@ -188,8 +188,10 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
 
 DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* singular) const {
   // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
-  // (PointValues.hpp); the masses, minima and negative-cell counts describe the state itself.
-  reconstruction_.apply(u, points_);
+  // (PointValues.hpp), or the state's own point values; the masses, minima and negative-cell counts describe the
+  // state itself.
+  if (settings_.representation == meshes::FieldRepresentation::PointValues) FPDP_PETSC(VecCopy(u, points_));
+  else reconstruction_.apply(u, points_);
   DivergenceValues v = evaluatePoints(singular);
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(u, &a));

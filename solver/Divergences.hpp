@@ -67,6 +67,7 @@
 #include "models/Dataset.hpp"
 #include "models/DivergenceGrids.hpp"
 #include "solver/LogRatioGradient.hpp"
+#include "meshes/FieldRepresentation.hpp"
 #include "solver/PointValues.hpp"
 
 namespace fpdp::solver {
@@ -112,6 +113,9 @@ struct FunctionalSettings {
   std::vector<double> hockeyStickEps;  // eps grid of delta(eps): ascending, >= 0 (empty: not computed)
   int privacyLossBins = 0;             // bins of each privacy-loss histogram (0: not computed)
   std::optional<models::Matrix> sigma; // noise covariance for I_alpha^Sigma (d x d SPD); none: identity
+  // What the state holds: cell averages (reconstructed to point values, PointValues.hpp, before the midpoint rule)
+  // or point values at the centres (chapman_kolmogorov: the midpoint rule applies to them directly).
+  meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages;
 };
 
 /// How far a computed R_alpha can be trusted (see the header comment).

@@ -1,8 +1,11 @@
 #pragma once
 // Geometric multigrid (PETSc PCMG) on the mesh's DMDA for the implicit Fokker–Planck step (issue 9): the time per
-// step of a sparse LU grows like N^1.5 and more (fill), a multigrid V-cycle like N. The unknowns are cell averages,
-// so the DMDA levels use piecewise-constant (Q0) transfer: a coarse cell is the union of 2^d fine cells (the vertex
-// Q1 transfer needs 2^k + 1 points per axis). Coarse operators are Galerkin products R A P of the assembled shifted
+// step of a sparse LU grows like N^1.5 and more (fill), a multigrid V-cycle like N. The unknowns are cell averages:
+// a coarse cell is the union of 2^d fine cells (DMDA Q0 coarsening; the vertex Q1 hierarchy needs 2^k + 1 points per
+// axis), and the prolongation is cell-centred bilinear (weights 3/4, 1/4 per axis: 9/16, 3/16, 3/16, 1/16 in 2-D),
+// its transpose the restriction. Piecewise-constant prolongation with its transpose is too weak a pair for a
+// second-order operator (transfer orders summing to 2, not more; docs/scaling.md §2): its iteration counts grew with
+// the mesh. Coarse operators are Galerkin products R A P of the assembled shifted
 // operator, so nothing but the fine matrix is assembled; the smoother is one symmetric Gauss–Seidel sweep
 // (Richardson + SOR), robust for the upwind-weighted Scharfetter–Gummel matrix, which Chebyshev is not made for.
 #include <petscpc.h>
@@ -14,6 +17,10 @@ namespace fpdp::solver {
 /// Number of multigrid levels for the mesh: halve every axis while all cell counts stay even and the coarsest
 /// axis keeps at least minCoarseCells cells (and every rank keeps at least 2 cells per axis).
 int multigridLevels(const meshes::DistributedBoxMesh& mesh, int minCoarseCells = 8);
+
+/// Cell-centred bilinear prolongation from `coarse` to `fine` (DMDAs, fine = coarse halved on every axis, same dof,
+/// the fields not coupled). Rows: fine global unknowns; columns: coarse. The caller destroys the matrix.
+Mat cellCentredBilinearInterpolation(DM coarse, DM fine);
 
 /// Configures pc (already of type PCMG, attached to a KSP whose DM is mesh.dm()) as described above. Options the
 /// user gave explicitly (-[prefix]pc_mg_levels, -[prefix]pc_mg_galerkin, -[prefix]mg_levels_ksp_type,

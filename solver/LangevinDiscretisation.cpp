@@ -88,7 +88,7 @@ double LangevinDiscretisation::truncatedInitialMass() const {
   return 1.0 - problem_.initial.boxProbability(box.lower(), box.upper());
 }
 
-void LangevinDiscretisation::setInitialState(Vec u) const {
+void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation representation) const {
   const auto& box = mesh_.box();
   const auto& vol = mesh_.ownedVolumes();
   PetscScalar* a;
@@ -101,7 +101,9 @@ void LangevinDiscretisation::setInitialState(Vec u) const {
       lo[d] = box.axis(d).face(static_cast<int>(c[d]));
       hi[d] = box.axis(d).face(static_cast<int>(c[d]) + 1);
     }
-    const double avg = problem_.initial.cellAverage(lo, hi);
+    const double avg = representation == meshes::FieldRepresentation::PointValues
+                           ? problem_.initial.density(toVector(box.centre(i, j, k), mesh_.dim()))
+                           : problem_.initial.cellAverage(lo, hi);
     a[2 * l] = avg;
     a[2 * l + 1] = avg;
     localMass += vol[l] * avg;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "meshes/FieldRepresentation.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
 #include "solver/FokkerPlanckOperator.hpp"
@@ -48,8 +49,9 @@ public:
                          SpatialAccuracy accuracy = {});
 
   const FokkerPlanckOperator& spatialOperator() const { return op_; }
-  /// Fills u with the initial cell averages of p and q.
-  void setInitialState(Vec u) const;
+  /// Fills u with the initial cell averages of p and q (or, for a point-value state, the initial density at the cell
+  /// centres), normalised to unit discrete mass (sum of volume times value).
+  void setInitialState(Vec u, meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages) const;
   /// 1 - (probability of the box under the initial Gaussian): what the renormalisation removed.
   double truncatedInitialMass() const;
   /// max over cell centres of |grad L_D - grad L_D'| (MATH.md §1, the instance's measured gradient gap).

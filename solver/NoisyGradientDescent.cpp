@@ -69,6 +69,15 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     ti.pcType = settings_.pcType;
     ti.optionsPrefix = "diffusion_";
     diffusion_ = std::make_unique<DensityEvolution>(mesh, heat_->assemble(), ti);
+  } else if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov) {
+    if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
+      throw std::invalid_argument("chapman_kolmogorov needs a diagonal noise covariance");
+    if (!settings_.constraint.isNone())
+      throw std::invalid_argument("chapman_kolmogorov cannot carry the point masses of a constraint set (Pi_C)");
+    std::array<double, 3> s{0, 0, 0};
+    for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
+    kernelD_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_, s);
+    kernelDPrime_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_, s);
   } else {
     if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
       throw std::invalid_argument("exact_convolution needs a diagonal noise covariance");
@@ -175,6 +184,14 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
   StepReport r;
   auto p = gatherer_.gather(u, 0);
   auto q = gatherer_.gather(u, 1);
+  if (kernelD_) {
+    // Push-forward and noise in one quadrature; its outflow is the kernel's mass beyond the walls.
+    r.diffP = kernelD_->apply(p);
+    r.diffQ = kernelDPrime_->apply(q);
+    gatherer_.scatter(p, u, 0);
+    gatherer_.scatter(q, u, 1);
+    return r;
+  }
   r.pushP = pushD_.apply(p);
   r.pushQ = pushDPrime_.apply(q);
   if (projection_) {
@@ -214,6 +231,7 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
 
 std::string NoisyGradientDescent::describe() const {
   std::ostringstream os;
+  if (kernelD_) return "push-forward and noise: " + kernelD_->describe();
   os << "push-forward: monotone cubic remap by shears; diffusion: ";
   if (diffusion_) os << "fokker_planck, " << settings_.diffusionSubsteps << " substeps, " << diffusion_->describe();
   else os << "exact_convolution";

@@ -11,6 +11,9 @@
 //          (options prefix -diffusion_, e.g. -diffusion_ts_type), no-flux walls;
 //        exact_convolution: GaussianConvolution, exact for the piecewise-quadratic reconstruction (diagonal Sigma),
 //          mass beyond the mesh reported as outflow: the cross-check of the first.
+//   Or both at once, chapman_kolmogorov: ChapmanKolmogorovQuadrature, the midpoint rule of the step's transition
+//   kernel on the cell centres; the state is then POINT VALUES at the centres (meshes::FieldRepresentation), the rule
+//   converges spectrally on smooth problems (docs/noisy-gd.md §7). Uniform mesh, diagonal Sigma, no constraint.
 //   3. with a constraint set C (box or ball), Pi_C #: ConstraintProjection. p_k is then the pair (cell averages in C,
 //      boundary bins on the boundary of C; docs/noisy-gd.md §6). The bins enter the next step as point masses at
 //      their representative points, pushed through T_D exactly (a point maps to a point) and deposited before the
@@ -26,9 +29,11 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "meshes/FieldRepresentation.hpp"
 #include "models/ConstraintSet.hpp"
 #include "solver/ConstraintProjection.hpp"
 #include "solver/DensityEvolution.hpp"
+#include "solver/ChapmanKolmogorovQuadrature.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/FokkerPlanckOperator.hpp"
 #include "solver/GaussianConvolution.hpp"
@@ -36,7 +41,7 @@
 
 namespace fpdp::solver {
 
-enum class DiffusionMethod { FokkerPlanck, ExactConvolution };
+enum class DiffusionMethod { FokkerPlanck, ExactConvolution, ChapmanKolmogorov };
 
 struct NoisyGdSettings {
   double eta = 0.1;
@@ -93,6 +98,12 @@ public:
   void setBoundary(SingularMasses masses);
   const BoundaryBins& boundaryBins() const { return bins_; }
   bool constrained() const { return !bins_.empty(); }
+  /// What the state's numbers are: point values at the cell centres for chapman_kolmogorov, else cell averages.
+  meshes::FieldRepresentation representation() const {
+    return kernelD_ ? meshes::FieldRepresentation::PointValues : meshes::FieldRepresentation::CellAverages;
+  }
+  /// chapman_kolmogorov: the quadrature of the step for D (aliasing estimate, resolution); null otherwise.
+  const ChapmanKolmogorovQuadrature* kernelQuadrature() const { return kernelD_.get(); }
   /// Smallest distance between C and the mesh walls, in noise standard deviations sqrt(2 eta Sigma_aa) of the axis
   /// (+inf without a constraint).
   double constraintMargin() const;
@@ -106,6 +117,7 @@ private:
   std::unique_ptr<FokkerPlanckOperator> heat_;
   std::unique_ptr<DensityEvolution> diffusion_;
   std::unique_ptr<GaussianConvolution> convolution_;
+  std::unique_ptr<ChapmanKolmogorovQuadrature> kernelD_, kernelDPrime_;  // chapman_kolmogorov: the whole step
   // Constraint (docs/noisy-gd.md §6).
   BoundaryBins bins_;
   std::unique_ptr<ConstraintProjection> projection_;

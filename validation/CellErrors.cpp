@@ -5,7 +5,8 @@
 namespace fpdp::validation {
 
 CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::Gaussian& lawP,
-                      const models::Gaussian& lawQ) {
+                      const models::Gaussian& lawQ, meshes::FieldRepresentation representation) {
+  const bool points = representation == meshes::FieldRepresentation::PointValues;
   const models::Gaussian* laws[2] = {&lawP, &lawQ};
   const auto& vol = mesh.ownedVolumes();
   const PetscScalar* a;
@@ -14,7 +15,15 @@ CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const model
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const auto [lo, hi] = mesh.box().cellBounds(i, j, k);
     for (int f = 0; f < 2; ++f) {
-      const double exact = laws[f]->cellAverage(lo, hi);
+      double exact;
+      if (points) {
+        models::Vector x(mesh.dim());
+        const auto centre = mesh.box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+        for (int a = 0; a < mesh.dim(); ++a) x[a] = centre[static_cast<std::size_t>(a)];
+        exact = laws[f]->density(x);
+      } else {
+        exact = laws[f]->cellAverage(lo, hi);
+      }
       const double err = std::fabs(a[2 * l + f] - exact);
       l1[f] += vol[l] * err;
       if (exact > 0) rel[f] = std::max(rel[f], err / exact);

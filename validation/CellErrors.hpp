@@ -1,9 +1,10 @@
 #pragma once
-// Errors of a computed (p, q) state against exact Gaussian laws, measured on exact cell averages: the one loop both
+// Errors of a computed (p, q) state against exact Gaussian laws, measured on exact cell averages (or point values): the one loop both
 // exact references (GaussianReference for Langevin, NoisyGdReference for noisy GD) use.
 #include <petscvec.h>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "meshes/FieldRepresentation.hpp"
 #include "models/Gaussian.hpp"
 
 namespace fpdp::validation {
@@ -13,8 +14,10 @@ struct CellErrors {
   double maxRelP = 0, maxRelQ = 0;  // max |u_c - exact| / exact over cells with exact > 0
 };
 
-/// u: the interlaced (p, q) state. Collective.
+/// u: the interlaced (p, q) state. Collective. A point-value state (chapman_kolmogorov) is measured against the
+/// laws' densities at the cell centres instead of their cell averages.
 CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::Gaussian& lawP,
-                      const models::Gaussian& lawQ);
+                      const models::Gaussian& lawQ,
+                      meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages);
 
 }  // namespace fpdp::validation

@@ -42,8 +42,9 @@ double NoisyGdReference::kl(long k) const {
 }
 
 NoisyGdReference::DensityErrors NoisyGdReference::densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u,
-                                                                long k) const {
-  return cellErrors(mesh, u, lawP(k), lawQ(k));
+                                                                long k,
+                                                                meshes::FieldRepresentation representation) const {
+  return cellErrors(mesh, u, lawP(k), lawQ(k), representation);
 }
 
 }  // namespace fpdp::validation

@@ -23,7 +23,8 @@ public:
   double renyi(double alpha, long k) const;
   double kl(long k) const;
   using DensityErrors = CellErrors;
-  DensityErrors densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u, long k) const;
+  DensityErrors densityErrors(const meshes::DistributedBoxMesh& mesh, Vec u, long k,
+                              meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages) const;
 
 private:
   NoisyGdReference(models::Matrix A, models::Vector cP, models::Vector cQ, models::Matrix Sigma, double eta,

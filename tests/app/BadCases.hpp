@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "ProcessSupport.hpp"  // readText
+
 namespace fpdp::app::test {
 
 inline constexpr std::size_t kMinimumBadCases = 20;
@@ -24,12 +26,6 @@ struct BadCase {
 inline std::filesystem::path sourceDir() { return FPDP_SOURCE_DIR; }
 inline std::filesystem::path badCaseDir() { return sourceDir() / "tests" / "app" / "bad_cases"; }
 inline std::filesystem::path goodCaseDir() { return sourceDir() / "tests" / "app" / "good_cases"; }
-
-inline std::string readText(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 /// Every *.toml directly in bad_cases/, sorted by name. A file without a non-empty "# expect: " first line is a
 /// broken corpus, not a passing case: it throws.

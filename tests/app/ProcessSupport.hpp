@@ -1,11 +1,30 @@
 #pragma once
-// Shared by the tests that launch the fpdp executable: shell quoting and a self-removing temporary directory.
+// Shared by the tests that launch the fpdp executable: shell quoting, a self-removing temporary directory, and
+// whole-file text reading and writing.
 #include <cstdlib>  // mkdtemp (POSIX)
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
 namespace fpdp::app::test {
+
+/// The whole file as bytes; throws if it cannot be opened.
+inline std::string readText(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Writes (replaces) the file; throws if it cannot be written.
+inline void writeText(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 /// Single-quotes a word for /bin/sh.
 inline std::string shellQuote(const std::string& s) {

@@ -37,24 +37,13 @@
 namespace fs = std::filesystem;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
+using fpdp::app::test::writeText;
+using fpdp::app::test::contains;
 
 namespace {
 
 const fs::path kSourceDir = FPDP_SOURCE_DIR;
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void writeText(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 struct Outcome {
   int status = -1;

@@ -36,6 +36,7 @@ namespace fs = std::filesystem;
 using fpdp::app::InputError;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
 
 namespace {
 
@@ -50,11 +51,6 @@ std::vector<fs::path> corpus() {
     if (e.path().extension() == ".toml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 /// Ends the process if one file takes longer than kPerFileSeconds (a hang cannot be interrupted in process).

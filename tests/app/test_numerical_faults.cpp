@@ -25,15 +25,11 @@
 namespace fs = std::filesystem;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
 
 namespace {
 
 const fs::path kFaultCases = fs::path(FPDP_SOURCE_DIR) / "tests" / "app" / "fault_cases";
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 struct Outcome {
   int exitStatus = -1;  // -1: did not exit normally

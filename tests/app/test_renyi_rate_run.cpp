@@ -27,6 +27,8 @@
 namespace fs = std::filesystem;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
+using fpdp::app::test::contains;
 
 namespace {
 
@@ -36,14 +38,6 @@ const std::string kContractHeader =
     "step,s,t,alpha,renyi,rate_finite_difference,rate_identity,rate_abs_difference,lemma2_rhs_optimal_Sv,"
     "lemma2_rhs_half_Sv,lemma2_rhs_optimal_measured,lemma2_rhs_half_measured,margin_optimal_measured,sup_drift_gap,"
     "Sv,c_eff,c_theory,lsi_ratio,status";
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 struct Outcome {
   int status = -1;

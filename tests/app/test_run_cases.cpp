@@ -29,6 +29,9 @@ namespace fs = std::filesystem;
 
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
+using fpdp::app::test::writeText;
+using fpdp::app::test::contains;
 
 namespace {
 
@@ -37,22 +40,6 @@ const fs::path kOu1d = kSourceDir / "cases" / "ou-1d.toml";
 const fs::path kOu2d = kSourceDir / "cases" / "ou-2d.toml";
 
 std::string q(const fs::path& p) { return shellQuote(p.string()); }
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void writeText(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 
 struct Outcome {

@@ -22,13 +22,9 @@
 namespace fs = std::filesystem;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::readText;
 
 namespace {
-
-std::string readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 struct Outcome {
   int exitStatus = -1;

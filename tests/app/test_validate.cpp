@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using fpdp::app::test::readText;
 using fpdp::app::test::shellQuote;
 using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::contains;
 
 namespace {
 
@@ -41,8 +42,6 @@ Outcome runFpdp(const std::string& arguments, const fs::path& log) {
   o.output = fs::exists(log) ? readText(log) : "";
   return o;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());

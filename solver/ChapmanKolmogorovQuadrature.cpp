@@ -1,5 +1,7 @@
 #include "solver/ChapmanKolmogorovQuadrature.hpp"
 
+#include "solver/StableFunctions.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -8,11 +10,8 @@
 namespace fpdp::solver {
 
 namespace {
-constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kPi = 3.14159265358979323846;
-/// Lower tail Phi(u) to full relative accuracy (erfc).
-double lowerTail(double u) { return 0.5 * std::erfc(-u * kInvSqrt2); }
 }  // namespace
 
 ChapmanKolmogorovQuadrature::ChapmanKolmogorovQuadrature(const meshes::BoxMesh& mesh, const PushForward& map,
@@ -82,8 +81,8 @@ ChapmanKolmogorovQuadrature::ChapmanKolmogorovQuadrature(const meshes::BoxMesh& 
             const double u = (ax.centre(t) - T[a]) / s;
             kernel_.push_back(h[a] * kInvSqrt2Pi * std::exp(-0.5 * u * u) / s);
           }
-          tails_[c][static_cast<std::size_t>(2 * a)] = lowerTail((ax.lower() - T[a]) / s);
-          tails_[c][static_cast<std::size_t>(2 * a + 1)] = lowerTail((T[a] - ax.upper()) / s);
+          tails_[c][static_cast<std::size_t>(2 * a)] = standardNormalCdf((ax.lower() - T[a]) / s);
+          tails_[c][static_cast<std::size_t>(2 * a + 1)] = standardNormalCdf((T[a] - ax.upper()) / s);
         }
       }
   for (int a = 0; a < d; ++a) aliasing_ += aliasingTerm(1.0 / slope[a], h[a]);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
+#include "solver/GaussianConvolution.hpp"
 #include "solver/PushForward.hpp"
 
 namespace fpdp::solver {
@@ -52,7 +53,7 @@ public:
   double resolution() const { return resolution_; }
   std::string describe() const;
 
-  static constexpr double kTail = 37.5;                    // kernel reach in standard deviations
+  static constexpr double kTail = GaussianConvolution::kReach;  // kernel reach in standard deviations
   static constexpr std::size_t kMaxKernelEntries = 1u << 28;  // 2 GiB of tabulated kernel values
 
 private:

@@ -1,5 +1,7 @@
 #include "solver/ConstraintProjection.hpp"
 
+#include "solver/StableFunctions.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,9 +14,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kFaceTolerance = 1e-9;  // relative to the adjacent cell width: "on a mesh face" up to round-off
-constexpr double kTail = 9.0;            // Gaussian deposit cut, in standard deviations (Phi(-9) = 1.1e-19)
-
-double Phi(double u) { return 0.5 * std::erfc(-u * 0.70710678118654752440); }
+constexpr double kTail = 9.0;            // Gaussian deposit cut, in standard deviations (standardNormalCdf(-9) = 1.1e-19)
 
 std::string num(double v) {
   std::ostringstream s;
@@ -329,7 +329,7 @@ void depositGaussian(const meshes::BoxMesh& mesh, const Point3& y, double mass, 
     w[a].clear();
     double below = 0.0;
     for (int j = jLo; j <= jHi; ++j) {
-      const double upTo = j == jHi ? 1.0 : std::max(below, Phi((f[j + 1] - y[a]) / s[a]));
+      const double upTo = j == jHi ? 1.0 : std::max(below, standardNormalCdf((f[j + 1] - y[a]) / s[a]));
       w[a].push_back({j, upTo - below});
       below = upTo;
     }

@@ -1,5 +1,7 @@
 #include "solver/GaussianConvolution.hpp"
 
+#include "solver/StableFunctions.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -7,9 +9,8 @@
 namespace fpdp::solver {
 
 namespace {
-constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
-double Phi(double u) { return 0.5 * std::erfc(-u * kInvSqrt2); }
+double Phi(double u) { return standardNormalCdf(u); }
 double phi(double u) { return kInvSqrt2Pi * std::exp(-0.5 * u * u); }
 // Antiderivatives of u^k Phi(u), for the mass landing below a face (used where u <= 0: the face is at or below the
 // source cell, so Phi(u) is a lower tail computed to full relative accuracy by erfc).
@@ -22,9 +23,7 @@ double A2(double u) { return (u * u * u * Phi(u) + (u * u + 2.0) * phi(u)) / 3.0
 double B0(double u) { return u * Phi(-u) - phi(u); }
 double B1(double u) { return 0.5 * ((u * u - 1.0) * Phi(-u) - u * phi(u)); }
 double B2(double u) { return (u * u * u * Phi(-u) - (u * u + 2.0) * phi(u)) / 3.0; }
-// Beyond this many standard deviations the kernel's tail mass Phi(-u) underflows (Phi(-37.5) ~ 5e-309): the
-// deposits cover every target whose mass is representable, so R_alpha of high order sees the true far tails.
-constexpr double kTail = 37.5;
+constexpr double kTail = GaussianConvolution::kReach;
 
 /// Non-negative quadratic density c0 + c1 t + c2 t^2 on [0, L] whose integral is M: the derivative of the monotone
 /// cubic Hermite with end slopes d0, d1 (Fritsch–Carlson limited).

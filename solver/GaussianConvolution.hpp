@@ -27,6 +27,10 @@ namespace fpdp::solver {
 
 class GaussianConvolution {
 public:
+  /// Kernel reach in standard deviations: beyond it the kernel's tail mass Phi(-u) underflows (Phi(-37.5) ~ 5e-309),
+  /// so the deposits cover every target whose mass is representable and R_alpha of high order sees the true far
+  /// tails. Shared by every exact Gaussian-kernel deposit of noisy GD (ChapmanKolmogorovQuadrature too).
+  static constexpr double kReach = 37.5;
   /// stddev[a]: standard deviation along axis a (0 leaves the axis alone).
   GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev);
   Outflow apply(std::vector<double>& field) const;

@@ -92,8 +92,9 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
   boundary_.q.assign(bins_.size(), 0.0);
   for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
   if (convolution_) {
-    // Padding: the kernel's reach (9 standard deviations, GaussianConvolution) plus two cells, in cells of the
-    // outermost width, so that nothing the noise carries leaves the padded mesh.
+    // Padding: 9 noise standard deviations plus two cells, in cells of the outermost width. The kernel reaches
+    // farther (GaussianConvolution::kReach), but what it carries beyond 9 standard deviations of the walls,
+    // Phi(-9) = 1.1e-19 of a wall cell's mass at most, is reported as outflow instead of being projected.
     std::vector<meshes::Axis> axes;
     for (int a = 0; a < mesh.dim(); ++a) {
       const auto& ax = mesh.box().axis(a);

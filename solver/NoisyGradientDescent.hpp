@@ -18,9 +18,9 @@
 //      boundary bins on the boundary of C; docs/noisy-gd.md §6). The bins enter the next step as point masses at
 //      their representative points, pushed through T_D exactly (a point maps to a point) and deposited before the
 //      noise: by the linear cloud-in-cell weights for the Fokker–Planck route, by the exact Gaussian cell integrals
-//      for the exact-convolution route. The exact convolution runs on a copy of the mesh padded by the kernel's
-//      reach (9 standard deviations) on every side, so the mass it carries beyond the mesh walls is projected like
-//      all mass outside C instead of being lost; the Fokker–Planck route has no-flux walls and reports the mass in
+//      for the exact-convolution route. The exact convolution runs on a copy of the mesh padded by 9 noise
+//      standard deviations on every side, so the mass it carries beyond the mesh walls is projected like all mass
+//      outside C instead of being lost (beyond the padding: Phi(-9) = 1.1e-19 of a wall cell's mass, outflow); the Fokker–Planck route has no-flux walls and reports the mass in
 //      the wall cells (keep several noise standard deviations between C and the walls: constraintMargin()).
 // Both fields are gathered to every rank for the push-forward (a line-by-line remap) and scattered back; the
 // diffusion runs distributed. The results do not depend on the number of ranks beyond the linear solver's rounding.

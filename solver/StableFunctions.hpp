@@ -5,6 +5,10 @@
 
 namespace fpdp::solver {
 
+/// Phi(u), the standard normal distribution function, by erfc: the lower tail keeps full relative accuracy down to
+/// erfc's underflow (Phi(-37.5) ~ 5e-309), which the Gaussian-kernel deposits of the noisy-GD routes rely on.
+inline double standardNormalCdf(double u) { return 0.5 * std::erfc(-u * 0.70710678118654752440); }
+
 namespace detail {
 constexpr double factorial(int k) { return k <= 1 ? 1.0 : k * factorial(k - 1); }
 }  // namespace detail

@@ -54,6 +54,8 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
       pushDPrime_(mesh.box(), std::move(gradientDPrime), settings.eta),
       gatherer_(mesh) {
   if (mesh.fields() != 2) throw std::invalid_argument("NoisyGradientDescent: the mesh must carry 2 fields (p, q)");
+  // The noise kernel N(0, 2 eta Sigma): its standard deviation per axis (diagonal part).
+  for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
   if (settings_.diffusion == DiffusionMethod::FokkerPlanck) {
     DriftDiffusionEquation heat;
     heat.potential = [](const Point&) { return 0.0; };
@@ -74,23 +76,18 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
       throw std::invalid_argument("chapman_kolmogorov needs a diagonal noise covariance");
     if (!settings_.constraint.isNone())
       throw std::invalid_argument("chapman_kolmogorov cannot carry the point masses of a constraint set (Pi_C)");
-    std::array<double, 3> s{0, 0, 0};
-    for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
-    kernelD_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_, s);
-    kernelDPrime_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_, s);
+    kernelD_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_, kernelStdDev_);
+    kernelDPrime_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_, kernelStdDev_);
   } else {
     if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
       throw std::invalid_argument("exact_convolution needs a diagonal noise covariance");
-    std::array<double, 3> s{0, 0, 0};
-    for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
-    convolution_ = std::make_unique<GaussianConvolution>(mesh.box(), s);
+    convolution_ = std::make_unique<GaussianConvolution>(mesh.box(), kernelStdDev_);
   }
   if (settings_.constraint.isNone()) return;
   bins_ = BoundaryBins(mesh.box(), settings_.constraint, settings_.ballAngularBins);
   projection_ = std::make_unique<ConstraintProjection>(mesh.box(), bins_);
   boundary_.p.assign(bins_.size(), 0.0);
   boundary_.q.assign(bins_.size(), 0.0);
-  for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
   if (convolution_) {
     // Padding: 9 noise standard deviations plus two cells, in cells of the outermost width. The kernel reaches
     // farther (GaussianConvolution::kReach), but what it carries beyond 9 standard deviations of the walls,

@@ -122,7 +122,7 @@ private:
   BoundaryBins bins_;
   std::unique_ptr<ConstraintProjection> projection_;
   SingularMasses boundary_;
-  std::array<double, 3> kernelStdDev_{0, 0, 0};
+  std::array<double, 3> kernelStdDev_{0, 0, 0};  // sqrt(2 eta Sigma_aa): the noise kernel of every route
   std::array<int, 3> pad_{0, 0, 0};
   std::unique_ptr<meshes::BoxMesh> padded_;  // exact convolution with a constraint
   std::unique_ptr<ConstraintProjection> paddedProjection_;

@@ -10,6 +10,15 @@
 
 namespace fpdp::app {
 
+/// True when an MPI launcher (mpiexec, srun, hydra) started this process: its environment names a rank.
+bool launchedByMpiLauncher();
+/// Before MPI starts: a process no launcher started is an Open MPI singleton, and Open MPI's default point-to-point
+/// layer (UCX) spends about 0.2 s probing network devices one process never uses. For such a run only, and only if
+/// the user has not chosen one (OMPI_MCA_pml unset), selects the ob1 layer (self and shared memory), which starts in
+/// a fraction of that. Launched runs are left alone: every rank must agree, and a cluster wants its fabric.
+/// Returns true if it set the choice (other MPI implementations ignore the variable).
+bool preferLightSingletonMpiStartup();
+
 /// A solver choice PETSc rejects (unknown type, unused option): bad input, exit status 2.
 struct SolverConfigurationError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -148,11 +148,19 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
       boundRenyi.push_back(r);
     }
+  // The computed R_alpha the conversions may use: an order whose number is not reliable (truncated by the box, so an
+  // underestimate, or dominated by the scheme's noise floor) could give an eps below the truth, so it is skipped like
+  // a missing order (NaN); an infinite one stays +inf.
+  std::vector<double> usableRenyi = v.renyi;
+  for (std::size_t k = 0; k < usableRenyi.size(); ++k)
+    if (k < v.renyiStatus.size() && v.renyiStatus[k] != solver::RenyiStatus::Finite &&
+        v.renyiStatus[k] != solver::RenyiStatus::InfiniteDetected)
+      usableRenyi[k] = kNaN;
   for (double delta : case_.privacy.deltaGrid) {
     std::vector<double> e{static_cast<double>(step), t, delta};
     if (exactColumn_) e.push_back(curves ? exactEpsilonAtDelta(*curves, delta) : kNaN);
-    const auto m = models::mironovEpsilon(orders_, v.renyi, delta);
-    const auto k = models::cksEpsilon(orders_, v.renyi, delta);
+    const auto m = models::mironovEpsilon(orders_, usableRenyi, delta);
+    const auto k = models::cksEpsilon(orders_, usableRenyi, delta);
     e.insert(e.end(), {m.epsilon, m.order, k.epsilon, k.order});
     for (const auto& r : boundRenyi) {
       const bool applies = !r.empty() && !std::isnan(r.front());
@@ -273,6 +281,15 @@ void PrivacyOutput::summary(std::ostream& s) const {
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
                 withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());
   s << b;
+  {
+    std::string skipped;
+    for (std::size_t k = 0; k < last_.renyiStatus.size() && k < orderSpec.size(); ++k)
+      if (last_.renyiStatus[k] != solver::RenyiStatus::Finite &&
+          last_.renyiStatus[k] != solver::RenyiStatus::InfiniteDetected)
+        skipped += (skipped.empty() ? "" : ", ") + orderSpec[k].label + " (" +
+                   solver::renyiStatusName(last_.renyiStatus[k]) + ")";
+    if (!skipped.empty()) s << "      orders skipped as not reliable (their eps could be too small): " << skipped << "\n";
+  }
   std::size_t col = base + 4;
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds) {

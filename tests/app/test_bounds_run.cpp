@@ -284,3 +284,59 @@ BOOST_AUTO_TEST_CASE(bounds_whose_assumptions_fail_are_reported_not_applicable) 
   BOOST_TEST(!std::isnan(wb["bound1_measured_gap_renyi_2"][4]));
   BOOST_TEST(contains(w.out, "not applicable: lambda > 0 fails"), w.out);
 }
+
+// An order whose computed R_alpha is truncated by the box (renyi.csv status 2, truncated_suspect: an underestimate)
+// must not enter the RDP -> (eps, delta) conversions, where its too small R_alpha could give too small an eps. The
+// 2-D quadratic case in [-4, 4]^2 with orders 10, 40 and 80: their tilted laws leave the box (R_80 reads 14.2
+// against an exact 75.3), and at the small deltas a truncated order would win the minimum.
+BOOST_AUTO_TEST_CASE(unreliable_orders_are_left_out_of_the_eps_conversions) {
+  TemporaryDirectory t("fpdp-eps-reliable");
+  std::string text = readText(kSourceDir / "tests" / "app" / "good_cases" / "quadratic.toml");
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  };
+  replace("orders = [2, 10]", "orders = [2, 10, 40, 80]");
+  replace("every = 10", "every = 100\nplots = false");
+  writeText(t.path() / "box.toml", text);
+  const Outcome o = run(shellQuote(FPDP_EXECUTABLE) + " run box.toml --output box", t.path());
+  BOOST_TEST_REQUIRE(o.status == 0, o.out);
+  const Table renyi = readTable(t.path() / "box" / "renyi.csv");
+  const Table eps = readTable(t.path() / "box" / "epsilon.csv");
+  const double lastStep = renyi["step"].back();
+  std::vector<double> orders, all, usable;
+  for (std::size_t i = 0; i < renyi.rows(); ++i) {
+    if (renyi["step"][i] != lastStep) continue;
+    orders.push_back(renyi["alpha"][i]);
+    all.push_back(renyi["renyi"][i]);
+    usable.push_back(renyi["status"][i] == 2 ? std::nan("") : renyi["renyi"][i]);
+  }
+  BOOST_TEST_REQUIRE(orders.size() == 4u);
+  BOOST_TEST_REQUIRE(std::isnan(usable[3]), "R_80 should be truncated_suspect here; R_80 = " << all[3]);
+  bool checkedDifference = false;
+  for (std::size_t i = 0; i < eps.rows(); ++i) {
+    if (eps["step"][i] != lastStep) continue;
+    const double delta = eps["delta"][i];
+    BOOST_TEST_CONTEXT("delta " << delta) {
+      const auto m = fpdp::models::mironovEpsilon(orders, usable, delta);
+      const auto k = fpdp::models::cksEpsilon(orders, usable, delta);
+      BOOST_TEST(eps["eps_rdp_mironov"][i] == m.epsilon, boost::test_tools::tolerance(1e-14));
+      BOOST_TEST(eps["eps_rdp_mironov_order"][i] == m.order);
+      BOOST_TEST(eps["eps_rdp_cks"][i] == k.epsilon, boost::test_tools::tolerance(1e-14));
+      BOOST_TEST(eps["eps_rdp_cks_order"][i] == k.order);
+      // Where the truncated orders would have won, the reported eps is the larger, reliable one.
+      const auto withAll = fpdp::models::mironovEpsilon(orders, all, delta);
+      bool truncatedWins = false;
+      for (std::size_t j = 0; j < orders.size(); ++j) truncatedWins |= std::isnan(usable[j]) && withAll.order == orders[j];
+      if (truncatedWins) {
+        checkedDifference = true;
+        BOOST_TEST(eps["eps_rdp_mironov"][i] > withAll.epsilon);
+      }
+    }
+  }
+  BOOST_TEST(checkedDifference, "no delta where a truncated order would have given the minimum");
+  BOOST_TEST(contains(o.out, "orders skipped as not reliable (their eps could be too small): 10 (truncated_suspect), "
+                             "40 (truncated_suspect), 80 (truncated_suspect)"),
+             o.out);
+}

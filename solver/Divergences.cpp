@@ -469,21 +469,29 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
   TermBlock b;
   BlockRunState st;
-  // One order's extra sums (wall cells, shells) of cell c, from the near state (E1, X) or the far scaled value.
-  auto addExtra = [&](OrderSums& s, std::size_t c, bool near, std::size_t k, double alpha, bool shellDirectK) {
-    const double scaled = near ? (b.wq[c] + st.X[c]) * invScale[k] : st.scaled[c];
-    if (b.wall) {
-      s.wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * scale[k] - b.wq[c] - alpha * b.dp[c];
-      s.wallS0 += scaled;
-    }
-    if (b.shell >= 0) {
-      if (!shellDirectK && scaled >= 1e-290) {
-        s.shellScaled += scaled;
-      } else {
-        const double l = b.logWq[c] + alpha * b.u[c] - globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)];
-        if (l > -690.0) s.shellExact += std::exp(l);
+  // One order's extra sums (wall cells, shells) over the block, from the state the order left: the near state (E1, X)
+  // or the far scaled value. A loop of its own, so that the main loop keeps its nine sums in registers.
+  auto addExtras = [&](OrderSums& s, std::size_t k, double alpha) {
+    const bool direct = b.shell >= 0 && shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
+    const double shellMax = b.shell >= 0 ? globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)] : 0.0;
+    double wallEm1 = 0, wallS0 = 0, shellScaled = 0, shellExact = 0;
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const bool near = st.near[c];
+      const double scaled = near ? (b.wq[c] + st.X[c]) * invScale[k] : st.scaled[c];
+      if (b.wall) {
+        wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * scale[k] - b.wq[c] - alpha * b.dp[c];
+        wallS0 += scaled;
+      }
+      if (b.shell >= 0) {
+        if (!direct && scaled >= 1e-290) {
+          shellScaled += scaled;
+        } else {
+          const double l = b.logWq[c] + alpha * b.u[c] - shellMax;
+          if (l > -690.0) shellExact += std::exp(l);
+        }
       }
     }
+    s.wallEm1 = wallEm1, s.wallS0 = wallS0, s.shellScaled = shellScaled, s.shellExact = shellExact;
   };
   auto addNear = [&](OrderSums& s, std::size_t c) {
     const double X = st.X[c];
@@ -535,15 +543,11 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       b.nearOne[c] = t.nearOne;
     }
     const bool extra = b.wall || b.shell >= 0;
-    const auto shellDirectAt = [&](std::size_t k) {
-      return b.shell >= 0 && shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
-    };
     for (const OrderRun& run : runs_) {
       // The run's first order: fresh values (the series near r = 1, one exp elsewhere).
       std::size_t k = orderIndex_[run.begin];
       {
         const double alpha = orders_[k], M = globalMax[k];
-        const bool direct = shellDirectAt(k);
         OrderSums s;
         for (std::size_t c = 0; c < b.size; ++c) {
           const double x = alpha * b.u[c];
@@ -559,8 +563,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
             st.scaled[c] = std::exp(b.logWq[c] + x - M);
             addFar(s, c);
           }
-          if (extra) addExtra(s, c, near, k, alpha, direct);
         }
+        if (extra) addExtras(s, k, alpha);
         flush(k, s);
       }
       if (run.end - run.begin >= 2) {
@@ -579,8 +583,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
           const std::size_t kPrev = k;
           k = orderIndex_[j];
           const double alpha = orders_[k], M = globalMax[k], rescaleFromPrev = rescale[kPrev];
-          const bool direct = shellDirectAt(k);
-          OrderSums s;
+            OrderSums s;
           for (std::size_t c = 0; c < b.size; ++c) {
             const double x = alpha * b.u[c];
             bool near = st.near[c];
@@ -603,8 +606,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
               }
               addFar(s, c);
             }
-            if (extra) addExtra(s, c, near, k, alpha, direct);
           }
+          if (extra) addExtras(s, k, alpha);
           flush(k, s);
         }
       }

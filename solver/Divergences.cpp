@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "solver/StableFunctions.hpp"
@@ -25,6 +26,30 @@ struct DivergenceFunctionals::Term {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Regular terms of one group (DivergenceFunctionals::evaluatePoints, pass 4), as arrays.
+constexpr std::size_t kTermBlock = 128;
+struct TermBlock {
+  std::size_t size = 0;
+  bool wall = false;  // the terms touch a wall: they feed the wall sums
+  int shell = -1;     // the tail shell they feed, -1: none
+  std::array<double, kTermBlock> u, wq, dp, G, GS, logWq, wqL1l;  // dp = |c| p - |c| q, wqL1l = |c| q l1l(rho)
+  std::array<bool, kTermBlock> nearOne;
+};
+/// The recurrences' state along one run of orders, per cell of a TermBlock.
+struct BlockRunState {
+  std::array<double, kTermBlock> E1, X, scaled;                   // near: |c| q em1l(alpha u), |c| q expm1(alpha u)
+  std::array<double, kTermBlock> eb, wqEm1lb, wqExpm1b, em1lbPlusB;  // e^b, |c| q em1l(b), |c| q expm1(b), expm1(b)
+  std::array<bool, kTermBlock> near, recurse;
+  std::array<std::size_t, kTermBlock> switchAt;  // first far position of the run
+};
+/// One order's sums over the cells of a TermBlock.
+struct OrderSums {
+  double e1 = 0, x = 0, xu = 0, xg = 0, xgs = 0;  // near: E1, X, X u, X G, X G_Sigma
+  double s0 = 0, s1 = 0, sI = 0, sIS = 0;          // far: t {1, u, G, G_Sigma}
+  double wallEm1 = 0, wallS0 = 0;                 // wall cells: E_alpha - 1 and S0
+  double shellScaled = 0, shellExact = 0;         // shell cells: t (times the shell factor later), exact values
+};
 
 }  // namespace
 
@@ -417,117 +442,191 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   std::vector<double> farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0);
   double pZeroWq = 0.0;
   for (const Term& t : terms) {
-    if (t.kind == Term::PZero) {
-      pZeroWq += t.wq;
-      if (t.boundary)
-        for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
-      continue;
-    }
-    if (t.kind != Term::Regular) continue;
-    const double dp = t.wp - t.wq;
-    const double nearConst[kNear] = {t.wq, t.wq * t.u, t.wq * t.G, t.wq * t.GS, t.wq * t.l1l};
-    const double farConst[kFar] = {t.wq, dp};
-    auto markNear = [&](std::size_t from, std::size_t to) {  // positions [from, to) in orderIndex_
-      if (from >= to) return;
-      for (int c = 0; c < kNear; ++c) {
-        nearDiff[c * (K + 1) + from] += nearConst[c];
-        nearDiff[c * (K + 1) + to] -= nearConst[c];
+    if (t.kind != Term::PZero) continue;
+    pZeroWq += t.wq;
+    if (t.boundary)
+      for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
+  }
+  // Cells inner, orders outer, block by block: the regular terms are grouped by the extra sums they feed (none, the
+  // wall sums, one tail shell), copied kTermBlock at a time into arrays (TermBlock), and for each order one loop over
+  // the block's cells advances every cell's recurrence and sums the block's share of that order in registers. With
+  // the orders inner (term by term) each cell's recurrence is one chain of dependent multiplications and every term
+  // reads and writes all per-order arrays; with the cells inner the chains are independent and the per-order arrays
+  // are written once per block. Only the order of the additions changes (round-off).
+  std::vector<std::uint32_t> grouped;  // indices of the regular terms, by group
+  {
+    // Group g = wall + 2 (shell + 1): a wall cell lies in no shell (the shells start one layer in), but nothing
+    // below relies on that.
+    constexpr int kGroups = 2 * (kTailShells + 1);
+    auto groupOf = [](const Term& t) { return (t.boundary ? 1 : 0) + 2 * (t.shell + 1); };
+    std::array<std::size_t, kGroups + 1> start{};
+    for (const Term& t : terms)
+      if (t.kind == Term::Regular) ++start[static_cast<std::size_t>(groupOf(t)) + 1];
+    for (int g = 0; g < kGroups; ++g) start[g + 1] += start[g];
+    grouped.resize(start[kGroups]);
+    for (std::size_t c = 0; c < terms.size(); ++c)
+      if (terms[c].kind == Term::Regular) grouped[start[static_cast<std::size_t>(groupOf(terms[c]))]++] = static_cast<std::uint32_t>(c);
+  }
+  TermBlock b;
+  BlockRunState st;
+  // One order's extra sums (wall cells, shells) over the block, from the state the order left: the near state (E1, X)
+  // or the far scaled value. A loop of its own, so that the main loop keeps its nine sums in registers.
+  auto addExtras = [&](OrderSums& s, std::size_t k, double alpha) {
+    const bool direct = b.shell >= 0 && shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
+    const double shellMax = b.shell >= 0 ? globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)] : 0.0;
+    double wallEm1 = 0, wallS0 = 0, shellScaled = 0, shellExact = 0;
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const bool near = st.near[c];
+      const double scaled = near ? (b.wq[c] + st.X[c]) * invScale[k] : st.scaled[c];
+      if (b.wall) {
+        wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * scale[k] - b.wq[c] - alpha * b.dp[c];
+        wallS0 += scaled;
       }
-    };
-    auto markFar = [&](std::size_t from, std::size_t to) {
-      if (from >= to) return;
-      for (int c = 0; c < kFar; ++c) {
-        farDiff[c * (K + 1) + from] += farConst[c];
-        farDiff[c * (K + 1) + to] -= farConst[c];
-      }
-    };
-    const bool special = t.boundary || t.shell >= 0;  // wall cells and tail shells also feed per-order extra sums
-    // One order's extra sums (wall cells, shells), from the near state (E1, X) or the far scaled value.
-    auto extra = [&](std::size_t k, bool near, double E1, double X, double scaled) {
-      const double alpha = orders_[k];
-      if (near) scaled = (t.wq + X) * invScale[k];
-      if (t.boundary) {
-        em1Wall[k] += near ? E1 + alpha * t.wq * t.l1l : scaled * scale[k] - t.wq - alpha * dp;
-        S0Wall[k] += scaled;
-      }
-      if (t.shell >= 0) {
-        const std::size_t i = k * kTailShells + static_cast<std::size_t>(t.shell);
-        if (!shellDirect[i] && scaled >= 1e-290) {
-          shellSum[i] += scaled * shellFactor[i];
+      if (b.shell >= 0) {
+        if (!direct && scaled >= 1e-290) {
+          shellScaled += scaled;
         } else {
-          const double l = t.logWq + alpha * t.u - globalMax[K + i];
-          if (l > -690.0) shellSum[i] += std::exp(l);
+          const double l = b.logWq[c] + alpha * b.u[c] - shellMax;
+          if (l > -690.0) shellExact += std::exp(l);
         }
       }
-    };
+    }
+    s.wallEm1 = wallEm1, s.wallS0 = wallS0, s.shellScaled = shellScaled, s.shellExact = shellExact;
+  };
+  auto addNear = [&](OrderSums& s, std::size_t c) {
+    const double X = st.X[c];
+    s.e1 += st.E1[c];
+    s.x += X;
+    s.xu += X * b.u[c];
+    s.xg += X * b.G[c];
+    s.xgs += X * b.GS[c];
+  };
+  auto addFar = [&](OrderSums& s, std::size_t c) {
+    const double t = st.scaled[c];
+    s.s0 += t;
+    s.s1 += t * b.u[c];
+    s.sI += t * b.G[c];
+    s.sIS += t * b.GS[c];
+  };
+  auto flush = [&](std::size_t k, const OrderSums& s) {
+    accE1[k] += s.e1;
+    accX[k] += s.x;
+    accXU[k] += s.xu;
+    accXG[k] += s.xg;
+    accXGS[k] += s.xgs;
+    farS0[k] += s.s0;
+    farS1[k] += s.s1;
+    farSI[k] += s.sI;
+    farSIS[k] += s.sIS;
+    if (b.wall) {
+      em1Wall[k] += s.wallEm1;
+      S0Wall[k] += s.wallS0;
+    }
+    if (b.shell >= 0) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(b.shell);
+      // (shellFactor may be +inf where the shell is summed directly; shellScaled is 0 there)
+      shellSum[i] += (s.shellScaled > 0.0 ? s.shellScaled * shellFactor[i] : 0.0) + s.shellExact;
+    }
+  };
+  for (std::size_t first = 0; first < grouped.size();) {
+    // The next block: up to kTermBlock terms of one group.
+    const Term& head = terms[grouped[first]];
+    b.wall = head.boundary;
+    b.shell = head.shell;
+    b.size = 0;
+    for (; first < grouped.size() && b.size < kTermBlock; ++first, ++b.size) {
+      const Term& t = terms[grouped[first]];
+      if (t.boundary != b.wall || t.shell != b.shell) break;
+      const std::size_t c = b.size;
+      b.u[c] = t.u, b.wq[c] = t.wq, b.dp[c] = t.wp - t.wq, b.G[c] = t.G, b.GS[c] = t.GS, b.logWq[c] = t.logWq;
+      b.wqL1l[c] = t.wq * t.l1l;
+      b.nearOne[c] = t.nearOne;
+    }
+    const bool extra = b.wall || b.shell >= 0;
     for (const OrderRun& run : runs_) {
+      // The run's first order: fresh values (the series near r = 1, one exp elsewhere).
       std::size_t k = orderIndex_[run.begin];
-      double x = orders_[k] * t.u;
-      bool near = t.nearOne && std::fabs(x) < 0.5;
-      double E1 = 0, X = 0, scaled = 0;
-      std::size_t switchAt = run.end;  // first far position of the run
-      auto addNear = [&](std::size_t kk) {
-        accE1[kk] += E1;
-        accX[kk] += X;
-        accXU[kk] += X * t.u;
-        accXG[kk] += X * t.G;
-        accXGS[kk] += X * t.GS;
-      };
-      auto addFar = [&](std::size_t kk) {
-        farS0[kk] += scaled;
-        farS1[kk] += scaled * t.u;
-        farSI[kk] += scaled * t.G;
-        farSIS[kk] += scaled * t.GS;
-      };
-      if (near) {
-        const double e = expm1MinusLinear(x);
-        E1 = t.wq * e;
-        X = t.wq * (x + e);
-        addNear(k);
-      } else {
-        switchAt = run.begin;
-        scaled = std::exp(t.logWq + x - globalMax[k]);
-        addFar(k);
+      {
+        const double alpha = orders_[k], M = globalMax[k];
+        OrderSums s;
+        for (std::size_t c = 0; c < b.size; ++c) {
+          const double x = alpha * b.u[c];
+          const bool near = b.nearOne[c] && std::fabs(x) < 0.5;
+          st.near[c] = near;
+          st.switchAt[c] = near ? run.end : run.begin;
+          if (near) {
+            const double e = expm1MinusLinear(x);
+            st.E1[c] = b.wq[c] * e;
+            st.X[c] = b.wq[c] * (x + e);
+            addNear(s, c);
+          } else {
+            st.scaled[c] = std::exp(b.logWq[c] + x - M);
+            addFar(s, c);
+          }
+        }
+        if (extra) addExtras(s, k, alpha);
+        flush(k, s);
       }
-      if (special) extra(k, near, E1, X, scaled);
       if (run.end - run.begin >= 2) {
-        const double b = run.delta * t.u;
-        const double eb = std::exp(b);
-        const bool recurse = std::isfinite(eb) && eb > 0.0;  // e^b out of range: one exp per order instead
-        double wqEm1lb = 0, wqExpm1b = 0, em1lbPlusB = 0;
-        if (near) {
-          const double em1lb = expm1MinusLinear(b);
-          wqEm1lb = t.wq * em1lb;
-          wqExpm1b = t.wq * (b + em1lb);
-          em1lbPlusB = em1lb + b;
+        for (std::size_t c = 0; c < b.size; ++c) {
+          const double bb = run.delta * b.u[c];
+          st.eb[c] = std::exp(bb);
+          st.recurse[c] = std::isfinite(st.eb[c]) && st.eb[c] > 0.0;  // e^b out of range: one exp per order instead
+          if (st.near[c]) {
+            const double em1lb = expm1MinusLinear(bb);
+            st.wqEm1lb[c] = b.wq[c] * em1lb;
+            st.wqExpm1b[c] = b.wq[c] * (bb + em1lb);
+            st.em1lbPlusB[c] = em1lb + bb;
+          }
         }
         for (std::size_t j = run.begin + 1; j < run.end; ++j) {
           const std::size_t kPrev = k;
           k = orderIndex_[j];
-          x = orders_[k] * t.u;
-          if (near && std::fabs(x) < 0.5) {
-            E1 += std::fma(X, em1lbPlusB, wqEm1lb);
-            X = std::fma(X, eb, wqExpm1b);
-            addNear(k);
-          } else {
-            if (near || !recurse) {
-              if (near) switchAt = j;
-              near = false;  // leaving the series region (or no recurrence): a fresh value
-              scaled = std::exp(t.logWq + x - globalMax[k]);
+          const double alpha = orders_[k], M = globalMax[k], rescaleFromPrev = rescale[kPrev];
+            OrderSums s;
+          for (std::size_t c = 0; c < b.size; ++c) {
+            const double x = alpha * b.u[c];
+            bool near = st.near[c];
+            if (near && std::fabs(x) < 0.5) {
+              st.E1[c] += std::fma(st.X[c], st.em1lbPlusB[c], st.wqEm1lb[c]);
+              st.X[c] = std::fma(st.X[c], st.eb[c], st.wqExpm1b[c]);
+              addNear(s, c);
             } else {
-              scaled *= eb * rescale[kPrev];
-              if (scaled < 1e-290) {
-                const double l = t.logWq + x - globalMax[k];
-                scaled = l > -690.0 ? std::exp(l) : scaled;
+              if (near || !st.recurse[c]) {
+                if (near) st.switchAt[c] = j;
+                st.near[c] = near = false;  // leaving the series region (or no recurrence): a fresh value
+                st.scaled[c] = std::exp(b.logWq[c] + x - M);
+              } else {
+                double t = st.scaled[c] * (st.eb[c] * rescaleFromPrev);
+                if (t < 1e-290) {
+                  const double l = b.logWq[c] + x - M;
+                  t = l > -690.0 ? std::exp(l) : t;
+                }
+                st.scaled[c] = t;
               }
+              addFar(s, c);
             }
-            addFar(k);
           }
-          if (special) extra(k, near, E1, X, scaled);
+          if (extra) addExtras(s, k, alpha);
+          flush(k, s);
         }
       }
-      markNear(run.begin, switchAt);
-      markFar(switchAt, run.end);
+      // The order-independent parts, over the near prefix [begin, switchAt) and the far rest of the run.
+      for (std::size_t c = 0; c < b.size; ++c) {
+        const std::size_t from = run.begin, to = st.switchAt[c], end = run.end;
+        const double nearConst[kNear] = {b.wq[c], b.wq[c] * b.u[c], b.wq[c] * b.G[c], b.wq[c] * b.GS[c], b.wqL1l[c]};
+        const double farConst[kFar] = {b.wq[c], b.dp[c]};
+        if (from < to)
+          for (int cc = 0; cc < kNear; ++cc) {
+            nearDiff[cc * (K + 1) + from] += nearConst[cc];
+            nearDiff[cc * (K + 1) + to] -= nearConst[cc];
+          }
+        if (to < end)
+          for (int cc = 0; cc < kFar; ++cc) {
+            farDiff[cc * (K + 1) + to] += farConst[cc];
+            farDiff[cc * (K + 1) + end] -= farConst[cc];
+          }
+      }
     }
   }
   // Combine: prefix sums of the difference arrays over the sorted orders, then the formulas above.

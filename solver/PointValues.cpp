@@ -20,6 +20,13 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
   PetscScalar* up;
   FPDP_PETSC(VecGetArrayRead(local_, &ub));
   FPDP_PETSC(VecGetArray(points, &up));
+  // The logarithms of the ghosted averages, once each (the stencils below use each up to 2 d + 1 times); only those
+  // of normal values (>= DBL_MIN) are read.
+  PetscInt nLocal;
+  FPDP_PETSC(VecGetLocalSize(local_, &nLocal));
+  logWork_.resize(static_cast<std::size_t>(nLocal));
+  for (PetscInt i = 0; i < nLocal; ++i) logWork_[i] = ub[i] >= DBL_MIN ? std::log(ub[i]) : 0.0;
+  const double* logU = logWork_.data();
   const auto& g = mesh_.ghosted();
   const auto& box = mesh_.box();
   const int F = mesh_.fields(), dim = mesh_.dim();
@@ -37,13 +44,14 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
           std::array<PetscInt, 3> m = c, p = c;
           --m[a];
           ++p[a];
-          const double um = ub[g.local(m[0], m[1], m[2]) * F + f], up1 = ub[g.local(p[0], p[1], p[2]) * F + f];
+          const PetscInt im = g.local(m[0], m[1], m[2]) * F + f, ip = g.local(p[0], p[1], p[2]) * F + f;
+          const double um = ub[im], up1 = ub[ip];
           if (!(um >= DBL_MIN && up1 >= DBL_MIN)) continue;
           // g_a and g_aa of g = log u by the three-point formulas on the (possibly graded) centres.
           const auto& ax = box.axis(a);
           const double xm = ax.centre(static_cast<int>(m[a])), x0 = ax.centre(static_cast<int>(c[a])),
                        xp = ax.centre(static_cast<int>(p[a]));
-          const double lm = std::log(um), l0 = std::log(uc), lp = std::log(up1);
+          const double lm = logU[im], l0 = logU[centre * F + f], lp = logU[ip];
           const double g1 = (lp - lm) / (xp - xm);
           const double g2 = 2.0 * ((lp - l0) / (xp - x0) - (l0 - lm) / (x0 - xm)) / (xp - xm);
           const double h = ax.width(static_cast<int>(c[a]));

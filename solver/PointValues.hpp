@@ -13,6 +13,8 @@
 // for densities that decay inside the box. The quadrature then has the order of this reconstruction, four.
 #include <petscvec.h>
 
+#include <vector>
+
 #include "meshes/DistributedBoxMesh.hpp"
 
 namespace fpdp::solver {
@@ -26,6 +28,7 @@ public:
 private:
   const meshes::DistributedBoxMesh& mesh_;
   meshes::VecHandle local_;
+  mutable std::vector<double> logWork_;  // log of the ghosted averages (each is used by up to 2 d + 1 cells)
 };
 
 }  // namespace fpdp::solver

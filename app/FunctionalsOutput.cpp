@@ -9,6 +9,7 @@ double renyiStatusCode(solver::RenyiStatus s) {
   switch (s) {
     case solver::RenyiStatus::InfiniteDetected: return 1;
     case solver::RenyiStatus::TruncatedSuspect: return 2;
+    case solver::RenyiStatus::NoiseSuspect: return 3;
     default: return 0;
   }
 }

@@ -44,7 +44,7 @@ private:
   Series& series(std::vector<Series>& list, const std::string& name);
 };
 
-/// renyi.csv's status code: 0 finite, 1 infinite_detected, 2 truncated_suspect.
+/// renyi.csv's status code: 0 finite, 1 infinite_detected, 2 truncated_suspect, 3 noise_suspect.
 double renyiStatusCode(solver::RenyiStatus s);
 
 }  // namespace fpdp::app

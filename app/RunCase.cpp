@@ -104,6 +104,7 @@ double relativeError(double computed, double exact) {
 }
 
 std::string fmt(double v, const char* f = "%.6e") { return formatNumber(v, f); }
+std::string formatShare(double share) { return formatNumber(share, "%.1e"); }
 
 }  // namespace
 
@@ -798,6 +799,11 @@ int runCase(const Case& c, const RunOptions& options) {
         s << "  R_" << c.divergence.orders[k].label << " at the end: " << solver::renyiStatusName(last.renyiStatus[k])
           << (last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected
                   ? " (the log-integrand grows toward the walls: R_alpha = +inf, not the box's finite number)\n"
+              : last.renyiStatus[k] == solver::RenyiStatus::NoiseSuspect
+                  ? " (" + formatShare(last.renyiNoiseShare[k]) +
+                        " of E_alpha lies in cells at the scheme's noise floor, below 10x the largest negative value: "
+                        "the number is not reliable; tighten the linear solver (ksp_rtol), shorten dt or use a "
+                        "sign-preserving scheme, docs/scheme.md §5)\n"
                   : " (a non-negligible share of the integrand lies at the walls: the number is not reliable)\n");
     s << "\n";
     char b[400];

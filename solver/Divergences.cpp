@@ -57,6 +57,7 @@ const char* renyiStatusName(RenyiStatus s) {
   switch (s) {
     case RenyiStatus::InfiniteDetected: return "infinite_detected";
     case RenyiStatus::TruncatedSuspect: return "truncated_suspect";
+    case RenyiStatus::NoiseSuspect: return "noise_suspect";
     default: return "finite";
   }
 }
@@ -736,6 +737,38 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       out.informationRatio[k] = out.informationRatioSigma[k] = nan;  // I_alpha and E_alpha both diverge
     } else if (wallsMatter) {
       out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
+    }
+  }
+
+  // Noise floor (docs/scheme.md §5, "Noise floor"). A scheme that is not sign-preserving (BDF2, Crank–Nicolson, a
+  // loose linear-solver tolerance, the fourth-order reconstruction) leaves sign errors of size nu = max(-min u, 0) in
+  // the tails, and positive values of that size are no better known. There p^alpha q^(1-alpha) turns the noise of
+  // p/q into a factor up to (noise ratio)^alpha: R_alpha can be off by orders of magnitude while KL and low orders
+  // are fine. The cells with p <= kNoiseFloorFactor nu_p or q <= kNoiseFloorFactor nu_q carry a share N/E of
+  // E_alpha; R_alpha - log(E_alpha - N)/(alpha - 1) is how much of R_alpha rests on them. Nothing to do (and no
+  // cost) when neither density has a negative value.
+  out.renyiNoiseShare.assign(K, 0.0);
+  const double floorP = kNoiseFloorFactor * std::max(-out.p.min, 0.0);
+  const double floorQ = kNoiseFloorFactor * std::max(-out.q.min, 0.0);
+  if (floorP > 0.0 || floorQ > 0.0) {  // the extrema are global: every rank takes this branch or none
+    std::vector<double> noise(K, 0.0), gNoise(K);
+    for (std::size_t c = 0; c < n; ++c) {
+      const Term& t = terms[c];
+      if (t.kind != Term::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
+      for (std::size_t k = 0; k < K; ++k) {
+        const double M = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;  // the scale of S0 (pass 3)
+        noise[k] += std::exp(t.logWq + orders_[k] * t.u - M);
+      }
+    }
+    FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+    for (std::size_t k = 0; k < K; ++k) {
+      if (!(S0[k] > 0.0) || !std::isfinite(out.renyi[k])) continue;
+      const double share = std::min(gNoise[k] / S0[k], 1.0);
+      out.renyiNoiseShare[k] = share;
+      const double resting = -std::log1p(-share) / (orders_[k] - 1.0);  // +inf when the noise cells carry it all
+      if (out.renyiStatus[k] == RenyiStatus::Finite &&
+          resting > kNoiseRelativeTolerance * std::fabs(out.renyi[k]) + kNoiseAbsoluteTolerance)
+        out.renyiStatus[k] = RenyiStatus::NoiseSuspect;
     }
   }
 

@@ -122,9 +122,10 @@ struct FunctionalSettings {
 enum class RenyiStatus {
   Finite,            // the wall cells hold a negligible share of the integrand
   InfiniteDetected,  // q = 0 where p > 0, or the log-integrand grows convexly toward a wall: R_alpha = +inf
-  TruncatedSuspect   // a non-negligible share lies at the walls, without growth: the box underestimates R_alpha
+  TruncatedSuspect,  // a non-negligible share lies at the walls, without growth: the box underestimates R_alpha
+  NoiseSuspect       // a non-negligible part of R_alpha rests on cells at the scheme's noise floor (renyiNoiseShare)
 };
-const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "truncated_suspect"
+const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "truncated_suspect", "noise_suspect"
 
 struct DivergenceValues {
   DensityHealth p, q;
@@ -137,6 +138,11 @@ struct DivergenceValues {
   // not negligible means the box truncates the integrand (its tilted centre alpha m_p + (1-alpha) m_q lies
   // near or outside the box) and R_alpha is underestimated: the run warns instead of trusting the number.
   std::vector<double> renyiBoundaryShare;
+  // Share of E_alpha in the cells whose p or q lies below kNoiseFloorFactor times the largest negative value of that
+  // density (0 when neither has one): values there are no better known than the scheme's sign errors. The order is
+  // NoiseSuspect when the part of R_alpha resting on them, -log(1 - share)/(alpha - 1), exceeds
+  // kNoiseRelativeTolerance |R_alpha| + kNoiseAbsoluteTolerance.
+  std::vector<double> renyiNoiseShare;
   // Cells where q underflowed to 0 while p is below 1e-200 of its maximum: numerically empty, left out (counted).
   long underflowCells = 0;
   std::vector<RenyiStatus> renyiStatus;  // per order (meaningless where renyi is NaN)
@@ -177,6 +183,9 @@ public:
   static constexpr int kTailShells = 4;                    // shells (3 increments, 2 convexity checks)
   static constexpr int kCellsPerShellDivisor = 32;         // shell thickness: N_min / 32 cell layers (>= 1)
   static constexpr double kBoundaryShareTolerance = 1e-6;  // wall share above which the box is suspect
+  static constexpr double kNoiseFloorFactor = 10.0;         // noise-level cells: u <= this times max(-min u, 0)
+  static constexpr double kNoiseRelativeTolerance = 1e-3;   // part of R_alpha resting on them, relative ...
+  static constexpr double kNoiseAbsoluteTolerance = 1e-13;  // ... plus absolute (R_alpha = 0 at p = q)
 
   static constexpr double kPldMassFloor = 1e-20;  // privacy-loss histogram range: cells above this share of the max
 

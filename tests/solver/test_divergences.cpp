@@ -165,3 +165,46 @@ BOOST_AUTO_TEST_CASE(singular_masses_count_like_cells) {
   BOOST_TEST(std::isinf(inf.kl));
   BOOST_TEST(std::isinf(inf.renyi[1]));
 }
+
+// The noise floor (docs/scheme.md §5): values within 10x of a density's largest negative value are no better known
+// than the scheme's sign errors, and high orders, which raise p/q to the power alpha, can rest on them. Exact cell
+// averages of p = N(0.5, 1), q = N(0, 1) on [-12, 12] (R_alpha = alpha/8; R_10's integrand is centred at 5, 7
+// standard deviations from the wall), then noise of size 1e-12 in the right tail away from the wall (7.5 < x < 10,
+// where q < 1e-12): p + 1e-12, q + 1e-12 s_c with s_c alternating -1 and +1e-3 (sign errors, and positive values a
+// thousand times too small). R_10 then reads far off and must be noise_suspect; R_2 must stay finite.
+BOOST_AUTO_TEST_CASE(orders_resting_on_the_noise_floor_are_flagged) {
+  const int N = 600;
+  const double lo = -12.0, hi = 12.0, h = (hi - lo) / N;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(lo, hi, N)}), 2);
+  const solver::DivergenceFunctionals funcs(mesh, {2.0, 10.0});
+  const auto cellAverage = [h](double a, double mean) {  // from the tail side, so that the far cells keep their digits
+    const double s = std::sqrt(2.0), l = (a - mean) / s, u = (a + h - mean) / s;
+    return (l >= 0 ? 0.5 * (std::erfc(l) - std::erfc(u)) : 0.5 * (std::erfc(-u) - std::erfc(-l))) / h;
+  };
+  std::vector<double> p(N), q(N);
+  for (int c = 0; c < N; ++c) {
+    p[c] = cellAverage(lo + c * h, 0.5);
+    q[c] = cellAverage(lo + c * h, 0.0);
+  }
+  const auto clean = funcs.evaluate(p.data(), q.data(), 1);
+  BOOST_TEST(std::fabs(clean.renyi[0] - 0.25) <= 1e-4);
+  BOOST_TEST(std::fabs(clean.renyi[1] - 1.25) <= 1e-3);
+  for (int k = 0; k < 2; ++k) {
+    BOOST_TEST((clean.renyiStatus[k] == solver::RenyiStatus::Finite));
+    BOOST_TEST(clean.renyiNoiseShare[k] == 0.0);  // no negative value: no noise floor
+  }
+  for (int c = 0; c < N; ++c)
+    if (const double x = lo + (c + 0.5) * h; x > 7.5 && x < 10.0) {
+      p[c] += 1e-12;
+      q[c] += c % 2 ? 1e-15 : -1e-12;
+    }
+  const auto noisy = funcs.evaluate(p.data(), q.data(), 1);
+  BOOST_TEST_MESSAGE("noise floor: R_2 " << noisy.renyi[0] << " (share " << noisy.renyiNoiseShare[0] << "), R_10 "
+                                         << noisy.renyi[1] << " (share " << noisy.renyiNoiseShare[1] << ")");
+  BOOST_TEST(std::fabs(noisy.renyi[1] - 1.25) >= 1.0);  // the number the flag is about is wrong
+  BOOST_TEST((noisy.renyiStatus[1] == solver::RenyiStatus::NoiseSuspect));
+  BOOST_TEST(noisy.renyiNoiseShare[1] >= 0.5);
+  BOOST_TEST(std::fabs(noisy.renyi[0] - 0.25) <= 1e-4);
+  BOOST_TEST((noisy.renyiStatus[0] == solver::RenyiStatus::Finite));
+  BOOST_TEST(noisy.renyiNoiseShare[0] <= 1e-6);
+}

@@ -293,8 +293,9 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
-  if (gradient_) gradient_->apply(points_, gradWork_);
-  else gradWork_.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
+  std::vector<std::array<double, 3>> gradWork;
+  if (gradient_) gradient_->apply(points_, gradWork);
+  else gradWork.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
@@ -302,8 +303,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   long underflow = 0;
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
   bool infinite = false;
-  std::vector<Term>& terms = termsWork_;
-  terms.clear();
+  std::vector<Term> terms;
   terms.reserve(n + (singular ? singular->p.size() : 0));
   const double pMaxNormalised = out.p.max * invMp;
   auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
@@ -363,7 +363,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     terms.push_back(t);
   };
   for (std::size_t c = 0; c < n; ++c)
-    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradWork_[c].data());
+    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradWork[c].data());
   int rank = 0;
   FPDP_PETSC(MPI_Comm_rank(comm, &rank));
   // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.

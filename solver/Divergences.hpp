@@ -222,9 +222,8 @@ private:
   models::Matrix sigma_;  // dim x dim
   PointValueReconstruction reconstruction_;
   meshes::VecHandle points_;  // work vector for the reconstructed point values
-  mutable std::vector<std::array<double, 3>> gradWork_;  // grad log r at the owned cells
-  struct Term;
-  mutable std::vector<Term> termsWork_;  // per-cell parts of the sums (reused between evaluations)
+  struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so
+                // that they do not stay allocated beside the time stepper's (peak memory, docs/scaling.md §3)
   struct OrderRun {
     std::size_t begin, end;  // positions in orderIndex_
     double delta;            // common gap of the orders in the run

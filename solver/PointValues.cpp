@@ -24,9 +24,9 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
   // of normal values (>= DBL_MIN) are read.
   PetscInt nLocal;
   FPDP_PETSC(VecGetLocalSize(local_, &nLocal));
-  logWork_.resize(static_cast<std::size_t>(nLocal));
-  for (PetscInt i = 0; i < nLocal; ++i) logWork_[i] = ub[i] >= DBL_MIN ? std::log(ub[i]) : 0.0;
-  const double* logU = logWork_.data();
+  std::vector<double> logWork(static_cast<std::size_t>(nLocal));  // a local: freed before the next time step
+  for (PetscInt i = 0; i < nLocal; ++i) logWork[i] = ub[i] >= DBL_MIN ? std::log(ub[i]) : 0.0;
+  const double* logU = logWork.data();
   const auto& g = mesh_.ghosted();
   const auto& box = mesh_.box();
   const int F = mesh_.fields(), dim = mesh_.dim();

@@ -28,7 +28,6 @@ public:
 private:
   const meshes::DistributedBoxMesh& mesh_;
   meshes::VecHandle local_;
-  mutable std::vector<double> logWork_;  // log of the ghosted averages (each is used by up to 2 d + 1 cells)
 };
 
 }  // namespace fpdp::solver

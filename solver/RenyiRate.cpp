@@ -39,7 +39,8 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     return out;
   }
   reconstruction_.apply(u, points_);
-  gradient_->apply(points_, grad_);
+  std::vector<std::array<double, 3>> grad;  // a local: not kept beside the stepper's memory between calls
+  gradient_->apply(points_, grad);
   const PetscScalar* pts;
   FPDP_PETSC(VecGetArrayRead(points_, &pts));
   const int d = mesh_.dim();
@@ -64,7 +65,7 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     // where p > 0 makes R_alpha infinite, and the caller's R_alpha says so).
     if (!(p > 0) || !(q > 0)) continue;
     Cell cell{std::log(w[c] * q), std::log(p) - std::log(q), 0, 0, 0, 0, 0};
-    const double* g = grad_[c].data();
+    const double* g = grad[c].data();
     const double* dg = driftGap[c].data();
     for (int a = 0; a < d; ++a) {
       cell.G += g[a] * g[a];

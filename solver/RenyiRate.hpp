@@ -71,7 +71,6 @@ private:
   std::unique_ptr<LogRatioGradient> gradient_;
   PointValueReconstruction reconstruction_;
   meshes::VecHandle points_;
-  mutable std::vector<std::array<double, 3>> grad_;
 };
 
 /// Right side of CYS Lemma 2, A/gamma - (1 - gamma) B; without gamma the minimum over gamma > 0, 2 sqrt(A B) - B

@@ -87,8 +87,16 @@ private:
   PetscReal jacobianShift_ = -1.0;  // the shift J_ holds (none yet)
   // One factorisation for BDF with a direct solver (enableSingleFactorisation): P_ holds steadyShift_ I - A.
   void enableSingleFactorisation(KSP ksp, PC pc);
+  // Serial ILU(0) (enableInPlaceIlu): the Krylov method applies shift I - A through the shell S_ (A and the current
+  // shift), and P_ = s I - A, built once, is factorised in place by the PC, so neither J_ nor a separate factor is
+  // stored: one assembled matrix fewer (docs/scaling.md §3).
+  void enableInPlaceIlu(PC pc);
+  static PetscErrorCode shellMult(Mat S, Vec x, Vec y);
+  meshes::MatHandle S_;
+  bool inPlaceIlu_ = false;
   meshes::MatHandle P_;
   PetscReal steadyShift_ = -1.0;         // alpha_k / dt of the constant-step BDF (-1: not in use)
+  PetscReal preconditionerTargetShift_ = -1.0;  // in-place ILU: the shift P_ is built with (-1: the first one)
   PetscReal preconditionerShift_ = -1.0;  // the shift P_ holds (none yet)
   KSP ksp_ = nullptr;
   long jacobianBuilds_ = 0;

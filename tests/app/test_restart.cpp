@@ -22,20 +22,25 @@ const fs::path kCases = fs::path(FPDP_SOURCE_DIR) / "tests/app/restart_cases";
 std::string killEnv(long step) { return "FPDP_TEST_KILL_AFTER_CHECKPOINT=" + std::to_string(step); }
 
 /// Reference run A; run B killed by the hook right after the checkpoint of `killStep`; B continued; A == B.
-void checkRestartIsExact(const std::string& caseFile, long killStep, int ranks) {
+void checkRestartIsExact(const std::string& caseFile, long killStep, int ranks,
+                         const std::vector<std::string>& petscOptions = {}) {
   TemporaryDirectory tmp("fpdp-restart");
   const std::string c = (kCases / caseFile).string();
   const std::string a = (tmp.path() / "A").string(), b = (tmp.path() / "B").string();
-  const auto ra = runFpdp({"run", c, "--output", a, "--quiet"}, ranks);
+  auto withOptions = [&petscOptions](std::vector<std::string> args) {
+    args.insert(args.end(), petscOptions.begin(), petscOptions.end());
+    return args;
+  };
+  const auto ra = runFpdp(withOptions({"run", c, "--output", a, "--quiet"}), ranks);
   BOOST_REQUIRE_MESSAGE(ra.status == 0, ra.output);
-  const auto rb = runFpdp({"run", c, "--output", b, "--quiet"}, ranks, killEnv(killStep));
+  const auto rb = runFpdp(withOptions({"run", c, "--output", b, "--quiet"}), ranks, killEnv(killStep));
   BOOST_REQUIRE_MESSAGE(rb.status != 0, "the hook did not interrupt the run: " + rb.output);
   BOOST_REQUIRE(!fs::exists(b));
   BOOST_REQUIRE(fs::exists(b + ".partial/checkpoint.h5"));
   BOOST_TEST(checkReadable(b + ".partial") == "");
   const auto ck = fpdp::io::readCheckpointFile(b + ".partial/checkpoint.h5");
   BOOST_TEST(ck.arrays.at("/run/step").at(0) == static_cast<double>(killStep));
-  const auto rc = runFpdp({"run", "--restart", b, "--quiet"}, ranks);
+  const auto rc = runFpdp(withOptions({"run", "--restart", b, "--quiet"}), ranks);
   BOOST_REQUIRE_MESSAGE(rc.status == 0, rc.output);
   BOOST_TEST(!fs::exists(b + ".partial"));
   BOOST_TEST(!fs::exists(b + "/checkpoint.h5"));
@@ -48,6 +53,12 @@ void checkRestartIsExact(const std::string& caseFile, long killStep, int ranks) 
 
 BOOST_AUTO_TEST_CASE(langevin_bdf2_restart_is_bit_identical) {
   checkRestartIsExact("langevin-1d.toml", 40, 1);  // BDF2 in its constant-step regime (history of 2 solutions)
+}
+
+// BiCGStab with the in-place ILU(0) (solver/DensityEvolution.cpp, enableInPlaceIlu): the continued run builds its
+// preconditioner at the first step again, with the same constant-step shift as the uninterrupted run.
+BOOST_AUTO_TEST_CASE(langevin_bdf2_in_place_ilu_restart_is_bit_identical) {
+  checkRestartIsExact("langevin-1d.toml", 40, 1, {"-ksp_type", "bcgs", "-pc_type", "ilu"});
 }
 
 BOOST_AUTO_TEST_CASE(projected_noisy_gd_restart_is_bit_identical) {

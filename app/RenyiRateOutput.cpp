@@ -32,12 +32,12 @@ std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
 }  // namespace
 
 RenyiRateOutput::RenyiRateOutput(const std::string& directory, int rank, const meshes::DistributedBoxMesh& mesh,
-                                 RenyiRateSetup setup)
+                                 RenyiRateSetup setup, std::shared_ptr<solver::LogRatioWorkspace> workspace)
     : directory_(directory),
       rank_(rank),
       mesh_(mesh),
       setup_(std::move(setup)),
-      functional_(mesh, setup_.orders, setup_.sigma) {
+      functional_(mesh, setup_.orders, setup_.sigma, std::move(workspace)) {
   sigmaMinEigenvalue_ = Eigen::SelfAdjointEigenSolver<models::Matrix>(setup_.sigma).eigenvalues().minCoeff();
   const auto n = static_cast<std::size_t>(mesh.owned().size());
   langevinGap_.assign(n, {0, 0, 0});

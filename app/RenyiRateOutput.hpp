@@ -50,7 +50,9 @@ public:
   /// enough for either rate to check an inequality (docs/rate.md §3).
   static constexpr double kUnresolvedGap = 0.5;
 
-  RenyiRateOutput(const std::string& directory, int rank, const meshes::DistributedBoxMesh& mesh, RenyiRateSetup setup);
+  /// `workspace`: the point-value/gradient work vectors shared with the run's DivergenceFunctionals (null: its own).
+  RenyiRateOutput(const std::string& directory, int rank, const meshes::DistributedBoxMesh& mesh, RenyiRateSetup setup,
+                  std::shared_ptr<solver::LogRatioWorkspace> workspace = nullptr);
   /// Langevin output step. Collective.
   void observeLangevin(long step, double t, Vec u, const solver::DivergenceValues& v);
   /// Tracing substep st.s of noisy-GD step k (t = eta k + s); u holds (p_t, p'_t) on the mesh. Collective.

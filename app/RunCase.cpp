@@ -310,7 +310,10 @@ int runCase(const Case& c, const RunOptions& options) {
   const solver::FunctionalSettings functionalSettings{
       orders, models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep),
       static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d), representation};
-  const solver::DivergenceFunctionals divergences(mesh, functionalSettings);
+  // One set of point-value and log-ratio-gradient work vectors for the divergence and Rényi-rate functionals
+  // (solver/LogRatioWorkspace.hpp): each fills it inside its own evaluation.
+  const auto logRatioWorkspace = std::make_shared<solver::LogRatioWorkspace>(mesh);
+  const solver::DivergenceFunctionals divergences(mesh, functionalSettings, logRatioWorkspace);
   FunctionalsOutput functionalsOutput(workDir, rank, orders, functionalSettings.hockeyStickEps,
                                       functionalSettings.privacyLossBins);
   auto pField = mesh.createScalarVector(), qField = mesh.createScalarVector();
@@ -338,7 +341,8 @@ int runCase(const Case& c, const RunOptions& options) {
     renyiRate.emplace(workDir, rank, mesh,
                       renyiRateSetup(c, D.size(), replacement, constants, orders,
                                      noisyGd ? solver::GradientField{} : gradientField(lossD, d),
-                                     noisyGd ? solver::GradientField{} : gradientField(lossDPrime, d)));
+                                     noisyGd ? solver::GradientField{} : gradientField(lossDPrime, d)),
+                      logRatioWorkspace);
 
   const long steps = noisyGd ? c.noisyGd.steps : c.time.steps();
   std::vector<std::vector<double>> rows;

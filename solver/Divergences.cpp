@@ -67,20 +67,20 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
 
 DivergenceFunctionals::~DivergenceFunctionals() = default;
 
-DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings)
+DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings,
+                                             std::shared_ptr<LogRatioWorkspace> workspace)
     : quadrature_(mesh),
       settings_(std::move(settings)),
       orders_(settings_.orders),
-      informationUnavailable_(LogRatioGradient::unsupportedReason(mesh)),
-      reconstruction_(mesh),
-      points_(mesh.createVector()) {
+      work_(workspace ? std::move(workspace) : std::make_shared<LogRatioWorkspace>(mesh)) {
+  if (work_->mesh != &mesh) throw std::invalid_argument("DivergenceFunctionals: the workspace is for another mesh");
+  informationUnavailable_ = work_->gradientUnavailable;
   for (std::size_t k = 0; k < settings_.hockeyStickEps.size(); ++k)
     if (!(settings_.hockeyStickEps[k] >= 0) || !std::isfinite(settings_.hockeyStickEps[k]) ||
         (k > 0 && !(settings_.hockeyStickEps[k] > settings_.hockeyStickEps[k - 1])))
       throw std::invalid_argument("DivergenceFunctionals: the eps grid must be finite, >= 0 and increasing");
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
-  if (informationUnavailable_.empty()) gradient_ = std::make_unique<LogRatioGradient>(mesh);
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
   // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
   // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
@@ -216,8 +216,8 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* si
   // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
   // (PointValues.hpp), or the state's own point values; the masses, minima and negative-cell counts describe the
   // state itself.
-  if (settings_.representation == meshes::FieldRepresentation::PointValues) FPDP_PETSC(VecCopy(u, points_));
-  else reconstruction_.apply(u, points_);
+  if (settings_.representation == meshes::FieldRepresentation::PointValues) FPDP_PETSC(VecCopy(u, work_->points));
+  else work_->reconstruction.apply(u, work_->points);
   DivergenceValues v = evaluatePoints(singular);
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(u, &a));
@@ -235,13 +235,13 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
                                                  const SingularMasses* singular) const {
   // The gradients need ghost values: the arrays go into the work vector, whose ghosts LogRatioGradient fetches.
   PetscScalar* a;
-  FPDP_PETSC(VecGetArray(points_, &a));
+  FPDP_PETSC(VecGetArray(work_->points, &a));
   const std::size_t n = quadrature_.weights().size();
   for (std::size_t c = 0; c < n; ++c) {
     a[2 * c] = p[c * stride];
     a[2 * c + 1] = q[c * stride];
   }
-  FPDP_PETSC(VecRestoreArray(points_, &a));
+  FPDP_PETSC(VecRestoreArray(work_->points, &a));
   return evaluatePoints(singular);
 }
 
@@ -257,12 +257,12 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   const std::size_t E = settings_.hockeyStickEps.size();
 
   const PetscScalar* pts;
-  FPDP_PETSC(VecGetArrayRead(points_, &pts));
+  FPDP_PETSC(VecGetArrayRead(work_->points, &pts));
   struct Restore {
     Vec v;
     const PetscScalar** a;
     ~Restore() { VecRestoreArrayRead(v, a); }
-  } restore{points_, &pts};
+  } restore{work_->points, &pts};
   const double* p = pts;
   const double* q = pts + 1;
   constexpr std::ptrdiff_t stride = 2;
@@ -294,7 +294,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
   std::vector<std::array<double, 3>> gradWork;
-  if (gradient_) gradient_->apply(points_, gradWork);
+  if (work_->gradient) work_->gradient->apply(work_->points, gradWork);
   else gradWork.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
@@ -718,8 +718,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
     out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
     // I_alpha/E_alpha: both sums carry the same scale e^-M.
-    out.informationRatio[k] = S0[k] > 0 && gradient_ ? SI[k] / S0[k] : nan;
-    out.informationRatioSigma[k] = S0[k] > 0 && gradient_ ? SIS[k] / S0[k] : nan;
+    out.informationRatio[k] = S0[k] > 0 && work_->gradient ? SI[k] / S0[k] : nan;
+    out.informationRatioSigma[k] = S0[k] > 0 && work_->gradient ? SIS[k] / S0[k] : nan;
   }
   // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
   out.renyiOnBox = out.renyi;

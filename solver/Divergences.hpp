@@ -66,8 +66,9 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Dataset.hpp"
 #include "models/DivergenceGrids.hpp"
-#include "solver/LogRatioGradient.hpp"
 #include "meshes/FieldRepresentation.hpp"
+#include "solver/LogRatioGradient.hpp"
+#include "solver/LogRatioWorkspace.hpp"
 #include "solver/PointValues.hpp"
 
 namespace fpdp::solver {
@@ -191,8 +192,10 @@ public:
 
   /// Collective. Only R_alpha (with d R/d alpha, E_alpha, I_alpha), KL and TV.
   DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders);
-  /// Collective. The mesh must carry 2 fields (p, q).
-  DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings);
+  /// Collective. The mesh must carry 2 fields (p, q). `workspace` (optional, on the same mesh): the point values and
+  /// log-ratio gradient work vectors, shared with the run's other functionals; null: one of its own.
+  DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings,
+                        std::shared_ptr<LogRatioWorkspace> workspace = nullptr);
   ~DivergenceFunctionals();
   /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
   /// `singular` (optional) adds singular components (SingularMasses) to both densities.
@@ -208,7 +211,7 @@ public:
   const std::string& informationUnavailable() const { return informationUnavailable_; }
 
 private:
-  /// Every functional of the point values held in points_ (p field 0, q field 1). Collective.
+  /// Every functional of the point values held in work_->points (p field 0, q field 1). Collective.
   DivergenceValues evaluatePoints(const SingularMasses* singular) const;
   /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
   void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
@@ -217,11 +220,9 @@ private:
   CellQuadrature quadrature_;
   FunctionalSettings settings_;
   std::vector<double> orders_;
-  std::unique_ptr<LogRatioGradient> gradient_;  // null when the distribution does not allow it (see below)
   std::string informationUnavailable_;
   models::Matrix sigma_;  // dim x dim
-  PointValueReconstruction reconstruction_;
-  meshes::VecHandle points_;  // work vector for the reconstructed point values
+  std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)
   struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so
                 // that they do not stay allocated beside the time stepper's (peak memory, docs/scaling.md §3)
   struct OrderRun {

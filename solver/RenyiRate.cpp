@@ -13,19 +13,18 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 RenyiRateFunctional::RenyiRateFunctional(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders,
-                                         const models::Matrix& sigma)
+                                         const models::Matrix& sigma, std::shared_ptr<LogRatioWorkspace> workspace)
     : mesh_(mesh),
       orders_(std::move(orders)),
       sigma_(sigma),
-      unavailable_(LogRatioGradient::unsupportedReason(mesh)),
-      reconstruction_(mesh),
-      points_(mesh.createVector()) {
+      work_(workspace ? std::move(workspace) : std::make_shared<LogRatioWorkspace>(mesh)) {
+  if (work_->mesh != &mesh) throw std::invalid_argument("RenyiRateFunctional: the workspace is for another mesh");
+  unavailable_ = work_->gradientUnavailable;
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("RenyiRateFunctional: Renyi orders must exceed 1");
   if (sigma_.rows() != mesh.dim() || sigma_.cols() != mesh.dim())
     throw std::invalid_argument("RenyiRateFunctional: Sigma must be d x d");
   sigmaInv_ = sigma_.inverse();
-  if (unavailable_.empty()) gradient_ = std::make_unique<LogRatioGradient>(mesh);
 }
 
 RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::array<double, 3>>& driftGap) const {
@@ -34,15 +33,15 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
   if (driftGap.size() != n) throw std::invalid_argument("RenyiRateFunctional: one drift gap per owned cell");
   RenyiRateValues out;
   auto fillNaN = [&] { out.assign(K, RenyiRateEntry{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN}); };
-  if (!gradient_) {
+  if (!work_->gradient) {
     fillNaN();
     return out;
   }
-  reconstruction_.apply(u, points_);
+  work_->reconstruction.apply(u, work_->points);
   std::vector<std::array<double, 3>> grad;  // a local: not kept beside the stepper's memory between calls
-  gradient_->apply(points_, grad);
+  work_->gradient->apply(work_->points, grad);
   const PetscScalar* pts;
-  FPDP_PETSC(VecGetArrayRead(points_, &pts));
+  FPDP_PETSC(VecGetArrayRead(work_->points, &pts));
   const int d = mesh_.dim();
   const auto& w = mesh_.ownedVolumes();
   const MPI_Comm comm = mesh_.comm();
@@ -80,7 +79,7 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     cell.gapSigma = std::sqrt(cell.gapSigma);
     cells.push_back(cell);
   }
-  FPDP_PETSC(VecRestoreArrayRead(points_, &pts));
+  FPDP_PETSC(VecRestoreArrayRead(work_->points, &pts));
 
   // Pass 1: per order the global maximum M of log(|c| q) + alpha u (the scale of the tilted weights).
   std::vector<double> localMax(K + 1, -kInf), globalMax(K + 1);

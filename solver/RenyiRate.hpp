@@ -36,6 +36,7 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Dataset.hpp"
 #include "solver/LogRatioGradient.hpp"
+#include "solver/LogRatioWorkspace.hpp"
 #include "solver/PointValues.hpp"
 
 namespace fpdp::solver {
@@ -55,7 +56,9 @@ class RenyiRateFunctional {
 public:
   static constexpr double kCarryingShare = 1e-20;
   /// sigma: the diffusion matrix (dim x dim, SPD) shared by both equations. The mesh must carry (p, q). Collective.
-  RenyiRateFunctional(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders, const models::Matrix& sigma);
+  /// `workspace` (optional, on the same mesh): the work vectors shared with the run's DivergenceFunctionals.
+  RenyiRateFunctional(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders, const models::Matrix& sigma,
+                      std::shared_ptr<LogRatioWorkspace> workspace = nullptr);
   /// Why the rate cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason), or "".
   const std::string& unavailable() const { return unavailable_; }
   /// u: interlaced (p, q) cell averages. driftGap[l]: g1 - g2 at owned cell l (local order), components >= dim
@@ -68,9 +71,7 @@ private:
   std::vector<double> orders_;
   models::Matrix sigma_, sigmaInv_;
   std::string unavailable_;
-  std::unique_ptr<LogRatioGradient> gradient_;
-  PointValueReconstruction reconstruction_;
-  meshes::VecHandle points_;
+  std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r, possibly shared (LogRatioWorkspace.hpp)
 };
 
 /// Right side of CYS Lemma 2, A/gamma - (1 - gamma) B; without gamma the minimum over gamma > 0, 2 sqrt(A B) - B

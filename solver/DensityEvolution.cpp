@@ -10,6 +10,24 @@
 
 namespace fpdp::solver {
 
+namespace {
+/// M = shift I - A (M has A's non-zero pattern): the system matrix of an implicit step with TS's shift.
+PetscErrorCode shiftedOperator(Mat A, PetscReal shift, Mat M) {
+  PetscFunctionBeginUser;
+  PetscCall(MatCopy(A, M, SAME_NONZERO_PATTERN));
+  PetscCall(MatScale(M, -1.0));
+  PetscCall(MatShift(M, shift));
+  PetscFunctionReturn(0);
+}
+
+/// Constant-step BDFk: (1/dt) sum_j a_j u_{n+1-j}; the shift is a_0 / dt = (1 + 1/2 + ... + 1/k) / dt.
+double constantStepBdfShift(PetscInt order, double dt) {
+  double a0 = 0.0;
+  for (PetscInt j = 1; j <= order; ++j) a0 += 1.0 / static_cast<double>(j);
+  return a0 / dt;
+}
+}  // namespace
+
 DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A,
                                    const TimeIntegration& ti)
     : mesh_(mesh), A_(std::move(A)), ti_(ti) {
@@ -90,10 +108,7 @@ void DensityEvolution::enableSingleFactorisation(KSP ksp, PC pc) {
   PetscReal norm = 0.0;
   FPDP_PETSC(MatNorm(A_, NORM_FROBENIUS, &norm));
   if (!std::isfinite(norm)) return;
-  // Constant-step BDF: (1/dt) sum_j a_j u_{n+1-j}; the shift is a_0 / dt = (1 + 1/2 + ... + 1/k) / dt.
-  double a0 = 0.0;
-  for (PetscInt j = 1; j <= order; ++j) a0 += 1.0 / static_cast<double>(j);
-  steadyShift_ = a0 / ti_.dt;
+  steadyShift_ = constantStepBdfShift(order, ti_.dt);
   ksp_ = ksp;
   FPDP_PETSC(MatDuplicate(A_, MAT_DO_NOT_COPY_VALUES, P_.out()));
   FPDP_PETSC(TSSetIJacobian(ts_, J_, P_, &DensityEvolution::implicitJacobian, this));
@@ -125,9 +140,7 @@ void DensityEvolution::enableInPlaceIlu(PC pc) {
   if (std::string(tsType) == TSBDF && fixedStep) {
     PetscInt order = 2;
     FPDP_PETSC(TSBDFGetOrder(ts_, &order));
-    double a0 = 0.0;
-    for (PetscInt j = 1; j <= order; ++j) a0 += 1.0 / static_cast<double>(j);
-    preconditionerTargetShift_ = a0 / ti_.dt;
+    preconditionerTargetShift_ = constantStepBdfShift(order, ti_.dt);
   }
   PetscInt m, n, M, N;
   FPDP_PETSC(MatGetLocalSize(A_, &m, &n));
@@ -165,9 +178,7 @@ PetscErrorCode DensityEvolution::implicitJacobian(TS, PetscReal, Vec, Vec, Petsc
     self->jacobianShift_ = shift;
     if (self->preconditionerShift_ < 0) {
       const PetscReal s = self->preconditionerTargetShift_ > 0 ? self->preconditionerTargetShift_ : shift;
-      PetscCall(MatCopy(self->A_, P, SAME_NONZERO_PATTERN));
-      PetscCall(MatScale(P, -1.0));
-      PetscCall(MatShift(P, s));
+      PetscCall(shiftedOperator(self->A_, s, P));
       self->preconditionerShift_ = s;
       ++self->jacobianBuilds_;
     }
@@ -175,9 +186,7 @@ PetscErrorCode DensityEvolution::implicitJacobian(TS, PetscReal, Vec, Vec, Petsc
   }
   if (self->steadyShift_ > 0) {  // enableSingleFactorisation: P holds the constant-step matrix, factorised once
     if (self->preconditionerShift_ < 0) {
-      PetscCall(MatCopy(self->A_, P, SAME_NONZERO_PATTERN));
-      PetscCall(MatScale(P, -1.0));
-      PetscCall(MatShift(P, self->steadyShift_));
+      PetscCall(shiftedOperator(self->A_, self->steadyShift_, P));
       self->preconditionerShift_ = self->steadyShift_;
       ++self->jacobianBuilds_;
     }
@@ -185,9 +194,7 @@ PetscErrorCode DensityEvolution::implicitJacobian(TS, PetscReal, Vec, Vec, Petsc
     // A start step: its own matrix J, solved by GMRES with the factorisation of P. A constant step: P is exact.
     PetscCall(KSPSetType(self->ksp_, steady ? KSPPREONLY : KSPGMRES));
     if (!steady && std::fabs(shift - self->jacobianShift_) > 1e-12 * std::fabs(shift)) {
-      PetscCall(MatCopy(self->A_, J, SAME_NONZERO_PATTERN));
-      PetscCall(MatScale(J, -1.0));
-      PetscCall(MatShift(J, shift));
+      PetscCall(shiftedOperator(self->A_, shift, J));
       self->jacobianShift_ = shift;
     }
     PetscFunctionReturn(0);
@@ -196,9 +203,7 @@ PetscErrorCode DensityEvolution::implicitJacobian(TS, PetscReal, Vec, Vec, Petsc
   // 75.000000000000014 for BDF2 at dt = 0.02). Within 1e-12 relative the old J is kept: the single linear solve
   // of this linear problem then errs by that relative amount, far below the time-discretisation error.
   if (std::fabs(shift - self->jacobianShift_) > 1e-12 * std::fabs(shift)) {
-    PetscCall(MatCopy(self->A_, J, SAME_NONZERO_PATTERN));
-    PetscCall(MatScale(J, -1.0));
-    PetscCall(MatShift(J, shift));
+    PetscCall(shiftedOperator(self->A_, shift, J));
     self->jacobianShift_ = shift;
     ++self->jacobianBuilds_;
   }
@@ -307,9 +312,7 @@ void DensityEvolution::restoreState(const IntegratorState& s, Vec u) {
   if (s.jacobianShift > 0 && inPlaceIlu_) {
     jacobianShift_ = s.jacobianShift;  // the shell's shift; P is built at the first step, as in the uninterrupted run
   } else if (s.jacobianShift > 0) {
-    FPDP_PETSC(MatCopy(A_, J_, SAME_NONZERO_PATTERN));
-    FPDP_PETSC(MatScale(J_, -1.0));
-    FPDP_PETSC(MatShift(J_, s.jacobianShift));
+    FPDP_PETSC(shiftedOperator(A_, s.jacobianShift, J_));
     jacobianShift_ = s.jacobianShift;
   }
 }

@@ -20,10 +20,15 @@ PetscErrorCode PetscErrorCapture::handler(MPI_Comm, int, const char*, const char
   return n;
 }
 
+std::optional<int> launcherRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return std::nullopt;
+}
+
 bool launchedByMpiLauncher() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(name) != nullptr) return true;
-  return false;
+  return launcherRank().has_value() || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||
+         std::getenv("PMI_SIZE") != nullptr;
 }
 
 bool preferLightSingletonMpiStartup() {

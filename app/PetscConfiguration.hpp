@@ -3,6 +3,7 @@
 // Precedence: command-line options > case solver.petsc_options > case solver.{ts,ksp,pc}_type > fpdp defaults.
 #include <petscsys.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -10,7 +11,10 @@
 
 namespace fpdp::app {
 
-/// True when an MPI launcher (mpiexec, srun, hydra) started this process: its environment names a rank.
+/// This process's rank as the MPI launcher (mpiexec, srun, hydra) put it in the environment, before MPI starts; none
+/// when no launcher started it.
+std::optional<int> launcherRank();
+/// True when an MPI launcher started this process: its environment names a rank or a world size.
 bool launchedByMpiLauncher();
 /// Before MPI starts: a process no launcher started is an Open MPI singleton, and Open MPI's default point-to-point
 /// layer (UCX) spends about 0.2 s probing network devices one process never uses. For such a run only, and only if

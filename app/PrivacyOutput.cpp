@@ -39,6 +39,13 @@ std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
 
 std::optional<double> present(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
 
+/// A computed R_alpha the (eps, delta) conversions leave out: a number that is not reliable (truncated by the box, so
+/// an underestimate, or resting on the scheme's noise floor) could give an eps below the truth. An infinite one is
+/// used (+inf: that order gives nothing).
+bool skippedByConversions(solver::RenyiStatus s) {
+  return s != solver::RenyiStatus::Finite && s != solver::RenyiStatus::InfiniteDetected;
+}
+
 /// The columns of epsilon.csv: eps_exact only where the run has hockey-stick curves (observe() at the first output
 /// step, and restoreState() for a continued run).
 std::vector<std::string> epsilonColumns(bool exactColumn) {
@@ -148,14 +155,10 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
       boundRenyi.push_back(r);
     }
-  // The computed R_alpha the conversions may use: an order whose number is not reliable (truncated by the box, so an
-  // underestimate, or dominated by the scheme's noise floor) could give an eps below the truth, so it is skipped like
-  // a missing order (NaN); an infinite one stays +inf.
+  // The computed R_alpha the conversions may use: skipped orders enter as missing (NaN).
   std::vector<double> usableRenyi = v.renyi;
   for (std::size_t k = 0; k < usableRenyi.size(); ++k)
-    if (k < v.renyiStatus.size() && v.renyiStatus[k] != solver::RenyiStatus::Finite &&
-        v.renyiStatus[k] != solver::RenyiStatus::InfiniteDetected)
-      usableRenyi[k] = kNaN;
+    if (k < v.renyiStatus.size() && skippedByConversions(v.renyiStatus[k])) usableRenyi[k] = kNaN;
   for (double delta : case_.privacy.deltaGrid) {
     std::vector<double> e{static_cast<double>(step), t, delta};
     if (exactColumn_) e.push_back(curves ? exactEpsilonAtDelta(*curves, delta) : kNaN);
@@ -284,8 +287,7 @@ void PrivacyOutput::summary(std::ostream& s) const {
   {
     std::string skipped;
     for (std::size_t k = 0; k < last_.renyiStatus.size() && k < orderSpec.size(); ++k)
-      if (last_.renyiStatus[k] != solver::RenyiStatus::Finite &&
-          last_.renyiStatus[k] != solver::RenyiStatus::InfiniteDetected)
+      if (skippedByConversions(last_.renyiStatus[k]))
         skipped += (skipped.empty() ? "" : ", ") + orderSpec[k].label + " (" +
                    solver::renyiStatusName(last_.renyiStatus[k]) + ")";
     if (!skipped.empty()) s << "      orders skipped as not reliable (their eps could be too small): " << skipped << "\n";

@@ -805,9 +805,10 @@ int runCase(const Case& c, const RunOptions& options) {
                   ? " (the log-integrand grows toward the walls: R_alpha = +inf, not the box's finite number)\n"
               : last.renyiStatus[k] == solver::RenyiStatus::NoiseSuspect
                   ? " (" + formatShare(last.renyiNoiseShare[k]) +
-                        " of E_alpha lies in cells at the scheme's noise floor, below 10x the largest negative value: "
-                        "the number is not reliable; tighten the linear solver (ksp_rtol), shorten dt or use a "
-                        "sign-preserving scheme, docs/scheme.md §5)\n"
+                        " of E_alpha lies in cells at the scheme's noise floor, below " +
+                        fmt(solver::DivergenceFunctionals::kNoiseFloorFactor, "%g") +
+                        "x the largest negative value: the number is not reliable; tighten the linear solver "
+                        "(ksp_rtol), shorten dt or use a sign-preserving scheme, docs/scheme.md §5)\n"
                   : " (a non-negligible share of the integrand lies at the walls: the number is not reliable)\n");
     s << "\n";
     char b[400];

@@ -29,11 +29,7 @@ int reportError(int rank, const char* kind, const std::string& what, int status)
 
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
 /// before start-up is printed once under mpiexec.
-int launcherRank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return 0;
-}
+int launcherRank() { return fpdp::app::launcherRank().value_or(0); }
 
 int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
                std::shared_ptr<const fpdp::io::CheckpointData> checkpoint, const std::string& restartDir) {

@@ -20,8 +20,20 @@ PetscErrorCode shiftedOperator(Mat A, PetscReal shift, Mat M) {
   PetscFunctionReturn(0);
 }
 
-/// Constant-step BDFk: (1/dt) sum_j a_j u_{n+1-j}; the shift is a_0 / dt = (1 + 1/2 + ... + 1/k) / dt.
-double constantStepBdfShift(PetscInt order, double dt) {
+/// The shift of a constant-step BDFk, whose step is (1/dt) sum_j a_j u_{n+1-j}: a_0 / dt = (1 + 1/2 + ... + 1/k) / dt.
+/// -1 when ts is not TSBDF of order >= minOrder with a fixed step (-ts_adapt_type basic: the step, and with it the
+/// shift, changes).
+PetscReal fixedStepBdfShift(TS ts, double dt, PetscInt minOrder) {
+  TSType tsType;
+  FPDP_PETSC(TSGetType(ts, &tsType));
+  if (std::string(tsType) != TSBDF) return -1.0;
+  PetscInt order = 2;
+  FPDP_PETSC(TSBDFGetOrder(ts, &order));
+  PetscBool fixedStep = PETSC_FALSE;
+  TSAdapt adapt;
+  FPDP_PETSC(TSGetAdapt(ts, &adapt));
+  FPDP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(adapt), TSADAPTNONE, &fixedStep));
+  if (order < minOrder || !fixedStep) return -1.0;
   double a0 = 0.0;
   for (PetscInt j = 1; j <= order; ++j) a0 += 1.0 / static_cast<double>(j);
   return a0 / dt;
@@ -86,29 +98,20 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
 // solve their own systems by GMRES preconditioned with that factorisation (a few iterations, to the same
 // tolerance), and every later step is the plain direct solve.
 void DensityEvolution::enableSingleFactorisation(KSP ksp, PC pc) {
-  TSType tsType;
   KSPType kspType;
   PCType pcType;
-  FPDP_PETSC(TSGetType(ts_, &tsType));
   FPDP_PETSC(KSPGetType(ksp, &kspType));
   FPDP_PETSC(PCGetType(pc, &pcType));
-  if (std::string(tsType) != TSBDF || std::string(kspType) != KSPPREONLY ||
-      (std::string(pcType) != PCLU && std::string(pcType) != PCCHOLESKY))
+  if (std::string(kspType) != KSPPREONLY || (std::string(pcType) != PCLU && std::string(pcType) != PCCHOLESKY))
     return;
-  PetscInt order = 2;
-  FPDP_PETSC(TSBDFGetOrder(ts_, &order));
-  if (order < 2) return;
-  PetscBool fixedStep = PETSC_FALSE;
-  TSAdapt adapt;
-  FPDP_PETSC(TSGetAdapt(ts_, &adapt));
-  FPDP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(adapt), TSADAPTNONE, &fixedStep));
-  if (!fixedStep) return;  // -ts_adapt_type basic: the step, and with it the shift, changes
+  const PetscReal shift = fixedStepBdfShift(ts_, ti_.dt, 2);  // BDF1 has a single shift anyway
+  if (shift < 0) return;
   // A non-finite operator (e.g. a loss gradient that is NaN somewhere on the box) would make the start steps' GMRES
   // fail inside TS; the plain direct solve lets the NaN through to the run's numerical-fault check instead.
   PetscReal norm = 0.0;
   FPDP_PETSC(MatNorm(A_, NORM_FROBENIUS, &norm));
   if (!std::isfinite(norm)) return;
-  steadyShift_ = constantStepBdfShift(order, ti_.dt);
+  steadyShift_ = shift;
   ksp_ = ksp;
   FPDP_PETSC(MatDuplicate(A_, MAT_DO_NOT_COPY_VALUES, P_.out()));
   FPDP_PETSC(TSSetIJacobian(ts_, J_, P_, &DensityEvolution::implicitJacobian, this));
@@ -131,17 +134,7 @@ void DensityEvolution::enableInPlaceIlu(PC pc) {
   PetscInt levels = 0;
   FPDP_PETSC(PCFactorGetLevels(pc, &levels));
   if (levels != 0) return;  // ILU(k > 0) has fill: the factor does not fit in the matrix
-  TSType tsType;
-  FPDP_PETSC(TSGetType(ts_, &tsType));
-  PetscBool fixedStep = PETSC_FALSE;
-  TSAdapt adapt;
-  FPDP_PETSC(TSGetAdapt(ts_, &adapt));
-  FPDP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(adapt), TSADAPTNONE, &fixedStep));
-  if (std::string(tsType) == TSBDF && fixedStep) {
-    PetscInt order = 2;
-    FPDP_PETSC(TSBDFGetOrder(ts_, &order));
-    preconditionerTargetShift_ = constantStepBdfShift(order, ti_.dt);
-  }
+  preconditionerTargetShift_ = fixedStepBdfShift(ts_, ti_.dt, 1);  // -1 (the first shift) for other integrators
   PetscInt m, n, M, N;
   FPDP_PETSC(MatGetLocalSize(A_, &m, &n));
   FPDP_PETSC(MatGetSize(A_, &M, &N));
@@ -158,8 +151,8 @@ PetscErrorCode DensityEvolution::shellMult(Mat S, Vec x, Vec y) {
   PetscFunctionBeginUser;
   DensityEvolution* self = nullptr;
   PetscCall(MatShellGetContext(S, &self));
-  PetscCall(MatMult(self->A_, x, y));                         // y = A x
-  PetscCall(VecAXPBY(y, self->jacobianShift_, -1.0, x));      // y = shift x - A x
+  PetscCall(MatMult(self->A_, x, y));                     // y = A x
+  PetscCall(VecAXPBY(y, self->jacobianShift_, -1.0, x));  // y = shift x - A x
   PetscFunctionReturn(0);
 }
 

@@ -74,7 +74,6 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       orders_(settings_.orders),
       work_(workspace ? std::move(workspace) : std::make_shared<LogRatioWorkspace>(mesh)) {
   if (work_->mesh != &mesh) throw std::invalid_argument("DivergenceFunctionals: the workspace is for another mesh");
-  informationUnavailable_ = work_->gradientUnavailable;
   for (std::size_t k = 0; k < settings_.hockeyStickEps.size(); ++k)
     if (!(settings_.hockeyStickEps[k] >= 0) || !std::isfinite(settings_.hockeyStickEps[k]) ||
         (k > 0 && !(settings_.hockeyStickEps[k] > settings_.hockeyStickEps[k - 1])))
@@ -387,10 +386,10 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
   FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + S), MPI_DOUBLE, MPI_MAX,
                             comm));
-  std::vector<double> scale(K), invScale(K), shellFactor(S);
+  std::vector<double> logScale(K), scale(K), invScale(K), shellFactor(S);
   std::vector<char> shellDirect(S);
   for (std::size_t k = 0; k < K; ++k) {
-    const double M = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
+    const double M = logScale[k] = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
     scale[k] = std::exp(M);  // may be +inf: then E_alpha > 1e308 and the stable sums are not used
     invScale[k] = std::exp(-M);
     for (int m = 0; m < kTailShells; ++m) {
@@ -584,7 +583,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
           const std::size_t kPrev = k;
           k = orderIndex_[j];
           const double alpha = orders_[k], M = globalMax[k], rescaleFromPrev = rescale[kPrev];
-            OrderSums s;
+          OrderSums s;
           for (std::size_t c = 0; c < b.size; ++c) {
             const double x = alpha * b.u[c];
             bool near = st.near[c];
@@ -755,10 +754,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     for (std::size_t c = 0; c < n; ++c) {
       const Term& t = terms[c];
       if (t.kind != Term::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
-      for (std::size_t k = 0; k < K; ++k) {
-        const double M = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;  // the scale of S0 (pass 3)
-        noise[k] += std::exp(t.logWq + orders_[k] * t.u - M);
-      }
+      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(t.logWq + orders_[k] * t.u - logScale[k]);  // S0's scale
     }
     FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
     for (std::size_t k = 0; k < K; ++k) {

@@ -208,7 +208,7 @@ public:
   const FunctionalSettings& settings() const { return settings_; }
   /// Why I_alpha cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason; the information
   /// ratios are then NaN), or "".
-  const std::string& informationUnavailable() const { return informationUnavailable_; }
+  const std::string& informationUnavailable() const { return work_->gradientUnavailable; }
 
 private:
   /// Every functional of the point values held in work_->points (p field 0, q field 1). Collective.
@@ -220,7 +220,6 @@ private:
   CellQuadrature quadrature_;
   FunctionalSettings settings_;
   std::vector<double> orders_;
-  std::string informationUnavailable_;
   models::Matrix sigma_;  // dim x dim
   std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)
   struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so

@@ -19,7 +19,6 @@ RenyiRateFunctional::RenyiRateFunctional(const meshes::DistributedBoxMesh& mesh,
       sigma_(sigma),
       work_(workspace ? std::move(workspace) : std::make_shared<LogRatioWorkspace>(mesh)) {
   if (work_->mesh != &mesh) throw std::invalid_argument("RenyiRateFunctional: the workspace is for another mesh");
-  unavailable_ = work_->gradientUnavailable;
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("RenyiRateFunctional: Renyi orders must exceed 1");
   if (sigma_.rows() != mesh.dim() || sigma_.cols() != mesh.dim())

@@ -60,7 +60,7 @@ public:
   RenyiRateFunctional(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders, const models::Matrix& sigma,
                       std::shared_ptr<LogRatioWorkspace> workspace = nullptr);
   /// Why the rate cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason), or "".
-  const std::string& unavailable() const { return unavailable_; }
+  const std::string& unavailable() const { return work_->gradientUnavailable; }
   /// u: interlaced (p, q) cell averages. driftGap[l]: g1 - g2 at owned cell l (local order), components >= dim
   /// ignored, NaN where undefined. Collective. All NaN when unavailable().
   RenyiRateValues evaluate(Vec u, const std::vector<std::array<double, 3>>& driftGap) const;
@@ -70,7 +70,6 @@ private:
   const meshes::DistributedBoxMesh& mesh_;
   std::vector<double> orders_;
   models::Matrix sigma_, sigmaInv_;
-  std::string unavailable_;
   std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r, possibly shared (LogRatioWorkspace.hpp)
 };
 

@@ -108,6 +108,9 @@ struct PrivacySpec {
   std::vector<double> deltaGrid;      // the deltas of epsilon.csv, decreasing, containing `delta`
 };
 
+/// solver.ts_type (or -ts_type) that selects solver::ExponentialEvolution instead of a PETSc TS.
+inline constexpr const char* kExponentialTsType = "exponential";
+
 struct SolverSpec {
   std::string ts_type = "bdf";        // PETSc TS type; -ts_type on the command line wins
   std::string ksp_type = "preonly";

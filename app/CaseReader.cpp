@@ -1264,6 +1264,34 @@ private:
     c.privacy.deltaGrid = grid;
   }
 
+  // solver.ts_type = "exponential" (solver/ExponentialEvolution.hpp): exp(T A) by a Chebyshev expansion needs a real
+  // spectrum, which the Scharfetter–Gummel operator has by detailed balance only with Sigma = D I and second-order
+  // fluxes, and a generator that does not change: Langevin diffusion. (A -ts_type on the command line is checked
+  // when the run builds its operator.)
+  void checkExponentialApplies(const Case& c) const {
+    const toml::node& tsNode = *given("solver", "ts_type");
+    const std::string allowed = "a PETSc TS type, or \"exponential\" for Langevin runs with noise Sigma = sigma^2 I "
+                                "(or noise.covariance a multiple of the identity) and solver.spatial_order = 2";
+    if (c.dynamics != "langevin")
+      fail("solver.ts_type", tsNode,
+           "exp(T A) needs one constant generator; case.dynamics = \"" + c.dynamics + "\" is not Langevin diffusion",
+           allowed);
+    if (c.solver.spatial_order != 2)
+      fail("solver.spatial_order", *given("solver", "spatial_order"),
+           "fourth-order fluxes have no detailed balance, which solver.ts_type = \"exponential\" needs", allowed);
+    for (const char* key : {"covariance", "covariance_prime"}) {
+      const toml::node* node = given("noise", key);
+      if (!node) continue;
+      const models::Matrix S = c.noise.sigmaFor(std::string(key) == "covariance_prime", c.mesh.dim);
+      const models::Matrix iso = S(0, 0) * models::Matrix::Identity(S.rows(), S.cols());
+      if ((S - iso).cwiseAbs().maxCoeff() != 0.0)
+        fail(std::string("noise.") + key, *node,
+             "is not a multiple of the identity: with anisotropic noise the operator has no detailed balance, "
+             "which solver.ts_type = \"exponential\" needs",
+             allowed);
+    }
+  }
+
   void readSolver(Case& c) const {
     const Parameter& order = parameter("solver", "spatial_order");
     const toml::node& orderNode = required(order);
@@ -1271,6 +1299,7 @@ private:
     if (o != 2 && o != 4) fail("solver.spatial_order", orderNode, "is not a supported order", order.allowed);
     c.solver.spatial_order = static_cast<int>(o);
     c.solver.ts_type = petscName("ts_type");
+    if (c.solver.ts_type == kExponentialTsType) checkExponentialApplies(c);
     c.solver.ksp_type = petscName("ksp_type");
     c.solver.pc_type = petscName("pc_type");
 

@@ -217,7 +217,7 @@ constexpr Parameter kParameters[] = {
     {"output", "checkpoint_every", "integer", "output steps", Presence::Default, "1", "an integer >= 0", "",
      "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not the last), from which "
      "`fpdp run --restart DIR` continues an interrupted run bit for bit (docs/output.md, \"Checkpoint and restart\"); "
-     "0: no checkpoints. Langevin runs are checkpointed with solver.ts_type = \"bdf\" or \"arkimex\" (whose "
+     "0: no checkpoints. Langevin runs are checkpointed with solver.ts_type = \"bdf\", \"arkimex\" or \"exponential\" (whose "
      "step-to-step state is known); with another integrator the run writes none and its summary says so."},
     {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
      "Whether the densities p and q are written at output steps (the divergences always are)."},
@@ -257,8 +257,13 @@ constexpr Parameter kParameters[] = {
      "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added."},
 
     // [solver]
-    {"solver", "ts_type", "string", "—", Presence::Default, R"("bdf")", "a name made of [a-z0-9_] (a PETSc TS type)",
-     "", "PETSc time integrator (TSSetType); -ts_type on the command line wins."},
+    {"solver", "ts_type", "string", "—", Presence::Default, R"("bdf")",
+     "\"exponential\", or a name made of [a-z0-9_] (a PETSc TS type)", "",
+     "PETSc time integrator (TSSetType); -ts_type on the command line wins. \"exponential\" (Langevin runs): "
+     "u(t + T) = exp(T A) u(t) from output step to output step by a Chebyshev expansion, with no time-stepping "
+     "error and no linear solves (docs/scheme.md §3); needs Sigma and Sigma' multiples of the identity and "
+     "solver.spatial_order = 2 (the operator must satisfy detailed balance, which is checked); time.dt then only "
+     "sets the output times, and numerical faults are checked at the output steps."},
     {"solver", "ksp_type", "string", "—", Presence::Default, R"("preonly")",
      "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
     {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",

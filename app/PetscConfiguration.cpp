@@ -72,6 +72,8 @@ std::string optionOr(const char* name, const std::string& fallback) {
 }
 }  // namespace
 
+std::string effectiveTsType(const SolverSpec& solver) { return optionOr("-ts_type", solver.ts_type); }
+
 void validateSolverTypes(const SolverSpec& solver) {
   PetscHandle<TS, TSDestroy> ts;
   PetscHandle<KSP, KSPDestroy> ksp;
@@ -80,7 +82,9 @@ void validateSolverTypes(const SolverSpec& solver) {
   FPDP_PETSC(KSPCreate(PETSC_COMM_SELF, ksp.out()));
   FPDP_PETSC(PCCreate(PETSC_COMM_SELF, pc.out()));
   // The effective names: a command-line / petsc_options value wins over the typed key.
-  checkType<TS, TSSetType>(ts, "solver.ts_type / -ts_type", optionOr("-ts_type", solver.ts_type), "time integrator");
+  const std::string tsType = effectiveTsType(solver);
+  if (tsType != kExponentialTsType)
+    checkType<TS, TSSetType>(ts, "solver.ts_type / -ts_type", tsType, "time integrator");
   checkType<KSP, KSPSetType>(ksp, "solver.ksp_type / -ksp_type", optionOr("-ksp_type", solver.ksp_type),
                              "Krylov solver");
   checkType<PC, PCSetType>(pc, "solver.pc_type / -pc_type", optionOr("-pc_type", solver.pc_type), "preconditioner");

@@ -35,6 +35,7 @@
 #include "models/LossConstants.hpp"
 #include "models/PrivacyBounds.hpp"
 #include "solver/DensityEvolution.hpp"
+#include "solver/ExponentialEvolution.hpp"
 #include "solver/Divergences.hpp"
 #include "solver/LangevinDiscretisation.hpp"
 #include "solver/KlRate.hpp"
@@ -158,12 +159,27 @@ int runCase(const Case& c, const RunOptions& options) {
                                                                                    : meshes::StencilShape::Star;
   const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2, stencil, fourth ? 2 : 1);
   const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy);
-  std::unique_ptr<solver::DensityEvolution> evolution;
+  std::unique_ptr<solver::DensityPropagator> evolution;
   std::unique_ptr<solver::NoisyGradientDescent> gd;
   {
     PetscErrorCapture capture;
     try {
-      if (!noisyGd) {
+      if (!noisyGd && effectiveTsType(c.solver) == kExponentialTsType) {
+        // exp(T A) between output steps (solver/ExponentialEvolution.hpp, docs/scheme.md §3): needs an operator with
+        // detailed balance, which it measures.
+        const auto weights = mesh.createVector();
+        try {
+          disc.setSymmetrisingWeights(weights);
+          evolution = std::make_unique<solver::ExponentialEvolution>(
+              mesh, disc.spatialOperator().assemble(), weights,
+              solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
+        } catch (const std::logic_error& e) {  // std::invalid_argument included
+          throw SolverConfigurationError(
+              "solver.ts_type = \"exponential\" needs a Scharfetter–Gummel operator with detailed balance "
+              "(noise Sigma and Sigma' multiples of the identity, solver.spatial_order = 2): " + std::string(e.what()) +
+              "; use a PETSc time integrator (e.g. \"bdf\") for this case");
+        }
+      } else if (!noisyGd) {
         const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type,
                                          c.solver.pc_type, ""};
         evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
@@ -437,7 +453,7 @@ int runCase(const Case& c, const RunOptions& options) {
     const WallFigures walls{!constrained, constrained && c.noisyGd.diffusion != "exact_convolution" ? largestWallMass
                                                                                                     : 0.0};
     if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()}, walls)) {
-      if (evolution) FPDP_PETSC(TSSetMaxSteps(evolution->ts(), step));  // TS stops after the step under way
+      if (evolution) evolution->stopAfter(step);
       return;
     }
     const bool isOutput = step % c.output.every == 0 || step == steps;
@@ -516,6 +532,7 @@ int runCase(const Case& c, const RunOptions& options) {
     h5.writeReplicated("/boundary", "points", points, d);
   }
   const auto solveStart = std::chrono::steady_clock::now();
+  double observerSeconds = 0.0;  // Langevin: time spent in observe() (divergences, output) during the stepping
   // Tracing diffusions (MATH.md §2.2) between the steps, when asked for: tracing.csv.
   std::unique_ptr<solver::TracingDiffusion> tracer;
   std::unique_ptr<solver::FieldGatherer> gatherer;
@@ -640,8 +657,14 @@ int runCase(const Case& c, const RunOptions& options) {
   }
 
   if (!noisyGd) {
-    if (integratorState) evolution->resume(u, observe, *integratorState);
-    else evolution->run(u, observe);
+    // The integrator's own time (the summary's "time integration") is the stepping time less the observer's.
+    const solver::DensityPropagator::Observer timedObserve = [&](long step, double t, Vec state) {
+      const auto start = std::chrono::steady_clock::now();
+      observe(step, t, state);
+      observerSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    if (integratorState) evolution->resume(u, timedObserve, *integratorState);
+    else evolution->run(u, timedObserve);
   } else {
     if (!resume) observe(0, 0.0, u);
     for (long k = resumeStep < 0 ? 1 : resumeStep + 1; k <= steps && !faults.stopped(); ++k) {
@@ -913,9 +936,13 @@ int runCase(const Case& c, const RunOptions& options) {
     if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
     else if (plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
     else s << "  WARNING: " << plotWarning << "\n";
-    std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s)\n  output: %s/\n", wall,
-                  solveSeconds, finalDir.c_str());
+    std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s", wall, solveSeconds);
     s << b;
+    if (!noisyGd) {
+      std::snprintf(b, sizeof b, "; time integration %.3f s", solveSeconds - observerSeconds);
+      s << b;
+    }
+    s << ")\n  output: " << finalDir << "/\n";
     std::fputs(s.str().c_str(), stdout);
     std::fflush(stdout);
   }

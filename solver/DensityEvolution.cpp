@@ -259,6 +259,8 @@ std::string checkpointableType(TS ts) {
 
 void DensityEvolution::requireCheckpointable() const { (void)checkpointableType(ts_); }
 
+void DensityEvolution::stopAfter(long step) { FPDP_PETSC(TSSetMaxSteps(ts_, step)); }
+
 IntegratorState DensityEvolution::captureState() const {
   IntegratorState s;
   s.tsType = checkpointableType(ts_);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/DensityPropagator.hpp"
 
 namespace fpdp::solver {
 
@@ -32,45 +33,25 @@ struct TimeIntegration {
   std::string optionsPrefix;  // PETSc options prefix of this integrator (e.g. "diffusion_" -> -diffusion_ts_type)
 };
 
-/// What a continued run needs of the integrator beyond the solution (checkpoint/restart, docs/output.md): the step
-/// number and time, and for TSBDF its history (the previous solutions and their times, the current order) and the
-/// shift of the factorised matrix shift I - A. Captured in an observer call (after a completed step), restored
-/// before run(): the continued run then takes bit for bit the steps the uninterrupted run takes.
-struct IntegratorState {
-  long step = 0;
-  double time = 0.0;
-  double timeStep = 0.0;
-  std::string tsType;
-  double jacobianShift = -1.0;            // the shift J_ holds (-1: none built yet)
-  long bdfOrderInUse = 0, bdfStored = 0;  // TSBDF's k and n
-  std::vector<double> bdfTimes;           // the times of `history`, newest first
-  std::vector<meshes::VecHandle> history; // TSBDF: previous solutions u_{step-1}, u_{step-2}, ... (global vectors)
-};
-
-class DensityEvolution {
+class DensityEvolution final : public DensityPropagator {
 public:
   /// Takes ownership of A.
   DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, const TimeIntegration& ti);
 
-  /// Called for step 0 (initial state) and then after every step; u must not be modified.
-  using Observer = std::function<void(long step, double time, Vec u)>;
-  /// Advance u in place from t = startTime by the configured number of steps.
-  void run(Vec u, const Observer& observer, double startTime = 0.0);
-  /// Continues from `state` (u holds the solution at state.step): the observer is not called again for that step.
-  void resume(Vec u, const Observer& observer, const IntegratorState& state);
-  /// The integrator's state after the step the observer is called for; only valid inside an observer call.
+  /// The observer is called for step 0 (initial state) and then after every step.
+  void run(Vec u, const Observer& observer, double startTime = 0.0) override;
+  void resume(Vec u, const Observer& observer, const IntegratorState& state) override;
   /// Throws PetscFailure for a TS type whose history cannot be captured (supported: bdf, and the one-step
   /// arkimex and beuler, which carry nothing from step to step in the configuration fpdp sets).
-  IntegratorState captureState() const;
-  /// Throws PetscFailure (with the reason) if captureState() cannot capture this integrator's state.
-  void requireCheckpointable() const;
+  IntegratorState captureState() const override;
+  void requireCheckpointable() const override;
+  /// TS stops after the step under way.
+  void stopAfter(long step) override;
 
   TS ts() const { return ts_; }
   Mat op() const { return A_; }
-  /// The resolved solver configuration after options were applied (for the run record).
-  std::string describe() const;
-  /// Time steps taken and linear solver iterations of the last run.
-  long stepsTaken() const { return stepsTaken_; }
+  std::string describe() const override;
+  long stepsTaken() const override { return stepsTaken_; }
   /// How many times the matrix the preconditioner is built from (shift I - A) was rebuilt (each one means a new
   /// factorisation).
   long jacobianBuilds() const { return jacobianBuilds_; }

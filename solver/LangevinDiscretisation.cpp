@@ -159,4 +159,29 @@ void LangevinDiscretisation::setGibbsState(Vec u) const {
   FPDP_PETSC(VecRestoreArray(u, &a));
 }
 
+void LangevinDiscretisation::setSymmetrisingWeights(Vec w) const {
+  const int dim = mesh_.dim();
+  const std::optional<double> diffusion[2] = {isotropicDiffusion(problem_.diffusionMatrixP(dim)),
+                                              isotropicDiffusion(problem_.diffusionMatrixQ(dim))};
+  if (!diffusion[0] || !diffusion[1])
+    throw std::logic_error("Sigma is not a multiple of the identity: the Langevin operator has no detailed balance "
+                           "with a Gibbs density");
+  const auto& vol = mesh_.ownedVolumes();
+  PetscScalar* a;
+  FPDP_PETSC(VecGetArray(w, &a));
+  for (int f = 0; f < 2; ++f) {
+    const double D = *diffusion[f];
+    const auto phi = op_.potentialAtOwnedCells(f);
+    // Shift by the mid-range of phi / D so that neither w nor 1 / w leaves the double range before it must.
+    double lmin = INFINITY, lmax = -INFINITY;
+    for (double v : phi) lmin = std::min(lmin, v), lmax = std::max(lmax, v);
+    double gmin, gmax;
+    FPDP_PETSC(MPI_Allreduce(&lmin, &gmin, 1, MPI_DOUBLE, MPI_MIN, mesh_.comm()));
+    FPDP_PETSC(MPI_Allreduce(&lmax, &gmax, 1, MPI_DOUBLE, MPI_MAX, mesh_.comm()));
+    const double mid = 0.5 * (gmin + gmax);
+    for (std::size_t l = 0; l < phi.size(); ++l) a[2 * l + f] = std::exp(-(phi[l] - mid) / (2.0 * D)) / std::sqrt(vol[l]);
+  }
+  FPDP_PETSC(VecRestoreArray(w, &a));
+}
+
 }  // namespace fpdp::solver

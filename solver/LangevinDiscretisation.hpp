@@ -60,6 +60,11 @@ public:
   /// discrete steady state of the Scharfetter–Gummel scheme), for Sigma = D I and Sigma' = D' I. Throws
   /// std::logic_error for a Sigma that is not a multiple of the identity (the steady state is then no Gibbs density).
   void setGibbsState(Vec u) const;
+  /// Fills w with W = sqrt(pi / V) per cell and field (pi = exp(-L/D), V the cell volume, up to one constant per
+  /// field): the Scharfetter–Gummel operator of Sigma = D I satisfies detailed balance a_ij pi_j V_i = a_ji pi_i V_j,
+  /// so W^-1 A W is symmetric (ExponentialEvolution checks it). Throws std::logic_error for a Sigma or Sigma' that is
+  /// not a multiple of the identity.
+  void setSymmetrisingWeights(Vec w) const;
   const LangevinProblem& problem() const { return problem_; }
 
 private:

@@ -61,6 +61,10 @@ BOOST_AUTO_TEST_CASE(langevin_bdf2_in_place_ilu_restart_is_bit_identical) {
   checkRestartIsExact("langevin-1d.toml", 40, 1, {"-ksp_type", "bcgs", "-pc_type", "ilu"});
 }
 
+BOOST_AUTO_TEST_CASE(langevin_exponential_restart_is_bit_identical) {
+  checkRestartIsExact("langevin-1d.toml", 40, 1, {"-ts_type", "exponential"});  // exp(T A) between output steps
+}
+
 BOOST_AUTO_TEST_CASE(projected_noisy_gd_restart_is_bit_identical) {
   checkRestartIsExact("gd-box-2d.toml", 6, 1);
 }

@@ -1,0 +1,193 @@
+#include "solver/ExponentialEvolution.hpp"
+
+#include <petscmat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace fpdp::solver {
+
+std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
+  if (!(c >= 0.0) || !std::isfinite(c)) throw std::invalid_argument("scaledBesselCoefficients: c must be finite and >= 0");
+  if (c == 0.0) return {1.0};
+  // e^{-c} I_k(c) ~ exp(-k^2 / (2c)) / sqrt(2 pi c) for large c, and ~ (c/2)^k / k! e^{-c} for small c: starting
+  // the backward recurrence well beyond the index where the terms fall below the tolerance makes the start error
+  // (relative, of the size of the terms there) negligible.
+  const double logTol = std::log(1.0 / tolerance);
+  const long start = static_cast<long>(std::ceil(2.0 * std::sqrt(2.0 * c * (logTol + 10.0)) + 2.0 * logTol + 40.0));
+  // Backward recurrence for the minimal solution: I_{k-1} = (2k / c) I_k + I_{k+1}; rescaled on overflow.
+  std::vector<double> b(static_cast<std::size_t>(start) + 2, 0.0);
+  b[static_cast<std::size_t>(start)] = 1e-300;
+  for (long k = start; k >= 1; --k) {
+    b[static_cast<std::size_t>(k - 1)] = 2.0 * static_cast<double>(k) / c * b[static_cast<std::size_t>(k)] +
+                                         b[static_cast<std::size_t>(k + 1)];
+    if (b[static_cast<std::size_t>(k - 1)] > 1e250)
+      for (long j = k - 1; j <= start; ++j) b[static_cast<std::size_t>(j)] *= 1e-250;
+  }
+  // Normalise by e^c = I_0 + 2 sum_{k>=1} I_k (summed from the small end up).
+  double sum = 0.0;
+  for (long k = start; k >= 1; --k) sum += 2.0 * b[static_cast<std::size_t>(k)];
+  sum += b[0];
+  for (auto& v : b) v /= sum;
+  // Truncate: the first K with 2 sum_{k > K} b_k <= tolerance.
+  double tail = 0.0;
+  long K = start;
+  while (K > 0 && tail + 2.0 * b[static_cast<std::size_t>(K)] <= tolerance) tail += 2.0 * b[static_cast<std::size_t>(K--)];
+  b.resize(static_cast<std::size_t>(K) + 1);
+  return b;
+}
+
+double detailedBalanceDefect(Mat A, Vec w) {
+  meshes::MatHandle B, Bt;
+  meshes::VecHandle winv;
+  FPDP_PETSC(VecDuplicate(w, winv.out()));
+  FPDP_PETSC(VecCopy(w, winv));
+  FPDP_PETSC(VecReciprocal(winv));
+  FPDP_PETSC(MatDuplicate(A, MAT_COPY_VALUES, B.out()));
+  FPDP_PETSC(MatDiagonalScale(B, winv, w));  // B = W^-1 A W
+  FPDP_PETSC(MatTranspose(B, MAT_INITIAL_MATRIX, Bt.out()));
+  PetscInt lo, hi;
+  FPDP_PETSC(MatGetOwnershipRange(B, &lo, &hi));
+  double worst = 0.0;
+  for (PetscInt i = lo; i < hi; ++i) {
+    PetscInt nb, nt;
+    const PetscInt *cb, *ct;
+    const PetscScalar *vb, *vt;
+    FPDP_PETSC(MatGetRow(B, i, &nb, &cb, &vb));
+    FPDP_PETSC(MatGetRow(Bt, i, &nt, &ct, &vt));
+    // Both rows are sorted by column; an entry missing from one side counts as 0 there.
+    PetscInt a = 0, t = 0;
+    while (a < nb || t < nt) {
+      const PetscInt col = std::min(a < nb ? cb[a] : PETSC_MAX_INT, t < nt ? ct[t] : PETSC_MAX_INT);
+      const double x = a < nb && cb[a] == col ? vb[a++] : 0.0;
+      const double y = t < nt && ct[t] == col ? vt[t++] : 0.0;
+      if (col == i) continue;
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        worst = INFINITY;
+        continue;
+      }
+      const double scale = std::max(std::fabs(x), std::fabs(y));
+      if (scale > 0.0) worst = std::max(worst, std::fabs(x - y) / scale);
+    }
+    FPDP_PETSC(MatRestoreRow(Bt, i, &nt, &ct, &vt));
+    FPDP_PETSC(MatRestoreRow(B, i, &nb, &cb, &vb));
+  }
+  double global = 0.0;
+  FPDP_PETSC(MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm(reinterpret_cast<PetscObject>(A))));
+  return global;
+}
+
+ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, Vec w,
+                                           const ExponentialSettings& settings)
+    : mesh_(mesh), A_(std::move(A)), settings_(settings) {
+  if (!(settings_.dt > 0) || settings_.steps < 0 || settings_.observeEvery < 1)
+    throw std::invalid_argument("ExponentialEvolution: dt > 0, steps >= 0 and observeEvery >= 1 are required");
+  defect_ = detailedBalanceDefect(A_, w);
+  if (!(defect_ <= kDetailedBalanceTolerance)) {
+    std::ostringstream os;
+    os << "the operator does not satisfy detailed balance (largest relative asymmetry of W^-1 A W: " << defect_
+       << ", allowed " << kDetailedBalanceTolerance
+       << "), so its spectrum need not be real and the Chebyshev expansion of exp(T A) does not apply";
+    throw std::invalid_argument(os.str());
+  }
+  // Both norms bound the spectral radius; the smaller is the tighter bound.
+  PetscReal n1 = 0.0, nInf = 0.0;
+  FPDP_PETSC(MatNorm(A_, NORM_1, &n1));
+  FPDP_PETSC(MatNorm(A_, NORM_INFINITY, &nInf));
+  rho_ = std::min(n1, nInf);
+  if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
+  previous_ = mesh_.createVector();
+  current_ = mesh_.createVector();
+  product_ = mesh_.createVector();
+  sum_ = mesh_.createVector();
+}
+
+const std::vector<double>& ExponentialEvolution::coefficients(double T) {
+  auto it = coefficients_.find(T);
+  if (it == coefficients_.end()) it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
+  return it->second;
+}
+
+long ExponentialEvolution::termsPerInterval() const {
+  return static_cast<long>(scaledBesselCoefficients(0.5 * settings_.dt * static_cast<double>(settings_.observeEvery) * rho_,
+                                                    kChebyshevTruncation)
+                               .size());
+}
+
+void ExponentialEvolution::propagate(Vec u, double T) {
+  if (!(T > 0.0) || rho_ == 0.0) return;
+  const std::vector<double>& a = coefficients(T);
+  // T_0 = u, T_1 = X u = u + (2/rho) A u, T_{k+1} = 2 X T_k - T_{k-1} = (4/rho) A T_k + 2 T_k - T_{k-1};
+  // sum = a_0 T_0 + 2 sum_k a_k T_k.
+  Vec prev = previous_, cur = current_;
+  FPDP_PETSC(VecCopy(u, prev));
+  FPDP_PETSC(VecCopy(u, sum_));
+  FPDP_PETSC(VecScale(sum_, a[0]));
+  if (a.size() > 1) {
+    FPDP_PETSC(MatMult(A_, u, product_));
+    ++products_;
+    FPDP_PETSC(VecWAXPY(cur, 2.0 / rho_, product_, u));
+    FPDP_PETSC(VecAXPY(sum_, 2.0 * a[1], cur));
+  }
+  for (std::size_t k = 2; k < a.size(); ++k) {
+    FPDP_PETSC(MatMult(A_, cur, product_));
+    ++products_;
+    FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));  // prev <- T_k
+    FPDP_PETSC(VecAXPY(sum_, 2.0 * a[k], prev));
+    std::swap(prev, cur);
+  }
+  FPDP_PETSC(VecCopy(sum_, u));
+}
+
+void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
+  step_ = fromStep;
+  stopAfter_ = -1;
+  const long every = settings_.observeEvery;
+  while (step_ < settings_.steps && (stopAfter_ < 0 || step_ < stopAfter_)) {
+    const long next = std::min(settings_.steps, (step_ / every + 1) * every);
+    propagate(u, settings_.dt * static_cast<double>(next - step_));
+    step_ = next;
+    time_ = startTime + settings_.dt * static_cast<double>(step_);
+    observer(step_, time_, u);
+  }
+}
+
+void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime) {
+  products_ = 0;
+  step_ = 0;
+  time_ = startTime;
+  observer(0, startTime, u);
+  advance(u, observer, 0, startTime);
+}
+
+void ExponentialEvolution::resume(Vec u, const Observer& observer, const IntegratorState& state) {
+  if (state.tsType != "exponential")
+    throw PetscFailure("the checkpoint was written by ts_type " + state.tsType + ", this run uses exponential");
+  if (state.step % settings_.observeEvery != 0 && state.step != settings_.steps)
+    throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
+  products_ = 0;
+  time_ = state.time;
+  // Times are startTime + step dt: the start time of the uninterrupted run.
+  advance(u, observer, state.step, state.time - settings_.dt * static_cast<double>(state.step));
+}
+
+IntegratorState ExponentialEvolution::captureState() const {
+  IntegratorState s;
+  s.tsType = "exponential";
+  s.step = step_;
+  s.time = time_;
+  s.timeStep = settings_.dt;
+  return s;
+}
+
+std::string ExponentialEvolution::describe() const {
+  std::ostringstream os;
+  os.precision(6);
+  os << "ts_type=exponential (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
+     << " terms per output interval)";
+  return os.str();
+}
+
+}  // namespace fpdp::solver

@@ -149,6 +149,7 @@ Options:
 PETSc options (single dash) override the case file's [solver] keys, e.g.
   -ts_type cn|bdf|beuler|arkimex|rosw   time integrator (default: bdf, order 2)
   -ts_type exponential                  exp(T A) between output steps, Chebyshev expansion (Langevin, Sigma = D I)
+  -fpdp_exponential_aij                 with it: PETSc's AIJ product instead of the star-stencil kernel (comparison)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
   -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)

@@ -159,6 +159,46 @@ double Gaussian::density(const Vector& x) const {
   return std::exp(logNorm_ - 0.5 * dx.dot(covInv_ * dx));
 }
 
+double Gaussian::axisProbability(int axis, double lo, double hi) const {
+  const double sd = std::sqrt(cov_(axis, axis));
+  return standardNormalProbability((lo - mean_[axis]) / sd, (hi - mean_[axis]) / sd, (hi - lo) / sd);
+}
+
+TensorCellAverages::TensorCellAverages(const Gaussian& g, const std::array<std::vector<double>, 3>& faces,
+                                       std::array<int, 3> start, std::array<int, 3> count)
+    : g_(g), faces_(faces), start_(start) {
+  if (!g.isDiagonal()) return;
+  for (int a = 0; a < g.dim(); ++a) {
+    auto& avg = axisAverage_[static_cast<std::size_t>(a)];
+    const auto& f = faces[static_cast<std::size_t>(a)];
+    for (int i = start[static_cast<std::size_t>(a)]; i < start[static_cast<std::size_t>(a)] + count[static_cast<std::size_t>(a)]; ++i) {
+      const double lo = f[static_cast<std::size_t>(i)], hi = f[static_cast<std::size_t>(i) + 1];
+      if (!(lo < hi)) throw std::invalid_argument("TensorCellAverages: empty cell (lo >= hi on an axis)");
+      avg.push_back(g.axisProbability(a, lo, hi));
+    }
+  }
+}
+
+double TensorCellAverages::operator()(int i, int j, int k) const {
+  const std::array<int, 3> c{i, j, k};
+  const int d = g_.dim();
+  if (!g_.isDiagonal()) {
+    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
+    for (int a = 0; a < d; ++a) {
+      lo[a] = faces_[a][static_cast<std::size_t>(c[a])];
+      hi[a] = faces_[a][static_cast<std::size_t>(c[a]) + 1];
+    }
+    return g_.cellAverage(lo, hi);
+  }
+  // As boxProbability / volume: the product of the axis probabilities, then divided by the product of the widths.
+  double probability = 1, volume = 1;
+  for (int a = 0; a < d; ++a) {
+    probability *= axisAverage_[a][static_cast<std::size_t>(c[a] - start_[a])];
+    volume *= faces_[a][static_cast<std::size_t>(c[a]) + 1] - faces_[a][static_cast<std::size_t>(c[a])];
+  }
+  return probability / volume;
+}
+
 double Gaussian::cellAverage(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int gaussPoints) const {
   double volume = 1;
   for (int i = 0; i < std::min(dim(), 3); ++i) {
@@ -185,11 +225,7 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
   if (diagonal_) {
     // Independent coordinates: the probability factorises over the axes.
     double probability = 1;
-    for (int i = 0; i < d; ++i) {
-      const double sd = std::sqrt(cov_(i, i));
-      probability *=
-          standardNormalProbability((lo[i] - mean_[i]) / sd, (hi[i] - mean_[i]) / sd, (hi[i] - lo[i]) / sd);
-    }
+    for (int i = 0; i < d; ++i) probability *= axisProbability(i, lo[i], hi[i]);
     return probability;
   }
 

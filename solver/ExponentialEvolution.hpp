@@ -1,10 +1,10 @@
 #pragma once
 // u(t + T) = exp(T A) u(t) for a constant operator A with real, non-positive spectrum, evaluated by the Chebyshev
-// expansion of the exponential (docs/scheme.md §9): no time-discretisation error, only a truncation below
-// kChebyshevTruncation, and no linear solve, only products with A.
+// expansion of the exponential (docs/scheme.md §3, "Exponential integration"): no time-discretisation error, only a
+// truncation below kChebyshevTruncation, and no linear solve, only products with A.
 //
 // Why the spectrum is real: the Scharfetter–Gummel operator of a Langevin problem with Sigma = D I satisfies
-// detailed balance with the discrete Gibbs density pi = exp(-L/D) (docs/scheme.md §1): a_ij pi_j V_i = a_ji pi_i V_j,
+// detailed balance with the discrete Gibbs density pi = exp(-L/D) (docs/scheme.md §2): a_ij pi_j V_i = a_ji pi_i V_j,
 // so W^-1 A W is symmetric for W = diag(sqrt(pi / V)), and A, similar to it, has real eigenvalues, all <= 0.
 // ExponentialEvolution does not take this on trust: it measures the symmetry of W^-1 A W entry by entry and refuses
 // an operator whose defect exceeds kDetailedBalanceTolerance (anisotropic noise, fourth-order fluxes).
@@ -18,6 +18,7 @@
 // sqrt(c), i.e. like sqrt(T rho), where an implicit integrator's work grows like the number of steps.
 // The integrator jumps from output step to output step: the observer sees steps 0, every, 2 every, ..., steps.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@
 #include "solver/DensityPropagator.hpp"
 
 namespace fpdp::solver {
+
+class StarStencilMatrix;
 
 /// Relative truncation error allowed per interval (in the norm above).
 inline constexpr double kChebyshevTruncation = 1e-15;
@@ -51,6 +54,7 @@ public:
   /// Throws std::invalid_argument if W^-1 A W is not symmetric to kDetailedBalanceTolerance.
   ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, Vec w,
                        const ExponentialSettings& settings);
+  ~ExponentialEvolution() override;
 
   void run(Vec u, const Observer& observer, double startTime = 0.0) override;
   void resume(Vec u, const Observer& observer, const IntegratorState& state) override;
@@ -84,6 +88,8 @@ private:
   double time_ = 0.0;
   long stopAfter_ = -1;
   long products_ = 0;
+  std::unique_ptr<StarStencilMatrix> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
+  meshes::VecHandle ghostedCurrent_;            // several ranks: T_k with its ghost layer
 };
 
 }  // namespace fpdp::solver

@@ -94,16 +94,18 @@ void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation 
   PetscScalar* a;
   FPDP_PETSC(VecGetArray(u, &a));
   double localMass = 0.0;
+  std::array<std::vector<double>, 3> faces;
+  std::array<int, 3> start{0, 0, 0}, count{1, 1, 1};
+  for (int d = 0; d < mesh_.dim(); ++d) {
+    faces[static_cast<std::size_t>(d)] = box.axis(d).faces();
+    start[static_cast<std::size_t>(d)] = static_cast<int>(mesh_.owned().start[static_cast<std::size_t>(d)]);
+    count[static_cast<std::size_t>(d)] = static_cast<int>(mesh_.owned().count[static_cast<std::size_t>(d)]);
+  }
+  const models::TensorCellAverages averages(problem_.initial, faces, start, count);
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
-    const std::array<PetscInt, 3> c{i, j, k};
-    for (int d = 0; d < mesh_.dim(); ++d) {
-      lo[d] = box.axis(d).face(static_cast<int>(c[d]));
-      hi[d] = box.axis(d).face(static_cast<int>(c[d]) + 1);
-    }
     const double avg = representation == meshes::FieldRepresentation::PointValues
                            ? problem_.initial.density(toVector(box.centre(i, j, k), mesh_.dim()))
-                           : problem_.initial.cellAverage(lo, hi);
+                           : averages(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
     a[2 * l] = avg;
     a[2 * l + 1] = avg;
     localMass += vol[l] * avg;

@@ -57,6 +57,11 @@ struct NoiseSpec {
     if (covariance) return *covariance;
     return sigma * sigma * models::Matrix::Identity(d, d);
   }
+  /// Whether Sigma (prime: Sigma') is a multiple of the identity.
+  bool isotropic(bool prime, int d) const {
+    const models::Matrix S = sigmaFor(prime, d);
+    return (S - S(0, 0) * models::Matrix::Identity(d, d)).cwiseAbs().maxCoeff() == 0.0;
+  }
 };
 
 struct InitialSpec {
@@ -110,9 +115,11 @@ struct PrivacySpec {
 
 /// solver.ts_type (or -ts_type) that selects solver::ExponentialEvolution instead of a PETSc TS.
 inline constexpr const char* kExponentialTsType = "exponential";
+/// The default solver.ts_type: "exponential" where it applies (app::effectiveTsType), else "bdf".
+inline constexpr const char* kAutoTsType = "auto";
 
 struct SolverSpec {
-  std::string ts_type = "bdf";        // PETSc TS type; -ts_type on the command line wins
+  std::string ts_type = kAutoTsType;  // "auto", "exponential" or a PETSc TS type; -ts_type on the command line wins
   std::string ksp_type = "preonly";
   std::string pc_type = "lu";
   std::string petsc_options;          // further PETSc options, command-line syntax

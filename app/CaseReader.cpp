@@ -1270,8 +1270,9 @@ private:
   // when the run builds its operator.)
   void checkExponentialApplies(const Case& c) const {
     const toml::node& tsNode = *given("solver", "ts_type");
-    const std::string allowed = "a PETSc TS type, or \"exponential\" for Langevin runs with noise Sigma = sigma^2 I "
-                                "(or noise.covariance a multiple of the identity) and solver.spatial_order = 2";
+    const std::string allowed = "\"auto\", a PETSc TS type, or \"exponential\" for Langevin runs with noise "
+                                "Sigma = sigma^2 I (or noise.covariance a multiple of the identity) and "
+                                "solver.spatial_order = 2";
     if (c.dynamics != "langevin")
       fail("solver.ts_type", tsNode,
            "exp(T A) needs one constant generator; case.dynamics = \"" + c.dynamics + "\" is not Langevin diffusion",
@@ -1281,10 +1282,7 @@ private:
            "fourth-order fluxes have no detailed balance, which solver.ts_type = \"exponential\" needs", allowed);
     for (const char* key : {"covariance", "covariance_prime"}) {
       const toml::node* node = given("noise", key);
-      if (!node) continue;
-      const models::Matrix S = c.noise.sigmaFor(std::string(key) == "covariance_prime", c.mesh.dim);
-      const models::Matrix iso = S(0, 0) * models::Matrix::Identity(S.rows(), S.cols());
-      if ((S - iso).cwiseAbs().maxCoeff() != 0.0)
+      if (node && !c.noise.isotropic(std::string(key) == "covariance_prime", c.mesh.dim))
         fail(std::string("noise.") + key, *node,
              "is not a multiple of the identity: with anisotropic noise the operator has no detailed balance, "
              "which solver.ts_type = \"exponential\" needs",

@@ -257,13 +257,15 @@ constexpr Parameter kParameters[] = {
      "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added."},
 
     // [solver]
-    {"solver", "ts_type", "string", "—", Presence::Default, R"("bdf")",
-     "\"exponential\", or a name made of [a-z0-9_] (a PETSc TS type)", "",
-     "PETSc time integrator (TSSetType); -ts_type on the command line wins. \"exponential\" (Langevin runs): "
-     "u(t + T) = exp(T A) u(t) from output step to output step by a Chebyshev expansion, with no time-stepping "
-     "error and no linear solves (docs/scheme.md §3); needs Sigma and Sigma' multiples of the identity and "
-     "solver.spatial_order = 2 (the operator must satisfy detailed balance, which is checked); time.dt then only "
-     "sets the output times, and numerical faults are checked at the output steps."},
+    {"solver", "ts_type", "string", "—", Presence::Default, R"("auto")",
+     "\"auto\", \"exponential\", or a name made of [a-z0-9_] (a PETSc TS type)", "",
+     "Time integrator; -ts_type on the command line wins. \"exponential\" (Langevin runs): u(t + T) = exp(T A) u(t) "
+     "from output step to output step by a Chebyshev expansion, with no time-stepping error and no linear solves "
+     "(docs/scheme.md §3); it needs Sigma and Sigma' multiples of the identity and solver.spatial_order = 2 (the "
+     "operator must satisfy detailed balance, which is checked); time.dt then only sets the output times, and "
+     "numerical faults are checked at the output steps. A PETSc TS type (TSSetType, e.g. \"bdf\", \"cn\") steps "
+     "with time.dt. \"auto\": \"exponential\" where it applies, else \"bdf\" (second order); the run's summary "
+     "names the one used."},
     {"solver", "ksp_type", "string", "—", Presence::Default, R"("preonly")",
      "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
     {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",

@@ -72,9 +72,40 @@ std::string optionOr(const char* name, const std::string& fallback) {
 }
 }  // namespace
 
-std::string effectiveTsType(const SolverSpec& solver) { return optionOr("-ts_type", solver.ts_type); }
+namespace {
+/// Whether a PETSc time-stepping or linear-solver option is set (command line or solver.petsc_options), or the case
+/// names a linear solver: the user is configuring a stepping integrator.
+bool steppingOptionsGiven(const SolverSpec& solver) {
+  if (solver.ksp_type != SolverSpec{}.ksp_type || solver.pc_type != SolverSpec{}.pc_type) return true;
+  PetscInt n = 0;
+  char** names = nullptr;
+  char** values = nullptr;
+  FPDP_PETSC(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  bool given = false;
+  for (PetscInt i = 0; i < n; ++i)
+    for (const char* prefix : {"ts_", "ksp_", "pc_", "snes_", "mg_", "sub_"})
+      if (std::string(names[i]).rfind(prefix, 0) == 0) given = true;
+  FPDP_PETSC(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  return given;
+}
+}  // namespace
 
-void validateSolverTypes(const SolverSpec& solver) {
+std::string requestedTsType(const SolverSpec& solver) { return optionOr("-ts_type", solver.ts_type); }
+
+std::string effectiveTsType(const Case& c) {
+  const std::string chosen = requestedTsType(c.solver);
+  if (chosen != kAutoTsType) return chosen;
+  // exp(T A) needs detailed balance (docs/scheme.md §3, "Exponential integration"): Langevin, Sigma and Sigma'
+  // multiples of the identity, second-order fluxes; and a user who sets stepping or linear-solver options wants a
+  // stepping integrator. Otherwise BDF2.
+  const bool exponential = c.dynamics == "langevin" && c.solver.spatial_order == 2 &&
+                           c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim) &&
+                           !steppingOptionsGiven(c.solver);
+  return exponential ? kExponentialTsType : "bdf";
+}
+
+void validateSolverTypes(const Case& c) {
+  const SolverSpec& solver = c.solver;
   PetscHandle<TS, TSDestroy> ts;
   PetscHandle<KSP, KSPDestroy> ksp;
   PetscHandle<PC, PCDestroy> pc;
@@ -82,7 +113,7 @@ void validateSolverTypes(const SolverSpec& solver) {
   FPDP_PETSC(KSPCreate(PETSC_COMM_SELF, ksp.out()));
   FPDP_PETSC(PCCreate(PETSC_COMM_SELF, pc.out()));
   // The effective names: a command-line / petsc_options value wins over the typed key.
-  const std::string tsType = effectiveTsType(solver);
+  const std::string tsType = effectiveTsType(c);
   if (tsType != kExponentialTsType)
     checkType<TS, TSSetType>(ts, "solver.ts_type / -ts_type", tsType, "time integrator");
   checkType<KSP, KSPSetType>(ksp, "solver.ksp_type / -ksp_type", optionOr("-ksp_type", solver.ksp_type),

@@ -30,11 +30,14 @@ struct SolverConfigurationError : std::runtime_error {
 
 /// Adds the case's petsc_options to the options database unless the command line already set them.
 void insertCaseOptions(const SolverSpec& solver);
-/// The time integrator in effect: -ts_type from the command line or petsc_options, else solver.ts_type (a PETSc TS
-/// type, or "exponential": solver::ExponentialEvolution). Reading -ts_type marks it used.
-std::string effectiveTsType(const SolverSpec& solver);
+/// The time integrator in effect: -ts_type from the command line or petsc_options, else solver.ts_type; "auto" resolves
+/// to "exponential" (solver::ExponentialEvolution) for Langevin runs with Sigma and Sigma' multiples of the identity and
+/// solver.spatial_order = 2, and to "bdf" otherwise. Reading -ts_type marks it used.
+std::string effectiveTsType(const Case& c);
+/// -ts_type from the command line or petsc_options, else solver.ts_type, unresolved ("auto" stays "auto").
+std::string requestedTsType(const SolverSpec& solver);
 /// Checks the TS/KSP/PC type names of the case and of the command line against PETSc's registries.
-void validateSolverTypes(const SolverSpec& solver);
+void validateSolverTypes(const Case& c);
 
 /// While alive, PETSc errors are not printed but recorded; message() is the first one's text.
 class PetscErrorCapture {

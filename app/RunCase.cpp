@@ -160,11 +160,14 @@ int runCase(const Case& c, const RunOptions& options) {
   const meshes::DistributedBoxMesh mesh(comm, buildBox(c.mesh), 2, stencil, fourth ? 2 : 1);
   const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy);
   std::unique_ptr<solver::DensityPropagator> evolution;
+  std::string autoFallback;  // solver.ts_type = "auto": why the exponential integrator was not used (empty: it was)
   std::unique_ptr<solver::NoisyGradientDescent> gd;
   {
     PetscErrorCapture capture;
     try {
-      if (!noisyGd && effectiveTsType(c.solver) == kExponentialTsType) {
+      const std::string tsType = noisyGd ? std::string() : effectiveTsType(c);
+      const std::string steppingType = tsType == kExponentialTsType ? "bdf" : tsType;  // "auto" may fall back
+      if (!noisyGd && tsType == kExponentialTsType) {
         // exp(T A) between output steps (solver/ExponentialEvolution.hpp, docs/scheme.md §3): needs an operator with
         // detailed balance, which it measures.
         const auto weights = mesh.createVector();
@@ -174,16 +177,22 @@ int runCase(const Case& c, const RunOptions& options) {
               mesh, disc.spatialOperator().assemble(), weights,
               solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
         } catch (const std::logic_error& e) {  // std::invalid_argument included
-          throw SolverConfigurationError(
-              "solver.ts_type = \"exponential\" needs a Scharfetter–Gummel operator with detailed balance "
-              "(noise Sigma and Sigma' multiples of the identity, solver.spatial_order = 2): " + std::string(e.what()) +
-              "; use a PETSc time integrator (e.g. \"bdf\") for this case");
+          const std::string reason = "exp(T A) needs a Scharfetter–Gummel operator with detailed balance (noise Sigma "
+                                     "and Sigma' multiples of the identity, solver.spatial_order = 2): " +
+                                     std::string(e.what());
+          if (requestedTsType(c.solver) != kAutoTsType)
+            throw SolverConfigurationError("solver.ts_type = \"exponential\": " + reason +
+                                           "; use a PETSc time integrator (e.g. \"bdf\") for this case");
+          // "auto": BDF2 instead, and the summary says why.
+          autoFallback = reason;
         }
-      } else if (!noisyGd) {
-        const solver::TimeIntegration ti{c.time.dt, c.time.steps(), c.solver.ts_type, c.solver.ksp_type,
-                                         c.solver.pc_type, ""};
+      }
+      if (!noisyGd && !evolution) {
+        const solver::TimeIntegration ti{c.time.dt, c.time.steps(), steppingType, c.solver.ksp_type, c.solver.pc_type,
+                                         ""};
         evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
-      } else {
+      }
+      if (noisyGd) {
         solver::NoisyGdSettings settings;
         settings.constraint = c.noisyGd.constraintSet;  // Pi_C with boundary bins (docs/noisy-gd.md §6)
         settings.eta = c.noisyGd.eta;
@@ -766,9 +775,12 @@ int runCase(const Case& c, const RunOptions& options) {
             << " cells per noise standard deviation, aliasing up to " << fmt(total, "%.1e")
             << " of the densities): refine mesh.cells (about 1.5 cells per standard deviation reach round-off)\n";
       }
-    } else
+    } else {
       s << "  solver: " << solverDescription << ", dt = " << c.time.dt << ", " << steps << " steps to t = " << tEnd
         << "\n";
+      if (!autoFallback.empty())
+        s << "  solver.ts_type = \"auto\" chose bdf, not exponential: " << autoFallback << "\n";
+    }
     s << "  measured sup|grad L_D - grad L_D'| on the mesh = " << fmt(gradientGap);
     if (pairGap) s << "  (closed form " << (pairGap->exact ? "= " : "<= ") << fmt(pairGap->value / D.size()) << ")";
     s << "\n";

@@ -38,7 +38,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   try {
     insertCaseOptions(c.solver);
-    validateSolverTypes(c.solver);
+    validateSolverTypes(c);
     if (cl.command == "check") {
       if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
                                  c.mesh.dim, c.data.records.size());

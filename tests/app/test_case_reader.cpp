@@ -241,7 +241,7 @@ BOOST_AUTO_TEST_CASE(omitted_keys_take_their_defaults) {
   BOOST_TEST(c.output.fields == true);
   BOOST_TEST(c.output.directory == "my_case-output");
   BOOST_TEST(labelsOf(c) == (std::vector<std::string>{"2", "10"}), boost::test_tools::per_element());
-  BOOST_TEST(c.solver.ts_type == "bdf");
+  BOOST_TEST(c.solver.ts_type == "auto");
   BOOST_TEST(c.solver.ksp_type == "preonly");
   BOOST_TEST(c.solver.pc_type == "lu");
   BOOST_TEST(c.solver.petsc_options == "");

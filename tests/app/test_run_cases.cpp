@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
   BOOST_TEST(readLongAttribute(id, "/", "dim") == 1);
   BOOST_TEST(readLongAttribute(id, "/", "ranks") == 1);
   BOOST_TEST(std::regex_match(readStringAttribute(id, "/", "fpdp_version"), std::regex(R"(\d+\.\d+\.\d+.*)")));
-  BOOST_TEST(contains(readStringAttribute(id, "/", "solver"), "ts_type=bdf"));
+  BOOST_TEST(contains(readStringAttribute(id, "/", "solver"), "ts_type=exponential"));  // "auto" on an isotropic case
 
   // /parameters is parameters.toml, byte for byte.
   const std::string parameters = readStringDataset(id, "/parameters");
@@ -545,10 +545,10 @@ BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
   requireSuccess(runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet", work));
   {
     H5File f(out / "fpdp.h5");
-    BOOST_TEST(contains(readStringAttribute(f.id(), "/", "solver"), "ts_type=bdf"));
+    BOOST_TEST(contains(readStringAttribute(f.id(), "/", "solver"), "ts_type=exponential"));
   }
   const std::string firstParameters = readText(out / "parameters.toml");
-  BOOST_TEST(std::regex_search(firstParameters, tsTypeLine("bdf")), firstParameters);
+  BOOST_TEST(std::regex_search(firstParameters, tsTypeLine("auto")), firstParameters);
   writeText(out / "stale.txt", "left over from the first run\n");
 
   // Re-run with the [solver] case into the same, earlier fpdp output.

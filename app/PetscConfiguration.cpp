@@ -77,15 +77,16 @@ namespace {
 /// names a linear solver: the user is configuring a stepping integrator.
 bool steppingOptionsGiven(const SolverSpec& solver) {
   if (solver.ksp_type != SolverSpec{}.ksp_type || solver.pc_type != SolverSpec{}.pc_type) return true;
-  PetscInt n = 0;
-  char** names = nullptr;
-  char** values = nullptr;
-  FPDP_PETSC(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  // Every option set, used or not (reading an option marks it used, so PetscOptionsLeftGet would depend on who asked
+  // first): PetscOptionsGetAll gives them as one command-line string.
+  char* all = nullptr;
+  FPDP_PETSC(PetscOptionsGetAll(nullptr, &all));
+  std::istringstream tokens(all ? all : "");
+  FPDP_PETSC(PetscFree(all));
   bool given = false;
-  for (PetscInt i = 0; i < n; ++i)
-    for (const char* prefix : {"ts_", "ksp_", "pc_", "snes_", "mg_", "sub_"})
-      if (std::string(names[i]).rfind(prefix, 0) == 0) given = true;
-  FPDP_PETSC(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  for (std::string token; tokens >> token;)
+    for (const char* prefix : {"-ts_", "-ksp_", "-pc_", "-snes_", "-mg_", "-sub_"})
+      if (token.rfind(prefix, 0) == 0 && token != "-ts_type") given = true;
   return given;
 }
 }  // namespace

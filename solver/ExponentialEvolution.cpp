@@ -251,9 +251,10 @@ const std::vector<double>& ExponentialEvolution::coefficients(double T) {
 }
 
 long ExponentialEvolution::termsPerInterval() const {
-  return static_cast<long>(scaledBesselCoefficients(0.5 * settings_.dt * static_cast<double>(settings_.observeEvery) * rho_,
-                                                    kChebyshevTruncation)
-                               .size());
+  // A full interval is observeEvery steps, unless the whole run is shorter.
+  const long steps = std::max(1L, std::min(settings_.observeEvery, settings_.steps));
+  return static_cast<long>(
+      scaledBesselCoefficients(0.5 * settings_.dt * static_cast<double>(steps) * rho_, kChebyshevTruncation).size());
 }
 
 void ExponentialEvolution::propagate(Vec u, double T) {

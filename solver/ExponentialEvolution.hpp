@@ -68,7 +68,8 @@ public:
   double spectralBound() const { return rho_; }
   /// The measured detailed-balance defect of A (see detailedBalanceDefect).
   double detailedBalanceDefectOfA() const { return defect_; }
-  /// Terms of the expansion of a full interval (observeEvery steps), and products with A over the last run.
+  /// Terms of the expansion of a full interval (observeEvery steps, or the whole run if shorter), and products with A
+  /// over the last run.
   long termsPerInterval() const;
   long operatorProducts() const { return products_; }
   /// u <- exp(T A) u.

@@ -529,6 +529,24 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
   }
 }
 
+// solver.ts_type = "auto" (the default): the exponential integrator on an isotropic Langevin case, BDF2 as soon as a
+// linear-solver or stepping option is given (even one that an earlier component has already read).
+BOOST_AUTO_TEST_CASE(auto_integrator_yields_to_stepping_options) {
+  TemporaryDirectory t("fpdp-run-test");
+  const fs::path work = makeWorkDir(t);
+  for (const auto& [options, expected] :
+       {std::pair<std::string, std::string>{"", "ts_type=exponential"},
+        {"-ksp_type preonly -pc_type lu", "ts_type=bdf"},
+        {"-ts_bdf_order 3", "ts_type=bdf"},
+        {"-ts_type cn", "ts_type=cn"}}) {
+    const fs::path out = t.path() / "out";
+    requireSuccess(runFpdp("run " + q(kOu1d) + " --output " + q(out) + " --quiet " + options, work));
+    H5File f(out / "fpdp.h5");
+    const std::string solver = readStringAttribute(f.id(), "/", "solver");
+    BOOST_TEST(contains(solver, expected), "options '" << options << "': " << solver);
+  }
+}
+
 // (e) Re-running into an earlier fpdp output replaces it; [solver] keys are honoured; the command line wins.
 BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
   TemporaryDirectory t("fpdp-run-test");

@@ -188,6 +188,15 @@ BOOST_AUTO_TEST_CASE(observer_sees_the_output_steps_and_restart_is_bit_identical
   BOOST_TEST(steps == (std::vector<long>{0, 10, 20, 25}), boost::test_tools::per_element());
   BOOST_TEST(times == (std::vector<double>{0.0, 0.5, 1.0, 1.25}), boost::test_tools::per_element());
   BOOST_TEST(at10.tsType == "exponential");
+  // 25 products would serve all three intervals (10, 10 and 5 steps) if each took the terms of a full interval.
+  BOOST_TEST(evo.operatorProducts() <= 3 * (evo.termsPerInterval() - 1));
+  BOOST_TEST(evo.describe().find(std::to_string(evo.termsPerInterval()) + " terms") != std::string::npos);
+  {  // An output interval longer than the run: the run's length counts.
+    solver::ExponentialEvolution longer(st.mesh, st.disc.spatialOperator().assemble(), st.weights, {0.05, 25, 1000});
+    BOOST_TEST(longer.termsPerInterval() == static_cast<long>(solver::scaledBesselCoefficients(
+                                                0.5 * 0.05 * 25 * longer.spectralBound(), solver::kChebyshevTruncation)
+                                                .size()));
+  }
   BOOST_TEST(at10.step == 10);
   const auto uninterrupted = values(u);
 

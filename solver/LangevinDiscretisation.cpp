@@ -1,6 +1,7 @@
 #include "solver/LangevinDiscretisation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -134,18 +135,26 @@ double LangevinDiscretisation::measuredGradientGap() const {
   return global;
 }
 
+namespace {
+/// D and D' of Sigma = D I and Sigma' = D' I, the diffusions of the Gibbs densities exp(-L/D); throws
+/// std::logic_error (naming `what`) for a Sigma or Sigma' that is not a multiple of the identity.
+std::array<double, 2> gibbsDiffusions(const LangevinProblem& problem, int dim, const char* what) {
+  const std::optional<double> p = isotropicDiffusion(problem.diffusionMatrixP(dim));
+  const std::optional<double> q = isotropicDiffusion(problem.diffusionMatrixQ(dim));
+  if (!p || !q)
+    throw std::logic_error(std::string("Sigma is not a multiple of the identity, so ") + what +
+                           " (the Gibbs density exp(-L/D) is not the steady state)");
+  return {*p, *q};
+}
+}  // namespace
+
 void LangevinDiscretisation::setGibbsState(Vec u) const {
-  const int dim = mesh_.dim();
-  const std::optional<double> diffusion[2] = {isotropicDiffusion(problem_.diffusionMatrixP(dim)),
-                                              isotropicDiffusion(problem_.diffusionMatrixQ(dim))};
-  if (!diffusion[0] || !diffusion[1])
-    throw std::logic_error("LangevinDiscretisation::setGibbsState: Sigma is not a multiple of the identity, so the "
-                           "steady state is not the Gibbs density exp(-L/D)");
+  const auto diffusion = gibbsDiffusions(problem_, mesh_.dim(), "LangevinDiscretisation::setGibbsState has no state");
   const auto& vol = mesh_.ownedVolumes();
   PetscScalar* a;
   FPDP_PETSC(VecGetArray(u, &a));
   for (int f = 0; f < 2; ++f) {
-    const double D = *diffusion[f];
+    const double D = diffusion[static_cast<std::size_t>(f)];
     const auto phi = op_.potentialAtOwnedCells(f);
     // Shift by the global minimum so exp never overflows, then normalise.
     double localMin = phi.empty() ? INFINITY : *std::min_element(phi.begin(), phi.end()), gmin;
@@ -162,17 +171,13 @@ void LangevinDiscretisation::setGibbsState(Vec u) const {
 }
 
 void LangevinDiscretisation::setSymmetrisingWeights(Vec w) const {
-  const int dim = mesh_.dim();
-  const std::optional<double> diffusion[2] = {isotropicDiffusion(problem_.diffusionMatrixP(dim)),
-                                              isotropicDiffusion(problem_.diffusionMatrixQ(dim))};
-  if (!diffusion[0] || !diffusion[1])
-    throw std::logic_error("Sigma is not a multiple of the identity: the Langevin operator has no detailed balance "
-                           "with a Gibbs density");
+  const auto diffusion =
+      gibbsDiffusions(problem_, mesh_.dim(), "the Langevin operator has no detailed balance with a Gibbs density");
   const auto& vol = mesh_.ownedVolumes();
   PetscScalar* a;
   FPDP_PETSC(VecGetArray(w, &a));
   for (int f = 0; f < 2; ++f) {
-    const double D = *diffusion[f];
+    const double D = diffusion[static_cast<std::size_t>(f)];
     const auto phi = op_.potentialAtOwnedCells(f);
     // Shift by the mid-range of phi / D so that neither w nor 1 / w leaves the double range before it must.
     double lmin = INFINITY, lmax = -INFINITY;

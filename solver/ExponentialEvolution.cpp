@@ -303,7 +303,6 @@ void ExponentialEvolution::propagate(Vec u, double T) {
 
 void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
   step_ = fromStep;
-  stopAfter_ = -1;
   const long every = settings_.observeEvery;
   while (step_ < settings_.steps && (stopAfter_ < 0 || step_ < stopAfter_)) {
     const long next = std::min(settings_.steps, (step_ / every + 1) * every);
@@ -318,6 +317,7 @@ void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime
   products_ = 0;
   step_ = 0;
   time_ = startTime;
+  stopAfter_ = -1;  // before the first observer call, which may already stop the run (a fault in the initial state)
   observer(0, startTime, u);
   advance(u, observer, 0, startTime);
 }
@@ -329,6 +329,7 @@ void ExponentialEvolution::resume(Vec u, const Observer& observer, const Integra
     throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
   products_ = 0;
   time_ = state.time;
+  stopAfter_ = -1;
   // Times are startTime + step dt: the start time of the uninterrupted run.
   advance(u, observer, state.step, state.time - settings_.dt * static_cast<double>(state.step));
 }

@@ -216,6 +216,14 @@ BOOST_AUTO_TEST_CASE(observer_sees_the_output_steps_and_restart_is_bit_identical
   });
   BOOST_TEST(stopped == (std::vector<long>{0, 10}), boost::test_tools::per_element());
   BOOST_TEST(evo.stepsTaken() == 10);
+  // A stop at the initial state (a fault in it) ends the run before the first interval.
+  stopped.clear();
+  evo.run(u, [&](long step, double, Vec) {
+    stopped.push_back(step);
+    evo.stopAfter(step);
+  });
+  BOOST_TEST(stopped == (std::vector<long>{0}), boost::test_tools::per_element());
+  BOOST_TEST(evo.operatorProducts() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {

@@ -169,12 +169,12 @@ TensorCellAverages::TensorCellAverages(const Gaussian& g, const std::array<std::
     : g_(g), faces_(faces), start_(start) {
   if (!g.isDiagonal()) return;
   for (int a = 0; a < g.dim(); ++a) {
-    auto& avg = axisAverage_[static_cast<std::size_t>(a)];
-    const auto& f = faces[static_cast<std::size_t>(a)];
-    for (int i = start[static_cast<std::size_t>(a)]; i < start[static_cast<std::size_t>(a)] + count[static_cast<std::size_t>(a)]; ++i) {
+    const auto axis = static_cast<std::size_t>(a);
+    const auto& f = faces[axis];
+    for (int i = start[axis]; i < start[axis] + count[axis]; ++i) {
       const double lo = f[static_cast<std::size_t>(i)], hi = f[static_cast<std::size_t>(i) + 1];
       if (!(lo < hi)) throw std::invalid_argument("TensorCellAverages: empty cell (lo >= hi on an axis)");
-      avg.push_back(g.axisProbability(a, lo, hi));
+      axisProbability_[axis].push_back(g.axisProbability(a, lo, hi));
     }
   }
 }
@@ -193,7 +193,7 @@ double TensorCellAverages::operator()(int i, int j, int k) const {
   // As boxProbability / volume: the product of the axis probabilities, then divided by the product of the widths.
   double probability = 1, volume = 1;
   for (int a = 0; a < d; ++a) {
-    probability *= axisAverage_[a][static_cast<std::size_t>(c[a] - start_[a])];
+    probability *= axisProbability_[a][static_cast<std::size_t>(c[a] - start_[a])];
     volume *= faces_[a][static_cast<std::size_t>(c[a]) + 1] - faces_[a][static_cast<std::size_t>(c[a])];
   }
   return probability / volume;

@@ -51,7 +51,7 @@ private:
   const Gaussian& g_;
   const std::array<std::vector<double>, 3>& faces_;
   std::array<int, 3> start_;
-  std::array<std::vector<double>, 3> axisAverage_;  // probability / width per axis (diagonal only)
+  std::array<std::vector<double>, 3> axisProbability_;  // per axis, the probability of each cell's interval (diagonal only)
 };
 
 /// Rényi divergence of order alpha > 1 between N(m1, S1) and N(m2, S2) (Gil–Alajaji–Linder, MATH.md §6).

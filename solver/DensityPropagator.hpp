@@ -2,7 +2,8 @@
 // What the run loop needs of a time integrator of du/dt = A u (A constant): advance the state from step to step,
 // call an observer at the steps it reports, stop early on request, and capture / restore its state for
 // checkpoint and restart. Two implementations: DensityEvolution (PETSc TS: BDF, Crank–Nicolson, ...) and
-// ExponentialEvolution (u(t + T) = exp(T A) u(t) between output steps, Chebyshev expansion; docs/scheme.md §3, "Exponential integration").
+// ExponentialEvolution (u(t + T) = exp(T A) u(t) between output steps, Chebyshev expansion; docs/scheme.md §3,
+// "Exponential integration").
 #include <petscvec.h>
 
 #include <functional>

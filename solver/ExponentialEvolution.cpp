@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <stdexcept>
 #include <array>
 #include <memory>
+#include <stdexcept>
 
 namespace fpdp::solver {
 
 std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
-  if (!(c >= 0.0) || !std::isfinite(c)) throw std::invalid_argument("scaledBesselCoefficients: c must be finite and >= 0");
+  if (!(c >= 0.0) || !std::isfinite(c))
+    throw std::invalid_argument("scaledBesselCoefficients: c must be finite and >= 0");
   if (c == 0.0) return {1.0};
   // e^{-c} I_k(c) ~ exp(-k^2 / (2c)) / sqrt(2 pi c) for large c, and ~ (c/2)^k / k! e^{-c} for small c: starting
   // the backward recurrence well beyond the index where the terms fall below the tolerance makes the start error
@@ -36,7 +37,8 @@ std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
   // Truncate: the first K with 2 sum_{k > K} b_k <= tolerance.
   double tail = 0.0;
   long K = start;
-  while (K > 0 && tail + 2.0 * b[static_cast<std::size_t>(K)] <= tolerance) tail += 2.0 * b[static_cast<std::size_t>(K--)];
+  while (K > 0 && tail + 2.0 * b[static_cast<std::size_t>(K)] <= tolerance)
+    tail += 2.0 * b[static_cast<std::size_t>(K--)];
   b.resize(static_cast<std::size_t>(K) + 1);
   return b;
 }
@@ -246,7 +248,8 @@ ExponentialEvolution::~ExponentialEvolution() = default;
 
 const std::vector<double>& ExponentialEvolution::coefficients(double T) {
   auto it = coefficients_.find(T);
-  if (it == coefficients_.end()) it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
+  if (it == coefficients_.end())
+    it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
   return it->second;
 }
 

@@ -484,3 +484,26 @@ BOOST_AUTO_TEST_CASE(ou_point_start_renyi_matches_the_tanh_formula) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// TensorCellAverages gives cellAverage's values bit for bit: per-axis factors for a diagonal covariance (the same
+// products in the same order), cellAverage itself for a full one; on a graded, offset block of cells.
+BOOST_AUTO_TEST_CASE(tensor_cell_averages_equal_cell_average) {
+  std::array<std::vector<double>, 3> faces;
+  for (int a = 0; a < 3; ++a)
+    for (int i = 0; i <= 9; ++i) faces[static_cast<std::size_t>(a)].push_back(-3.0 + 0.07 * i * i + 0.1 * a);
+  fpdp::models::Matrix diag = fpdp::models::Matrix::Zero(3, 3);
+  diag.diagonal() << 0.5, 1.2, 0.8;
+  fpdp::models::Matrix full = diag;
+  full(0, 1) = full(1, 0) = 0.2;
+  for (const auto& cov : {diag, full}) {
+    const fpdp::models::Gaussian g(fpdp::models::Vector::Constant(3, 0.3), cov);
+    const fpdp::models::TensorCellAverages averages(g, faces, {2, 1, 3}, {5, 7, 4});
+    for (int k = 3; k < 7; ++k)
+      for (int j = 1; j < 8; ++j)
+        for (int i = 2; i < 7; ++i) {
+          const std::array<double, 3> lo{faces[0][i], faces[1][j], faces[2][k]};
+          const std::array<double, 3> hi{faces[0][i + 1], faces[1][j + 1], faces[2][k + 1]};
+          BOOST_TEST(averages(i, j, k) == g.cellAverage(lo, hi));
+        }
+  }
+}

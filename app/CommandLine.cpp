@@ -147,8 +147,11 @@ Options:
   --version      the version
 
 PETSc options (single dash) override the case file's [solver] keys, e.g.
-  -ts_type cn|bdf|beuler|arkimex|rosw   time integrator (default: bdf, order 2)
+  -ts_type cn|bdf|beuler|arkimex|rosw   a PETSc time integrator (bdf: order 2 unless -ts_bdf_order)
   -ts_type exponential                  exp(T A) between output steps, Chebyshev expansion (Langevin, Sigma = D I)
+                                        default (solver.ts_type = "auto"): exponential where it applies and no
+                                        -ts_*/-ksp_*/-pc_* option (other than a _view, _monitor or
+                                        _converged_reason diagnostic) is given, else bdf
   -fpdp_exponential_aij                 with it: PETSc's AIJ product instead of the star-stencil kernel (comparison)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU

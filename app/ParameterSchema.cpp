@@ -264,8 +264,9 @@ constexpr Parameter kParameters[] = {
      "(docs/scheme.md §3); it needs Sigma and Sigma' multiples of the identity and solver.spatial_order = 2 (the "
      "operator must satisfy detailed balance, which is checked); time.dt then only sets the output times, and "
      "numerical faults are checked at the output steps. A PETSc TS type (TSSetType, e.g. \"bdf\", \"cn\") steps "
-     "with time.dt. \"auto\": \"exponential\" where it applies, else \"bdf\" (second order); the run's summary "
-     "names the one used."},
+     "with time.dt. \"auto\": \"exponential\" where it applies and no PETSc stepping or linear-solver option "
+     "(-ts_*, -ksp_*, -pc_*, -snes_*, -mg_*; diagnostics such as -ksp_view aside) is given, else \"bdf\" (second "
+     "order); the run's summary names the one used."},
     {"solver", "ksp_type", "string", "—", Presence::Default, R"("preonly")",
      "a name made of [a-z0-9_] (a PETSc KSP type)", "", "PETSc linear solver (KSPSetType)."},
     {"solver", "pc_type", "string", "—", Presence::Default, R"("lu")", "a name made of [a-z0-9_] (a PETSc PC type)",

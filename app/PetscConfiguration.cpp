@@ -84,9 +84,13 @@ bool steppingOptionsGiven(const SolverSpec& solver) {
   std::istringstream tokens(all ? all : "");
   FPDP_PETSC(PetscFree(all));
   bool given = false;
-  for (std::string token; tokens >> token;)
+  for (std::string token; tokens >> token;) {
+    // Diagnostics (-ts_view, -ksp_monitor, -ksp_converged_reason, ...) do not choose an integrator.
+    const bool diagnostic = token.find("_view") != std::string::npos || token.find("_monitor") != std::string::npos ||
+                            token.find("_converged_reason") != std::string::npos;
     for (const char* prefix : {"-ts_", "-ksp_", "-pc_", "-snes_", "-mg_", "-sub_"})
-      if (token.rfind(prefix, 0) == 0 && token != "-ts_type") given = true;
+      if (token.rfind(prefix, 0) == 0 && token != "-ts_type" && !diagnostic) given = true;
+  }
   return given;
 }
 }  // namespace

@@ -1264,30 +1264,16 @@ private:
     c.privacy.deltaGrid = grid;
   }
 
-  // solver.ts_type = "exponential" (solver/ExponentialEvolution.hpp): exp(T A) by a Chebyshev expansion needs a real
-  // spectrum, which the Scharfetter–Gummel operator has by detailed balance only with Sigma = D I and second-order
-  // fluxes, and a generator that does not change: Langevin diffusion. (A -ts_type on the command line is checked
-  // when the run builds its operator.)
+  // solver.ts_type = "exponential" (solver/ExponentialEvolution.hpp) on a case it cannot run (exponentialObstacle):
+  // the error names the key in the way. (A -ts_type on the command line is checked when the run builds its operator.)
   void checkExponentialApplies(const Case& c) const {
-    const toml::node& tsNode = *given("solver", "ts_type");
-    const std::string allowed = "\"auto\", a PETSc TS type, or \"exponential\" for Langevin runs with noise "
-                                "Sigma = sigma^2 I (or noise.covariance a multiple of the identity) and "
-                                "solver.spatial_order = 2";
-    if (c.dynamics != "langevin")
-      fail("solver.ts_type", tsNode,
-           "exp(T A) needs one constant generator; case.dynamics = \"" + c.dynamics + "\" is not Langevin diffusion",
-           allowed);
-    if (c.solver.spatial_order != 2)
-      fail("solver.spatial_order", *given("solver", "spatial_order"),
-           "fourth-order fluxes have no detailed balance, which solver.ts_type = \"exponential\" needs", allowed);
-    for (const char* key : {"covariance", "covariance_prime"}) {
-      const toml::node* node = given("noise", key);
-      if (node && !c.noise.isotropic(std::string(key) == "covariance_prime", c.mesh.dim))
-        fail(std::string("noise.") + key, *node,
-             "is not a multiple of the identity: with anisotropic noise the operator has no detailed balance, "
-             "which solver.ts_type = \"exponential\" needs",
-             allowed);
-    }
+    const auto obstacle = exponentialObstacle(c);
+    if (!obstacle) return;
+    const auto dot = obstacle->key.find('.');
+    const toml::node* node = given(obstacle->key.substr(0, dot), obstacle->key.substr(dot + 1));
+    fail(obstacle->key, node ? *node : *given("solver", "ts_type"), obstacle->reason,
+         "\"auto\", a PETSc TS type, or \"exponential\" for Langevin runs with noise Sigma = sigma^2 I (or "
+         "noise.covariance a multiple of the identity) and solver.spatial_order = 2");
   }
 
   void readSolver(Case& c) const {

@@ -100,13 +100,9 @@ std::string requestedTsType(const SolverSpec& solver) { return optionOr("-ts_typ
 std::string effectiveTsType(const Case& c) {
   const std::string chosen = requestedTsType(c.solver);
   if (chosen != kAutoTsType) return chosen;
-  // exp(T A) needs detailed balance (docs/scheme.md §3, "Exponential integration"): Langevin, Sigma and Sigma'
-  // multiples of the identity, second-order fluxes; and a user who sets stepping or linear-solver options wants a
-  // stepping integrator. Otherwise BDF2.
-  const bool exponential = c.dynamics == "langevin" && c.solver.spatial_order == 2 &&
-                           c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim) &&
-                           !steppingOptionsGiven(c.solver);
-  return exponential ? kExponentialTsType : "bdf";
+  // exp(T A) where it applies (docs/scheme.md §3, "Exponential integration"), unless the user sets stepping or
+  // linear-solver options: then a stepping integrator is wanted. Otherwise BDF2.
+  return !exponentialObstacle(c) && !steppingOptionsGiven(c.solver) ? kExponentialTsType : "bdf";
 }
 
 void validateSolverTypes(const Case& c) {

@@ -164,13 +164,13 @@ double Gaussian::axisProbability(int axis, double lo, double hi) const {
   return standardNormalProbability((lo - mean_[axis]) / sd, (hi - mean_[axis]) / sd, (hi - lo) / sd);
 }
 
-TensorCellAverages::TensorCellAverages(const Gaussian& g, const std::array<std::vector<double>, 3>& faces,
+TensorCellAverages::TensorCellAverages(const Gaussian& g, std::array<std::vector<double>, 3> faces,
                                        std::array<int, 3> start, std::array<int, 3> count)
-    : g_(g), faces_(faces), start_(start) {
+    : g_(g), faces_(std::move(faces)), start_(start) {
   if (!g.isDiagonal()) return;
   for (int a = 0; a < g.dim(); ++a) {
     const auto axis = static_cast<std::size_t>(a);
-    const auto& f = faces[axis];
+    const auto& f = faces_[axis];
     for (int i = start[axis]; i < start[axis] + count[axis]; ++i) {
       const double lo = f[static_cast<std::size_t>(i)], hi = f[static_cast<std::size_t>(i) + 1];
       if (!(lo < hi)) throw std::invalid_argument("TensorCellAverages: empty cell (lo >= hi on an axis)");

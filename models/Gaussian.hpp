@@ -43,13 +43,14 @@ private:
 class TensorCellAverages {
 public:
   /// faces[a]: the faces of axis a (unused axes: empty); the cells asked for must lie in [start[a], start[a] + count[a]).
-  TensorCellAverages(const Gaussian& g, const std::array<std::vector<double>, 3>& faces, std::array<int, 3> start,
+  /// Keeps its own copies of g and the faces.
+  TensorCellAverages(const Gaussian& g, std::array<std::vector<double>, 3> faces, std::array<int, 3> start,
                      std::array<int, 3> count);
   double operator()(int i, int j, int k) const;
 
 private:
-  const Gaussian& g_;
-  const std::array<std::vector<double>, 3>& faces_;
+  Gaussian g_;
+  std::array<std::vector<double>, 3> faces_;
   std::array<int, 3> start_;
   std::array<std::vector<double>, 3> axisProbability_;  // per axis, the probability of each cell's interval (diagonal only)
 };

@@ -11,6 +11,11 @@
 
 namespace fpdp::solver {
 
+namespace {
+/// The integrator's name in checkpoints (IntegratorState::tsType) and in describe().
+constexpr const char* kTsTypeName = "exponential";
+}  // namespace
+
 std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
   if (!(c >= 0.0) || !std::isfinite(c))
     throw std::invalid_argument("scaledBesselCoefficients: c must be finite and >= 0");
@@ -246,7 +251,7 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
 
 ExponentialEvolution::~ExponentialEvolution() = default;
 
-const std::vector<double>& ExponentialEvolution::coefficients(double T) {
+const std::vector<double>& ExponentialEvolution::coefficients(double T) const {
   auto it = coefficients_.find(T);
   if (it == coefficients_.end())
     it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
@@ -256,8 +261,7 @@ const std::vector<double>& ExponentialEvolution::coefficients(double T) {
 long ExponentialEvolution::termsPerInterval() const {
   // A full interval is observeEvery steps, unless the whole run is shorter.
   const long steps = std::max(1L, std::min(settings_.observeEvery, settings_.steps));
-  return static_cast<long>(
-      scaledBesselCoefficients(0.5 * settings_.dt * static_cast<double>(steps) * rho_, kChebyshevTruncation).size());
+  return static_cast<long>(coefficients(settings_.dt * static_cast<double>(steps)).size());
 }
 
 void ExponentialEvolution::propagate(Vec u, double T) {
@@ -326,8 +330,8 @@ void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime
 }
 
 void ExponentialEvolution::resume(Vec u, const Observer& observer, const IntegratorState& state) {
-  if (state.tsType != "exponential")
-    throw PetscFailure("the checkpoint was written by ts_type " + state.tsType + ", this run uses exponential");
+  if (state.tsType != kTsTypeName)
+    throw PetscFailure("the checkpoint was written by ts_type " + state.tsType + ", this run uses " + kTsTypeName);
   if (state.step % settings_.observeEvery != 0 && state.step != settings_.steps)
     throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
   products_ = 0;
@@ -339,7 +343,7 @@ void ExponentialEvolution::resume(Vec u, const Observer& observer, const Integra
 
 IntegratorState ExponentialEvolution::captureState() const {
   IntegratorState s;
-  s.tsType = "exponential";
+  s.tsType = kTsTypeName;
   s.step = step_;
   s.time = time_;
   s.timeStep = settings_.dt;
@@ -349,7 +353,7 @@ IntegratorState ExponentialEvolution::captureState() const {
 std::string ExponentialEvolution::describe() const {
   std::ostringstream os;
   os.precision(6);
-  os << "ts_type=exponential (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
+  os << "ts_type=" << kTsTypeName << " (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
      << " terms per output interval, " << (stencil_ ? "star-stencil" : "AIJ") << " products)";
   return os.str();
 }

@@ -77,13 +77,13 @@ public:
 
 private:
   void advance(Vec u, const Observer& observer, long fromStep, double startTime);
-  const std::vector<double>& coefficients(double T);
+  const std::vector<double>& coefficients(double T) const;  // e^{-c} I_k(c) for an interval T, cached
   const meshes::DistributedBoxMesh& mesh_;
   meshes::MatHandle A_;
   ExponentialSettings settings_;
   double rho_ = 0.0;
   double defect_ = 0.0;
-  std::map<double, std::vector<double>> coefficients_;  // by interval length
+  mutable std::map<double, std::vector<double>> coefficients_;  // by interval length
   meshes::VecHandle previous_, current_, product_, sum_;
   long step_ = 0;
   double time_ = 0.0;

@@ -95,14 +95,7 @@ void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation 
   PetscScalar* a;
   FPDP_PETSC(VecGetArray(u, &a));
   double localMass = 0.0;
-  std::array<std::vector<double>, 3> faces;
-  std::array<int, 3> start{0, 0, 0}, count{1, 1, 1};
-  for (int d = 0; d < mesh_.dim(); ++d) {
-    faces[static_cast<std::size_t>(d)] = box.axis(d).faces();
-    start[static_cast<std::size_t>(d)] = static_cast<int>(mesh_.owned().start[static_cast<std::size_t>(d)]);
-    count[static_cast<std::size_t>(d)] = static_cast<int>(mesh_.owned().count[static_cast<std::size_t>(d)]);
-  }
-  const models::TensorCellAverages averages(problem_.initial, faces, start, count);
+  const models::TensorCellAverages averages = ownedCellAverages(problem_.initial, mesh_);
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const double avg = representation == meshes::FieldRepresentation::PointValues
                            ? problem_.initial.density(toVector(box.centre(i, j, k), mesh_.dim()))
@@ -133,6 +126,18 @@ double LangevinDiscretisation::measuredGradientGap() const {
   double global = 0.0;
   FPDP_PETSC(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, mesh_.comm()));
   return global;
+}
+
+models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh) {
+  std::array<std::vector<double>, 3> faces;
+  std::array<int, 3> start{0, 0, 0}, count{1, 1, 1};
+  for (int d = 0; d < mesh.dim(); ++d) {
+    const auto a = static_cast<std::size_t>(d);
+    faces[a] = mesh.box().axis(d).faces();
+    start[a] = static_cast<int>(mesh.owned().start[a]);
+    count[a] = static_cast<int>(mesh.owned().count[a]);
+  }
+  return models::TensorCellAverages(g, std::move(faces), start, count);
 }
 
 namespace {

@@ -41,6 +41,10 @@ bool requiresBoxStencil(const LangevinProblem& problem, int dim);
 /// (checks symmetry and size; positive definiteness is checked by FokkerPlanckOperator).
 void setDiffusionMatrix(DriftDiffusionEquation& equation, const models::Matrix& Sigma);
 
+/// Exact cell averages of g on this rank's owned cells of the mesh (models::TensorCellAverages on the mesh's faces):
+/// the initial state here, the reference errors in validation::cellErrors.
+models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh);
+
 class LangevinDiscretisation {
 public:
   /// mesh must have 2 fields (p, q).

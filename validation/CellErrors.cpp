@@ -1,9 +1,9 @@
 #include "validation/CellErrors.hpp"
 
-#include <array>
 #include <cmath>
 #include <optional>
-#include <vector>
+
+#include "solver/LangevinDiscretisation.hpp"
 
 namespace fpdp::validation {
 
@@ -12,16 +12,9 @@ CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const model
   const bool points = representation == meshes::FieldRepresentation::PointValues;
   const models::Gaussian* laws[2] = {&lawP, &lawQ};
   const auto& vol = mesh.ownedVolumes();
-  std::array<std::vector<double>, 3> faces;
-  std::array<int, 3> start{0, 0, 0}, count{1, 1, 1};
-  for (int d = 0; d < mesh.dim(); ++d) {
-    faces[static_cast<std::size_t>(d)] = mesh.box().axis(d).faces();
-    start[static_cast<std::size_t>(d)] = static_cast<int>(mesh.owned().start[static_cast<std::size_t>(d)]);
-    count[static_cast<std::size_t>(d)] = static_cast<int>(mesh.owned().count[static_cast<std::size_t>(d)]);
-  }
   std::optional<models::TensorCellAverages> averages[2];
   if (!points)
-    for (int f = 0; f < 2; ++f) averages[f].emplace(*laws[f], faces, start, count);
+    for (int f = 0; f < 2; ++f) averages[f].emplace(solver::ownedCellAverages(*laws[f], mesh));
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(u, &a));
   double l1[2] = {0, 0}, rel[2] = {0, 0};

@@ -287,6 +287,7 @@ def section_spmv(args, rep):
                 "at the measured STREAM bandwidth.")
     runs = []
     for name, opts in [("multigrid (Richardson + PCMG), rtol 1e-6", MG_RICHARDSON),
+                       ("the same, PETSc's SOR smoother on the AIJ matrices", MG_RICHARDSON + " -fpdp_mg_aij_smoother"),
                        ("multigrid (GMRES + PCMG), rtol 1e-6", MG), ("GMRES + ILU(0), rtol 1e-6", ILU),
                        ("multigrid (GMRES + PCMG), rtol 1e-3", MG_LOOSE), ("GMRES + ILU(0), rtol 1e-3", ILU_LOOSE)]:
         runs.append((name, step_cost(args, 1024, opts, steps=6, repeats=args.repeats)))

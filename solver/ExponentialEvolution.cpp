@@ -88,135 +88,6 @@ double detailedBalanceDefect(Mat A, Vec w) {
   return global;
 }
 
-// A with a star stencil on the mesh, stored as one coefficient array per stencil direction (owned rows in local
-// order: cell-major, fields interlaced), so that a Chebyshev term is one pass over the rows that forms (A x)_r from
-// x at fixed offsets, updates T_{k+1} and adds it to the sum: no column indices to load and no separate vector
-// passes (PETSc's AIJ product plus two vector updates read and write about 1.7 times the bytes). Built from the
-// assembled matrix; build() refuses (and the PETSc path is used) a row with a coupling outside the star stencil.
-class StarStencilMatrix {
-public:
-  bool build(Mat A, const meshes::DistributedBoxMesh& mesh) {
-    dim_ = mesh.dim();
-    dof_ = mesh.fields();
-    owned_ = mesh.owned();
-    ghosted_ = mesh.ghosted();
-    if (mesh.stencil() != meshes::StencilShape::Star) return false;
-    ISLocalToGlobalMapping ltog;
-    FPDP_PETSC(DMGetLocalToGlobalMapping(mesh.dm(), &ltog));
-    const PetscInt rows = owned_.size() * dof_;
-    diag_.assign(static_cast<std::size_t>(rows), 0.0);
-    for (int a = 0; a < 3; ++a) {
-      minus_[a].assign(a < dim_ ? static_cast<std::size_t>(rows) : 0, 0.0);
-      plus_[a].assign(a < dim_ ? static_cast<std::size_t>(rows) : 0, 0.0);
-    }
-    const auto& box = mesh.box();
-    bool ok = true;
-    mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-      const std::array<PetscInt, 3> c{i, j, k};
-      for (int f = 0; f < dof_ && ok; ++f) {
-        const PetscInt r = l * dof_ + f;
-        const PetscInt localSelf = ghostedIndex(c) * dof_ + f;
-        PetscInt row;
-        FPDP_PETSC(ISLocalToGlobalMappingApply(ltog, 1, &localSelf, &row));
-        // The global columns of the stencil points: self, then minus / plus along each axis (-1 if outside the box).
-        std::array<PetscInt, 7> cols;
-        cols.fill(-1);
-        cols[0] = row;
-        for (int a = 0; a < dim_; ++a)
-          for (int side = 0; side < 2; ++side) {
-            auto n = c;
-            n[a] += side == 0 ? -1 : 1;
-            if (n[a] < 0 || n[a] >= static_cast<PetscInt>(box.cells(a))) continue;
-            const PetscInt ln = ghostedIndex(n) * dof_ + f;
-            FPDP_PETSC(ISLocalToGlobalMappingApply(ltog, 1, &ln, &cols[1 + 2 * a + side]));
-          }
-        PetscInt nc;
-        const PetscInt* rc;
-        const PetscScalar* rv;
-        FPDP_PETSC(MatGetRow(A, row, &nc, &rc, &rv));
-        for (PetscInt q = 0; q < nc && ok; ++q) {
-          int slot = -1;
-          for (int m = 0; m < 1 + 2 * dim_; ++m)
-            if (cols[m] == rc[q]) slot = m;
-          if (slot < 0) {
-            ok = rv[q] == 0.0;  // a stored zero outside the stencil is harmless; anything else is not a star stencil
-            continue;
-          }
-          if (slot == 0) diag_[r] = rv[q];
-          else if ((slot - 1) % 2 == 0) minus_[(slot - 1) / 2][r] = rv[q];
-          else plus_[(slot - 1) / 2][r] = rv[q];
-        }
-        FPDP_PETSC(MatRestoreRow(A, row, &nc, &rc, &rv));
-      }
-    });
-    int local = ok ? 1 : 0, global = 0;
-    FPDP_PETSC(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, mesh.comm()));
-    return global == 1;
-  }
-
-  /// One Chebyshev term: t <- s4 (A x) + 2 x - t, y += ck t. x: ghosted (local-vector layout); t, y: owned.
-  void chebyshevTerm(const double* x, double* t, double* y, double s4, double ck) const {
-    switch (dim_) {
-      case 1: term<1>(x, t, y, s4, ck); break;
-      case 2: term<2>(x, t, y, s4, ck); break;
-      default: term<3>(x, t, y, s4, ck); break;
-    }
-  }
-
-private:
-  PetscInt ghostedIndex(const std::array<PetscInt, 3>& c) const {
-    return (c[0] - ghosted_.start[0]) +
-           ghosted_.count[0] * ((c[1] - ghosted_.start[1]) + ghosted_.count[1] * (c[2] - ghosted_.start[2]));
-  }
-
-  template <int D>
-  void term(const double* x, double* t, double* y, double s4, double ck) const {
-    const PetscInt dof = dof_;
-    const PetscInt n0 = owned_.count[0];
-    const PetscInt stride[3] = {dof, dof * ghosted_.count[0], dof * ghosted_.count[0] * ghosted_.count[1]};
-    const double* d = diag_.data();
-    const double* m[3] = {minus_[0].data(), D > 1 ? minus_[1].data() : nullptr, D > 2 ? minus_[2].data() : nullptr};
-    const double* p[3] = {plus_[0].data(), D > 1 ? plus_[1].data() : nullptr, D > 2 ? plus_[2].data() : nullptr};
-    PetscInt r = 0;
-    for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
-      for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j) {
-        const double* xl = x + ghostedIndex({owned_.start[0], j, k}) * dof;
-        // Offsets of the neighbours; a neighbour outside the ghosted block lies outside the box, where the
-        // coefficient is 0: the offset then points at the row itself, so every load stays in the array.
-        PetscInt om[3] = {stride[0], stride[1], stride[2]}, op[3] = {stride[0], stride[1], stride[2]};
-        if (D > 1 && j == ghosted_.start[1]) om[1] = 0;
-        if (D > 1 && j == ghosted_.start[1] + ghosted_.count[1] - 1) op[1] = 0;
-        if (D > 2 && k == ghosted_.start[2]) om[2] = 0;
-        if (D > 2 && k == ghosted_.start[2] + ghosted_.count[2] - 1) op[2] = 0;
-        const bool lowerX = owned_.start[0] == ghosted_.start[0];
-        const bool upperX = owned_.start[0] + n0 == ghosted_.start[0] + ghosted_.count[0];
-        auto row = [&](PetscInt v, PetscInt oxm, PetscInt oxp) {
-          const PetscInt q = r + v;
-          double acc = d[q] * xl[v] + m[0][q] * xl[v - oxm] + p[0][q] * xl[v + oxp];
-          if constexpr (D > 1) acc += m[1][q] * xl[v - om[1]] + p[1][q] * xl[v + op[1]];
-          if constexpr (D > 2) acc += m[2][q] * xl[v - om[2]] + p[2][q] * xl[v + op[2]];
-          const double tn = s4 * acc + 2.0 * xl[v] - t[q];
-          t[q] = tn;
-          y[q] += ck * tn;
-        };
-        const PetscInt values = n0 * dof;
-        if (n0 == 1) {
-          for (PetscInt v = 0; v < dof; ++v) row(v, lowerX ? 0 : stride[0], upperX ? 0 : stride[0]);
-        } else {
-          for (PetscInt v = 0; v < dof; ++v) row(v, lowerX ? 0 : stride[0], stride[0]);
-          for (PetscInt v = dof; v < values - dof; ++v) row(v, stride[0], stride[0]);
-          for (PetscInt v = values - dof; v < values; ++v) row(v, stride[0], upperX ? 0 : stride[0]);
-        }
-        r += values;
-      }
-  }
-
-  int dim_ = 1;
-  PetscInt dof_ = 2;
-  meshes::OwnedBlock owned_, ghosted_;
-  std::vector<double> diag_, minus_[3], plus_[3];
-};
-
 ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, Vec w,
                                            const ExponentialSettings& settings)
     : mesh_(mesh), A_(std::move(A)), settings_(settings) {
@@ -236,13 +107,13 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   FPDP_PETSC(MatNorm(A_, NORM_INFINITY, &nInf));
   rho_ = std::min(n1, nInf);
   if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
-  stencil_ = std::make_unique<StarStencilMatrix>();
+  stencil_ = std::make_unique<StencilOperator>();
   PetscBool assembledProduct = PETSC_FALSE;  // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison)
   FPDP_PETSC(PetscOptionsGetBool(nullptr, nullptr, "-fpdp_exponential_aij", &assembledProduct, nullptr));
-  if (assembledProduct || !stencil_->build(A_, mesh_)) stencil_.reset();
+  if (assembledProduct || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
   PetscMPIInt size;
   FPDP_PETSC(MPI_Comm_size(mesh_.comm(), &size));
-  if (stencil_ && size > 1) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
+  if (stencil_ && !stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
   product_ = mesh_.createVector();

@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/StencilOperator.hpp"
 #include "solver/DensityPropagator.hpp"
 
 namespace fpdp::solver {
 
-class StarStencilMatrix;
 
 /// Relative truncation error allowed per interval (in the norm above).
 inline constexpr double kChebyshevTruncation = 1e-15;
@@ -89,7 +89,7 @@ private:
   double time_ = 0.0;
   long stopAfter_ = -1;
   long products_ = 0;
-  std::unique_ptr<StarStencilMatrix> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
+  std::unique_ptr<StencilOperator> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
   meshes::VecHandle ghostedCurrent_;            // several ranks: T_k with its ghost layer
 };
 

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "solver/StencilOperator.hpp"
 
 namespace fpdp::solver {
 
@@ -34,6 +37,163 @@ bool optionGiven(const char* prefix, const char* name) {
   PetscBool set = PETSC_FALSE;
   FPDP_PETSC(PetscOptionsHasName(nullptr, prefix, name, &set));
   return set == PETSC_TRUE;
+}
+
+// The level smoother: one symmetric Gauss–Seidel sweep per smoothing step, the arithmetic of PETSc's SOR
+// (SOR_LOCAL_SYMMETRIC_SWEEP, omega = 1) on the level's matrix in stencil form (StencilOperator). Where the stencil
+// form does not apply (couplings beyond the 3^d box, a box stencil on a star DMDA on several ranks) PETSc's SOR runs.
+// The level matrix carries its smoother, so that the level's residual (PCMGSetResidual) finds the stencil form.
+constexpr const char* kSmootherKey = "fpdp_stencil_smoother";
+
+struct StencilSmoother {
+  Mat owner = nullptr;  // the level matrix the stencil was built from (it carries a pointer to this smoother)
+  meshes::DMHandle levelDmOwner;  // the level's DMDA (PCMG does not give its level PCs one when the transfers are set)
+  DM levelDm = nullptr;
+  StencilOperator op;
+  PetscHandle<PC, PCDestroy> fallback;  // PETSc's SOR where op is empty
+  meshes::VecHandle ghosted;  // the level DM's local vector (several ranks)
+};
+
+PetscErrorCode smootherSetUp(PC pc) {
+  PetscFunctionBeginUser;
+  StencilSmoother* s = nullptr;
+  PetscCall(PCShellGetContext(pc, &s));
+  Mat A, P;
+  PetscCall(PCGetOperators(pc, &A, &P));
+  // PCSetUp calls this only for new operators or new values (a new shift, new Galerkin products).
+  DM dm = s->levelDm;
+  try {
+    if (!dm || !s->op.build(P, dm, /*forSmoothing=*/true)) s->op = StencilOperator{};
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), PETSC_ERR_LIB, "%s", e.what());
+  }
+  s->ghosted.reset();
+  if (!s->op.empty() && !s->op.ghostedIsOwned()) PetscCall(DMCreateLocalVector(dm, s->ghosted.out()));
+  if (s->owner && s->owner != P) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
+  s->owner = P;
+  PetscContainer container;
+  PetscCall(PetscContainerCreate(PetscObjectComm(reinterpret_cast<PetscObject>(P)), &container));
+  PetscCall(PetscContainerSetPointer(container, s));
+  PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(P), kSmootherKey, reinterpret_cast<PetscObject>(container)));
+  PetscCall(PetscContainerDestroy(&container));
+  if (s->op.empty()) {
+    if (!s->fallback) {
+      PetscCall(PCCreate(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), s->fallback.out()));
+      PetscCall(PCSetType(s->fallback, PCSOR));
+      PetscCall(PCSORSetSymmetric(s->fallback, SOR_LOCAL_SYMMETRIC_SWEEP));
+    }
+    PetscCall(PCSetOperators(s->fallback, A, P));
+    PetscCall(PCSetUp(s->fallback));
+  }
+  PetscFunctionReturn(0);
+}
+
+// `its` sweeps on x for A x = b; with guessZero the incoming x counts as 0.
+PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guessZero) {
+  PetscFunctionBeginUser;
+  StencilSmoother* s = nullptr;
+  PetscCall(PCShellGetContext(pc, &s));
+  if (s->op.empty()) {
+    PetscInt done;
+    PCRichardsonConvergedReason reason;
+    PetscCall(PCApplyRichardson(s->fallback, b, x, nullptr, 0.0, 0.0, 0.0, its, guessZero, &done, &reason));
+    PetscFunctionReturn(0);
+  }
+  const PetscScalar* bb;
+  PetscCall(VecGetArrayRead(b, &bb));
+  for (PetscInt it = 0; it < its; ++it) {
+    const bool zero = guessZero == PETSC_TRUE && it == 0;
+    if (!s->ghosted) {  // one rank: the global array is the ghosted one
+      PetscScalar* xx;
+      PetscCall(VecGetArray(x, &xx));
+      s->op.symmetricGaussSeidel(xx, bb, zero);
+      PetscCall(VecRestoreArray(x, &xx));
+      continue;
+    }
+    if (!zero) {
+      PetscCall(DMGlobalToLocalBegin(s->levelDm, x, INSERT_VALUES, s->ghosted));
+      PetscCall(DMGlobalToLocalEnd(s->levelDm, x, INSERT_VALUES, s->ghosted));
+    }
+    PetscScalar *xl, *xx;
+    PetscCall(VecGetArray(s->ghosted, &xl));
+    PetscCall(VecGetArray(x, &xx));
+    s->op.symmetricGaussSeidel(xl, bb, zero);
+    s->op.copyOwned(xl, xx);
+    PetscCall(VecRestoreArray(x, &xx));
+    PetscCall(VecRestoreArray(s->ghosted, &xl));
+  }
+  PetscCall(VecRestoreArrayRead(b, &bb));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode smootherApplyRichardson(PC pc, Vec b, Vec x, Vec, PetscReal, PetscReal, PetscReal, PetscInt its,
+                                       PetscBool guessZero, PetscInt* done, PCRichardsonConvergedReason* reason) {
+  PetscFunctionBeginUser;
+  PetscCall(smootherSweeps(pc, b, x, its, guessZero));
+  *done = its;
+  *reason = PCRICHARDSON_CONVERGED_ITS;
+  PetscFunctionReturn(0);
+}
+
+// As a preconditioner on its own (a smoother KSP other than Richardson): one sweep from x = 0.
+PetscErrorCode smootherApply(PC pc, Vec b, Vec x) {
+  PetscFunctionBeginUser;
+  PetscCall(smootherSweeps(pc, b, x, 1, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode smootherDestroy(PC pc) {
+  PetscFunctionBeginUser;
+  StencilSmoother* s = nullptr;
+  PetscCall(PCShellGetContext(pc, &s));
+  // The matrix may outlive the preconditioner (TS keeps the Jacobian): withdraw the pointer to this smoother.
+  if (s->owner) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
+  delete s;
+  PetscFunctionReturn(0);
+}
+
+// The level residual r = b - A x: in stencil form where A carries a stencil smoother (built from A), else PETSc's.
+PetscErrorCode stencilResidual(Mat A, Vec b, Vec x, Vec r) {
+  PetscFunctionBeginUser;
+  PetscContainer container = nullptr;
+  PetscCall(PetscObjectQuery(reinterpret_cast<PetscObject>(A), kSmootherKey, reinterpret_cast<PetscObject*>(&container)));
+  StencilSmoother* s = nullptr;
+  if (container) PetscCall(PetscContainerGetPointer(container, reinterpret_cast<void**>(&s)));
+  if (!s || s->op.empty()) {
+    PetscCall(MatResidual(A, b, x, r));
+    PetscFunctionReturn(0);
+  }
+  Vec xv = x;
+  if (s->ghosted) {
+    PetscCall(DMGlobalToLocalBegin(s->levelDm, x, INSERT_VALUES, s->ghosted));
+    PetscCall(DMGlobalToLocalEnd(s->levelDm, x, INSERT_VALUES, s->ghosted));
+    xv = s->ghosted;
+  }
+  const PetscScalar *xx, *bb;
+  PetscScalar* rr;
+  PetscCall(VecGetArrayRead(xv, &xx));
+  PetscCall(VecGetArrayRead(b, &bb));
+  PetscCall(VecGetArray(r, &rr));
+  s->op.residual(xx, bb, rr);
+  PetscCall(VecRestoreArray(r, &rr));
+  PetscCall(VecRestoreArrayRead(b, &bb));
+  PetscCall(VecRestoreArrayRead(xv, &xx));
+  PetscFunctionReturn(0);
+}
+
+void useStencilSmoother(PC pc, DM levelDm) {
+  FPDP_PETSC(PCSetType(pc, PCSHELL));
+  auto* s = new StencilSmoother;
+  FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(levelDm)));
+  s->levelDmOwner = meshes::DMHandle(levelDm);
+  s->levelDm = levelDm;
+  FPDP_PETSC(PCShellSetContext(pc, s));
+  FPDP_PETSC(PCShellSetSetUp(pc, smootherSetUp));
+  FPDP_PETSC(PCShellSetApply(pc, smootherApply));
+  FPDP_PETSC(PCShellSetApplyRichardson(pc, smootherApplyRichardson));
+  FPDP_PETSC(PCShellSetDestroy(pc, smootherDestroy));
+  FPDP_PETSC(PCShellSetName(pc, "fpdp stencil Gauss-Seidel (SOR local symmetric, omega 1, on the level matrix in "
+                                "stencil form)"));
 }
 }  // namespace
 
@@ -128,22 +288,26 @@ void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, 
   if (!optionGiven(optionsPrefix, "-pc_mg_galerkin")) FPDP_PETSC(PCMGSetGalerkin(pc, PC_MG_GALERKIN_BOTH));
   PetscInt levels = 1;
   FPDP_PETSC(PCMGGetLevels(pc, &levels));
-  // The transfer: cell-centred bilinear prolongation on every level (restriction: its transpose). PCMG coarsens the
-  // same DM the same way when it sets up, so these matrices fit its levels; it builds its own (Q0) only where none
-  // is set.
+  // The level DMs: PCMG coarsens the same DM the same way when it sets up, so the transfers and the smoothers'
+  // stencils built on these fit its levels; it builds its own (Q0) transfers only where none is set.
+  std::vector<meshes::DMHandle> dms(static_cast<std::size_t>(levels));
   if (levels > 1) {
-    std::vector<DM> dms(static_cast<std::size_t>(levels));
-    dms.back() = mesh.dm();
+    FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(mesh.dm())));
+    dms.back() = meshes::DMHandle(mesh.dm());
     for (PetscInt l = levels - 2; l >= 0; --l)
-      FPDP_PETSC(DMCoarsen(dms[static_cast<std::size_t>(l + 1)], MPI_COMM_NULL, &dms[static_cast<std::size_t>(l)]));
+      FPDP_PETSC(DMCoarsen(dms[static_cast<std::size_t>(l + 1)], MPI_COMM_NULL, dms[static_cast<std::size_t>(l)].out()));
+    // The transfer: cell-centred bilinear prolongation on every level (restriction: its transpose).
     for (PetscInt l = 1; l < levels; ++l) {
       Mat P = cellCentredBilinearInterpolation(dms[static_cast<std::size_t>(l - 1)], dms[static_cast<std::size_t>(l)]);
       FPDP_PETSC(PCMGSetInterpolation(pc, l, P));
       FPDP_PETSC(MatDestroy(&P));
     }
-    for (PetscInt l = 0; l + 1 < levels; ++l) FPDP_PETSC(DMDestroy(&dms[static_cast<std::size_t>(l)]));
   }
   const bool kspGiven = optionGiven(optionsPrefix, "-mg_levels_ksp_type");
+  // -fpdp_mg_aij_smoother: PETSc's SOR on the AIJ level matrices instead of the stencil form (for comparison).
+  PetscBool aijSmoother = PETSC_FALSE;
+  FPDP_PETSC(PetscOptionsGetBool(nullptr, nullptr, "-fpdp_mg_aij_smoother", &aijSmoother, nullptr));
+  const bool stencilSmoother = aijSmoother == PETSC_FALSE;
   const bool pcGiven = optionGiven(optionsPrefix, "-mg_levels_pc_type");
   for (PetscInt l = 1; l < levels; ++l) {
     KSP smoother;
@@ -155,8 +319,13 @@ void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, 
     }
     FPDP_PETSC(KSPGetPC(smoother, &smootherPc));
     if (!pcGiven) {
-      FPDP_PETSC(PCSetType(smootherPc, PCSOR));
-      FPDP_PETSC(PCSORSetSymmetric(smootherPc, SOR_LOCAL_SYMMETRIC_SWEEP));
+      if (stencilSmoother) {
+        useStencilSmoother(smootherPc, dms[static_cast<std::size_t>(l)]);
+        FPDP_PETSC(PCMGSetResidual(pc, l, stencilResidual, nullptr));
+      } else {
+        FPDP_PETSC(PCSetType(smootherPc, PCSOR));
+        FPDP_PETSC(PCSORSetSymmetric(smootherPc, SOR_LOCAL_SYMMETRIC_SWEEP));
+      }
     }
   }
 }

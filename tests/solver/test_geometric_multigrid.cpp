@@ -32,6 +32,7 @@ struct Solution {
   std::string description;
   PetscInt levels = 0;
   PetscInt lastIterations = 0;  // Krylov iterations of the last step
+  std::string fineSmoother;     // PC type of the finest level's smoother (multigrid only)
 };
 
 Solution solve(MPI_Comm comm, int dim, int cells, const char* ksp, const char* pc) {
@@ -64,7 +65,16 @@ Solution solve(MPI_Comm comm, int dim, int cells, const char* ksp, const char* p
   TSGetSNES(evo.ts(), &snes);
   SNESGetKSP(snes, &k);
   KSPGetPC(k, &p);
-  if (std::string(pc) == PCMG) PCMGGetLevels(p, &out.levels);
+  if (std::string(pc) == PCMG) {
+    PCMGGetLevels(p, &out.levels);
+    KSP smoother;
+    PC smootherPc;
+    PCType type;
+    PCMGGetSmoother(p, out.levels - 1, &smoother);
+    KSPGetPC(smoother, &smootherPc);
+    PCGetType(smootherPc, &type);
+    out.fineSmoother = type;
+  }
   KSPGetIterationNumber(k, &out.lastIterations);
   Vec natural, all;
   VecScatter toAll;
@@ -182,4 +192,28 @@ BOOST_AUTO_TEST_CASE(multigrid_iterations_do_not_grow_with_the_mesh) {
     BOOST_TEST_MESSAGE(cells << "^2: " << its.back() << " GMRES + multigrid iterations in the last step");
   }
   BOOST_TEST(its.back() <= its[1] + 1);
+}
+
+BOOST_AUTO_TEST_CASE(stencil_smoother_equals_petsc_sor) {
+  // The default level smoother (symmetric Gauss–Seidel on the star-stencil level matrix, StencilOperator) against
+  // PETSc's SOR on the AIJ matrices (-fpdp_mg_aij_smoother): the same arithmetic up to the order of the sums, so the
+  // same iteration counts and the same solution to round-off, on all ranks (ghost exchange) in 2-D and 3-D.
+  for (const auto& [dim, cells] : std::vector<std::pair<int, int>>{{2, 64}, {3, 16}}) {
+    const auto stencil = solve(PETSC_COMM_WORLD, dim, cells, KSPRICHARDSON, PCMG);
+    FPDP_PETSC(PetscOptionsSetValue(nullptr, "-fpdp_mg_aij_smoother", "1"));
+    const auto aij = solve(PETSC_COMM_WORLD, dim, cells, KSPRICHARDSON, PCMG);
+    FPDP_PETSC(PetscOptionsClearValue(nullptr, "-fpdp_mg_aij_smoother"));
+    BOOST_TEST(stencil.fineSmoother == PCSHELL);  // the stencil smoother
+    BOOST_TEST(aij.fineSmoother == PCSOR);
+    BOOST_TEST(stencil.lastIterations == aij.lastIterations);
+    BOOST_TEST(stencil.lastIterations >= 1);
+    BOOST_REQUIRE(stencil.state.size() == aij.state.size());
+    double diff = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < aij.state.size(); ++i) {
+      diff = std::max(diff, std::fabs(stencil.state[i] - aij.state[i]));
+      scale = std::max(scale, std::fabs(aij.state[i]));
+    }
+    BOOST_TEST_MESSAGE(dim << "-D: " << stencil.lastIterations << " iterations; max difference " << diff / scale);
+    BOOST_TEST(diff / scale <= 1e-12);
+  }
 }

@@ -1,0 +1,75 @@
+#pragma once
+// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point (issue 9). The
+// second-order Fokker–Planck operator with isotropic or diagonal noise couples a cell only to its 2d face neighbours
+// (Scharfetter–Gummel fluxes) and never couples the interlaced fields (p and q evolve independently). Stored this
+// way, a product, a residual or a Gauss–Seidel sweep is one pass over the coefficients that reads the neighbours at
+// fixed offsets: no column indices, no row pointers. That is the traffic that bounds these kernels (docs/scaling.md
+// §2): a 5-point row costs 40 B of coefficients against 64 B in AIJ (8 B value and 4 B column index per entry).
+//
+// The kernels work on the DMDA's ghosted local layout. On one rank (no periodic axes) the ghosted block is the owned
+// block, so a global vector's array can be passed directly; on several ranks the caller exchanges the ghosts first
+// (DMGlobalToLocal) and, after a sweep, copies the owned values back (copyOwned).
+#include <petscdmda.h>
+#include <petscmat.h>
+
+#include <array>
+#include <vector>
+
+#include "meshes/DistributedBoxMesh.hpp"
+
+namespace fpdp::solver {
+
+class StencilOperator {
+  static constexpr int kReach = 1;  // cells per axis a coupling may reach
+
+public:
+  /// Reads A (assembled on dm, a DMDA with no periodic axis). Returns false, leaving the object empty, if A couples
+  /// two fields or anything but the 2d face neighbours (a star stencil), or if dm is not such a DMDA; collective.
+  /// forSmoothing: also keep the inverse diagonal that symmetricGaussSeidel needs (8 B per row).
+  bool build(Mat A, DM dm, bool forSmoothing = false);
+  bool empty() const { return coefficients_.empty(); }
+
+  /// Stored stencil points (the diagonal first): 2d + 1.
+  int points() const { return static_cast<int>(shifts_.size()); }
+  /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
+  bool ghostedIsOwned() const { return ghostedIsOwned_; }
+
+  /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
+  void residual(const double* x, const double* b, double* r) const;
+
+  /// One Chebyshev term of exp(T A) (ExponentialEvolution): t <- s4 (A x) + 2 x - t, y += ck t. x: ghosted; t, y:
+  /// owned.
+  void chebyshevTerm(const double* x, double* t, double* y, double s4, double ck) const;
+
+  /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
+  /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
+  /// zeroGuess: the incoming x (ghosts included) is taken as 0 (SOR_ZERO_INITIAL_GUESS). b: owned layout.
+  void symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const;
+
+  /// Copies the owned values of a ghosted array into an owned-layout array.
+  void copyOwned(const double* ghosted, double* owned) const;
+
+private:
+  template <int D, int N, class Span>
+  void forEachRun(bool backward, Span&& span) const;
+  template <int D, int N>
+  void residualKernel(const double* x, const double* b, double* r) const;
+  template <int D, int N>
+  void chebyshevKernel(const double* x, double* t, double* y, double s4, double ck) const;
+  template <int D, int N>
+  void sweepKernel(double* x, const double* b, bool backward) const;
+  std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
+  template <class F>
+  void dispatch(F&& f) const;
+
+  int dim_ = 1;
+  int reach_ = 0;
+  PetscInt dof_ = 1;
+  meshes::OwnedBlock owned_, ghosted_;
+  bool ghostedIsOwned_ = true;
+  std::vector<std::array<int, 3>> shifts_;           // per stored point: cell offset per axis; point 0 the diagonal
+  std::vector<std::vector<double>> coefficients_;  // per stored point, per owned row (cells x fields, interlaced)
+  std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
+};
+
+}  // namespace fpdp::solver

@@ -1,0 +1,197 @@
+// StencilOperator (solver/StencilOperator.hpp): its residual, Chebyshev term and symmetric Gauss–Seidel sweep equal
+// PETSc's MatResidual, MatMult and MatSOR (SOR_LOCAL_SYMMETRIC_SWEEP, omega 1, zero and nonzero initial guess) on
+// the shifted Scharfetter–Gummel operator J = a I - A of the OU problem, in 1-D, 2-D and 3-D, on one rank (global
+// arrays used directly) and on two (ghost exchange, owned values copied back); and build() refuses a matrix that is
+// not a field-separated star stencil. Registered with RANKS 2.
+#define BOOST_TEST_MODULE solver_stencil_operator
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <petscmat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "OuProblem.hpp"
+#include "PetscFixture.hpp"
+#include "solver/StencilOperator.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+
+namespace {
+struct Problem {
+  testing::OuSetup s;
+  meshes::DistributedBoxMesh mesh;
+  meshes::MatHandle J;
+  Problem(MPI_Comm comm, int dim, int cells) : s(make(dim, cells)), mesh(comm, testing::ouBox(s), 2) {
+    const solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+    J = disc.spatialOperator().assemble();
+    FPDP_PETSC(MatScale(J, -1.0));
+    FPDP_PETSC(MatShift(J, 150.0));  // BDF2 at dt = 0.01: a = 1.5 / dt
+  }
+  static testing::OuSetup make(int dim, int cells) {
+    testing::OuSetup s;
+    s.dim = dim;
+    s.cells = cells;
+    s.centreP = {0.8, -0.4, 0.3};
+    s.centreQ = {-0.2, 0.3, 0.0};
+    return s;
+  }
+  meshes::VecHandle randomVector(unsigned seed) const {
+    auto v = mesh.createVector();
+    PetscInt lo, hi;
+    FPDP_PETSC(VecGetOwnershipRange(v, &lo, &hi));
+    for (PetscInt i = lo; i < hi; ++i) {
+      const double x = std::sin(0.37 * static_cast<double>(i) + seed) + 0.1 * std::cos(1.3 * static_cast<double>(i));
+      FPDP_PETSC(VecSetValue(v, i, x, INSERT_VALUES));
+    }
+    FPDP_PETSC(VecAssemblyBegin(v));
+    FPDP_PETSC(VecAssemblyEnd(v));
+    return v;
+  }
+};
+
+// max |a - b| / max |b|, over all ranks.
+double relativeDifference(Vec a, Vec b) {
+  meshes::VecHandle d;
+  FPDP_PETSC(VecDuplicate(a, d.out()));
+  FPDP_PETSC(VecWAXPY(d, -1.0, b, a));
+  PetscReal num, den;
+  FPDP_PETSC(VecNorm(d, NORM_INFINITY, &num));
+  FPDP_PETSC(VecNorm(b, NORM_INFINITY, &den));
+  return num / den;
+}
+
+// Runs f(x_ghosted_array, ...) the way the callers do: on the global array on one rank, on a ghosted copy otherwise.
+template <class F>
+void withGhosted(const solver::StencilOperator& op, DM dm, Vec x, bool writeBack, F&& f) {
+  if (op.ghostedIsOwned()) {
+    PetscScalar* a;
+    FPDP_PETSC(VecGetArray(x, &a));
+    f(a);
+    FPDP_PETSC(VecRestoreArray(x, &a));
+    return;
+  }
+  meshes::VecHandle local;
+  FPDP_PETSC(DMCreateLocalVector(dm, local.out()));
+  FPDP_PETSC(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, local));
+  FPDP_PETSC(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, local));
+  PetscScalar *l, *a;
+  FPDP_PETSC(VecGetArray(local, &l));
+  f(l);
+  FPDP_PETSC(VecGetArray(x, &a));
+  if (writeBack) op.copyOwned(l, a);
+  FPDP_PETSC(VecRestoreArray(x, &a));
+  FPDP_PETSC(VecRestoreArray(local, &l));
+}
+
+void checkKernels(MPI_Comm comm, int dim, int cells) {
+  Problem p(comm, dim, cells);
+  solver::StencilOperator op;
+  BOOST_REQUIRE(op.build(p.J, p.mesh.dm(), /*forSmoothing=*/true));
+  BOOST_TEST(op.points() == 2 * dim + 1);
+  auto x = p.randomVector(1), b = p.randomVector(2);
+
+  // Residual against MatResidual.
+  auto r = p.mesh.createVector(), rRef = p.mesh.createVector();
+  FPDP_PETSC(MatResidual(p.J, b, x, rRef));
+  {
+    const PetscScalar* bb;
+    PetscScalar* rr;
+    FPDP_PETSC(VecGetArrayRead(b, &bb));
+    FPDP_PETSC(VecGetArray(r, &rr));
+    withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) { op.residual(xl, bb, rr); });
+    FPDP_PETSC(VecRestoreArray(r, &rr));
+    FPDP_PETSC(VecRestoreArrayRead(b, &bb));
+  }
+  BOOST_TEST(relativeDifference(r, rRef) <= 1e-14, "residual, dim " << dim << " cells " << cells);
+
+  // Chebyshev term t <- s4 (J x) + 2 x - t, y += ck t against MatMult and vector updates.
+  auto t = p.randomVector(3), y = p.randomVector(4);
+  meshes::VecHandle tRef, yRef, Jx;
+  FPDP_PETSC(VecDuplicate(t, tRef.out()));
+  FPDP_PETSC(VecDuplicate(y, yRef.out()));
+  FPDP_PETSC(VecDuplicate(x, Jx.out()));
+  FPDP_PETSC(VecCopy(t, tRef));
+  FPDP_PETSC(VecCopy(y, yRef));
+  FPDP_PETSC(MatMult(p.J, x, Jx));
+  FPDP_PETSC(VecAXPBYPCZ(tRef, 1e-3, 2.0, -1.0, Jx, x));
+  FPDP_PETSC(VecAXPY(yRef, 0.25, tRef));
+  {
+    PetscScalar *tt, *yy;
+    FPDP_PETSC(VecGetArray(t, &tt));
+    FPDP_PETSC(VecGetArray(y, &yy));
+    withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) { op.chebyshevTerm(xl, tt, yy, 1e-3, 0.25); });
+    FPDP_PETSC(VecRestoreArray(y, &yy));
+    FPDP_PETSC(VecRestoreArray(t, &tt));
+  }
+  BOOST_TEST(relativeDifference(t, tRef) <= 1e-14, "Chebyshev term, dim " << dim);
+  BOOST_TEST(relativeDifference(y, yRef) <= 1e-14, "Chebyshev sum, dim " << dim);
+
+  // Symmetric Gauss–Seidel against MatSOR, from a nonzero and from a zero initial guess.
+  for (const bool zero : {false, true}) {
+    auto xs = p.randomVector(5);
+    meshes::VecHandle xRef;
+    FPDP_PETSC(VecDuplicate(xs, xRef.out()));
+    FPDP_PETSC(VecCopy(xs, xRef));
+    const MatSORType type =
+        zero ? static_cast<MatSORType>(SOR_LOCAL_SYMMETRIC_SWEEP | SOR_ZERO_INITIAL_GUESS) : SOR_LOCAL_SYMMETRIC_SWEEP;
+    FPDP_PETSC(MatSOR(p.J, b, 1.0, type, 0.0, 1, 1, xRef));
+    const PetscScalar* bb;
+    FPDP_PETSC(VecGetArrayRead(b, &bb));
+    if (zero) FPDP_PETSC(VecSet(xs, 1e300));  // must not be read
+    withGhosted(op, p.mesh.dm(), xs, true, [&](double* xl) { op.symmetricGaussSeidel(xl, bb, zero); });
+    FPDP_PETSC(VecRestoreArrayRead(b, &bb));
+    BOOST_TEST(relativeDifference(xs, xRef) <= 1e-13, "Gauss-Seidel, dim " << dim << " zero guess " << zero);
+  }
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(kernels_equal_petsc_on_one_rank) {
+  checkKernels(PETSC_COMM_SELF, 1, 40);
+  checkKernels(PETSC_COMM_SELF, 2, 24);
+  checkKernels(PETSC_COMM_SELF, 3, 10);
+}
+
+BOOST_AUTO_TEST_CASE(kernels_equal_petsc_on_all_ranks) {
+  PetscMPIInt size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  BOOST_REQUIRE(size >= 2);  // registered with mpiexec -n 2: the ghosted layout differs from the owned one
+  checkKernels(PETSC_COMM_WORLD, 1, 40);
+  checkKernels(PETSC_COMM_WORLD, 2, 24);
+  checkKernels(PETSC_COMM_WORLD, 3, 10);
+}
+
+BOOST_AUTO_TEST_CASE(build_refuses_what_is_not_a_field_separated_star) {
+  for (const int kind : {0, 1}) {
+    Problem p(PETSC_COMM_WORLD, 2, 12);
+    // kind 0: a diagonal neighbour (cell (1,1) -> (0,0), field 0); kind 1: field 0 coupled to field 1 of the cell.
+    PetscInt rows[1], cols[1];
+    {
+      ISLocalToGlobalMapping ltog;
+      FPDP_PETSC(DMGetLocalToGlobalMapping(p.mesh.dm(), &ltog));
+      const meshes::OwnedBlock& g = p.mesh.ghosted();
+      const meshes::OwnedBlock& o = p.mesh.owned();
+      // The owned cell at the start of this rank's block and its lower-left neighbour (inside the ghosted block, or
+      // the cell itself when that lies outside the box).
+      const PetscInt i = o.start[0] + 1, j = o.start[1] + 1;
+      const PetscInt self = (i - g.start[0]) + g.count[0] * (j - g.start[1]);
+      const PetscInt corner = (i - 1 - g.start[0]) + g.count[0] * (j - 1 - g.start[1]);
+      PetscInt local[2] = {self * 2, kind == 0 ? corner * 2 : self * 2 + 1};
+      PetscInt global[2];
+      FPDP_PETSC(ISLocalToGlobalMappingApply(ltog, 2, local, global));
+      rows[0] = global[0];
+      cols[0] = global[1];
+    }
+    FPDP_PETSC(MatSetOption(p.J, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    FPDP_PETSC(MatSetValue(p.J, rows[0], cols[0], 0.5, INSERT_VALUES));
+    FPDP_PETSC(MatAssemblyBegin(p.J, MAT_FINAL_ASSEMBLY));
+    FPDP_PETSC(MatAssemblyEnd(p.J, MAT_FINAL_ASSEMBLY));
+    solver::StencilOperator op;
+    BOOST_TEST(!op.build(p.J, p.mesh.dm()), "kind " << kind);
+    BOOST_TEST(op.empty());
+  }
+}

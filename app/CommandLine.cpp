@@ -153,6 +153,8 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
                                         -ts_*/-ksp_*/-pc_* option (other than a _view, _monitor or
                                         _converged_reason diagnostic) is given, else bdf
   -fpdp_exponential_aij                 with it: PETSc's AIJ product instead of the star-stencil kernel (comparison)
+  -fpdp_mg_aij_smoother                 with -pc_type mg: PETSc's SOR on every level instead of the star-stencil
+                                        Gauss-Seidel sweep of the fine level (comparison)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
   -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)

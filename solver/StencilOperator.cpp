@@ -137,6 +137,7 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   const std::size_t np = shifts_.size();
   coefficients_.resize(np);
   for (std::size_t o = 0; o < np; ++o) coefficients_[o] = *columns[o];
+  computeRuns();
   if (forSmoothing) {
     inverseDiagonal_.resize(static_cast<std::size_t>(rows));
     for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
@@ -144,69 +145,61 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   return true;
 }
 
-// Calls span(q, g, n, off) for runs of n consecutive owned rows that share their neighbour offsets (the first cell
-// of a line of cells, its interior, its last cell): q the first row's position in the owned layout, g in the ghosted
-// one, off the N ghosted-layout offsets of the stencil points. In backward order the runs come last line first, and
-// the kernel walks each run downwards. A point outside the ghosted block lies outside the box (no periodic
-// axes), where its coefficient is 0: its offset then points at the row itself, so every load stays in the array.
-template <int D, int N, class Span>
-void StencilOperator::forEachRun(bool backward, Span&& span) const {
+// The runs of consecutive owned rows that share their neighbour offsets: per line of cells, the cells closer than
+// the reach to either end one by one, the cells between as one run. A point outside the ghosted block lies outside
+// the box (no periodic axes), where its coefficient is 0: its offset drops that axis's part, so every load stays in
+// the array. Computed once per build (per line in the kernels it cost 5-10 % of a 256^2 Chebyshev term).
+void StencilOperator::computeRuns() {
+  const int np = points();
   const PetscInt stride[3] = {dof_, dof_ * ghosted_.count[0], dof_ * ghosted_.count[0] * ghosted_.count[1]};
   const PetscInt n0 = owned_.count[0];
   const PetscInt lines = owned_.count[1] * owned_.count[2];
   const PetscInt values = n0 * dof_;
-  for (PetscInt line = 0; line < lines; ++line) {
-    const PetscInt l = backward ? lines - 1 - line : line;
+  runs_.clear();
+  runOffsets_.clear();
+  for (PetscInt l = 0; l < lines; ++l) {
     const PetscInt j = owned_.start[1] + l % owned_.count[1], k = owned_.start[2] + l / owned_.count[1];
     const PetscInt gBase = dof_ * ((owned_.start[0] - ghosted_.start[0]) +
                                    ghosted_.count[0] * ((j - ghosted_.start[1]) +
                                                         ghosted_.count[1] * (k - ghosted_.start[2])));
     const PetscInt qBase = l * values;
-    // The offsets of cell i of the line (0 <= i < n0): a point missing along an axis has coefficient 0, and
-    // dropping that axis's part keeps the load inside the array.
-    const auto offsetsOf = [&](PetscInt i, PetscInt* off) {
-      for (int o = 0; o < N; ++o) {
-        const auto& s = shifts_[static_cast<std::size_t>(o)];
-        const PetscInt x = owned_.start[0] + i + s[0];
-        PetscInt d = x >= ghosted_.start[0] && x < ghosted_.start[0] + ghosted_.count[0] ? s[0] * stride[0] : 0;
-        if (D > 1 && j + s[1] >= ghosted_.start[1] && j + s[1] < ghosted_.start[1] + ghosted_.count[1])
-          d += s[1] * stride[1];
-        if (D > 2 && k + s[2] >= ghosted_.start[2] && k + s[2] < ghosted_.start[2] + ghosted_.count[2])
-          d += s[2] * stride[2];
-        off[o] = d;
+    const auto addRun = [&](PetscInt i, PetscInt cells) {
+      runs_.push_back({qBase + i * dof_, gBase + i * dof_, cells * dof_});
+      for (int o = 0; o < np; ++o) {
+        const auto& sh = shifts_[static_cast<std::size_t>(o)];
+        const PetscInt x = owned_.start[0] + i + sh[0];
+        PetscInt d = x >= ghosted_.start[0] && x < ghosted_.start[0] + ghosted_.count[0] ? sh[0] * stride[0] : 0;
+        if (j + sh[1] >= ghosted_.start[1] && j + sh[1] < ghosted_.start[1] + ghosted_.count[1]) d += sh[1] * stride[1];
+        if (k + sh[2] >= ghosted_.start[2] && k + sh[2] < ghosted_.start[2] + ghosted_.count[2]) d += sh[2] * stride[2];
+        runOffsets_.push_back(d);
       }
     };
-    // Cells closer than the reach to either end of the line one by one; the cells between share their offsets.
     const PetscInt edge = std::min<PetscInt>(reach_, n0);
-    const PetscInt interiorCells = std::max<PetscInt>(0, n0 - 2 * reach_);
-    PetscInt off[N];
-    const auto cell = [&](PetscInt i) {
-      offsetsOf(i, off);
-      span(qBase + i * dof_, gBase + i * dof_, dof_, off);
-    };
-    const auto middle = [&]() {
-      if (interiorCells == 0) return;
-      offsetsOf(edge, off);
-      span(qBase + edge * dof_, gBase + edge * dof_, interiorCells * dof_, off);
-    };
-    if (!backward) {
-      for (PetscInt i = 0; i < edge; ++i) cell(i);
-      middle();
-      for (PetscInt i = std::max(edge, n0 - reach_); i < n0; ++i) cell(i);
-    } else {
-      for (PetscInt i = n0 - 1; i >= std::max(edge, n0 - reach_); --i) cell(i);
-      middle();
-      for (PetscInt i = edge - 1; i >= 0; --i) cell(i);
-    }
+    for (PetscInt i = 0; i < edge; ++i) addRun(i, 1);
+    if (n0 > 2 * reach_) addRun(edge, n0 - 2 * reach_);
+    for (PetscInt i = std::max(edge, n0 - reach_); i < n0; ++i) addRun(i, 1);
+  }
+}
+
+// Calls span(q, g, n, off) for every run (computeRuns): q its first row's position in the owned layout, g in the
+// ghosted one, n its rows, off the N ghosted-layout offsets of the stencil points. Backward: the runs last first
+// (the kernel walks each run downwards).
+template <int N, class Span>
+void StencilOperator::forEachRun(bool backward, Span&& span) const {
+  const std::size_t count = runs_.size();
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::size_t q = backward ? count - 1 - r : r;
+    const Run& run = runs_[q];
+    span(run.q, run.g, run.n, runOffsets_.data() + q * N);
   }
 }
 
 // Star stencils only (build refuses the others); a star missing some points is padded with zeros to 2d + 1.
 template <class F>
 void StencilOperator::dispatch(F&& f) const {
-  if (dim_ == 1) f.template operator()<1, 3>();
-  else if (dim_ == 2) f.template operator()<2, 5>();
-  else f.template operator()<3, 7>();
+  if (dim_ == 1) f.template operator()<3>();
+  else if (dim_ == 2) f.template operator()<5>();
+  else f.template operator()<7>();
 }
 
 std::array<const double*, 7> StencilOperator::pointArrays() const {
@@ -215,10 +208,10 @@ std::array<const double*, 7> StencilOperator::pointArrays() const {
   return c;
 }
 
-template <int D, int N>
+template <int N>
 void StencilOperator::residualKernel(const double* x, const double* b, double* r) const {
   const auto c = pointArrays();
-  forEachRun<D, N>(false, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
+  forEachRun<N>(false, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
     const double* cq[N];
     PetscInt off[N];
     for (int o = 0; o < N; ++o) cq[o] = c[o] + q0, off[o] = offsets[o];
@@ -233,10 +226,10 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
   });
 }
 
-template <int D, int N>
+template <int N>
 void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, double s4, double ck) const {
   const auto c = pointArrays();
-  forEachRun<D, N>(false, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
+  forEachRun<N>(false, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
     // Point 0 is the diagonal (offset 0); the neighbours' offsets as integers beside one x pointer keep the loop's
     // pointers in registers (one x pointer per point spilled and cost 10 % at 256^2).
     const double* cq[N];
@@ -256,11 +249,11 @@ void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, dou
   });
 }
 
-template <int D, int N>
+template <int N>
 void StencilOperator::sweepKernel(double* x, const double* b, bool backward) const {
   const auto c = pointArrays();
   const double* inv = inverseDiagonal_.data();
-  forEachRun<D, N>(backward, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
+  forEachRun<N>(backward, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
     const double* cq[N];
     PetscInt off[N];
     for (int o = 0; o < N; ++o) cq[o] = c[o] + q0, off[o] = offsets[o];
@@ -277,20 +270,20 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
 }
 
 void StencilOperator::residual(const double* x, const double* b, double* r) const {
-  dispatch([&]<int D, int N>() { residualKernel<D, N>(x, b, r); });
+  dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
 }
 
 void StencilOperator::chebyshevTerm(const double* x, double* t, double* y, double s4, double ck) const {
-  dispatch([&]<int D, int N>() { chebyshevKernel<D, N>(x, t, y, s4, ck); });
+  dispatch([&]<int N>() { chebyshevKernel<N>(x, t, y, s4, ck); });
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {
   if (inverseDiagonal_.empty())
     throw std::logic_error("StencilOperator::symmetricGaussSeidel: built without forSmoothing");
   if (zeroGuess) std::memset(x, 0, sizeof(double) * static_cast<std::size_t>(ghosted_.size() * dof_));
-  dispatch([&]<int D, int N>() {
-    sweepKernel<D, N>(x, b, false);
-    sweepKernel<D, N>(x, b, true);
+  dispatch([&]<int N>() {
+    sweepKernel<N>(x, b, false);
+    sweepKernel<N>(x, b, true);
   });
 }
 

@@ -50,13 +50,17 @@ public:
   void copyOwned(const double* ghosted, double* owned) const;
 
 private:
-  template <int D, int N, class Span>
+  struct Run {
+    PetscInt q, g, n;  // first row in the owned and in the ghosted layout, rows
+  };
+  void computeRuns();
+  template <int N, class Span>
   void forEachRun(bool backward, Span&& span) const;
-  template <int D, int N>
+  template <int N>
   void residualKernel(const double* x, const double* b, double* r) const;
-  template <int D, int N>
+  template <int N>
   void chebyshevKernel(const double* x, double* t, double* y, double s4, double ck) const;
-  template <int D, int N>
+  template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
   std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
   template <class F>
@@ -69,6 +73,8 @@ private:
   bool ghostedIsOwned_ = true;
   std::vector<std::array<int, 3>> shifts_;           // per stored point: cell offset per axis; point 0 the diagonal
   std::vector<std::vector<double>> coefficients_;  // per stored point, per owned row (cells x fields, interlaced)
+  std::vector<Run> runs_;
+  std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
 };
 

@@ -46,7 +46,7 @@ bool optionGiven(const char* prefix, const char* name) {
 constexpr const char* kSmootherKey = "fpdp_stencil_smoother";
 
 struct StencilSmoother {
-  Mat owner = nullptr;  // the level matrix the stencil was built from (it carries a pointer to this smoother)
+  Mat owner = nullptr;  // the level matrix the stencil was built from (referenced; it carries a pointer to this)
   meshes::DMHandle levelDmOwner;  // the level's DMDA (PCMG does not give its level PCs one when the transfers are set)
   DM levelDm = nullptr;
   StencilOperator op;
@@ -69,13 +69,22 @@ PetscErrorCode smootherSetUp(PC pc) {
   }
   s->ghosted.reset();
   if (!s->op.empty() && !s->op.ghostedIsOwned()) PetscCall(DMCreateLocalVector(dm, s->ghosted.out()));
-  if (s->owner && s->owner != P) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
-  s->owner = P;
+  if (s->owner != P) {  // the smoother holds a reference, so that it can withdraw its pointer from the matrix
+    if (s->owner) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
+    PetscCall(MatDestroy(&s->owner));
+    PetscCall(PetscObjectReference(reinterpret_cast<PetscObject>(P)));
+    s->owner = P;
+  }
   PetscContainer container;
   PetscCall(PetscContainerCreate(PetscObjectComm(reinterpret_cast<PetscObject>(P)), &container));
   PetscCall(PetscContainerSetPointer(container, s));
   PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(P), kSmootherKey, reinterpret_cast<PetscObject>(container)));
   PetscCall(PetscContainerDestroy(&container));
+  // -ksp_view names what runs on this level.
+  PetscCall(PCShellSetName(pc, s->op.empty() ? "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; the level "
+                                               "matrix is not a star stencil)"
+                                             : "fpdp level smoother: symmetric Gauss-Seidel on the star-stencil "
+                                               "coefficient arrays (PETSc's SOR local symmetric arithmetic, omega 1)"));
   if (s->op.empty()) {
     if (!s->fallback) {
       PetscCall(PCCreate(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), s->fallback.out()));
@@ -148,6 +157,7 @@ PetscErrorCode smootherDestroy(PC pc) {
   PetscCall(PCShellGetContext(pc, &s));
   // The matrix may outlive the preconditioner (TS keeps the Jacobian): withdraw the pointer to this smoother.
   if (s->owner) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
+  PetscCall(MatDestroy(&s->owner));
   delete s;
   PetscFunctionReturn(0);
 }
@@ -192,8 +202,6 @@ void useStencilSmoother(PC pc, DM levelDm) {
   FPDP_PETSC(PCShellSetApply(pc, smootherApply));
   FPDP_PETSC(PCShellSetApplyRichardson(pc, smootherApplyRichardson));
   FPDP_PETSC(PCShellSetDestroy(pc, smootherDestroy));
-  FPDP_PETSC(PCShellSetName(pc, "fpdp stencil Gauss-Seidel (SOR local symmetric, omega 1, on the level matrix in "
-                                "stencil form)"));
 }
 }  // namespace
 

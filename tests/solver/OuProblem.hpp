@@ -22,6 +22,17 @@ struct OuSetup {
   std::shared_ptr<const models::Loss> loss;  // default: quadratic(lambda)
 };
 
+/// The OU set-up of the operator-level tests: p and q drift towards centres apart on every axis, so that no
+/// coefficient of the two fields' operators coincides.
+inline OuSetup distinctCentresSetup(int dim, int cells) {
+  OuSetup s;
+  s.dim = dim;
+  s.cells = cells;
+  s.centreP = {0.8, -0.4, 0.3};
+  s.centreQ = {-0.2, 0.3, 0.0};
+  return s;
+}
+
 inline models::Vector vec(const std::array<double, 3>& a, int d) {
   models::Vector v(d);
   for (int i = 0; i < d; ++i) v[i] = a[i];

@@ -37,17 +37,9 @@ struct Setup {
   solver::LangevinDiscretisation disc;
   meshes::VecHandle weights;
   Setup(MPI_Comm comm, int dim, int cells)
-      : s(make(dim, cells)), mesh(comm, testing::ouBox(s), 2),
+      : s(testing::distinctCentresSetup(dim, cells)), mesh(comm, testing::ouBox(s), 2),
         disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel), weights(mesh.createVector()) {
     disc.setSymmetrisingWeights(weights);
-  }
-  static testing::OuSetup make(int dim, int cells) {
-    testing::OuSetup s;
-    s.dim = dim;
-    s.cells = cells;
-    s.centreP = {0.8, -0.4, 0.3};
-    s.centreQ = {-0.2, 0.3, 0.0};
-    return s;
   }
 };
 
@@ -157,7 +149,7 @@ BOOST_AUTO_TEST_CASE(an_operator_without_detailed_balance_is_refused) {
                     std::invalid_argument);
 
   // Anisotropic noise: no Gibbs density to symmetrise with.
-  testing::OuSetup s = Setup::make(2, 10);
+  testing::OuSetup s = testing::distinctCentresSetup(2, 10);
   auto problem = testing::ouProblem(s);
   models::Matrix sigma(2, 2);
   sigma << 0.5, 0.0, 0.0, 0.2;

@@ -26,19 +26,11 @@ struct Problem {
   testing::OuSetup s;
   meshes::DistributedBoxMesh mesh;
   meshes::MatHandle J;
-  Problem(MPI_Comm comm, int dim, int cells) : s(make(dim, cells)), mesh(comm, testing::ouBox(s), 2) {
+  Problem(MPI_Comm comm, int dim, int cells) : s(testing::distinctCentresSetup(dim, cells)), mesh(comm, testing::ouBox(s), 2) {
     const solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
     J = disc.spatialOperator().assemble();
     FPDP_PETSC(MatScale(J, -1.0));
     FPDP_PETSC(MatShift(J, 150.0));  // BDF2 at dt = 0.01: a = 1.5 / dt
-  }
-  static testing::OuSetup make(int dim, int cells) {
-    testing::OuSetup s;
-    s.dim = dim;
-    s.cells = cells;
-    s.centreP = {0.8, -0.4, 0.3};
-    s.centreQ = {-0.2, 0.3, 0.0};
-    return s;
   }
   meshes::VecHandle randomVector(unsigned seed) const {
     auto v = mesh.createVector();

@@ -111,8 +111,6 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   PetscBool assembledProduct = PETSC_FALSE;  // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison)
   FPDP_PETSC(PetscOptionsGetBool(nullptr, nullptr, "-fpdp_exponential_aij", &assembledProduct, nullptr));
   if (assembledProduct || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
-  PetscMPIInt size;
-  FPDP_PETSC(MPI_Comm_size(mesh_.comm(), &size));
   if (stencil_ && !stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
@@ -153,12 +151,7 @@ void ExponentialEvolution::propagate(Vec u, double T) {
   for (std::size_t k = 2; k < a.size(); ++k) {
     if (stencil_) {
       // On one rank the global vector is the ghosted one (no ghosts at walls); on several, the ghosts come first.
-      Vec xv = cur;
-      if (ghostedCurrent_) {
-        FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
-        FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
-        xv = ghostedCurrent_;
-      }
+      Vec xv = ghostedInput(mesh_.dm(), cur, ghostedCurrent_);
       const PetscScalar* x;
       PetscScalar *t, *y;
       FPDP_PETSC(VecGetArrayRead(xv, &x));

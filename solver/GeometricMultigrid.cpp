@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,15 +39,14 @@ bool optionGiven(const char* prefix, const char* name) {
 }
 
 // The level smoother: one symmetric Gauss–Seidel sweep per smoothing step, the arithmetic of PETSc's SOR
-// (SOR_LOCAL_SYMMETRIC_SWEEP, omega = 1) on the level's matrix in stencil form (StencilOperator). Where the stencil
-// form does not apply (couplings beyond the 3^d box, a box stencil on a star DMDA on several ranks) PETSc's SOR runs.
+// (SOR_LOCAL_SYMMETRIC_SWEEP, omega = 1) on the level's matrix in stencil form (StencilOperator). Where the level
+// matrix is not a star stencil (the Galerkin coarse levels, anisotropic noise) PETSc's SOR runs.
 // The level matrix carries its smoother, so that the level's residual (PCMGSetResidual) finds the stencil form.
 constexpr const char* kSmootherKey = "fpdp_stencil_smoother";
 
 struct StencilSmoother {
   Mat owner = nullptr;  // the level matrix the stencil was built from (referenced; it carries a pointer to this)
-  meshes::DMHandle levelDmOwner;  // the level's DMDA (PCMG does not give its level PCs one when the transfers are set)
-  DM levelDm = nullptr;
+  meshes::DMHandle levelDm;  // the level's DMDA (PCMG does not give its level PCs one when the transfers are set)
   StencilOperator op;
   PetscHandle<PC, PCDestroy> fallback;  // PETSc's SOR where op is empty
   meshes::VecHandle ghosted;  // the level DM's local vector (several ranks)
@@ -74,12 +72,12 @@ PetscErrorCode smootherSetUp(PC pc) {
     PetscCall(MatDestroy(&s->owner));
     PetscCall(PetscObjectReference(reinterpret_cast<PetscObject>(P)));
     s->owner = P;
+    PetscContainer container;
+    PetscCall(PetscContainerCreate(PetscObjectComm(reinterpret_cast<PetscObject>(P)), &container));
+    PetscCall(PetscContainerSetPointer(container, s));
+    PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(P), kSmootherKey, reinterpret_cast<PetscObject>(container)));
+    PetscCall(PetscContainerDestroy(&container));
   }
-  PetscContainer container;
-  PetscCall(PetscContainerCreate(PetscObjectComm(reinterpret_cast<PetscObject>(P)), &container));
-  PetscCall(PetscContainerSetPointer(container, s));
-  PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(P), kSmootherKey, reinterpret_cast<PetscObject>(container)));
-  PetscCall(PetscContainerDestroy(&container));
   // -ksp_view names what runs on this level.
   PetscCall(PCShellSetName(pc, s->op.empty() ? "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; the level "
                                                "matrix is not a star stencil)"
@@ -119,9 +117,12 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
       PetscCall(VecRestoreArray(x, &xx));
       continue;
     }
-    if (!zero) {
-      PetscCall(DMGlobalToLocalBegin(s->levelDm, x, INSERT_VALUES, s->ghosted));
-      PetscCall(DMGlobalToLocalEnd(s->levelDm, x, INSERT_VALUES, s->ghosted));
+    if (!zero) {  // a zero guess needs no ghosts: the sweep zeroes them
+      try {
+        ghostedInput(s->levelDm, x, s->ghosted);
+      } catch (const std::exception& e) {
+        SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), PETSC_ERR_LIB, "%s", e.what());
+      }
     }
     PetscScalar *xl, *xx;
     PetscCall(VecGetArray(s->ghosted, &xl));
@@ -173,11 +174,11 @@ PetscErrorCode stencilResidual(Mat A, Vec b, Vec x, Vec r) {
     PetscCall(MatResidual(A, b, x, r));
     PetscFunctionReturn(0);
   }
-  Vec xv = x;
-  if (s->ghosted) {
-    PetscCall(DMGlobalToLocalBegin(s->levelDm, x, INSERT_VALUES, s->ghosted));
-    PetscCall(DMGlobalToLocalEnd(s->levelDm, x, INSERT_VALUES, s->ghosted));
-    xv = s->ghosted;
+  Vec xv;
+  try {
+    xv = ghostedInput(s->levelDm, x, s->ghosted);
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(A)), PETSC_ERR_LIB, "%s", e.what());
   }
   const PetscScalar *xx, *bb;
   PetscScalar* rr;
@@ -195,8 +196,7 @@ void useStencilSmoother(PC pc, DM levelDm) {
   FPDP_PETSC(PCSetType(pc, PCSHELL));
   auto* s = new StencilSmoother;
   FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(levelDm)));
-  s->levelDmOwner = meshes::DMHandle(levelDm);
-  s->levelDm = levelDm;
+  s->levelDm = meshes::DMHandle(levelDm);
   FPDP_PETSC(PCShellSetContext(pc, s));
   FPDP_PETSC(PCShellSetSetUp(pc, smootherSetUp));
   FPDP_PETSC(PCShellSetApply(pc, smootherApply));

@@ -66,8 +66,13 @@ private:
   template <class F>
   void dispatch(F&& f) const;
 
+  /// Position of cell (i, j, k) in the ghosted block (cells, not values).
+  PetscInt ghostedCell(PetscInt i, PetscInt j, PetscInt k) const {
+    return (i - ghosted_.start[0]) +
+           ghosted_.count[0] * ((j - ghosted_.start[1]) + ghosted_.count[1] * (k - ghosted_.start[2]));
+  }
+
   int dim_ = 1;
-  int reach_ = 0;
   PetscInt dof_ = 1;
   meshes::OwnedBlock owned_, ghosted_;
   bool ghostedIsOwned_ = true;
@@ -77,5 +82,9 @@ private:
   std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
 };
+
+/// The vector whose array a StencilOperator kernel reads as x: x itself when ghosted is null (one rank), else
+/// ghosted (a local vector of dm) after the ghost exchange from x.
+Vec ghostedInput(DM dm, Vec x, Vec ghosted);
 
 }  // namespace fpdp::solver

@@ -153,8 +153,15 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
                                         -ts_*/-ksp_*/-pc_* option (other than a _view, _monitor or
                                         _converged_reason diagnostic) is given, else bdf
   -fpdp_exponential_aij                 with it: PETSc's AIJ product instead of the star-stencil kernel (comparison)
+  -fpdp_aij_function                    with a PETSc integrator: PETSc's AIJ product in the implicit function instead
+                                        of the star-stencil kernel (comparison)
   -fpdp_mg_aij_smoother                 with -pc_type mg: PETSc's SOR on every level instead of the star-stencil
                                         Gauss-Seidel sweep of the fine level (comparison)
+  -fpdp_mg_aij_transfers                with -pc_type mg: PETSc's AIJ products for the restriction and prolongation
+                                        instead of the matrix-free ones (comparison)
+  -fpdp_mg_skip_presmooth true|false    with -pc_type mg: levels whose couplings are >= 3 times the shift do no
+                                        smoothing sweep from a zero iterate (default: true with -ksp_type richardson
+                                        or preonly, false with a Krylov method)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
   -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "solver/BoolOption.hpp"
 #include "solver/GeometricMultigrid.hpp"
 
 namespace fpdp::solver {
@@ -83,11 +84,17 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
   FPDP_PETSC(PCGetType(pc, &chosenPc));
   if (std::string(chosenPc) == PCMG) {
     const char* prefix = ti_.optionsPrefix.empty() ? nullptr : ti_.optionsPrefix.c_str();
-    configureGeometricMultigrid(pc, mesh_, prefix);
+    KSPType outer;
+    FPDP_PETSC(KSPGetType(ksp, &outer));
+    configureGeometricMultigrid(pc, mesh_, prefix,
+                                std::string(outer) == KSPRICHARDSON || std::string(outer) == KSPPREONLY);
     FPDP_PETSC(PCSetFromOptions(pc));  // explicit -mg_* options over the defaults just set
   }
   enableSingleFactorisation(ksp, pc);
   enableInPlaceIlu(pc);
+  // The implicit function in stencil form (docs/scaling.md §2); -fpdp_aij_function: PETSc's MatMult, for comparison.
+  if (!inPlaceIlu_ && !boolOption(nullptr, "-fpdp_aij_function", false) && stencilA_.build(A_, mesh_.dm()) && !stencilA_.ghostedIsOwned())
+    FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedU_.out()));
   FPDP_PETSC(TSMonitorSet(ts_, &DensityEvolution::monitor, this, nullptr));
 }
 
@@ -159,8 +166,26 @@ PetscErrorCode DensityEvolution::shellMult(Mat S, Vec x, Vec y) {
 PetscErrorCode DensityEvolution::implicitFunction(TS, PetscReal, Vec u, Vec udot, Vec F, void* ctx) {
   PetscFunctionBeginUser;
   auto* self = static_cast<DensityEvolution*>(ctx);
-  PetscCall(MatMult(self->A_, u, F));  // F = A u
-  PetscCall(VecAYPX(F, -1.0, udot));   // F = udot - A u
+  if (self->stencilA_.empty()) {
+    PetscCall(MatMult(self->A_, u, F));  // F = A u
+    PetscCall(VecAYPX(F, -1.0, udot));   // F = udot - A u
+    PetscFunctionReturn(0);
+  }
+  Vec uv;
+  try {
+    uv = ghostedInput(self->mesh_.dm(), u, self->ghostedU_);
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(u)), PETSC_ERR_LIB, "%s", e.what());
+  }
+  const PetscScalar *uu, *dd;
+  PetscScalar* ff;
+  PetscCall(VecGetArrayRead(uv, &uu));
+  PetscCall(VecGetArrayRead(udot, &dd));
+  PetscCall(VecGetArray(F, &ff));
+  self->stencilA_.residual(uu, dd, ff);  // F = udot - A u
+  PetscCall(VecRestoreArray(F, &ff));
+  PetscCall(VecRestoreArrayRead(udot, &dd));
+  PetscCall(VecRestoreArrayRead(uv, &uu));
   PetscFunctionReturn(0);
 }
 

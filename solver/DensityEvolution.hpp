@@ -21,6 +21,7 @@
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "solver/DensityPropagator.hpp"
+#include "solver/StencilOperator.hpp"
 
 namespace fpdp::solver {
 
@@ -64,6 +65,10 @@ private:
                                          void* ctx);
   const meshes::DistributedBoxMesh& mesh_;
   meshes::MatHandle A_;
+  // A in star-stencil form for the implicit function udot - A u (one pass, as a residual), where A is a star and the
+  // memory-lean in-place ILU path is not in use; empty otherwise (then MatMult).
+  StencilOperator stencilA_;
+  meshes::VecHandle ghostedU_;  // the mesh's local vector for stencilA_ (several ranks)
   meshes::MatHandle J_;             // shift I - A for the current shift
   PetscReal jacobianShift_ = -1.0;  // the shift J_ holds (none yet)
   // One factorisation for BDF with a direct solver (enableSingleFactorisation): P_ holds steadyShift_ I - A.

@@ -9,6 +9,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "solver/BoolOption.hpp"
+
 namespace fpdp::solver {
 
 namespace {
@@ -108,9 +110,8 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   rho_ = std::min(n1, nInf);
   if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
   stencil_ = std::make_unique<StencilOperator>();
-  PetscBool assembledProduct = PETSC_FALSE;  // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison)
-  FPDP_PETSC(PetscOptionsGetBool(nullptr, nullptr, "-fpdp_exponential_aij", &assembledProduct, nullptr));
-  if (assembledProduct || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
+  // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison).
+  if (boolOption(nullptr, "-fpdp_exponential_aij", false) || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
   if (stencil_ && !stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();

@@ -4,11 +4,14 @@
 #include <petscksp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <array>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "solver/BoolOption.hpp"
 #include "solver/StencilOperator.hpp"
 
 namespace fpdp::solver {
@@ -32,6 +35,11 @@ int multigridLevels(const meshes::DistributedBoxMesh& mesh, int minCoarseCells) 
 }
 
 namespace {
+// -fpdp_mg_skip_presmooth: levels whose couplings are at least this many times their shift (couplingToShiftRatio)
+// skip the sweep from a zero iterate. Measured in docs/scaling.md §2.
+constexpr double kSkipPresmoothCouplingToShift = 3.0;
+constexpr double kCouplingDominated = 1e300;
+
 bool optionGiven(const char* prefix, const char* name) {
   PetscBool set = PETSC_FALSE;
   FPDP_PETSC(PetscOptionsHasName(nullptr, prefix, name, &set));
@@ -45,12 +53,45 @@ bool optionGiven(const char* prefix, const char* name) {
 constexpr const char* kSmootherKey = "fpdp_stencil_smoother";
 
 struct StencilSmoother {
+  bool stencilAllowed = true;  // false: PETSc's SOR on every level (-fpdp_mg_aij_smoother, for comparison)
+  bool maySkipZeroGuessSweep = false;  // -fpdp_mg_skip_presmooth (configureGeometricMultigrid)
+  bool skipZeroGuessSweep = false;     // ... and the level matrix is diffusion-dominated (smootherSetUp)
+  double couplingToShift = 0.0;        // couplingToShiftRatio of the level matrix, measured at set-up
   Mat owner = nullptr;  // the level matrix the stencil was built from (referenced; it carries a pointer to this)
   meshes::DMHandle levelDm;  // the level's DMDA (PCMG does not give its level PCs one when the transfers are set)
   StencilOperator op;
   PetscHandle<PC, PCDestroy> fallback;  // PETSc's SOR where op is empty
   meshes::VecHandle ghosted;  // the level DM's local vector (several ranks)
 };
+
+// How strongly a level's couplings dominate its shift: the mean over the rows of (a_ii - s_i) / s_i with the row sum
+// s_i = sum_j a_ij. For the shifted operator shift I - A with zero row sums in A, s_i is the shift and a_ii - s_i the
+// couplings, so this is nu = (sum of the couplings) / shift (4 dt D / h^2 per BDF weight on the 2-D star); the Galerkin
+// products keep row sums (the prolongation keeps constants), so the same measure holds on the coarse levels, whose
+// 21-point rows have couplings of both signs. (Drift makes A's row sums small but not zero; a row with s_i <= 0
+// counts as coupling-dominated.)
+PetscErrorCode couplingToShiftRatio(Mat A, double* ratio) {
+  PetscFunctionBeginUser;
+  PetscInt first, last;
+  PetscCall(MatGetOwnershipRange(A, &first, &last));
+  double sums[2] = {0.0, static_cast<double>(last - first)};  // sum of the row ratios, number of rows
+  for (PetscInt row = first; row < last; ++row) {
+    PetscInt n;
+    const PetscInt* cols;
+    const PetscScalar* vals;
+    PetscCall(MatGetRow(A, row, &n, &cols, &vals));
+    double diag = 0.0, rowSum = 0.0;
+    for (PetscInt k = 0; k < n; ++k) {
+      rowSum += vals[k];
+      if (cols[k] == row) diag = vals[k];
+    }
+    PetscCall(MatRestoreRow(A, row, &n, &cols, &vals));
+    sums[0] += rowSum > 0.0 ? (diag - rowSum) / rowSum : kCouplingDominated;
+  }
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, PetscObjectComm(reinterpret_cast<PetscObject>(A))));
+  *ratio = sums[1] > 0.0 ? sums[0] / sums[1] : 0.0;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode smootherSetUp(PC pc) {
   PetscFunctionBeginUser;
@@ -61,9 +102,13 @@ PetscErrorCode smootherSetUp(PC pc) {
   // PCSetUp calls this only for new operators or new values (a new shift, new Galerkin products).
   DM dm = s->levelDm;
   try {
-    if (!dm || !s->op.build(P, dm, /*forSmoothing=*/true)) s->op = StencilOperator{};
+    if (!s->stencilAllowed || !dm || !s->op.build(P, dm, /*forSmoothing=*/true)) s->op = StencilOperator{};
   } catch (const std::exception& e) {
     SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), PETSC_ERR_LIB, "%s", e.what());
+  }
+  if (s->maySkipZeroGuessSweep) {
+    PetscCall(couplingToShiftRatio(P, &s->couplingToShift));
+    s->skipZeroGuessSweep = s->couplingToShift >= kSkipPresmoothCouplingToShift;
   }
   s->ghosted.reset();
   if (!s->op.empty() && !s->op.ghostedIsOwned()) PetscCall(DMCreateLocalVector(dm, s->ghosted.out()));
@@ -79,10 +124,20 @@ PetscErrorCode smootherSetUp(PC pc) {
     PetscCall(PetscContainerDestroy(&container));
   }
   // -ksp_view names what runs on this level.
-  PetscCall(PCShellSetName(pc, s->op.empty() ? "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; the level "
-                                               "matrix is not a star stencil)"
-                                             : "fpdp level smoother: symmetric Gauss-Seidel on the star-stencil "
-                                               "coefficient arrays (PETSc's SOR local symmetric arithmetic, omega 1)"));
+  std::string name = !s->op.empty()         ? "fpdp level smoother: symmetric Gauss-Seidel on the star-stencil "
+                                              "coefficient arrays (PETSc's SOR local symmetric arithmetic, omega 1)"
+                     : s->stencilAllowed ? "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; the level "
+                                           "matrix is not a star stencil)"
+                                         : "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; "
+                                           "-fpdp_mg_aij_smoother)";
+  if (s->maySkipZeroGuessSweep) {
+    char share[160];
+    std::snprintf(share, sizeof share, "; couplings/shift %.3g: %s", s->couplingToShift,
+                  s->skipZeroGuessSweep ? "no sweep from a zero iterate (-fpdp_mg_skip_presmooth)"
+                                        : "sweeps from a zero iterate too");
+    name += share;
+  }
+  PetscCall(PCShellSetName(pc, name.c_str()));
   if (s->op.empty()) {
     if (!s->fallback) {
       PetscCall(PCCreate(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), s->fallback.out()));
@@ -100,6 +155,7 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
   PetscFunctionBeginUser;
   StencilSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
+  if (its <= 0) PetscFunctionReturn(0);
   if (s->op.empty()) {
     PetscInt done;
     PCRichardsonConvergedReason reason;
@@ -139,7 +195,15 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
 PetscErrorCode smootherApplyRichardson(PC pc, Vec b, Vec x, Vec, PetscReal, PetscReal, PetscReal, PetscInt its,
                                        PetscBool guessZero, PetscInt* done, PCRichardsonConvergedReason* reason) {
   PetscFunctionBeginUser;
-  PetscCall(smootherSweeps(pc, b, x, its, guessZero));
+  StencilSmoother* s = nullptr;
+  PetscCall(PCShellGetContext(pc, &s));
+  PetscInt sweeps = its;
+  if (guessZero == PETSC_TRUE && s->skipZeroGuessSweep && sweeps > 0) {
+    // x = 0 exactly; VecSet caches its norms as 0, so levelResidual returns b without a product.
+    PetscCall(VecSet(x, 0.0));
+    --sweeps;
+  }
+  PetscCall(smootherSweeps(pc, b, x, sweeps, guessZero));
   *done = its;
   *reason = PCRICHARDSON_CONVERGED_ITS;
   PetscFunctionReturn(0);
@@ -163,9 +227,18 @@ PetscErrorCode smootherDestroy(PC pc) {
   PetscFunctionReturn(0);
 }
 
-// The level residual r = b - A x: in stencil form where A carries a stencil smoother (built from A), else PETSc's.
-PetscErrorCode stencilResidual(Mat A, Vec b, Vec x, Vec r) {
+// The level residual r = b - A x. Where the pre-smoother is skipped, x is zero (VecSet caches its norms, and any
+// later change of x drops them), so r = b without a product. Else in stencil form where A carries a stencil smoother
+// (built from A), else PETSc's.
+PetscErrorCode levelResidual(Mat A, Vec b, Vec x, Vec r) {
   PetscFunctionBeginUser;
+  PetscBool normKnown = PETSC_FALSE;
+  PetscReal norm = 0.0;
+  PetscCall(VecNormAvailable(x, NORM_INFINITY, &normKnown, &norm));
+  if (normKnown && norm == 0.0) {
+    PetscCall(VecCopy(b, r));
+    PetscFunctionReturn(0);
+  }
   PetscContainer container = nullptr;
   PetscCall(PetscObjectQuery(reinterpret_cast<PetscObject>(A), kSmootherKey, reinterpret_cast<PetscObject*>(&container)));
   StencilSmoother* s = nullptr;
@@ -192,9 +265,11 @@ PetscErrorCode stencilResidual(Mat A, Vec b, Vec x, Vec r) {
   PetscFunctionReturn(0);
 }
 
-void useStencilSmoother(PC pc, DM levelDm) {
+void useLevelSmoother(PC pc, DM levelDm, bool stencilAllowed, bool skipZeroGuessSweep) {
   FPDP_PETSC(PCSetType(pc, PCSHELL));
   auto* s = new StencilSmoother;
+  s->stencilAllowed = stencilAllowed;
+  s->maySkipZeroGuessSweep = skipZeroGuessSweep;
   FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(levelDm)));
   s->levelDm = meshes::DMHandle(levelDm);
   FPDP_PETSC(PCShellSetContext(pc, s));
@@ -205,91 +280,8 @@ void useStencilSmoother(PC pc, DM levelDm) {
 }
 }  // namespace
 
-Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
-  PetscInt dim = 0, dof = 0, Mc[3] = {1, 1, 1}, Mf[3] = {1, 1, 1};
-  FPDP_PETSC(DMDAGetInfo(fine, &dim, &Mf[0], &Mf[1], &Mf[2], nullptr, nullptr, nullptr, &dof, nullptr, nullptr,
-                         nullptr, nullptr, nullptr));
-  FPDP_PETSC(DMDAGetInfo(coarse, nullptr, &Mc[0], &Mc[1], &Mc[2], nullptr, nullptr, nullptr, nullptr, nullptr,
-                         nullptr, nullptr, nullptr, nullptr));
-  for (PetscInt a = 0; a < dim; ++a)
-    if (Mf[a] != 2 * Mc[a])
-      throw std::invalid_argument("cellCentredBilinearInterpolation: the coarse DMDA does not halve the fine one");
-  PetscInt fs[3], fm[3], fgs[3], fgm[3], cs[3], cm[3], cgs[3], cgm[3];
-  FPDP_PETSC(DMDAGetCorners(fine, &fs[0], &fs[1], &fs[2], &fm[0], &fm[1], &fm[2]));
-  FPDP_PETSC(DMDAGetGhostCorners(fine, &fgs[0], &fgs[1], &fgs[2], &fgm[0], &fgm[1], &fgm[2]));
-  FPDP_PETSC(DMDAGetCorners(coarse, &cs[0], &cs[1], &cs[2], &cm[0], &cm[1], &cm[2]));
-  FPDP_PETSC(DMDAGetGhostCorners(coarse, &cgs[0], &cgs[1], &cgs[2], &cgm[0], &cgm[1], &cgm[2]));
-  ISLocalToGlobalMapping ltogF, ltogC;
-  FPDP_PETSC(DMGetLocalToGlobalMapping(fine, &ltogF));
-  FPDP_PETSC(DMGetLocalToGlobalMapping(coarse, &ltogC));
-  const PetscInt *idxF, *idxC;
-  FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltogF, &idxF));
-  FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltogC, &idxC));
-  MPI_Comm comm;
-  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
-  Mat P;
-  FPDP_PETSC(MatCreate(comm, &P));
-  FPDP_PETSC(MatSetSizes(P, fm[0] * fm[1] * fm[2] * dof, cm[0] * cm[1] * cm[2] * dof, PETSC_DETERMINE,
-                         PETSC_DETERMINE));
-  FPDP_PETSC(MatSetType(P, MATAIJ));
-  const PetscInt perRow = PetscInt(1) << dim;
-  FPDP_PETSC(MatSeqAIJSetPreallocation(P, perRow, nullptr));
-  FPDP_PETSC(MatMPIAIJSetPreallocation(P, perRow, nullptr, perRow, nullptr));
-  // Per axis: fine cell i lies in coarse cell i/2, a quarter of a coarse width from its centre towards the coarse
-  // neighbour on its own side (i even: I - 1, i odd: I + 1); linear interpolation between the two coarse centres
-  // gives weights 3/4 and 1/4. At a wall the missing neighbour's weight goes to the own cell (constant extrapolation,
-  // the no-flux condition's mirror).
-  std::array<std::array<PetscInt, 2>, 3> I{};
-  std::array<std::array<double, 2>, 3> W{};
-  std::array<int, 3> count{};
-  for (PetscInt k = fs[2]; k < fs[2] + fm[2]; ++k)
-    for (PetscInt j = fs[1]; j < fs[1] + fm[1]; ++j)
-      for (PetscInt i = fs[0]; i < fs[0] + fm[0]; ++i) {
-        const PetscInt f[3] = {i, j, k};
-        for (PetscInt a = 0; a < 3; ++a) {
-          if (a >= dim) {
-            I[a] = {0, 0}, W[a] = {1.0, 0.0}, count[a] = 1;
-            continue;
-          }
-          const PetscInt own = f[a] / 2, other = f[a] % 2 == 0 ? own - 1 : own + 1;
-          if (other < 0 || other >= Mc[a]) {
-            I[a] = {own, own}, W[a] = {1.0, 0.0}, count[a] = 1;
-          } else {
-            I[a] = {own, other}, W[a] = {0.75, 0.25}, count[a] = 2;
-          }
-        }
-        auto coarseBlock = [&](PetscInt ci, PetscInt cj, PetscInt ck) {
-          const PetscInt li = ci - cgs[0], lj = cj - cgs[1], lk = ck - cgs[2];
-          if (li < 0 || li >= cgm[0] || lj < 0 || lj >= cgm[1] || lk < 0 || lk >= cgm[2])
-            throw std::runtime_error("cellCentredBilinearInterpolation: a coarse neighbour lies beyond the ghost layer");
-          return idxC[li + cgm[0] * (lj + cgm[1] * lk)];
-        };
-        const PetscInt fineBlock = idxF[(i - fgs[0]) + fgm[0] * ((j - fgs[1]) + fgm[1] * (k - fgs[2]))];
-        PetscInt cols[8];
-        double vals[8];
-        int n = 0;
-        for (int c = 0; c < count[2]; ++c)
-          for (int b = 0; b < count[1]; ++b)
-            for (int a = 0; a < count[0]; ++a) {
-              cols[n] = coarseBlock(I[0][a], I[1][b], I[2][c]);
-              vals[n] = W[0][a] * W[1][b] * W[2][c];
-              ++n;
-            }
-        for (PetscInt comp = 0; comp < dof; ++comp) {
-          const PetscInt row = fineBlock * dof + comp;
-          PetscInt dofCols[8];
-          for (int m = 0; m < n; ++m) dofCols[m] = cols[m] * dof + comp;
-          FPDP_PETSC(MatSetValues(P, 1, &row, n, dofCols, vals, INSERT_VALUES));
-        }
-      }
-  FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltogF, &idxF));
-  FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltogC, &idxC));
-  FPDP_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
-  FPDP_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
-  return P;
-}
-
-void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, const char* optionsPrefix) {
+void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, const char* optionsPrefix,
+                                 bool stationaryOuterIteration) {
   FPDP_PETSC(DMDASetInterpolationType(mesh.dm(), DMDA_Q0));  // DMCoarsen halves the cell counts
   if (!optionGiven(optionsPrefix, "-pc_mg_levels"))
     FPDP_PETSC(PCMGSetLevels(pc, multigridLevels(mesh), nullptr));
@@ -304,37 +296,48 @@ void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, 
     dms.back() = meshes::DMHandle(mesh.dm());
     for (PetscInt l = levels - 2; l >= 0; --l)
       FPDP_PETSC(DMCoarsen(dms[static_cast<std::size_t>(l + 1)], MPI_COMM_NULL, dms[static_cast<std::size_t>(l)].out()));
-    // The transfer: cell-centred bilinear prolongation on every level (restriction: its transpose).
+    // The transfer: cell-centred bilinear prolongation on every level (restriction: its transpose), applied
+    // matrix-free unless -fpdp_mg_aij_transfers (PETSc's AIJ products, for comparison).
+    const bool aijTransfers = boolOption(nullptr, "-fpdp_mg_aij_transfers", false);
     for (PetscInt l = 1; l < levels; ++l) {
-      Mat P = cellCentredBilinearInterpolation(dms[static_cast<std::size_t>(l - 1)], dms[static_cast<std::size_t>(l)]);
+      DM coarse = dms[static_cast<std::size_t>(l - 1)], fine = dms[static_cast<std::size_t>(l)];
+      Mat P = cellCentredBilinearInterpolation(coarse, fine);
+      if (!aijTransfers) attachMatrixFreeTransfer(P, coarse, fine);
       FPDP_PETSC(PCMGSetInterpolation(pc, l, P));
       FPDP_PETSC(MatDestroy(&P));
     }
   }
   const bool kspGiven = optionGiven(optionsPrefix, "-mg_levels_ksp_type");
-  // -fpdp_mg_aij_smoother: PETSc's SOR on the AIJ level matrices instead of the stencil form (for comparison).
-  PetscBool aijSmoother = PETSC_FALSE;
-  FPDP_PETSC(PetscOptionsGetBool(nullptr, nullptr, "-fpdp_mg_aij_smoother", &aijSmoother, nullptr));
-  const bool stencilSmoother = aijSmoother == PETSC_FALSE;
   const bool pcGiven = optionGiven(optionsPrefix, "-mg_levels_pc_type");
+  // -fpdp_mg_aij_smoother: PETSc's SOR on the AIJ level matrices instead of the stencil form (for comparison).
+  const bool stencilSmoother = !boolOption(nullptr, "-fpdp_mg_aij_smoother", false);
+  // -fpdp_mg_skip_presmooth (default: true under Richardson or preonly): a diffusion-dominated level (couplings at least 3 times the shift,
+  // couplingToShiftRatio) does no smoothing sweep from a zero iterate. That is its pre-smoothing in every cycle on a
+  // coarse level (its iterate starts at zero) and in the first cycle on the finest. The right-hand side of a time
+  // step's correction is as smooth as the density, and so are its restrictions: from zero, a sweep of a
+  // diffusion-dominated level only smooths what is smooth already, and the residual of a zero iterate is the
+  // right-hand side itself, without a product. Where the shift dominates, the sweep alone nearly solves the level,
+  // and it stays. From the second cycle on, the finest level pre-smooths as usual, which is also where PCMG's
+  // Richardson iteration tests convergence. Measured in docs/scaling.md §2.
+  // Only under a stationary outer iteration (Richardson, or one cycle): a Krylov method hands the V-cycle its search
+  // directions, which are not smooth (GMRES + multigrid to 1e-12 at 256^2: 7 iterations become 10).
+  bool skipGiven = false;
+  const bool skipPresmooth = boolOption(optionsPrefix, "-fpdp_mg_skip_presmooth", stationaryOuterIteration, &skipGiven);
+  if (skipGiven && skipPresmooth && pcGiven)
+    throw PetscFailure("-fpdp_mg_skip_presmooth needs fpdp's level smoother, and -mg_levels_pc_type replaces it; give "
+                       "-fpdp_mg_skip_presmooth false or drop -mg_levels_pc_type");
   for (PetscInt l = 1; l < levels; ++l) {
     KSP smoother;
-    PC smootherPc;
     FPDP_PETSC(PCMGGetSmoother(pc, l, &smoother));
     if (!kspGiven) {
       FPDP_PETSC(KSPSetType(smoother, KSPRICHARDSON));
       FPDP_PETSC(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 1));
     }
+    if (pcGiven) continue;
+    PC smootherPc;
     FPDP_PETSC(KSPGetPC(smoother, &smootherPc));
-    if (!pcGiven) {
-      if (stencilSmoother) {
-        useStencilSmoother(smootherPc, dms[static_cast<std::size_t>(l)]);
-        FPDP_PETSC(PCMGSetResidual(pc, l, stencilResidual, nullptr));
-      } else {
-        FPDP_PETSC(PCSetType(smootherPc, PCSOR));
-        FPDP_PETSC(PCSORSetSymmetric(smootherPc, SOR_LOCAL_SYMMETRIC_SWEEP));
-      }
-    }
+    useLevelSmoother(smootherPc, dms[static_cast<std::size_t>(l)], stencilSmoother, skipPresmooth);
+    FPDP_PETSC(PCMGSetResidual(pc, l, levelResidual, nullptr));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <petscpc.h>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/CellCentredTransfer.hpp"
 
 namespace fpdp::solver {
 
@@ -18,13 +19,12 @@ namespace fpdp::solver {
 /// axis keeps at least minCoarseCells cells (and every rank keeps at least 2 cells per axis).
 int multigridLevels(const meshes::DistributedBoxMesh& mesh, int minCoarseCells = 8);
 
-/// Cell-centred bilinear prolongation from `coarse` to `fine` (DMDAs, fine = coarse halved on every axis, same dof,
-/// the fields not coupled). Rows: fine global unknowns; columns: coarse. The caller destroys the matrix.
-Mat cellCentredBilinearInterpolation(DM coarse, DM fine);
-
 /// Configures pc (already of type PCMG, attached to a KSP whose DM is mesh.dm()) as described above. Options the
 /// user gave explicitly (-[prefix]pc_mg_levels, -[prefix]pc_mg_galerkin, -[prefix]mg_levels_ksp_type,
-/// -[prefix]mg_levels_pc_type) win over these choices.
-void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, const char* optionsPrefix);
+/// -[prefix]mg_levels_pc_type, -[prefix]fpdp_mg_skip_presmooth) win over these choices. stationaryOuterIteration:
+/// the KSP is Richardson or preonly, so that each solve's first V-cycle sees the step's smooth right-hand side;
+/// then diffusion-dominated levels skip the smoothing sweep from a zero iterate (GeometricMultigrid.cpp).
+void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, const char* optionsPrefix,
+                                 bool stationaryOuterIteration);
 
 }  // namespace fpdp::solver

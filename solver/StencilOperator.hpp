@@ -81,6 +81,7 @@ private:
   std::vector<Run> runs_;
   std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
+  int minusXPoint_ = 0, plusXPoint_ = 0;             // the points at -x and +x (the star always has them)
 };
 
 /// The vector whose array a StencilOperator kernel reads as x: x itself when ghosted is null (one rank), else

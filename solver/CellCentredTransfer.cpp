@@ -1,0 +1,332 @@
+#include "solver/CellCentredTransfer.hpp"
+
+#include <array>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "meshes/DistributedBoxMesh.hpp"
+
+namespace fpdp::solver {
+
+AxisWeights bilinearAxisWeights(PetscInt fine, PetscInt coarseCells) {
+  AxisWeights w;
+  w.own = fine / 2;
+  const PetscInt other = fine % 2 == 0 ? w.own - 1 : w.own + 1;
+  w.other = w.own;
+  if (other >= 0 && other < coarseCells) w.other = other, w.ownWeight = 0.75, w.otherWeight = 0.25, w.count = 2;
+  return w;
+}
+
+Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
+  PetscInt dim = 0, dof = 0, Mc[3] = {1, 1, 1}, Mf[3] = {1, 1, 1};
+  FPDP_PETSC(DMDAGetInfo(fine, &dim, &Mf[0], &Mf[1], &Mf[2], nullptr, nullptr, nullptr, &dof, nullptr, nullptr,
+                         nullptr, nullptr, nullptr));
+  FPDP_PETSC(DMDAGetInfo(coarse, nullptr, &Mc[0], &Mc[1], &Mc[2], nullptr, nullptr, nullptr, nullptr, nullptr,
+                         nullptr, nullptr, nullptr, nullptr));
+  for (PetscInt a = 0; a < dim; ++a)
+    if (Mf[a] != 2 * Mc[a])
+      throw std::invalid_argument("cellCentredBilinearInterpolation: the coarse DMDA does not halve the fine one");
+  PetscInt fs[3], fm[3], fgs[3], fgm[3], cs[3], cm[3], cgs[3], cgm[3];
+  FPDP_PETSC(DMDAGetCorners(fine, &fs[0], &fs[1], &fs[2], &fm[0], &fm[1], &fm[2]));
+  FPDP_PETSC(DMDAGetGhostCorners(fine, &fgs[0], &fgs[1], &fgs[2], &fgm[0], &fgm[1], &fgm[2]));
+  FPDP_PETSC(DMDAGetCorners(coarse, &cs[0], &cs[1], &cs[2], &cm[0], &cm[1], &cm[2]));
+  FPDP_PETSC(DMDAGetGhostCorners(coarse, &cgs[0], &cgs[1], &cgs[2], &cgm[0], &cgm[1], &cgm[2]));
+  ISLocalToGlobalMapping ltogF, ltogC;
+  FPDP_PETSC(DMGetLocalToGlobalMapping(fine, &ltogF));
+  FPDP_PETSC(DMGetLocalToGlobalMapping(coarse, &ltogC));
+  const PetscInt *idxF, *idxC;
+  FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltogF, &idxF));
+  FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltogC, &idxC));
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
+  Mat P;
+  FPDP_PETSC(MatCreate(comm, &P));
+  FPDP_PETSC(MatSetSizes(P, fm[0] * fm[1] * fm[2] * dof, cm[0] * cm[1] * cm[2] * dof, PETSC_DETERMINE,
+                         PETSC_DETERMINE));
+  FPDP_PETSC(MatSetType(P, MATAIJ));
+  const PetscInt perRow = PetscInt(1) << dim;
+  FPDP_PETSC(MatSeqAIJSetPreallocation(P, perRow, nullptr));
+  FPDP_PETSC(MatMPIAIJSetPreallocation(P, perRow, nullptr, perRow, nullptr));
+  // The weights per axis (CellCentredTransfer.hpp).
+  std::array<std::array<PetscInt, 2>, 3> I{};
+  std::array<std::array<double, 2>, 3> W{};
+  std::array<int, 3> count{};
+  for (PetscInt k = fs[2]; k < fs[2] + fm[2]; ++k)
+    for (PetscInt j = fs[1]; j < fs[1] + fm[1]; ++j)
+      for (PetscInt i = fs[0]; i < fs[0] + fm[0]; ++i) {
+        const PetscInt f[3] = {i, j, k};
+        for (PetscInt a = 0; a < 3; ++a) {
+          const AxisWeights w = a < dim ? bilinearAxisWeights(f[a], Mc[a]) : AxisWeights{};
+          I[a] = {w.own, w.other}, W[a] = {w.ownWeight, w.otherWeight}, count[a] = w.count;
+        }
+        auto coarseBlock = [&](PetscInt ci, PetscInt cj, PetscInt ck) {
+          const PetscInt li = ci - cgs[0], lj = cj - cgs[1], lk = ck - cgs[2];
+          if (li < 0 || li >= cgm[0] || lj < 0 || lj >= cgm[1] || lk < 0 || lk >= cgm[2])
+            throw std::runtime_error("cellCentredBilinearInterpolation: a coarse neighbour lies beyond the ghost layer");
+          return idxC[li + cgm[0] * (lj + cgm[1] * lk)];
+        };
+        const PetscInt fineBlock = idxF[(i - fgs[0]) + fgm[0] * ((j - fgs[1]) + fgm[1] * (k - fgs[2]))];
+        PetscInt cols[8];
+        double vals[8];
+        int n = 0;
+        for (int c = 0; c < count[2]; ++c)
+          for (int b = 0; b < count[1]; ++b)
+            for (int a = 0; a < count[0]; ++a) {
+              cols[n] = coarseBlock(I[0][a], I[1][b], I[2][c]);
+              vals[n] = W[0][a] * W[1][b] * W[2][c];
+              ++n;
+            }
+        for (PetscInt comp = 0; comp < dof; ++comp) {
+          const PetscInt row = fineBlock * dof + comp;
+          PetscInt dofCols[8];
+          for (int m = 0; m < n; ++m) dofCols[m] = cols[m] * dof + comp;
+          FPDP_PETSC(MatSetValues(P, 1, &row, n, dofCols, vals, INSERT_VALUES));
+        }
+      }
+  FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltogF, &idxF));
+  FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltogC, &idxC));
+  FPDP_PETSC(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
+  FPDP_PETSC(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+  return P;
+}
+
+namespace {
+constexpr const char* kTransferKey = "fpdp_matrix_free_transfer";
+
+// One tap of a transfer along an axis: a position in the source's ghosted block and its weight.
+struct Tap {
+  PetscInt at = 0;
+  double weight = 0.0;
+};
+
+// The matrix-free transfer for one pair of levels. Along every axis the weights are tabulated once: for each owned
+// fine index its 2 coarse taps (prolongation), for each owned coarse index its 4 fine taps (restriction, the
+// columns of P^T: fine 2I - 1 and 2I + 2 with 1/4, 2I and 2I + 1 with 3/4, or 1 where a wall takes the other
+// weight). Unused axes have one tap of weight 1; missing taps weight 0 at a valid position.
+struct MatrixFreeTransfer {
+  int dim = 1;
+  PetscInt dof = 1;
+  meshes::DMHandle coarse, fine;
+  meshes::OwnedBlock coarseOwned, coarseGhosted, fineOwned, fineGhosted;
+  std::array<std::vector<std::array<Tap, 2>>, 3> prolongation;  // [axis][owned fine index]
+  std::array<std::vector<std::array<Tap, 4>>, 3> restriction;   // [axis][owned coarse index]
+  meshes::VecHandle coarseLocal, fineLocal;  // ghosted work vectors (several ranks; null on one)
+};
+
+meshes::OwnedBlock corners(DM dm, bool ghosted) {
+  meshes::OwnedBlock b;
+  if (ghosted)
+    FPDP_PETSC(DMDAGetGhostCorners(dm, &b.start[0], &b.start[1], &b.start[2], &b.count[0], &b.count[1], &b.count[2]));
+  else
+    FPDP_PETSC(DMDAGetCorners(dm, &b.start[0], &b.start[1], &b.start[2], &b.count[0], &b.count[1], &b.count[2]));
+  return b;
+}
+
+// The array of x in the ghosted layout: x's own on one rank, else the local vector after the ghost exchange.
+PetscErrorCode ghostedArray(DM dm, Vec x, Vec local, const PetscScalar** array) {
+  PetscFunctionBeginUser;
+  if (!local) {
+    PetscCall(VecGetArrayRead(x, array));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, local));
+  PetscCall(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, local));
+  PetscCall(VecGetArrayRead(local, array));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode restoreGhostedArray(Vec x, Vec local, const PetscScalar** array) {
+  PetscFunctionBeginUser;
+  PetscCall(VecRestoreArrayRead(local ? local : x, array));
+  PetscFunctionReturn(0);
+}
+
+MatrixFreeTransfer* transferOf(Mat P) {
+  PetscContainer container = nullptr;
+  FPDP_PETSC(PetscObjectQuery(reinterpret_cast<PetscObject>(P), kTransferKey, reinterpret_cast<PetscObject*>(&container)));
+  void* t = nullptr;
+  if (container) FPDP_PETSC(PetscContainerGetPointer(container, &t));
+  return static_cast<MatrixFreeTransfer*>(t);
+}
+
+// w = y + P x (x coarse, y and w fine; y and w may be the same vector).
+template <int D>
+void prolongAddKernel(const MatrixFreeTransfer& t, const PetscScalar* x, const PetscScalar* y, PetscScalar* w) {
+  const PetscInt dof = t.dof, gx = t.coarseGhosted.count[0], gy = t.coarseGhosted.count[1];
+  const auto& px = t.prolongation[0];
+  const auto& py = t.prolongation[1];
+  const auto& pz = t.prolongation[2];
+  PetscInt q = 0;
+  for (PetscInt k = 0; k < t.fineOwned.count[2]; ++k)
+    for (PetscInt j = 0; j < t.fineOwned.count[1]; ++j)
+      for (PetscInt i = 0; i < t.fineOwned.count[0]; ++i, q += dof) {
+        for (PetscInt f = 0; f < dof; ++f) {
+          double acc = 0.0;
+          for (int c = 0; c < (D > 2 ? 2 : 1); ++c)
+            for (int b = 0; b < (D > 1 ? 2 : 1); ++b) {
+              const Tap& tz = pz[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)];
+              const Tap& ty = py[static_cast<std::size_t>(j)][static_cast<std::size_t>(b)];
+              const double wyz = tz.weight * ty.weight;
+              const PetscScalar* row = x + dof * gx * (ty.at + gy * tz.at) + f;
+              const auto& tx = px[static_cast<std::size_t>(i)];
+              acc += wyz * (tx[0].weight * row[dof * tx[0].at] + tx[1].weight * row[dof * tx[1].at]);
+            }
+          w[q + f] = y[q + f] + acc;
+        }
+      }
+}
+
+// y = P^T x (x fine, y coarse).
+template <int D>
+void restrictKernel(const MatrixFreeTransfer& t, const PetscScalar* x, PetscScalar* y) {
+  const PetscInt dof = t.dof, gx = t.fineGhosted.count[0], gy = t.fineGhosted.count[1];
+  const auto& rx = t.restriction[0];
+  const auto& ry = t.restriction[1];
+  const auto& rz = t.restriction[2];
+  PetscInt q = 0;
+  for (PetscInt k = 0; k < t.coarseOwned.count[2]; ++k)
+    for (PetscInt j = 0; j < t.coarseOwned.count[1]; ++j)
+      for (PetscInt i = 0; i < t.coarseOwned.count[0]; ++i, q += dof) {
+        const auto& tx = rx[static_cast<std::size_t>(i)];
+        for (PetscInt f = 0; f < dof; ++f) {
+          double acc = 0.0;
+          for (int c = 0; c < (D > 2 ? 4 : 1); ++c)
+            for (int b = 0; b < (D > 1 ? 4 : 1); ++b) {
+              const Tap& tz = rz[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)];
+              const Tap& ty = ry[static_cast<std::size_t>(j)][static_cast<std::size_t>(b)];
+              const double wyz = tz.weight * ty.weight;
+              const PetscScalar* row = x + dof * gx * (ty.at + gy * tz.at) + f;
+              acc += wyz * (tx[0].weight * row[dof * tx[0].at] + tx[1].weight * row[dof * tx[1].at] +
+                            tx[2].weight * row[dof * tx[2].at] + tx[3].weight * row[dof * tx[3].at]);
+            }
+          y[q + f] = acc;
+        }
+      }
+}
+
+PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
+  PetscFunctionBeginUser;
+  const MatrixFreeTransfer& t = *transferOf(P);
+  const PetscScalar* xx;
+  PetscCall(ghostedArray(t.coarse, x, t.coarseLocal, &xx));
+  const PetscScalar* yy = nullptr;
+  PetscScalar* ww;
+  PetscCall(VecGetArray(w, &ww));
+  if (y != w) PetscCall(VecGetArrayRead(y, &yy));
+  const PetscScalar* src = y == w ? ww : yy;
+  if (t.dim == 1) prolongAddKernel<1>(t, xx, src, ww);
+  else if (t.dim == 2) prolongAddKernel<2>(t, xx, src, ww);
+  else prolongAddKernel<3>(t, xx, src, ww);
+  if (y != w) PetscCall(VecRestoreArrayRead(y, &yy));
+  PetscCall(VecRestoreArray(w, &ww));
+  PetscCall(restoreGhostedArray(x, t.coarseLocal, &xx));
+  PetscCall(PetscLogFlops(2.0 * static_cast<double>(t.fineOwned.size() * t.dof) * (1 << t.dim)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode matrixFreeRestrict(Mat P, Vec x, Vec y) {
+  PetscFunctionBeginUser;
+  const MatrixFreeTransfer& t = *transferOf(P);
+  const PetscScalar* xx;
+  PetscCall(ghostedArray(t.fine, x, t.fineLocal, &xx));
+  PetscScalar* yy;
+  PetscCall(VecGetArrayWrite(y, &yy));
+  if (t.dim == 1) restrictKernel<1>(t, xx, yy);
+  else if (t.dim == 2) restrictKernel<2>(t, xx, yy);
+  else restrictKernel<3>(t, xx, yy);
+  PetscCall(VecRestoreArrayWrite(y, &yy));
+  PetscCall(restoreGhostedArray(x, t.fineLocal, &xx));
+  PetscCall(PetscLogFlops(2.0 * static_cast<double>(t.coarseOwned.size() * t.dof) * (1 << (2 * t.dim))));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroyTransfer(void* p) {
+  PetscFunctionBeginUser;
+  delete static_cast<MatrixFreeTransfer*>(p);
+  PetscFunctionReturn(0);
+}
+}  // namespace
+
+bool attachMatrixFreeTransfer(Mat P, DM coarse, DM fine) {
+  auto t = std::make_unique<MatrixFreeTransfer>();
+  PetscInt dim = 0, dof = 0, coarseDof = 0, width = 0, Mc[3] = {1, 1, 1};
+  DMBoundaryType bnd[3];
+  FPDP_PETSC(DMDAGetInfo(fine, &dim, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &dof, &width, &bnd[0],
+                         &bnd[1], &bnd[2], nullptr));
+  FPDP_PETSC(DMDAGetInfo(coarse, nullptr, &Mc[0], &Mc[1], &Mc[2], nullptr, nullptr, nullptr, &coarseDof, nullptr,
+                         nullptr, nullptr, nullptr, nullptr));
+  t->dim = static_cast<int>(dim);
+  t->dof = dof;
+  t->coarseOwned = corners(coarse, false);
+  t->coarseGhosted = corners(coarse, true);
+  t->fineOwned = corners(fine, false);
+  t->fineGhosted = corners(fine, true);
+  int ok = dof == coarseDof && width >= 1 ? 1 : 0;
+  for (int a = 0; a < 3 && ok; ++a) {
+    const auto ua = static_cast<std::size_t>(a);
+    if (a >= dim) {  // one tap of weight 1 at position 0
+      t->prolongation[ua].assign(1, {Tap{0, 1.0}, Tap{0, 0.0}});
+      t->restriction[ua].assign(1, {Tap{0, 1.0}, Tap{0, 0.0}, Tap{0, 0.0}, Tap{0, 0.0}});
+      continue;
+    }
+    ok = ok && bnd[a] == DM_BOUNDARY_NONE && t->fineOwned.start[ua] == 2 * t->coarseOwned.start[ua] &&
+         t->fineOwned.count[ua] == 2 * t->coarseOwned.count[ua];
+    const auto inCoarse = [&](PetscInt c) {
+      return c >= t->coarseGhosted.start[ua] && c < t->coarseGhosted.start[ua] + t->coarseGhosted.count[ua];
+    };
+    const auto inFine = [&](PetscInt f) {
+      return f >= t->fineGhosted.start[ua] && f < t->fineGhosted.start[ua] + t->fineGhosted.count[ua];
+    };
+    for (PetscInt i = 0; i < t->fineOwned.count[ua] && ok; ++i) {
+      const AxisWeights w = bilinearAxisWeights(t->fineOwned.start[ua] + i, Mc[a]);
+      ok = inCoarse(w.own) && inCoarse(w.other);
+      t->prolongation[ua].push_back({Tap{w.own - t->coarseGhosted.start[ua], w.ownWeight},
+                                     Tap{w.other - t->coarseGhosted.start[ua], w.otherWeight}});
+    }
+    // Column I of P along this axis: the fine cells whose own or other coarse cell is I.
+    for (PetscInt c = 0; c < t->coarseOwned.count[ua] && ok; ++c) {
+      const PetscInt I = t->coarseOwned.start[ua] + c;
+      std::array<Tap, 4> taps{};
+      int n = 0;
+      for (PetscInt f = 2 * I - 1; f <= 2 * I + 2; ++f) {
+        if (f < 0 || f >= 2 * Mc[a]) continue;
+        const AxisWeights w = bilinearAxisWeights(f, Mc[a]);
+        const double weight = (w.own == I ? w.ownWeight : 0.0) + (w.count == 2 && w.other == I ? w.otherWeight : 0.0);
+        if (weight == 0.0) continue;
+        ok = ok && inFine(f);
+        taps[static_cast<std::size_t>(n++)] = Tap{f - t->fineGhosted.start[ua], weight};
+      }
+      for (int m = n; m < 4; ++m) taps[static_cast<std::size_t>(m)] = Tap{taps[0].at, 0.0};
+      t->restriction[ua].push_back(taps);
+    }
+  }
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(P), &comm));
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  if (!ok) return false;
+  FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(coarse)));
+  t->coarse = meshes::DMHandle(coarse);
+  FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(fine)));
+  t->fine = meshes::DMHandle(fine);
+  PetscMPIInt size = 1;
+  FPDP_PETSC(MPI_Comm_size(comm, &size));
+  // On one rank (no periodic axes) the ghosted blocks are the owned ones: the global arrays are read directly.
+  if (size > 1) {
+    FPDP_PETSC(DMCreateLocalVector(coarse, t->coarseLocal.out()));
+    FPDP_PETSC(DMCreateLocalVector(fine, t->fineLocal.out()));
+  }
+  PetscContainer container;
+  FPDP_PETSC(PetscContainerCreate(comm, &container));
+  FPDP_PETSC(PetscContainerSetPointer(container, t.get()));
+  FPDP_PETSC(PetscContainerSetUserDestroy(container, destroyTransfer));
+  t.release();
+  FPDP_PETSC(PetscObjectCompose(reinterpret_cast<PetscObject>(P), kTransferKey, reinterpret_cast<PetscObject>(container)));
+  FPDP_PETSC(PetscContainerDestroy(&container));
+  FPDP_PETSC(MatSetOperation(P, MATOP_MULT_TRANSPOSE, reinterpret_cast<void (*)(void)>(matrixFreeRestrict)));
+  FPDP_PETSC(MatSetOperation(P, MATOP_MULT_ADD, reinterpret_cast<void (*)(void)>(matrixFreeProlongAdd)));
+  return true;
+}
+
+}  // namespace fpdp::solver

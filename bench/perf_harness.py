@@ -288,6 +288,12 @@ def section_spmv(args, rep):
     runs = []
     for name, opts in [("multigrid (Richardson + PCMG), rtol 1e-6", MG_RICHARDSON),
                        ("the same, PETSc's SOR smoother on the AIJ matrices", MG_RICHARDSON + " -fpdp_mg_aij_smoother"),
+                       ("the same, sweeping from a zero iterate on every level", MG_RICHARDSON + " -fpdp_mg_skip_presmooth false"),
+                       ("the same, PETSc's AIJ products for the transfers and the implicit function",
+                        MG_RICHARDSON + " -fpdp_mg_aij_transfers -fpdp_aij_function"),
+                       ("all four as before (AIJ smoother, transfers and function; sweeps from zero)",
+                        MG_RICHARDSON + " -fpdp_mg_aij_smoother -fpdp_mg_aij_transfers -fpdp_aij_function"
+                        " -fpdp_mg_skip_presmooth false"),
                        ("multigrid (GMRES + PCMG), rtol 1e-6", MG), ("GMRES + ILU(0), rtol 1e-6", ILU),
                        ("multigrid (GMRES + PCMG), rtol 1e-3", MG_LOOSE), ("GMRES + ILU(0), rtol 1e-3", ILU_LOOSE)]:
         runs.append((name, step_cost(args, 1024, opts, steps=6, repeats=args.repeats)))

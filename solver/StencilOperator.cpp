@@ -260,9 +260,9 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
   const auto c = pointArrays();
   const double* inv = inverseDiagonal_.data();
   // The point on the sweep's own line behind the current row (-x forward, +x backward) holds the value the previous
-  // cell of this field has just written: its product is subtracted last, so that only that one multiply-add and the
-  // scaling wait for it. In stencil order it came second, and the sweep ran at the latency of the whole sum
-  // (13.7 ms per symmetric sweep at 1024^2, two fields, against 8.x ms now; docs/scaling.md §2).
+  // cell of this field has just written. Everything else, its coefficient scaled by the inverse diagonal included,
+  // is computed before that value arrives, so that one multiply-add waits for it. In stencil order it came second,
+  // and the sweep ran at the latency of the whole sum (docs/scaling.md §2).
   int order[N];
   {
     const int dependent = backward ? plusXPoint_ : minusXPoint_;
@@ -282,8 +282,9 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
     for (PetscInt w = 0; w < n; ++w) {
       const PetscInt v = backward ? n - 1 - w : w;
       double acc = bq[v];
-      for (int o = 0; o < N - 1; ++o) acc -= cq[o][v] * xc[v + off[o]];
-      xc[v] = acc * iq[v];
+      for (int o = 0; o < N - 2; ++o) acc -= cq[o][v] * xc[v + off[o]];
+      const double inv = iq[v];
+      xc[v] = acc * inv - (cq[N - 2][v] * inv) * xc[v + off[N - 2]];
     }
   });
 }

@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,16 +38,21 @@ def load():
 
 
 def run(cmd, env=None, cwd=None):
-    """Runs cmd; returns (stdout, wall seconds, child CPU seconds, child peak RSS in bytes)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Runs cmd; returns (stdout, wall seconds, CPU seconds, peak RSS in bytes) of that process alone (os.wait4: its
+    own rusage, which covers the descendants it waited for, e.g. mpiexec's ranks; RUSAGE_CHILDREN would report the
+    largest peak of every command run so far)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env, cwd=cwd)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return p.stdout, wall, cpu, after.ru_maxrss * 1024
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    return stdout, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 class Report:
@@ -373,11 +377,8 @@ def section_memory(args, rep, tmp):
         peaks = []
         for n in sizes:
             case = ou_case(tmp, n, 0.05, t_end=0.25)
-            out = subprocess.run(["/usr/bin/time", "-f", "%M", args.fpdp, "run", case, "--output",
-                                  os.path.join(tmp, "mem"), "--quiet"] + opts.split(), capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(out.stderr[-2000:])
-            peaks.append(1024 * int(out.stderr.strip().splitlines()[-1]))
+            _, _, _, rss = run([args.fpdp, "run", case, "--output", os.path.join(tmp, "mem"), "--quiet"] + opts.split())
+            peaks.append(rss)
         per_cell = (peaks[1] - peaks[0]) / (sizes[1] ** 2 - sizes[0] ** 2)
         rows.append([name, f"{sizes[0]}^2: {peaks[0] / 2**20:.0f}", f"{sizes[1]}^2: {peaks[1] / 2**20:.0f}",
                      f"{per_cell:.0f}"])

@@ -48,11 +48,13 @@ bool optionGiven(const char* prefix, const char* name) {
 
 // The level smoother: one symmetric Gauss–Seidel sweep per smoothing step, the arithmetic of PETSc's SOR
 // (SOR_LOCAL_SYMMETRIC_SWEEP, omega = 1) on the level's matrix in stencil form (StencilOperator). Where the level
-// matrix is not a star stencil (the Galerkin coarse levels, anisotropic noise) PETSc's SOR runs.
-// The level matrix carries its smoother, so that the level's residual (PCMGSetResidual) finds the stencil form.
+// matrix is not a star stencil (the Galerkin coarse levels, anisotropic noise) PETSc's SOR runs. On a
+// diffusion-dominated level it may skip the sweep from a zero iterate (-fpdp_mg_skip_presmooth, see
+// configureGeometricMultigrid). The level matrix carries its smoother, so that the level's residual
+// (PCMGSetResidual) finds the stencil form.
 constexpr const char* kSmootherKey = "fpdp_stencil_smoother";
 
-struct StencilSmoother {
+struct LevelSmoother {
   bool stencilAllowed = true;  // false: PETSc's SOR on every level (-fpdp_mg_aij_smoother, for comparison)
   bool maySkipZeroGuessSweep = false;  // -fpdp_mg_skip_presmooth (configureGeometricMultigrid)
   bool skipZeroGuessSweep = false;     // ... and the level matrix is diffusion-dominated (smootherSetUp)
@@ -95,7 +97,7 @@ PetscErrorCode couplingToShiftRatio(Mat A, double* ratio) {
 
 PetscErrorCode smootherSetUp(PC pc) {
   PetscFunctionBeginUser;
-  StencilSmoother* s = nullptr;
+  LevelSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
   Mat A, P;
   PetscCall(PCGetOperators(pc, &A, &P));
@@ -153,7 +155,7 @@ PetscErrorCode smootherSetUp(PC pc) {
 // `its` sweeps on x for A x = b; with guessZero the incoming x counts as 0.
 PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guessZero) {
   PetscFunctionBeginUser;
-  StencilSmoother* s = nullptr;
+  LevelSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
   if (its <= 0) PetscFunctionReturn(0);
   if (s->op.empty()) {
@@ -195,7 +197,7 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
 PetscErrorCode smootherApplyRichardson(PC pc, Vec b, Vec x, Vec, PetscReal, PetscReal, PetscReal, PetscInt its,
                                        PetscBool guessZero, PetscInt* done, PCRichardsonConvergedReason* reason) {
   PetscFunctionBeginUser;
-  StencilSmoother* s = nullptr;
+  LevelSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
   PetscInt sweeps = its;
   if (guessZero == PETSC_TRUE && s->skipZeroGuessSweep && sweeps > 0) {
@@ -218,7 +220,7 @@ PetscErrorCode smootherApply(PC pc, Vec b, Vec x) {
 
 PetscErrorCode smootherDestroy(PC pc) {
   PetscFunctionBeginUser;
-  StencilSmoother* s = nullptr;
+  LevelSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
   // The matrix may outlive the preconditioner (TS keeps the Jacobian): withdraw the pointer to this smoother.
   if (s->owner) PetscCall(PetscObjectCompose(reinterpret_cast<PetscObject>(s->owner), kSmootherKey, nullptr));
@@ -241,7 +243,7 @@ PetscErrorCode levelResidual(Mat A, Vec b, Vec x, Vec r) {
   }
   PetscContainer container = nullptr;
   PetscCall(PetscObjectQuery(reinterpret_cast<PetscObject>(A), kSmootherKey, reinterpret_cast<PetscObject*>(&container)));
-  StencilSmoother* s = nullptr;
+  LevelSmoother* s = nullptr;
   if (container) PetscCall(PetscContainerGetPointer(container, reinterpret_cast<void**>(&s)));
   if (!s || s->op.empty()) {
     PetscCall(MatResidual(A, b, x, r));
@@ -267,7 +269,7 @@ PetscErrorCode levelResidual(Mat A, Vec b, Vec x, Vec r) {
 
 void useLevelSmoother(PC pc, DM levelDm, bool stencilAllowed, bool skipZeroGuessSweep) {
   FPDP_PETSC(PCSetType(pc, PCSHELL));
-  auto* s = new StencilSmoother;
+  auto* s = new LevelSmoother;
   s->stencilAllowed = stencilAllowed;
   s->maySkipZeroGuessSweep = skipZeroGuessSweep;
   FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(levelDm)));

@@ -3,11 +3,13 @@
 // step of a sparse LU grows like N^1.5 and more (fill), a multigrid V-cycle like N. The unknowns are cell averages:
 // a coarse cell is the union of 2^d fine cells (DMDA Q0 coarsening; the vertex Q1 hierarchy needs 2^k + 1 points per
 // axis), and the prolongation is cell-centred bilinear (weights 3/4, 1/4 per axis: 9/16, 3/16, 3/16, 1/16 in 2-D),
-// its transpose the restriction. Piecewise-constant prolongation with its transpose is too weak a pair for a
+// its transpose the restriction, both applied matrix-free (CellCentredTransfer.hpp). Piecewise-constant prolongation with its transpose is too weak a pair for a
 // second-order operator (transfer orders summing to 2, not more; docs/scaling.md §2): its iteration counts grew with
 // the mesh. Coarse operators are Galerkin products R A P of the assembled shifted
 // operator, so nothing but the fine matrix is assembled; the smoother is one symmetric Gauss–Seidel sweep
-// (Richardson + SOR), robust for the upwind-weighted Scharfetter–Gummel matrix, which Chebyshev is not made for.
+// (Richardson + SOR), robust for the upwind-weighted Scharfetter–Gummel matrix, which Chebyshev is not made for,
+// on star levels in stencil form (StencilOperator). Under Richardson, diffusion-dominated levels skip the sweep from
+// a zero iterate (V(0,1) on the coarse levels, and in the first cycle on the finest; docs/scaling.md §1).
 #include <petscpc.h>
 
 #include "meshes/DistributedBoxMesh.hpp"

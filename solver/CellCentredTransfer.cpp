@@ -1,5 +1,6 @@
 #include "solver/CellCentredTransfer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
@@ -113,6 +114,11 @@ struct MatrixFreeTransfer {
   std::array<std::vector<std::array<Tap, 2>>, 3> prolongation;  // [axis][owned fine index]
   std::array<std::vector<std::array<Tap, 4>>, 3> restriction;   // [axis][owned coarse index]
   meshes::VecHandle coarseLocal, fineLocal;  // ghosted work vectors (several ranks; null on one)
+  mutable std::vector<double> scratch;        // one ghosted line of the source, weighted over the other axes
+  // Along axis 0: the owned coarse cells [regular[0], regular[1]) (local) away from the walls, and the ghosted-line
+  // positions of the first owned coarse and fine cells.
+  std::array<PetscInt, 2> regular{0, 0};
+  PetscInt firstOwnedCoarse = 0, firstOwnedFine = 0;
 };
 
 meshes::OwnedBlock corners(DM dm, bool ghosted) {
@@ -151,59 +157,87 @@ MatrixFreeTransfer* transferOf(Mat P) {
   return static_cast<MatrixFreeTransfer*>(t);
 }
 
+// Both kernels go line by line (lines along axis 0) and split the tensor-product weights: first the lines of the
+// other axes are combined into one scratch line (contiguous, vectorised), then the axis-0 taps are applied to it.
+// (Applying all 2^d or 4^d taps per value instead ran at 8.4 ms for both transfers of a 1024^2 step.)
+
 // w = y + P x (x coarse, y and w fine; y and w may be the same vector).
-template <int D>
 void prolongAddKernel(const MatrixFreeTransfer& t, const PetscScalar* x, const PetscScalar* y, PetscScalar* w) {
   const PetscInt dof = t.dof, gx = t.coarseGhosted.count[0], gy = t.coarseGhosted.count[1];
+  const PetscInt lineValues = gx * dof, fineValues = t.fineOwned.count[0] * dof;
+  std::vector<double>& line = t.scratch;
+  line.assign(static_cast<std::size_t>(lineValues), 0.0);
   const auto& px = t.prolongation[0];
-  const auto& py = t.prolongation[1];
-  const auto& pz = t.prolongation[2];
   PetscInt q = 0;
   for (PetscInt k = 0; k < t.fineOwned.count[2]; ++k)
-    for (PetscInt j = 0; j < t.fineOwned.count[1]; ++j)
-      for (PetscInt i = 0; i < t.fineOwned.count[0]; ++i, q += dof) {
+    for (PetscInt j = 0; j < t.fineOwned.count[1]; ++j, q += fineValues) {
+      std::fill(line.begin(), line.end(), 0.0);
+      for (const Tap& tz : t.prolongation[2][static_cast<std::size_t>(k)])
+        for (const Tap& ty : t.prolongation[1][static_cast<std::size_t>(j)]) {
+          const double weight = tz.weight * ty.weight;
+          if (weight == 0.0) continue;
+          const PetscScalar* src = x + lineValues * (ty.at + gy * tz.at);
+          for (PetscInt v = 0; v < lineValues; ++v) line[static_cast<std::size_t>(v)] += weight * src[v];
+        }
+      const PetscScalar* yq = y + q;
+      PetscScalar* wq = w + q;
+      const double* s = line.data();
+      const auto tapped = [&](PetscInt i) {
+        const Tap& a = px[static_cast<std::size_t>(i)][0];
+        const Tap& b = px[static_cast<std::size_t>(i)][1];
+        for (PetscInt f = 0; f < dof; ++f)
+          wq[i * dof + f] = yq[i * dof + f] + a.weight * s[a.at * dof + f] + b.weight * s[b.at * dof + f];
+      };
+      // Away from the walls fine cells 2c and 2c + 1 of coarse cell c take 3/4 of it and 1/4 of c - 1 and c + 1.
+      for (PetscInt i = 0; i < 2 * t.regular[0]; ++i) tapped(i);
+      for (PetscInt c = t.regular[0]; c < t.regular[1]; ++c) {
+        const double* own = s + (t.firstOwnedCoarse + c) * dof;
         for (PetscInt f = 0; f < dof; ++f) {
-          double acc = 0.0;
-          for (int c = 0; c < (D > 2 ? 2 : 1); ++c)
-            for (int b = 0; b < (D > 1 ? 2 : 1); ++b) {
-              const Tap& tz = pz[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)];
-              const Tap& ty = py[static_cast<std::size_t>(j)][static_cast<std::size_t>(b)];
-              const double wyz = tz.weight * ty.weight;
-              const PetscScalar* row = x + dof * gx * (ty.at + gy * tz.at) + f;
-              const auto& tx = px[static_cast<std::size_t>(i)];
-              acc += wyz * (tx[0].weight * row[dof * tx[0].at] + tx[1].weight * row[dof * tx[1].at]);
-            }
-          w[q + f] = y[q + f] + acc;
+          wq[2 * c * dof + f] = yq[2 * c * dof + f] + 0.75 * own[f] + 0.25 * own[f - dof];
+          wq[(2 * c + 1) * dof + f] = yq[(2 * c + 1) * dof + f] + 0.75 * own[f] + 0.25 * own[f + dof];
         }
       }
+      for (PetscInt i = 2 * t.regular[1]; i < t.fineOwned.count[0]; ++i) tapped(i);
+    }
 }
 
 // y = P^T x (x fine, y coarse).
-template <int D>
 void restrictKernel(const MatrixFreeTransfer& t, const PetscScalar* x, PetscScalar* y) {
   const PetscInt dof = t.dof, gx = t.fineGhosted.count[0], gy = t.fineGhosted.count[1];
+  const PetscInt lineValues = gx * dof, coarseValues = t.coarseOwned.count[0] * dof;
+  std::vector<double>& line = t.scratch;
+  line.assign(static_cast<std::size_t>(lineValues), 0.0);
   const auto& rx = t.restriction[0];
-  const auto& ry = t.restriction[1];
-  const auto& rz = t.restriction[2];
   PetscInt q = 0;
   for (PetscInt k = 0; k < t.coarseOwned.count[2]; ++k)
-    for (PetscInt j = 0; j < t.coarseOwned.count[1]; ++j)
-      for (PetscInt i = 0; i < t.coarseOwned.count[0]; ++i, q += dof) {
-        const auto& tx = rx[static_cast<std::size_t>(i)];
+    for (PetscInt j = 0; j < t.coarseOwned.count[1]; ++j, q += coarseValues) {
+      std::fill(line.begin(), line.end(), 0.0);
+      for (const Tap& tz : t.restriction[2][static_cast<std::size_t>(k)])
+        for (const Tap& ty : t.restriction[1][static_cast<std::size_t>(j)]) {
+          const double weight = tz.weight * ty.weight;
+          if (weight == 0.0) continue;
+          const PetscScalar* src = x + lineValues * (ty.at + gy * tz.at);
+          for (PetscInt v = 0; v < lineValues; ++v) line[static_cast<std::size_t>(v)] += weight * src[v];
+        }
+      PetscScalar* yq = y + q;
+      const double* s = line.data();
+      const auto tapped = [&](PetscInt c) {
+        const auto& taps = rx[static_cast<std::size_t>(c)];
         for (PetscInt f = 0; f < dof; ++f) {
           double acc = 0.0;
-          for (int c = 0; c < (D > 2 ? 4 : 1); ++c)
-            for (int b = 0; b < (D > 1 ? 4 : 1); ++b) {
-              const Tap& tz = rz[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)];
-              const Tap& ty = ry[static_cast<std::size_t>(j)][static_cast<std::size_t>(b)];
-              const double wyz = tz.weight * ty.weight;
-              const PetscScalar* row = x + dof * gx * (ty.at + gy * tz.at) + f;
-              acc += wyz * (tx[0].weight * row[dof * tx[0].at] + tx[1].weight * row[dof * tx[1].at] +
-                            tx[2].weight * row[dof * tx[2].at] + tx[3].weight * row[dof * tx[3].at]);
-            }
-          y[q + f] = acc;
+          for (const Tap& a : taps) acc += a.weight * s[a.at * dof + f];
+          yq[c * dof + f] = acc;
         }
+      };
+      // Away from the walls coarse cell c gathers fine cells 2c - 1 .. 2c + 2 with 1/4, 3/4, 3/4, 1/4.
+      for (PetscInt c = 0; c < t.regular[0]; ++c) tapped(c);
+      for (PetscInt c = t.regular[0]; c < t.regular[1]; ++c) {
+        const double* first = s + (t.firstOwnedFine + 2 * c - 1) * dof;
+        for (PetscInt f = 0; f < dof; ++f)
+          yq[c * dof + f] = 0.25 * (first[f] + first[3 * dof + f]) + 0.75 * (first[dof + f] + first[2 * dof + f]);
       }
+      for (PetscInt c = t.regular[1]; c < t.coarseOwned.count[0]; ++c) tapped(c);
+    }
 }
 
 PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
@@ -216,9 +250,7 @@ PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
   PetscCall(VecGetArray(w, &ww));
   if (y != w) PetscCall(VecGetArrayRead(y, &yy));
   const PetscScalar* src = y == w ? ww : yy;
-  if (t.dim == 1) prolongAddKernel<1>(t, xx, src, ww);
-  else if (t.dim == 2) prolongAddKernel<2>(t, xx, src, ww);
-  else prolongAddKernel<3>(t, xx, src, ww);
+  prolongAddKernel(t, xx, src, ww);
   if (y != w) PetscCall(VecRestoreArrayRead(y, &yy));
   PetscCall(VecRestoreArray(w, &ww));
   PetscCall(restoreGhostedArray(x, t.coarseLocal, &xx));
@@ -233,9 +265,7 @@ PetscErrorCode matrixFreeRestrict(Mat P, Vec x, Vec y) {
   PetscCall(ghostedArray(t.fine, x, t.fineLocal, &xx));
   PetscScalar* yy;
   PetscCall(VecGetArrayWrite(y, &yy));
-  if (t.dim == 1) restrictKernel<1>(t, xx, yy);
-  else if (t.dim == 2) restrictKernel<2>(t, xx, yy);
-  else restrictKernel<3>(t, xx, yy);
+  restrictKernel(t, xx, yy);
   PetscCall(VecRestoreArrayWrite(y, &yy));
   PetscCall(restoreGhostedArray(x, t.fineLocal, &xx));
   PetscCall(PetscLogFlops(2.0 * static_cast<double>(t.coarseOwned.size() * t.dof) * (1 << (2 * t.dim))));
@@ -302,6 +332,11 @@ bool attachMatrixFreeTransfer(Mat P, DM coarse, DM fine) {
       t->restriction[ua].push_back(taps);
     }
   }
+  t->firstOwnedCoarse = t->coarseOwned.start[0] - t->coarseGhosted.start[0];
+  t->firstOwnedFine = t->fineOwned.start[0] - t->fineGhosted.start[0];
+  t->regular = {t->coarseOwned.start[0] == 0 ? 1 : 0,
+                t->coarseOwned.count[0] - (t->coarseOwned.start[0] + t->coarseOwned.count[0] == Mc[0] ? 1 : 0)};
+  t->regular[1] = std::max(t->regular[1], t->regular[0]);
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(P), &comm));
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));

@@ -1,6 +1,6 @@
 #pragma once
 // The multigrid transfer between a DMDA and its Q0 coarsening (every axis halved; a coarse cell is the union of 2^d
-// fine cells): cell-centred bilinear prolongation P and its transpose as the restriction (docs/scaling.md §2).
+// fine cells): cell-centred bilinear prolongation P and its transpose as the restriction (docs/scaling.md §1).
 //
 // Per axis, fine cell i lies in coarse cell I = i / 2, a quarter of a coarse width from its centre towards the
 // coarse neighbour on its own side (i even: I - 1, i odd: I + 1). Linear interpolation between the two coarse
@@ -10,7 +10,7 @@
 //
 // P is assembled (the Galerkin products R A P need its entries), and its application can also run matrix-free
 // (attachMatrixFreeTransfer): PCMG applies the restriction as MatMultTranspose and the prolongation as MatMultAdd,
-// which in AIJ form read 12 B per entry (16 entries per fine row and field pair at 1024^2: 13 ms of a 95 ms step).
+// which in AIJ form read 12 B per entry (1024^2: 14 ms of an 86 ms step, against 4.9 ms matrix-free).
 #include <petscdmda.h>
 #include <petscmat.h>
 

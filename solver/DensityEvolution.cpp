@@ -171,21 +171,7 @@ PetscErrorCode DensityEvolution::implicitFunction(TS, PetscReal, Vec u, Vec udot
     PetscCall(VecAYPX(F, -1.0, udot));   // F = udot - A u
     PetscFunctionReturn(0);
   }
-  Vec uv;
-  try {
-    uv = ghostedInput(self->mesh_.dm(), u, self->ghostedU_);
-  } catch (const std::exception& e) {
-    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(u)), PETSC_ERR_LIB, "%s", e.what());
-  }
-  const PetscScalar *uu, *dd;
-  PetscScalar* ff;
-  PetscCall(VecGetArrayRead(uv, &uu));
-  PetscCall(VecGetArrayRead(udot, &dd));
-  PetscCall(VecGetArray(F, &ff));
-  self->stencilA_.residual(uu, dd, ff);  // F = udot - A u
-  PetscCall(VecRestoreArray(F, &ff));
-  PetscCall(VecRestoreArrayRead(udot, &dd));
-  PetscCall(VecRestoreArrayRead(uv, &uu));
+  PetscCall(residual(self->stencilA_, self->mesh_.dm(), u, udot, F, self->ghostedU_));  // F = udot - A u
   PetscFunctionReturn(0);
 }
 

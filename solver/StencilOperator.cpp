@@ -323,4 +323,24 @@ Vec ghostedInput(DM dm, Vec x, Vec ghosted) {
   return ghosted;
 }
 
+PetscErrorCode residual(const StencilOperator& op, DM dm, Vec x, Vec b, Vec r, Vec ghosted) {
+  PetscFunctionBeginUser;
+  Vec xv;
+  try {
+    xv = ghostedInput(dm, x, ghosted);
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(x)), PETSC_ERR_LIB, "%s", e.what());
+  }
+  const PetscScalar *xx, *bb;
+  PetscScalar* rr;
+  PetscCall(VecGetArrayRead(xv, &xx));
+  PetscCall(VecGetArrayRead(b, &bb));
+  PetscCall(VecGetArray(r, &rr));
+  op.residual(xx, bb, rr);
+  PetscCall(VecRestoreArray(r, &rr));
+  PetscCall(VecRestoreArrayRead(b, &bb));
+  PetscCall(VecRestoreArrayRead(xv, &xx));
+  PetscFunctionReturn(0);
+}
+
 }  // namespace fpdp::solver

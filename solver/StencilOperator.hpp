@@ -88,4 +88,8 @@ private:
 /// ghosted (a local vector of dm) after the ghost exchange from x.
 Vec ghostedInput(DM dm, Vec x, Vec ghosted);
 
+/// r = b - A x on PETSc vectors (global vectors of dm; r may be b): the ghost exchange into ghosted (null on one
+/// rank), then op.residual. For PETSc callbacks: errors come back as a PETSc error code.
+PetscErrorCode residual(const StencilOperator& op, DM dm, Vec x, Vec b, Vec r, Vec ghosted);
+
 }  // namespace fpdp::solver

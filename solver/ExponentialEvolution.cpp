@@ -112,7 +112,10 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   stencil_ = std::make_unique<StencilOperator>();
   // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison).
   if (boolOption(nullptr, "-fpdp_exponential_aij", false) || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
-  if (stencil_ && !stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
+  if (stencil_ && !stencil_->ghostedIsOwned()) {
+    FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
+    FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedPrevious_.out()));
+  }
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
   product_ = mesh_.createVector();
@@ -149,19 +152,33 @@ void ExponentialEvolution::propagate(Vec u, double T) {
     FPDP_PETSC(VecWAXPY(cur, 2.0 / rho_, product_, u));
     FPDP_PETSC(VecAXPY(sum_, 2.0 * a[1], cur));
   }
+  // On several ranks the stencil terms keep T_k and T_(k-1) in the ghosted layout, so that a term refreshes only
+  // the ghost layer (DMLocalToLocal, in place) instead of copying the whole vector into a local one
+  // (DMGlobalToLocal); on one rank the global vectors are the ghosted ones (no ghosts at walls).
+  const bool ghostedTerms = stencil_ && ghostedCurrent_ && a.size() > 2;
+  if (ghostedTerms) {
+    FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
+    FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
+    FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
+    FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
+    prev = ghostedPrevious_;
+    cur = ghostedCurrent_;
+  }
   for (std::size_t k = 2; k < a.size(); ++k) {
     if (stencil_) {
-      // On one rank the global vector is the ghosted one (no ghosts at walls); on several, the ghosts come first.
-      Vec xv = ghostedInput(mesh_.dm(), cur, ghostedCurrent_);
+      if (ghostedTerms) {
+        FPDP_PETSC(DMLocalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, cur));
+        FPDP_PETSC(DMLocalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, cur));
+      }
       const PetscScalar* x;
       PetscScalar *t, *y;
-      FPDP_PETSC(VecGetArrayRead(xv, &x));
+      FPDP_PETSC(VecGetArrayRead(cur, &x));
       FPDP_PETSC(VecGetArray(prev, &t));
       FPDP_PETSC(VecGetArray(sum_, &y));
-      stencil_->chebyshevTerm(x, t, y, 4.0 / rho_, 2.0 * a[k]);
+      stencil_->chebyshevTerm(x, t, y, 4.0 / rho_, 2.0 * a[k], ghostedTerms);
       FPDP_PETSC(VecRestoreArray(sum_, &y));
       FPDP_PETSC(VecRestoreArray(prev, &t));
-      FPDP_PETSC(VecRestoreArrayRead(xv, &x));
+      FPDP_PETSC(VecRestoreArrayRead(cur, &x));
     } else {
       FPDP_PETSC(MatMult(A_, cur, product_));
       FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));  // prev <- T_k

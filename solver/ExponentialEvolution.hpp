@@ -90,7 +90,7 @@ private:
   long stopAfter_ = -1;
   long products_ = 0;
   std::unique_ptr<StencilOperator> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
-  meshes::VecHandle ghostedCurrent_;            // several ranks: T_k with its ghost layer
+  meshes::VecHandle ghostedCurrent_, ghostedPrevious_;  // several ranks: T_k and T_(k-1) with their ghost layers
 };
 
 }  // namespace fpdp::solver

@@ -239,12 +239,13 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
 }
 
 template <int N>
-void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, double s4, double ck) const {
+void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, double s4, double ck,
+                                       bool tGhosted) const {
   const auto c = pointArrays();
   forEachRun<N>(false, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
     const RunView<N> run(c, x, q0, g0, offsets);
     const double scale = s4, weight = ck;  // copies: a store to t or y could alias the captured references
-    double* __restrict tq = t + q0;
+    double* __restrict tq = t + (tGhosted ? g0 : q0);
     double* __restrict yq = y + q0;
     for (PetscInt v = 0; v < n; ++v) {
       const double acc = run.addNeighbours(v, run.c[0][v] * run.x[v]);
@@ -293,8 +294,8 @@ void StencilOperator::residual(const double* x, const double* b, double* r) cons
   dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
 }
 
-void StencilOperator::chebyshevTerm(const double* x, double* t, double* y, double s4, double ck) const {
-  dispatch([&]<int N>() { chebyshevKernel<N>(x, t, y, s4, ck); });
+void StencilOperator::chebyshevTerm(const double* x, double* t, double* y, double s4, double ck, bool tGhosted) const {
+  dispatch([&]<int N>() { chebyshevKernel<N>(x, t, y, s4, ck, tGhosted); });
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {

@@ -37,9 +37,9 @@ public:
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
 
-  /// One Chebyshev term of exp(T A) (ExponentialEvolution): t <- s4 (A x) + 2 x - t, y += ck t. x: ghosted; t, y:
-  /// owned.
-  void chebyshevTerm(const double* x, double* t, double* y, double s4, double ck) const;
+  /// One Chebyshev term of exp(T A) (ExponentialEvolution): t <- s4 (A x) + 2 x - t, y += ck t. x: ghosted; y:
+  /// owned; t: owned, or ghosted with tGhosted (then only its owned rows are written, its ghosts are left as they are).
+  void chebyshevTerm(const double* x, double* t, double* y, double s4, double ck, bool tGhosted = false) const;
 
   /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
@@ -59,7 +59,7 @@ private:
   template <int N>
   void residualKernel(const double* x, const double* b, double* r) const;
   template <int N>
-  void chebyshevKernel(const double* x, double* t, double* y, double s4, double ck) const;
+  void chebyshevKernel(const double* x, double* t, double* y, double s4, double ck, bool tGhosted) const;
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
   std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)

@@ -496,6 +496,18 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
     BOOST_TEST(fs::is_empty(work));
   }
   {
+    // fpdp's own true/false options name themselves and their value (PETSc would say "Unknown logical value").
+    const Outcome r = runFpdp("run " + q(kOu1d) + " --output " + q(o) +
+                                  " -ksp_type richardson -pc_type mg -fpdp_mg_skip_presmooth maybe",
+                              work);
+    BOOST_TEST(r.exited);
+    BOOST_TEST(r.exitStatus == 2, r.all());
+    BOOST_TEST(contains(r.err, "-fpdp_mg_skip_presmooth maybe: expected true or false"), r.all());
+    BOOST_TEST(!fs::exists(o));
+    BOOST_TEST(!fs::exists(partialOf(o)));
+    BOOST_TEST(fs::is_empty(work));
+  }
+  {
     const Outcome r = runFpdp("run " + q(kOu1d) + " --output " + q(o) + " -ts_bdf_ordr 2", work);
     BOOST_TEST(r.exited);
     BOOST_TEST(r.exitStatus == 2, r.all());

@@ -37,16 +37,23 @@ DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields, 
   if (stencil == StencilShape::Box) FPDP_PETSC(DMSetMatrixPreallocateOnly(dm_, PETSC_TRUE));
   FPDP_PETSC(DMSetUp(dm_));
   FPDP_PETSC(DMDACreateCompatibleDMDA(dm_, 1, scalarDm_.out()));
-  PetscInt xs, ys, zs, xm, ym, zm;
-  FPDP_PETSC(DMDAGetCorners(dm_, &xs, &ys, &zs, &xm, &ym, &zm));
-  owned_.start = {xs, mesh_.dim() > 1 ? ys : 0, mesh_.dim() > 2 ? zs : 0};
-  owned_.count = {xm, mesh_.dim() > 1 ? ym : 1, mesh_.dim() > 2 ? zm : 1};
-  PetscInt gxs, gys, gzs, gxm, gym, gzm;
-  FPDP_PETSC(DMDAGetGhostCorners(dm_, &gxs, &gys, &gzs, &gxm, &gym, &gzm));
-  ghosted_.start = {gxs, mesh_.dim() > 1 ? gys : 0, mesh_.dim() > 2 ? gzs : 0};
-  ghosted_.count = {gxm, mesh_.dim() > 1 ? gym : 1, mesh_.dim() > 2 ? gzm : 1};
+  owned_ = dmdaBlock(dm_, false);
+  ghosted_ = dmdaBlock(dm_, true);
   volumes_.resize(static_cast<std::size_t>(owned_.size()));
   forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) { volumes_[l] = mesh_.cellVolume(i, j, k); });
+}
+
+OwnedBlock dmdaBlock(DM dm, bool ghosted) {
+  PetscInt dim = 0, s[3], m[3];
+  FPDP_PETSC(DMDAGetInfo(dm, &dim, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                         nullptr, nullptr, nullptr));
+  if (ghosted)
+    FPDP_PETSC(DMDAGetGhostCorners(dm, &s[0], &s[1], &s[2], &m[0], &m[1], &m[2]));
+  else
+    FPDP_PETSC(DMDAGetCorners(dm, &s[0], &s[1], &s[2], &m[0], &m[1], &m[2]));
+  OwnedBlock b;
+  for (PetscInt a = 0; a < dim; ++a) b.start[static_cast<std::size_t>(a)] = s[a], b.count[static_cast<std::size_t>(a)] = m[a];
+  return b;
 }
 
 MPI_Comm DistributedBoxMesh::comm() const { return PetscObjectComm(reinterpret_cast<PetscObject>(dm_.get())); }

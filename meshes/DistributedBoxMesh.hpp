@@ -33,6 +33,10 @@ struct OwnedBlock {
   }
 };
 
+/// This rank's block of a DMDA: its owned cells, or with ghosted its owned cells and ghost layer (axes beyond the
+/// DMDA's dimension: start 0, count 1).
+OwnedBlock dmdaBlock(DM dm, bool ghosted);
+
 /// Which neighbours a cell's matrix row may couple to: the 2d face neighbours (Star) or all 3^d - 1 (Box).
 enum class StencilShape { Star, Box };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/StencilOperator.hpp"  // ghostedInput
 
 namespace fpdp::solver {
 
@@ -29,11 +30,8 @@ Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
   for (PetscInt a = 0; a < dim; ++a)
     if (Mf[a] != 2 * Mc[a])
       throw std::invalid_argument("cellCentredBilinearInterpolation: the coarse DMDA does not halve the fine one");
-  PetscInt fs[3], fm[3], fgs[3], fgm[3], cs[3], cm[3], cgs[3], cgm[3];
-  FPDP_PETSC(DMDAGetCorners(fine, &fs[0], &fs[1], &fs[2], &fm[0], &fm[1], &fm[2]));
-  FPDP_PETSC(DMDAGetGhostCorners(fine, &fgs[0], &fgs[1], &fgs[2], &fgm[0], &fgm[1], &fgm[2]));
-  FPDP_PETSC(DMDAGetCorners(coarse, &cs[0], &cs[1], &cs[2], &cm[0], &cm[1], &cm[2]));
-  FPDP_PETSC(DMDAGetGhostCorners(coarse, &cgs[0], &cgs[1], &cgs[2], &cgm[0], &cgm[1], &cgm[2]));
+  const meshes::OwnedBlock fineOwned = meshes::dmdaBlock(fine, false), fineGhosted = meshes::dmdaBlock(fine, true);
+  const meshes::OwnedBlock coarseOwned = meshes::dmdaBlock(coarse, false), coarseGhosted = meshes::dmdaBlock(coarse, true);
   ISLocalToGlobalMapping ltogF, ltogC;
   FPDP_PETSC(DMGetLocalToGlobalMapping(fine, &ltogF));
   FPDP_PETSC(DMGetLocalToGlobalMapping(coarse, &ltogC));
@@ -44,8 +42,7 @@ Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(fine), &comm));
   Mat P;
   FPDP_PETSC(MatCreate(comm, &P));
-  FPDP_PETSC(MatSetSizes(P, fm[0] * fm[1] * fm[2] * dof, cm[0] * cm[1] * cm[2] * dof, PETSC_DETERMINE,
-                         PETSC_DETERMINE));
+  FPDP_PETSC(MatSetSizes(P, fineOwned.size() * dof, coarseOwned.size() * dof, PETSC_DETERMINE, PETSC_DETERMINE));
   FPDP_PETSC(MatSetType(P, MATAIJ));
   const PetscInt perRow = PetscInt(1) << dim;
   FPDP_PETSC(MatSeqAIJSetPreallocation(P, perRow, nullptr));
@@ -54,6 +51,8 @@ Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
   std::array<std::array<PetscInt, 2>, 3> I{};
   std::array<std::array<double, 2>, 3> W{};
   std::array<int, 3> count{};
+  const auto& fs = fineOwned.start;
+  const auto& fm = fineOwned.count;
   for (PetscInt k = fs[2]; k < fs[2] + fm[2]; ++k)
     for (PetscInt j = fs[1]; j < fs[1] + fm[1]; ++j)
       for (PetscInt i = fs[0]; i < fs[0] + fm[0]; ++i) {
@@ -63,12 +62,13 @@ Mat cellCentredBilinearInterpolation(DM coarse, DM fine) {
           I[a] = {w.own, w.other}, W[a] = {w.ownWeight, w.otherWeight}, count[a] = w.count;
         }
         auto coarseBlock = [&](PetscInt ci, PetscInt cj, PetscInt ck) {
-          const PetscInt li = ci - cgs[0], lj = cj - cgs[1], lk = ck - cgs[2];
-          if (li < 0 || li >= cgm[0] || lj < 0 || lj >= cgm[1] || lk < 0 || lk >= cgm[2])
-            throw std::runtime_error("cellCentredBilinearInterpolation: a coarse neighbour lies beyond the ghost layer");
-          return idxC[li + cgm[0] * (lj + cgm[1] * lk)];
+          const PetscInt c[3] = {ci, cj, ck};
+          for (std::size_t a = 0; a < 3; ++a)
+            if (c[a] < coarseGhosted.start[a] || c[a] >= coarseGhosted.start[a] + coarseGhosted.count[a])
+              throw std::runtime_error("cellCentredBilinearInterpolation: a coarse neighbour lies beyond the ghost layer");
+          return idxC[coarseGhosted.local(ci, cj, ck)];
         };
-        const PetscInt fineBlock = idxF[(i - fgs[0]) + fgm[0] * ((j - fgs[1]) + fgm[1] * (k - fgs[2]))];
+        const PetscInt fineBlock = idxF[fineGhosted.local(i, j, k)];
         PetscInt cols[8];
         double vals[8];
         int n = 0;
@@ -121,31 +121,15 @@ struct MatrixFreeTransfer {
   PetscInt firstOwnedCoarse = 0, firstOwnedFine = 0;
 };
 
-meshes::OwnedBlock corners(DM dm, bool ghosted) {
-  meshes::OwnedBlock b;
-  if (ghosted)
-    FPDP_PETSC(DMDAGetGhostCorners(dm, &b.start[0], &b.start[1], &b.start[2], &b.count[0], &b.count[1], &b.count[2]));
-  else
-    FPDP_PETSC(DMDAGetCorners(dm, &b.start[0], &b.start[1], &b.start[2], &b.count[0], &b.count[1], &b.count[2]));
-  return b;
-}
-
-// The array of x in the ghosted layout: x's own on one rank, else the local vector after the ghost exchange.
-PetscErrorCode ghostedArray(DM dm, Vec x, Vec local, const PetscScalar** array) {
+// The array of x in the ghosted layout (ghostedInput: x's own on one rank, else local after the ghost exchange).
+PetscErrorCode getGhostedArray(DM dm, Vec x, Vec local, Vec* source, const PetscScalar** array) {
   PetscFunctionBeginUser;
-  if (!local) {
-    PetscCall(VecGetArrayRead(x, array));
-    PetscFunctionReturn(0);
+  try {
+    *source = ghostedInput(dm, x, local);
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(x)), PETSC_ERR_LIB, "%s", e.what());
   }
-  PetscCall(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, local));
-  PetscCall(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, local));
-  PetscCall(VecGetArrayRead(local, array));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode restoreGhostedArray(Vec x, Vec local, const PetscScalar** array) {
-  PetscFunctionBeginUser;
-  PetscCall(VecRestoreArrayRead(local ? local : x, array));
+  PetscCall(VecGetArrayRead(*source, array));
   PetscFunctionReturn(0);
 }
 
@@ -169,7 +153,7 @@ void forEachCombinedLine(const meshes::OwnedBlock& target, const meshes::OwnedBl
                          const std::array<std::vector<Taps>, 3>& taps, const PetscScalar* x, std::vector<double>& line,
                          Body&& body) {
   const PetscInt lineValues = source.count[0] * dof, targetValues = target.count[0] * dof, gy = source.count[1];
-  line.assign(static_cast<std::size_t>(lineValues), 0.0);
+  line.resize(static_cast<std::size_t>(lineValues));
   PetscInt q = 0;
   for (PetscInt k = 0; k < target.count[2]; ++k)
     for (PetscInt j = 0; j < target.count[1]; ++j, q += targetValues) {
@@ -238,8 +222,9 @@ void restrictKernel(const MatrixFreeTransfer& t, const PetscScalar* x, PetscScal
 PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
   PetscFunctionBeginUser;
   const MatrixFreeTransfer& t = *transferOf(P);
+  Vec xv;
   const PetscScalar* xx;
-  PetscCall(ghostedArray(t.coarse, x, t.coarseLocal, &xx));
+  PetscCall(getGhostedArray(t.coarse, x, t.coarseLocal, &xv, &xx));
   const PetscScalar* yy = nullptr;
   PetscScalar* ww;
   PetscCall(VecGetArray(w, &ww));
@@ -248,7 +233,7 @@ PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
   prolongAddKernel(t, xx, src, ww);
   if (y != w) PetscCall(VecRestoreArrayRead(y, &yy));
   PetscCall(VecRestoreArray(w, &ww));
-  PetscCall(restoreGhostedArray(x, t.coarseLocal, &xx));
+  PetscCall(VecRestoreArrayRead(xv, &xx));
   PetscCall(PetscLogFlops(2.0 * static_cast<double>(t.fineOwned.size() * t.dof) * (1 << t.dim)));
   PetscFunctionReturn(0);
 }
@@ -256,13 +241,14 @@ PetscErrorCode matrixFreeProlongAdd(Mat P, Vec x, Vec y, Vec w) {
 PetscErrorCode matrixFreeRestrict(Mat P, Vec x, Vec y) {
   PetscFunctionBeginUser;
   const MatrixFreeTransfer& t = *transferOf(P);
+  Vec xv;
   const PetscScalar* xx;
-  PetscCall(ghostedArray(t.fine, x, t.fineLocal, &xx));
+  PetscCall(getGhostedArray(t.fine, x, t.fineLocal, &xv, &xx));
   PetscScalar* yy;
   PetscCall(VecGetArrayWrite(y, &yy));
   restrictKernel(t, xx, yy);
   PetscCall(VecRestoreArrayWrite(y, &yy));
-  PetscCall(restoreGhostedArray(x, t.fineLocal, &xx));
+  PetscCall(VecRestoreArrayRead(xv, &xx));
   PetscCall(PetscLogFlops(2.0 * static_cast<double>(t.coarseOwned.size() * t.dof) * (1 << (2 * t.dim))));
   PetscFunctionReturn(0);
 }
@@ -284,10 +270,10 @@ bool attachMatrixFreeTransfer(Mat P, DM coarse, DM fine) {
                          nullptr, nullptr, nullptr, nullptr));
   t->dim = static_cast<int>(dim);
   t->dof = dof;
-  t->coarseOwned = corners(coarse, false);
-  t->coarseGhosted = corners(coarse, true);
-  t->fineOwned = corners(fine, false);
-  t->fineGhosted = corners(fine, true);
+  t->coarseOwned = meshes::dmdaBlock(coarse, false);
+  t->coarseGhosted = meshes::dmdaBlock(coarse, true);
+  t->fineOwned = meshes::dmdaBlock(fine, false);
+  t->fineGhosted = meshes::dmdaBlock(fine, true);
   int ok = dof == coarseDof && width >= 1 ? 1 : 0;
   for (int a = 0; a < 3 && ok; ++a) {
     const auto ua = static_cast<std::size_t>(a);

@@ -27,10 +27,8 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   if (!all) return false;
   dim_ = static_cast<int>(dim);
   dof_ = dof;
-  FPDP_PETSC(DMDAGetCorners(dm, &owned_.start[0], &owned_.start[1], &owned_.start[2], &owned_.count[0],
-                            &owned_.count[1], &owned_.count[2]));
-  FPDP_PETSC(DMDAGetGhostCorners(dm, &ghosted_.start[0], &ghosted_.start[1], &ghosted_.start[2], &ghosted_.count[0],
-                                 &ghosted_.count[1], &ghosted_.count[2]));
+  owned_ = meshes::dmdaBlock(dm, false);
+  ghosted_ = meshes::dmdaBlock(dm, true);
   ghostedIsOwned_ = owned_.start == ghosted_.start && owned_.count == ghosted_.count;
   ISLocalToGlobalMapping ltog;
   FPDP_PETSC(DMGetLocalToGlobalMapping(dm, &ltog));
@@ -59,9 +57,9 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
               bool inside = true;
               for (int a = 0; a < 3; ++a)
                 inside = inside && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
-              if (inside) neighbours.emplace_back(blocks[ghostedCell(n[0], n[1], n[2])], shiftIndex(sx, sy, sz));
+              if (inside) neighbours.emplace_back(blocks[ghosted_.local(n[0], n[1], n[2])], shiftIndex(sx, sy, sz));
             }
-        const PetscInt self = blocks[ghostedCell(i, j, k)];
+        const PetscInt self = blocks[ghosted_.local(i, j, k)];
         for (PetscInt f = 0; f < dof_; ++f, ++r) {
           const PetscInt row = self * dof_ + f;
           PetscInt nc;
@@ -158,7 +156,7 @@ void StencilOperator::computeRuns() {
   runOffsets_.clear();
   for (PetscInt l = 0; l < lines; ++l) {
     const PetscInt j = owned_.start[1] + l % owned_.count[1], k = owned_.start[2] + l / owned_.count[1];
-    const PetscInt gBase = dof_ * ghostedCell(owned_.start[0], j, k);
+    const PetscInt gBase = dof_ * ghosted_.local(owned_.start[0], j, k);
     const PetscInt qBase = l * values;
     const auto addRun = [&](PetscInt i, PetscInt cells) {
       runs_.push_back({qBase + i * dof_, gBase + i * dof_, cells * dof_});
@@ -313,7 +311,7 @@ void StencilOperator::copyOwned(const double* ghosted, double* owned) const {
   PetscInt q = 0;
   for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
     for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j, q += values) {
-      std::memcpy(owned + q, ghosted + dof_ * ghostedCell(owned_.start[0], j, k), sizeof(double) * static_cast<std::size_t>(values));
+      std::memcpy(owned + q, ghosted + dof_ * ghosted_.local(owned_.start[0], j, k), sizeof(double) * static_cast<std::size_t>(values));
     }
 }
 

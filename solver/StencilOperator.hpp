@@ -66,11 +66,6 @@ private:
   template <class F>
   void dispatch(F&& f) const;
 
-  /// Position of cell (i, j, k) in the ghosted block (cells, not values).
-  PetscInt ghostedCell(PetscInt i, PetscInt j, PetscInt k) const {
-    return (i - ghosted_.start[0]) +
-           ghosted_.count[0] * ((j - ghosted_.start[1]) + ghosted_.count[1] * (k - ghosted_.start[2]));
-  }
 
   int dim_ = 1;
   PetscInt dof_ = 1;

@@ -3,6 +3,7 @@
 #include <petscts.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -35,6 +36,45 @@ bool preferLightSingletonMpiStartup() {
   // Measured on the benchmark machine (bench/README.md): MPI_Init of a singleton 0.34 s with UCX, 0.12 s with ob1.
   if (launchedByMpiLauncher() || std::getenv("OMPI_MCA_pml") != nullptr) return false;
   return setenv("OMPI_MCA_pml", "ob1", /*overwrite=*/0) == 0;
+}
+
+namespace {
+constexpr const char* kIsolatedVariable = "OMPI_MCA_ess_singleton_isolated";
+constexpr const char* kTmpdirBaseVariable = "OMPI_MCA_orte_tmpdir_base";
+}  // namespace
+
+LightSingletonStartup::LightSingletonStartup() {
+  if (launchedByMpiLauncher() || std::getenv(kIsolatedVariable) != nullptr ||
+      std::getenv(kTmpdirBaseVariable) != nullptr)
+    return;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fpdp-mpi-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) return;  // no private directory: the daemon start-up stays
+  if (setenv(kTmpdirBaseVariable, pattern.c_str(), 1) != 0 || setenv(kIsolatedVariable, "1", 1) != 0) {
+    unsetenv(kTmpdirBaseVariable);
+    unsetenv(kIsolatedVariable);
+    std::error_code ec;
+    std::filesystem::remove_all(pattern, ec);
+    return;
+  }
+  privateBase_ = pattern;
+  environmentSet_ = true;
+}
+
+void LightSingletonStartup::releaseEnvironment() {
+  if (!environmentSet_) return;
+  unsetenv(kTmpdirBaseVariable);
+  unsetenv(kIsolatedVariable);
+  environmentSet_ = false;
+}
+
+LightSingletonStartup::~LightSingletonStartup() {
+  releaseEnvironment();
+  // Open MPI removes its session directory at MPI_Finalize; this removes the base and anything a failed run left.
+  if (!privateBase_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(privateBase_, ec);
+  }
 }
 
 void insertCaseOptions(const SolverSpec& solver) {

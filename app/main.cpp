@@ -146,10 +146,12 @@ int main(int argc, char** argv) {
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
   char** pargv = petscArgv.data();
   fpdp::app::preferLightSingletonMpiStartup();
+  fpdp::app::LightSingletonStartup singleton;  // outlives PetscFinalize: it removes its directory afterwards
   if (PetscInitialize(&petscArgc, &pargv, nullptr, nullptr) != 0) {
     std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");
     return 1;
   }
+  singleton.releaseEnvironment();
   const int status = runCommand(cl, c, checkpoint, restartDir);
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
   PetscFinalize();

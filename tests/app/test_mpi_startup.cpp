@@ -1,22 +1,37 @@
-// The singleton start-up choice (app/PetscConfiguration.hpp): a process no launcher started selects Open MPI's ob1
-// point-to-point layer, unless the user chose one; launched processes are left alone.
+// The singleton start-up choices (app/PetscConfiguration.hpp): a process no launcher started selects Open MPI's ob1
+// point-to-point layer, unless the user chose one, and starts as an isolated singleton with a private session
+// directory, which it removes; launched processes are left alone. End to end: serial runs that overlap, one of them
+// writing a checkpoint file through MPI-IO at every output step, do not disturb each other.
 #define BOOST_TEST_MODULE app_mpi_startup
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "app/PetscConfiguration.hpp"
+#include "tests/app/RestartSupport.hpp"
 
 namespace {
 
 const char* const kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE",
                                           "PMIX_RANK"};
 
-/// Clears the variables the choice depends on (ctest starts this test without a launcher).
+/// Clears the variables the choices depend on (ctest starts this test without a launcher).
 void clearEnvironment() {
   for (const char* name : kLauncherVariables) unsetenv(name);
   unsetenv("OMPI_MCA_pml");
+  unsetenv("OMPI_MCA_ess_singleton_isolated");
+  unsetenv("OMPI_MCA_orte_tmpdir_base");
+}
+
+std::string variable(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "(unset)";
 }
 
 std::string pml() {
@@ -50,4 +65,87 @@ BOOST_AUTO_TEST_CASE(launched_ranks_are_left_alone) {
       BOOST_TEST(pml() == "(unset)");
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_singleton_starts_isolated_in_a_private_directory_it_removes) {
+  clearEnvironment();
+  std::string base;
+  {
+    fpdp::app::LightSingletonStartup startup;
+    BOOST_TEST_REQUIRE(startup.isolated());
+    base = startup.privateBase();
+    BOOST_TEST(std::filesystem::is_directory(base));
+    BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "1");
+    BOOST_TEST(variable("OMPI_MCA_orte_tmpdir_base") == base);
+    std::ofstream(base + "/left-by-a-failed-run") << "x";  // what MPI_Finalize did not remove goes too
+    startup.releaseEnvironment();
+    BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "(unset)");
+    BOOST_TEST(variable("OMPI_MCA_orte_tmpdir_base") == "(unset)");
+    BOOST_TEST(std::filesystem::is_directory(base));  // until MPI has finished
+  }
+  BOOST_TEST(!std::filesystem::exists(base));
+}
+
+BOOST_AUTO_TEST_CASE(isolation_leaves_the_users_settings_and_launched_ranks_alone) {
+  for (const char* name : {"OMPI_MCA_ess_singleton_isolated", "OMPI_MCA_orte_tmpdir_base"}) {
+    BOOST_TEST_CONTEXT(name) {
+      clearEnvironment();
+      setenv(name, "0", 1);
+      fpdp::app::LightSingletonStartup startup;
+      BOOST_TEST(!startup.isolated());
+      BOOST_TEST(variable(name) == "0");
+      startup.releaseEnvironment();
+      BOOST_TEST(variable(name) == "0");
+    }
+  }
+  for (const char* name : kLauncherVariables) {
+    BOOST_TEST_CONTEXT(name) {
+      clearEnvironment();
+      setenv(name, "0", 1);
+      fpdp::app::LightSingletonStartup startup;
+      BOOST_TEST(!startup.isolated());
+      BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "(unset)");
+    }
+  }
+}
+
+// Isolated singletons that shared one session directory broke this: the first run to finish removed the directory
+// while the other still opened its checkpoint file through MPI-IO there ("mca_sharedfp_sm_component_file_query:
+// Error, unable to open file for mmap", seen with 1 run checkpointing at every output step beside 12 short ones).
+BOOST_AUTO_TEST_CASE(overlapping_serial_runs_do_not_disturb_each_other) {
+  clearEnvironment();
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fpdp-test-mpi-startup-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tmp");
+  // The 1-D restart case: a checkpoint at every output step, 100 of them.
+  std::string text;
+  {
+    std::ifstream in(std::string(FPDP_SOURCE_DIR) + "/tests/app/restart_cases/langevin-1d.toml");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text = std::regex_replace(text, std::regex("every = 10\n"), "every = 1\ncheckpoint_every = 1\nfields = false\n");
+  std::ofstream((dir / "long.toml").string()) << text;
+  const std::string env = "TMPDIR=" + fpdp::app::test::shellQuote((dir / "tmp").string());
+  fpdp::app::test::Outcome longRun;
+  std::thread first([&] {
+    longRun = fpdp::app::test::runFpdp({"run", (dir / "long.toml").string(), "--output", (dir / "long").string(),
+                                        "--quiet"}, 1, env);
+  });
+  std::vector<fpdp::app::test::Outcome> shortRuns;
+  for (int i = 0; i < 8; ++i)
+    shortRuns.push_back(fpdp::app::test::runFpdp({"run", std::string(FPDP_SOURCE_DIR) +
+                                                  "/tests/app/restart_cases/langevin-1d.toml", "--output",
+                                                  (dir / ("short" + std::to_string(i))).string(), "--quiet",
+                                                  "-ts_type", "exponential"}, 1, env));
+  first.join();
+  BOOST_TEST(longRun.status == 0, longRun.output);
+  BOOST_TEST(longRun.output.find("mca_") == std::string::npos, longRun.output);
+  for (const auto& r : shortRuns) {
+    BOOST_TEST(r.status == 0, r.output);
+    BOOST_TEST(r.output.find("mca_") == std::string::npos, r.output);
+  }
+  // Every run removed its private directory.
+  BOOST_TEST(fs::is_empty(dir / "tmp"));
+  fs::remove_all(dir);
 }

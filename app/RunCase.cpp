@@ -50,6 +50,33 @@ namespace fpdp::app {
 
 namespace {
 
+/// The PETSc log stages of a run, so that -log_view splits the whole run (docs/scaling.md §1): set-up (models,
+/// mesh, operator, integrator, output files opened), stepping (the integrator, output steps excluded), output steps
+/// (divergences, bounds, reference errors, files at each output step) and finish (the tables and fpdp.h5 closed).
+struct RunStages {
+  PetscLogStage setup = 0, stepping = 0, outputSteps = 0, finish = 0;
+  static const RunStages& get() {
+    static const RunStages stages = [] {
+      RunStages r;
+      FPDP_PETSC(PetscLogStageRegister("fpdp set-up", &r.setup));
+      FPDP_PETSC(PetscLogStageRegister("fpdp stepping", &r.stepping));
+      FPDP_PETSC(PetscLogStageRegister("fpdp output steps", &r.outputSteps));
+      FPDP_PETSC(PetscLogStageRegister("fpdp finish", &r.finish));
+      return r;
+    }();
+    return stages;
+  }
+};
+
+/// A log stage pushed for the object's lifetime (popped on every path out, exceptions included).
+class ScopedLogStage {
+public:
+  explicit ScopedLogStage(PetscLogStage stage) { FPDP_PETSC(PetscLogStagePush(stage)); }
+  ~ScopedLogStage() { (void)PetscLogStagePop(); }
+  ScopedLogStage(const ScopedLogStage&) = delete;
+  ScopedLogStage& operator=(const ScopedLogStage&) = delete;
+};
+
 constexpr const char* kMarker = "parameters.toml";  // every fpdp output directory holds this file
 
 /// The gradient of an empirical loss as a field on R^3 (components >= dim are 0). The quadratic loss, whose empirical
@@ -123,6 +150,8 @@ void checkOutputDirectory(const std::string& dir) {
 
 int runCase(const Case& c, const RunOptions& options) {
   const auto wallStart = std::chrono::steady_clock::now();
+  const RunStages& stages = RunStages::get();
+  std::optional<ScopedLogStage> stage(std::in_place, stages.setup);
   MPI_Comm comm = PETSC_COMM_WORLD;
   PetscMPIInt rank, size;
   FPDP_PETSC(MPI_Comm_rank(comm, &rank));
@@ -540,6 +569,8 @@ int runCase(const Case& c, const RunOptions& options) {
     for (const auto& x : gd->boundaryBins().points()) points.insert(points.end(), x.begin(), x.begin() + d);
     h5.writeReplicated("/boundary", "points", points, d);
   }
+  stage.reset();
+  stage.emplace(stages.stepping);
   const auto solveStart = std::chrono::steady_clock::now();
   double observerSeconds = 0.0;  // Langevin: time spent in observe() (divergences, output) during the stepping
   // Tracing diffusions (MATH.md §2.2) between the steps, when asked for: tracing.csv.
@@ -668,6 +699,7 @@ int runCase(const Case& c, const RunOptions& options) {
   if (!noisyGd) {
     // The integrator's own time (the summary's "time integration") is the stepping time less the observer's.
     const solver::DensityPropagator::Observer timedObserve = [&](long step, double t, Vec state) {
+      const ScopedLogStage outputStage(stages.outputSteps);
       const auto start = std::chrono::steady_clock::now();
       observe(step, t, state);
       observerSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -675,7 +707,11 @@ int runCase(const Case& c, const RunOptions& options) {
     if (integratorState) evolution->resume(u, timedObserve, *integratorState);
     else evolution->run(u, timedObserve);
   } else {
-    if (!resume) observe(0, 0.0, u);
+    const auto observeStep = [&](long k, double t) {
+      const ScopedLogStage outputStage(stages.outputSteps);
+      observe(k, t, u);
+    };
+    if (!resume) observeStep(0, 0.0);
     for (long k = resumeStep < 0 ? 1 : resumeStep + 1; k <= steps && !faults.stopped(); ++k) {
       // The tracing pair starts from step k-1, whose divergences the observer has if it was an output step.
       if (tracer) traceStep(k - 1, u, lastStep == k - 1 ? last : divergences.evaluate(u));
@@ -685,11 +721,13 @@ int runCase(const Case& c, const RunOptions& options) {
         outflowQ.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];
       }
       largestWallMass = std::max({largestWallMass, report.wallMassP, report.wallMassQ});
-      observe(k, c.noisyGd.eta * static_cast<double>(k), u);
+      observeStep(k, c.noisyGd.eta * static_cast<double>(k));
     }
   }
   faults.throwIfStopped();  // the run fails: DIR.partial is removed (Cleanup), no result directory appears
   const double solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - solveStart).count();
+  stage.reset();
+  stage.emplace(stages.finish);
   // kl_rate.csv: the rate both ways (the identity by quadrature; the central difference of the computed KL between
   // neighbouring output steps), the integrated Young bound KL_0 + int (1/4) E_p|...|^2 (trapezoid over the output times)
   // with its ratio to the computed KL, and with Sigma = Sigma' the crude bound t sup|b - b'|^2 / (4 lambda_min(Sigma)).

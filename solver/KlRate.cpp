@@ -1,6 +1,7 @@
 #include "solver/KlRate.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace fpdp::solver {
 
@@ -26,8 +27,16 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
   const auto& box = mesh_.box();
   const auto& vol = mesh_.ownedVolumes();
   const int d = mesh_.dim();
-  const models::Matrix dSigma = Sigma_ - SigmaPrime_;
-  KlRate r;
+  // Small fixed-size copies of the matrices, and the log of every ghosted value once (a cell's log enters the
+  // differences of up to 2d neighbours): per-cell Eigen vectors of dynamic size and four logs per axis made this
+  // functional 14 ms of a 256^2 output step.
+  double S[3][3] = {}, dS[3][3] = {}, Sinv[3][3] = {};
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c)
+      S[r][c] = Sigma_(r, c), dS[r][c] = Sigma_(r, c) - SigmaPrime_(r, c), Sinv[r][c] = SigmaInv_(r, c);
+  const std::size_t values = 2 * static_cast<std::size_t>(g.size());
+  std::vector<double> logs(values);
+  for (std::size_t v = 0; v < values; ++v) logs[v] = a[v] > 0 ? std::log(a[v]) : 0.0;  // used only where a > 0
   double sums[7] = {0, 0, 0, 0, 0, 0, 0};  // quadratic, cross, bound integrand, excluded mass, E_p[gap_a^2] x3
   double mass = 0.0;
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
@@ -39,38 +48,44 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
       sums[3] += vol[l] * std::max(p, 0.0);
       return;
     }
-    models::Vector glp(d), glq(d);  // grad log p, grad log q
-    bool ok = true;
+    double glp[3] = {0, 0, 0}, glq[3] = {0, 0, 0};  // grad log p, grad log q
     for (int ax = 0; ax < d; ++ax) {
       std::array<PetscInt, 3> m = c, pl = c;
       const int n = box.cells(ax);
       if (c[ax] > 0) --m[ax];
       if (c[ax] < n - 1) ++pl[ax];
       const double xm = box.axis(ax).centre(static_cast<int>(m[ax])), xp = box.axis(ax).centre(static_cast<int>(pl[ax]));
-      const double pm = a[2 * g.local(m[0], m[1], m[2])], pp = a[2 * g.local(pl[0], pl[1], pl[2])];
-      const double qm = a[2 * g.local(m[0], m[1], m[2]) + 1], qp = a[2 * g.local(pl[0], pl[1], pl[2]) + 1];
-      if (!(pm > 0 && pp > 0 && qm > 0 && qp > 0)) {
-        ok = false;
-        break;
+      const PetscInt im = 2 * g.local(m[0], m[1], m[2]), ip = 2 * g.local(pl[0], pl[1], pl[2]);
+      if (!(a[im] > 0 && a[ip] > 0 && a[im + 1] > 0 && a[ip + 1] > 0)) {
+        sums[3] += vol[l] * p;
+        return;
       }
-      glp[ax] = (std::log(pp) - std::log(pm)) / (xp - xm);
-      glq[ax] = (std::log(qp) - std::log(qm)) / (xp - xm);
+      glp[ax] = (logs[ip] - logs[im]) / (xp - xm);
+      glq[ax] = (logs[ip + 1] - logs[im + 1]) / (xp - xm);
     }
-    if (!ok) {
-      sums[3] += vol[l] * p;
-      return;
+    double glr[3], w[3];  // grad log (p/q); b - b' - (Sigma - Sigma') grad log q
+    for (int r = 0; r < d; ++r) {
+      glr[r] = glp[r] - glq[r];
+      double t = 0.0;
+      for (int c2 = 0; c2 < d; ++c2) t += dS[r][c2] * glq[c2];
+      w[r] = driftGap_[l][r] - t;
     }
-    const models::Vector glr = glp - glq;
-    models::Vector gap(d);
-    for (int ax = 0; ax < d; ++ax) gap[ax] = driftGap_[l][ax];
-    const models::Vector w = gap - dSigma.topLeftCorner(d, d) * glq;
-    sums[0] += vol[l] * p * glr.dot(Sigma_.topLeftCorner(d, d) * glr);
-    sums[1] += vol[l] * p * glr.dot(w);
-    sums[2] += vol[l] * p * 0.25 * w.dot(SigmaInv_.topLeftCorner(d, d) * w);
+    double quadratic = 0.0, cross = 0.0, bound = 0.0;
+    for (int r = 0; r < d; ++r) {
+      double sg = 0.0, sw = 0.0;
+      for (int c2 = 0; c2 < d; ++c2) sg += S[r][c2] * glr[c2], sw += Sinv[r][c2] * w[c2];
+      quadratic += glr[r] * sg;
+      cross += glr[r] * w[r];
+      bound += w[r] * sw;
+    }
+    sums[0] += vol[l] * p * quadratic;
+    sums[1] += vol[l] * p * cross;
+    sums[2] += vol[l] * p * 0.25 * bound;
   });
   FPDP_PETSC(VecRestoreArrayRead(local_, &a));
   double local[8] = {sums[0], sums[1], sums[2], sums[3], mass, sums[4], sums[5], sums[6]}, global[8];
   FPDP_PETSC(MPI_Allreduce(local, global, 8, MPI_DOUBLE, MPI_SUM, mesh_.comm()));
+  KlRate r;
   for (int ax = 0; ax < 3; ++ax) r.gapSquared[ax] = global[5 + ax] / global[4];
   // p normalised by its mass (the divergences are of probability densities).
   r.identity = (-global[0] + global[1]) / global[4];

@@ -120,7 +120,7 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   const auto& eq = equations_[f];
   const auto& phi = ghostedPotential_[f];
   const double phiC = phi[g.local(i, j, k)];
-  row = Row{};
+  row.clear();
   row.add(0, 0, 0, 0.0);
   // Drift and diagonal diffusion: the face weights of FaceFluxScheme.hpp (faces with the fourth-order flux
   // get the whole flux from addHighOrderFaceFlux instead).
@@ -275,8 +275,9 @@ PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
       rowIndex.i = i, rowIndex.j = j, rowIndex.k = k, rowIndex.c = f;
       int nnz = 0;
       double smallest = 0.0;
-      for (int s = 0; s < kRowSize; ++s) {
-        if (!row.used[s]) continue;
+      row.sortSlots();  // the columns in slot order, as before the list
+      for (int n = 0; n < row.count; ++n) {
+        const int s = row.slots[static_cast<std::size_t>(n)];
         const int dx = s % 5 - 2, dy = (s / 5) % 5 - 2, dz = s / 25 - 2;
         cols[nnz].i = i + dx, cols[nnz].j = j + dy, cols[nnz].k = k + dz, cols[nnz].c = f;
         vals[nnz] = row.value[s];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "solver/AnisotropicDiffusion.hpp"
@@ -262,9 +263,35 @@ long FokkerPlanckOperator::highOrderFaces() const {
   return global;
 }
 
-PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
+namespace {
+/// The sign structure of the rows, tallied row by row and reduced over the ranks (PositivityReport).
+struct PositivityTally {
   long rows = 0, violating = 0;
   double mostNegative = 0.0, worstRelative = 0.0;
+  void add(double smallestOffDiagonal, double diagonal) {
+    ++rows;
+    if (smallestOffDiagonal < 0.0) {
+      ++violating;
+      mostNegative = std::min(mostNegative, smallestOffDiagonal);
+      if (diagonal != 0.0) worstRelative = std::max(worstRelative, -smallestOffDiagonal / std::fabs(diagonal));
+    }
+  }
+  PositivityReport reduce(MPI_Comm comm) const {
+    double counts[2] = {static_cast<double>(rows), static_cast<double>(violating)}, gcounts[2];
+    FPDP_PETSC(MPI_Allreduce(counts, gcounts, 2, MPI_DOUBLE, MPI_SUM, comm));
+    PositivityReport r;
+    r.rows = static_cast<long>(gcounts[0]);
+    r.violatingRows = static_cast<long>(gcounts[1]);
+    FPDP_PETSC(MPI_Allreduce(&mostNegative, &r.mostNegativeOffDiagonal, 1, MPI_DOUBLE, MPI_MIN, comm));
+    FPDP_PETSC(MPI_Allreduce(&worstRelative, &r.worstRelativeViolation, 1, MPI_DOUBLE, MPI_MAX, comm));
+    r.holds = r.violatingRows == 0;
+    return r;
+  }
+};
+}  // namespace
+
+PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
+  PositivityTally tally;
   Row row;
   MatStencil rowIndex{};
   MatStencil cols[kRowSize];
@@ -284,26 +311,38 @@ PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
         ++nnz;
         if (s != kCentre) smallest = std::min(smallest, row.value[s]);
       }
-      ++rows;
-      if (smallest < 0.0) {
-        ++violating;
-        mostNegative = std::min(mostNegative, smallest);
-        if (row.value[kCentre] != 0.0)
-          worstRelative = std::max(worstRelative, -smallest / std::fabs(row.value[kCentre]));
-      }
+      tally.add(smallest, row.value[kCentre]);
       if (A) FPDP_PETSC(MatSetValuesStencil(A, 1, &rowIndex, nnz, cols, vals, INSERT_VALUES));
     }
   });
-  const MPI_Comm comm = mesh_.comm();
-  double counts[2] = {static_cast<double>(rows), static_cast<double>(violating)}, gcounts[2];
-  FPDP_PETSC(MPI_Allreduce(counts, gcounts, 2, MPI_DOUBLE, MPI_SUM, comm));
-  PositivityReport r;
-  r.rows = static_cast<long>(gcounts[0]);
-  r.violatingRows = static_cast<long>(gcounts[1]);
-  FPDP_PETSC(MPI_Allreduce(&mostNegative, &r.mostNegativeOffDiagonal, 1, MPI_DOUBLE, MPI_MIN, comm));
-  FPDP_PETSC(MPI_Allreduce(&worstRelative, &r.worstRelativeViolation, 1, MPI_DOUBLE, MPI_MAX, comm));
-  r.holds = r.violatingRows == 0;
-  return r;
+  return tally.reduce(mesh_.comm());
+}
+
+bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
+  PositivityTally tally;
+  Row row;
+  const bool built = stencil.build(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
+                                                    StencilOperator::RowEntries& entries) {
+    buildRow(i, j, k, f, row);
+    double smallest = 0.0;
+    for (int n = 0; n < row.count; ++n) {
+      const int s = row.slots[static_cast<std::size_t>(n)];
+      const int dx = s % 5 - 2, dy = (s / 5) % 5 - 2, dz = s / 25 - 2;
+      if (std::abs(dx) > 1 || std::abs(dy) > 1 || std::abs(dz) > 1) {
+        // A coupling two cells away (fourth-order fluxes): not a star; passed on so that build refuses it.
+        entries.count = 0;
+        entries.add(dx, dy, dz, 1.0);
+        break;
+      }
+      entries.add(dx, dy, dz, row.value[s]);  // at most the 27 slots within one cell
+      if (s != kCentre) smallest = std::min(smallest, row.value[s]);
+    }
+    tally.add(smallest, row.value[kCentre]);
+  });
+  if (!built) return false;
+  positivity_ = tally.reduce(mesh_.comm());
+  assembled_ = true;
+  return true;
 }
 
 void FokkerPlanckOperator::assembleInto(Mat A) const {

@@ -36,6 +36,7 @@
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "solver/FaceFluxScheme.hpp"
+#include "solver/StencilOperator.hpp"
 
 namespace fpdp::solver {
 
@@ -95,6 +96,10 @@ public:
   meshes::MatHandle assemble() const;
   /// Fill an existing matrix created by the mesh's DM. Collective; also computes the positivity report.
   void assembleInto(Mat A) const;
+  /// The operator as star-stencil coefficient arrays (solver/StencilOperator.hpp), built row by row without an
+  /// assembled matrix; also computes the positivity report. Returns false (stencil left empty) where the rows are
+  /// not a star: cross-diffusion, fourth-order fluxes. Collective.
+  bool buildStencil(StencilOperator& stencil) const;
 
   /// The sign structure of the operator: from the last assembly, or (collective, if never assembled) computed by
   /// building the rows without a matrix.

@@ -1,14 +1,24 @@
 #include "solver/StencilOperator.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
 
 namespace fpdp::solver {
 
-bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
+namespace {
+// The shifts up to kReach cells per axis, numbered (sx + R) + W (sy + R) + W^2 (sz + R) with R = kReach,
+// W = 2 R + 1; arrays are allocated for the shifts that occur.
+constexpr int R = 1, W = 2 * R + 1, kShifts = W * W * W;
+int shiftIndex(int sx, int sy, int sz) { return (sx + R) + W * (sy + R) + W * W * (sz + R); }
+std::array<int, 3> shiftOf(int s) { return {s % W - R, (s / W) % W - R, s / (W * W) - R}; }
+}  // namespace
+
+bool StencilOperator::readLayout(DM dm) {
   *this = StencilOperator{};
+  static_assert(R == kReach);
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
   PetscBool isDa = PETSC_FALSE;
@@ -30,17 +40,17 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   owned_ = meshes::dmdaBlock(dm, false);
   ghosted_ = meshes::dmdaBlock(dm, true);
   ghostedIsOwned_ = owned_.start == ghosted_.start && owned_.count == ghosted_.count;
+  return true;
+}
+
+bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
   ISLocalToGlobalMapping ltog;
   FPDP_PETSC(DMGetLocalToGlobalMapping(dm, &ltog));
   const PetscInt* blocks;
   FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltog, &blocks));
   const PetscInt rows = owned_.size() * dof_;
-  // The shifts up to kReach cells per axis, numbered (sx + R) + W (sy + R) + W^2 (sz + R) with R = kReach,
-  // W = 2 R + 1; arrays are allocated for the shifts that occur.
-  constexpr int R = kReach, W = 2 * kReach + 1, kShifts = W * W * W;
   std::map<int, std::vector<double>> byShift;
-  const auto shiftIndex = [](int sx, int sy, int sz) { return (sx + R) + W * (sy + R) + W * W * (sz + R); };
-  const auto shiftOf = [](int s) { return std::array<int, 3>{s % W - R, (s / W) % W - R, s / (W * W) - R}; };
   byShift[shiftIndex(0, 0, 0)].assign(static_cast<std::size_t>(rows), 0.0);
   int ok = 1;
   PetscInt r = 0;
@@ -84,6 +94,55 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
         }
       }
   FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltog, &blocks));
+  return storeCoefficients(byShift, ok, dm, forSmoothing);
+}
+
+bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
+  const PetscInt rows = owned_.size() * dof_;
+  std::map<int, std::vector<double>> byShift;
+  byShift[shiftIndex(0, 0, 0)].assign(static_cast<std::size_t>(rows), 0.0);
+  // One array per shift index, looked up directly (the map is only the owner).
+  std::array<std::vector<double>*, kShifts> bySlot{};
+  bySlot[static_cast<std::size_t>(shiftIndex(0, 0, 0))] = &byShift[shiftIndex(0, 0, 0)];
+  int ok = 1;
+  PetscInt r = 0;
+  RowEntries entries;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2] && ok; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1] && ok; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0] && ok; ++i)
+        for (PetscInt f = 0; f < dof_ && ok; ++f, ++r) {
+          entries.count = 0;
+          rowSource(i, j, k, static_cast<int>(f), entries);
+          for (int e = 0; e < entries.count; ++e) {
+            const auto& o = entries.offset[static_cast<std::size_t>(e)];
+            const double v = entries.value[static_cast<std::size_t>(e)];
+            if (v == 0.0) continue;  // a zero is no coupling
+            const PetscInt n[3] = {i + o[0], j + o[1], k + o[2]};
+            bool within = std::abs(o[0]) <= R && std::abs(o[1]) <= R && std::abs(o[2]) <= R;
+            for (int a = 0; a < 3; ++a)  // beyond the ghosted block is beyond the box (no periodic axes)
+              within = within && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
+            if (!within) {
+              ok = 0;  // beyond a face neighbour, or outside the box
+              break;
+            }
+            const int shift = shiftIndex(o[0], o[1], o[2]);
+            auto*& coef = bySlot[static_cast<std::size_t>(shift)];
+            if (!coef) {
+              coef = &byShift[shift];
+              coef->assign(static_cast<std::size_t>(rows), 0.0);
+            }
+            (*coef)[static_cast<std::size_t>(r)] = v;
+          }
+        }
+  return storeCoefficients(byShift, ok, dm, forSmoothing);
+}
+
+bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
+                                        bool forSmoothing) {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
   if (!ok) {
     *this = StencilOperator{};

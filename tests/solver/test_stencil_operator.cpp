@@ -1,8 +1,9 @@
 // StencilOperator (solver/StencilOperator.hpp): its residual, Chebyshev term and symmetric Gauss–Seidel sweep equal
 // PETSc's MatResidual, MatMult and MatSOR (SOR_LOCAL_SYMMETRIC_SWEEP, omega 1, zero and nonzero initial guess) on
 // the shifted Scharfetter–Gummel operator J = a I - A of the OU problem, in 1-D, 2-D and 3-D, on one rank (global
-// arrays used directly) and on two (ghost exchange, owned values copied back); and build() refuses a matrix that is
-// not a field-separated star stencil. Registered with RANKS 2.
+// arrays used directly) and on two (ghost exchange, owned values copied back); build() refuses a matrix that is
+// not a field-separated star stencil; built from the Fokker–Planck rows without a matrix, the stencil equals the one
+// read from the assembled matrix, and refuses cross-diffusion and fourth-order rows. Registered with RANKS 2.
 #define BOOST_TEST_MODULE solver_stencil_operator
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
@@ -184,6 +185,76 @@ BOOST_AUTO_TEST_CASE(build_refuses_what_is_not_a_field_separated_star) {
     FPDP_PETSC(MatAssemblyEnd(p.J, MAT_FINAL_ASSEMBLY));
     solver::StencilOperator op;
     BOOST_TEST(!op.build(p.J, p.mesh.dm()), "kind " << kind);
+    BOOST_TEST(op.empty());
+  }
+}
+
+namespace {
+// The stencil built from the Fokker–Planck rows (FokkerPlanckOperator::buildStencil, no assembled matrix) against
+// the one read from the assembled matrix: equal coefficients, so an equal residual to the last bit; and the same
+// positivity report as the assembly's.
+void checkBuiltFromRows(MPI_Comm comm, int dim, int cells) {
+  const testing::OuSetup s = testing::distinctCentresSetup(dim, cells);
+  const meshes::DistributedBoxMesh mesh(comm, testing::ouBox(s), 2);
+  const solver::LangevinDiscretisation fromRows(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  const solver::LangevinDiscretisation fromMatrix(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  solver::StencilOperator rowsOp, matrixOp;
+  BOOST_REQUIRE(fromRows.spatialOperator().buildStencil(rowsOp));
+  const auto A = fromMatrix.spatialOperator().assemble();
+  BOOST_REQUIRE(matrixOp.build(A, mesh.dm()));
+  BOOST_TEST(rowsOp.points() == matrixOp.points());
+  Problem p(comm, dim, cells);  // for its random vectors
+  auto x = p.randomVector(7), zero = mesh.createVector();
+  auto r1 = mesh.createVector(), r2 = mesh.createVector();
+  meshes::VecHandle ghosted;
+  if (!rowsOp.ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh.dm(), ghosted.out()));
+  FPDP_PETSC(solver::residual(rowsOp, mesh.dm(), x, zero, r1, ghosted));
+  FPDP_PETSC(solver::residual(matrixOp, mesh.dm(), x, zero, r2, ghosted));
+  PetscReal norm, diff;
+  FPDP_PETSC(VecNorm(r2, NORM_INFINITY, &norm));
+  FPDP_PETSC(VecAXPY(r1, -1.0, r2));
+  FPDP_PETSC(VecNorm(r1, NORM_INFINITY, &diff));
+  BOOST_TEST(norm > 0.0);
+  BOOST_TEST(diff == 0.0, "dim " << dim << ": residuals differ by " << diff);
+  const auto a = fromRows.spatialOperator().positivity(), b = fromMatrix.spatialOperator().positivity();
+  BOOST_TEST(a.rows == b.rows);
+  BOOST_TEST(a.rows == 2 * static_cast<long>(mesh.box().totalCells()));
+  BOOST_TEST(a.violatingRows == b.violatingRows);
+  BOOST_TEST(a.holds == b.holds);
+  BOOST_TEST(a.mostNegativeOffDiagonal == b.mostNegativeOffDiagonal);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(built_from_the_rows_equals_built_from_the_assembled_matrix) {
+  for (const MPI_Comm comm : {PETSC_COMM_SELF, PETSC_COMM_WORLD}) {
+    checkBuiltFromRows(comm, 1, 40);
+    checkBuiltFromRows(comm, 2, 24);
+    checkBuiltFromRows(comm, 3, 10);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(built_from_the_rows_refuses_cross_diffusion_and_fourth_order_fluxes) {
+  const testing::OuSetup s = testing::distinctCentresSetup(2, 16);
+  {
+    auto problem = testing::ouProblem(s);
+    models::Matrix sigma(2, 2);
+    sigma << 0.5, 0.1, 0.1, 0.3;  // cross-diffusion: diagonal neighbours
+    problem.sigmaMatrix = problem.sigmaMatrixPrime = sigma;
+    const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, testing::ouBox(s), 2, meshes::StencilShape::Box);
+    const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel);
+    solver::StencilOperator op;
+    BOOST_TEST(!disc.spatialOperator().buildStencil(op));
+    BOOST_TEST(op.empty());
+  }
+  {
+    solver::SpatialAccuracy fourth;
+    fourth.order = 4;
+    const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, testing::ouBox(s), 2, meshes::StencilShape::Box, 2);
+    const solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel,
+                                              fourth);
+    BOOST_REQUIRE(disc.spatialOperator().highOrderFaces() > 0);
+    solver::StencilOperator op;
+    BOOST_TEST(!disc.spatialOperator().buildStencil(op));
     BOOST_TEST(op.empty());
   }
 }

@@ -1,6 +1,7 @@
 #include "solver/StencilOperator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -372,6 +373,141 @@ void StencilOperator::copyOwned(const double* ghosted, double* owned) const {
     for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j, q += values) {
       std::memcpy(owned + q, ghosted + dof_ * ghosted_.local(owned_.start[0], j, k), sizeof(double) * static_cast<std::size_t>(values));
     }
+}
+
+namespace {
+/// values (one rank's owned part of a global vector of dm) in dm's ghosted layout; on one rank without periodic
+/// axes (ghosted = owned) a plain copy.
+std::vector<double> ghostedValues(DM dm, const double* values, bool ghostedIsOwned, PetscInt ownedValues) {
+  if (ghostedIsOwned) return std::vector<double>(values, values + ownedValues);
+  meshes::VecHandle global, local;
+  FPDP_PETSC(DMCreateGlobalVector(dm, global.out()));
+  FPDP_PETSC(DMCreateLocalVector(dm, local.out()));
+  PetscScalar* g;
+  FPDP_PETSC(VecGetArray(global, &g));
+  std::copy(values, values + ownedValues, g);
+  FPDP_PETSC(VecRestoreArray(global, &g));
+  FPDP_PETSC(DMGlobalToLocalBegin(dm, global, INSERT_VALUES, local));
+  FPDP_PETSC(DMGlobalToLocalEnd(dm, global, INSERT_VALUES, local));
+  PetscInt n;
+  FPDP_PETSC(VecGetLocalSize(local, &n));
+  const PetscScalar* l;
+  FPDP_PETSC(VecGetArrayRead(local, &l));
+  std::vector<double> out(l, l + n);
+  FPDP_PETSC(VecRestoreArrayRead(local, &l));
+  return out;
+}
+}  // namespace
+
+// The points in the order of their columns: by their offset in the ghosted layout (on one rank the column order).
+std::vector<int> StencilOperator::pointsByColumn() const {
+  const PetscInt stride[3] = {dof_, dof_ * ghosted_.count[0], dof_ * ghosted_.count[0] * ghosted_.count[1]};
+  std::vector<int> order(static_cast<std::size_t>(points()));
+  for (int o = 0; o < points(); ++o) order[static_cast<std::size_t>(o)] = o;
+  const auto offset = [&](int o) {
+    const auto& sh = shifts_[static_cast<std::size_t>(o)];
+    return sh[0] * stride[0] + sh[1] * stride[1] + sh[2] * stride[2];
+  };
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return offset(a) < offset(b); });
+  return order;
+}
+
+// Calls f(r, g, o, n) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
+// order and the ghosted-layout position n of the point's cell, skipping points outside the ghosted block (outside
+// the box, where the coefficient is 0).
+template <class F>
+void StencilOperator::forEachCoupling(F&& f) const {
+  const std::vector<int> order = pointsByColumn();
+  PetscInt r = 0;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i)
+        for (PetscInt field = 0; field < dof_; ++field, ++r) {
+          const PetscInt g = dof_ * ghosted_.local(i, j, k) + field;
+          for (const int o : order) {
+            const auto& sh = shifts_[static_cast<std::size_t>(o)];
+            const PetscInt n[3] = {i + sh[0], j + sh[1], k + sh[2]};
+            bool inside = true;
+            for (int a = 0; a < 3; ++a)
+              inside = inside && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
+            if (inside) f(r, g, o, dof_ * ghosted_.local(n[0], n[1], n[2]) + field);
+          }
+        }
+}
+
+std::array<double, 2> StencilOperator::norms(DM dm) const {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  // Row sums in column order; column sums accumulated row after row (MatNorm_SeqAIJ's order), in the ghosted
+  // layout, then added into the owners (DMLocalToGlobal with ADD_VALUES) on several ranks.
+  std::vector<double> rowSum(static_cast<std::size_t>(rows), 0.0);
+  std::vector<double> columnSum(static_cast<std::size_t>(ghosted_.size() * dof_), 0.0);
+  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n) {
+    const double v = std::fabs(coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(r)]);
+    rowSum[static_cast<std::size_t>(r)] += v;
+    columnSum[static_cast<std::size_t>(n)] += v;
+  });
+  double local[2] = {0.0, 0.0};
+  for (const double v : rowSum) local[0] = std::max(local[0], v);
+  if (ghostedIsOwned_) {
+    for (const double v : columnSum) local[1] = std::max(local[1], v);
+  } else {
+    meshes::VecHandle l, g;
+    FPDP_PETSC(DMCreateLocalVector(dm, l.out()));
+    FPDP_PETSC(DMCreateGlobalVector(dm, g.out()));
+    PetscScalar* a;
+    FPDP_PETSC(VecGetArray(l, &a));
+    std::copy(columnSum.begin(), columnSum.end(), a);
+    FPDP_PETSC(VecRestoreArray(l, &a));
+    FPDP_PETSC(VecSet(g, 0.0));
+    FPDP_PETSC(DMLocalToGlobalBegin(dm, l, ADD_VALUES, g));
+    FPDP_PETSC(DMLocalToGlobalEnd(dm, l, ADD_VALUES, g));
+    PetscReal m;
+    FPDP_PETSC(VecNorm(g, NORM_INFINITY, &m));  // the global maximum already
+    local[1] = m;
+  }
+  double global[2];
+  FPDP_PETSC(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm));
+  return {global[0], global[1]};
+}
+
+double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  const PetscScalar* wa;
+  FPDP_PETSC(VecGetArrayRead(w, &wa));
+  const std::vector<double> wg = ghostedValues(dm, wa, ghostedIsOwned_, rows);
+  FPDP_PETSC(VecRestoreArrayRead(w, &wa));
+  // Each point's coefficients in the ghosted layout: a_ji for a neighbour j on another rank.
+  std::vector<std::vector<double>> cg(coefficients_.size());
+  for (std::size_t o = 0; o < coefficients_.size(); ++o)
+    cg[o] = ghostedValues(dm, coefficients_[o].data(), ghostedIsOwned_, rows);
+  // The point pointing back: -shift.
+  std::vector<int> opposite(static_cast<std::size_t>(points()), -1);
+  for (int o = 0; o < points(); ++o)
+    for (int b = 0; b < points(); ++b)
+      if (shifts_[static_cast<std::size_t>(b)] == std::array<int, 3>{-shifts_[static_cast<std::size_t>(o)][0],
+                                                                      -shifts_[static_cast<std::size_t>(o)][1],
+                                                                      -shifts_[static_cast<std::size_t>(o)][2]})
+        opposite[static_cast<std::size_t>(o)] = b;
+  double worst = 0.0;
+  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n) {
+    if (o == 0) return;  // the diagonal
+    const std::size_t gi = static_cast<std::size_t>(g), ni = static_cast<std::size_t>(n);
+    const double x = (cg[static_cast<std::size_t>(o)][gi] * (1.0 / wg[gi])) * wg[ni];
+    const double y = (cg[static_cast<std::size_t>(opposite[static_cast<std::size_t>(o)])][ni] * (1.0 / wg[ni])) * wg[gi];
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      worst = INFINITY;
+      return;
+    }
+    const double scale = std::max(std::fabs(x), std::fabs(y));
+    if (scale > 0.0) worst = std::max(worst, std::fabs(x - y) / scale);
+  });
+  double global = 0.0;
+  FPDP_PETSC(MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return global;
 }
 
 Vec ghostedInput(DM dm, Vec x, Vec ghosted) {

@@ -68,6 +68,16 @@ public:
   /// Copies the owned values of a ghosted array into an owned-layout array.
   void copyOwned(const double* ghosted, double* owned) const;
 
+  /// {max over rows of sum_j |a_ij|, max over columns of sum_i |a_ij|}: the infinity and 1-norms, summed in the
+  /// order PETSc's MatNorm sums an assembled matrix on one rank (equal to the last bit there). dm: the DMDA the
+  /// stencil was built on. Collective.
+  std::array<double, 2> norms(DM dm) const;
+  /// max over the couplings i != j of |B_ij - B_ji| / max(|B_ij|, |B_ji|), B = W^-1 A W, W = diag(w) (w a global
+  /// vector of dm); +inf if an entry is not finite. B_ij = (a_ij / w_i) w_j is computed as MatDiagonalScale
+  /// computes it, so this equals detailedBalanceDefect (solver/ExponentialEvolution.hpp) of the assembled matrix.
+  /// Collective.
+  double detailedBalanceDefect(DM dm, Vec w) const;
+
 private:
   bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
@@ -85,6 +95,9 @@ private:
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
   std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
+  std::vector<int> pointsByColumn() const;
+  template <class F>
+  void forEachCoupling(F&& f) const;
   template <class F>
   void dispatch(F&& f) const;
 

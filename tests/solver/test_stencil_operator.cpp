@@ -3,7 +3,8 @@
 // the shifted Scharfetter–Gummel operator J = a I - A of the OU problem, in 1-D, 2-D and 3-D, on one rank (global
 // arrays used directly) and on two (ghost exchange, owned values copied back); build() refuses a matrix that is
 // not a field-separated star stencil; built from the Fokker–Planck rows without a matrix, the stencil equals the one
-// read from the assembled matrix, and refuses cross-diffusion and fourth-order rows. Registered with RANKS 2.
+// read from the assembled matrix, and refuses cross-diffusion and fourth-order rows; its norms and detailed-balance
+// defect equal MatNorm's and detailedBalanceDefect's of the matrix. Registered with RANKS 2.
 #define BOOST_TEST_MODULE solver_stencil_operator
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
@@ -16,6 +17,7 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
+#include "solver/ExponentialEvolution.hpp"
 #include "solver/StencilOperator.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
@@ -257,4 +259,70 @@ BOOST_AUTO_TEST_CASE(built_from_the_rows_refuses_cross_diffusion_and_fourth_orde
     BOOST_TEST(!disc.spatialOperator().buildStencil(op));
     BOOST_TEST(op.empty());
   }
+}
+
+namespace {
+// The stencil's norms and detailed-balance defect against MatNorm and detailedBalanceDefect of the assembled matrix
+// (solver/ExponentialEvolution.hpp): to the last bit on one rank, to round-off on several (PETSc sums the
+// off-process block apart); and a broken pair found alike.
+void checkNormsAndDefect(MPI_Comm comm, int dim, int cells) {
+  const testing::OuSetup s = testing::distinctCentresSetup(dim, cells);
+  const meshes::DistributedBoxMesh mesh(comm, testing::ouBox(s), 2);
+  const solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  auto w = mesh.createVector();
+  disc.setSymmetrisingWeights(w);
+  const auto A = disc.spatialOperator().assemble();
+  solver::StencilOperator op;
+  BOOST_REQUIRE(op.build(A, mesh.dm()));
+  PetscMPIInt size;
+  MPI_Comm_size(comm, &size);
+  const double tol = size == 1 ? 0.0 : 1e-14;
+  PetscReal n1, nInf;
+  FPDP_PETSC(MatNorm(A, NORM_1, &n1));
+  FPDP_PETSC(MatNorm(A, NORM_INFINITY, &nInf));
+  const auto norms = op.norms(mesh.dm());
+  BOOST_TEST(std::fabs(norms[0] - nInf) <= tol * nInf, "dim " << dim << " ranks " << size << ": inf-norm " << norms[0] << " against " << nInf);
+  BOOST_TEST(std::fabs(norms[1] - n1) <= tol * n1, "dim " << dim << " ranks " << size << ": 1-norm " << norms[1] << " against " << n1);
+  const double defect = op.detailedBalanceDefect(mesh.dm(), w), reference = solver::detailedBalanceDefect(A, w);
+  BOOST_TEST(reference <= 1e-13);
+  BOOST_TEST(std::fabs(defect - reference) <= 1e-15, "dim " << dim << ": defect " << defect << " against " << reference);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(norms_and_detailed_balance_defect_equal_the_assembled_matrix) {
+  for (const MPI_Comm comm : {PETSC_COMM_SELF, PETSC_COMM_WORLD}) {
+    checkNormsAndDefect(comm, 1, 40);
+    checkNormsAndDefect(comm, 2, 24);
+    checkNormsAndDefect(comm, 3, 10);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_broken_detailed_balance_is_found_in_the_stencil_as_in_the_matrix) {
+  Problem p(PETSC_COMM_WORLD, 2, 12);
+  const testing::OuSetup s = testing::distinctCentresSetup(2, 12);
+  const solver::LangevinDiscretisation disc(p.mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  auto w = p.mesh.createVector();
+  disc.setSymmetrisingWeights(w);
+  auto A = disc.spatialOperator().assemble();
+  // One rate of the first owned row changed by 1e-6 relative (as test_exponential_evolution does with the matrix).
+  PetscInt lo, hi;
+  FPDP_PETSC(MatGetOwnershipRange(A, &lo, &hi));
+  PetscInt nc;
+  const PetscInt* cols;
+  const PetscScalar* vals;
+  PetscInt col = -1;
+  double v = 0.0;
+  FPDP_PETSC(MatGetRow(A, lo + 20, &nc, &cols, &vals));
+  for (PetscInt k = 0; k < nc; ++k)
+    if (cols[k] != lo + 20 && vals[k] != 0.0) col = cols[k], v = vals[k];
+  FPDP_PETSC(MatRestoreRow(A, lo + 20, &nc, &cols, &vals));
+  BOOST_REQUIRE(col >= 0);
+  FPDP_PETSC(MatSetValue(A, lo + 20, col, v * (1.0 + 1e-6), INSERT_VALUES));
+  FPDP_PETSC(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  FPDP_PETSC(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  solver::StencilOperator op;
+  BOOST_REQUIRE(op.build(A, p.mesh.dm()));
+  const double defect = op.detailedBalanceDefect(p.mesh.dm(), w), reference = solver::detailedBalanceDefect(A, w);
+  BOOST_TEST(reference > 5e-7);
+  BOOST_TEST(std::fabs(defect - reference) <= 1e-15 * reference);
 }

@@ -203,7 +203,7 @@ int runCase(const Case& c, const RunOptions& options) {
         try {
           disc.setSymmetrisingWeights(weights);
           evolution = std::make_unique<solver::ExponentialEvolution>(
-              mesh, disc.spatialOperator().assemble(), weights,
+              mesh, disc.spatialOperator(), weights,
               solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
         } catch (const std::logic_error& e) {  // std::invalid_argument included
           const std::string reason = "exp(T A) needs a Scharfetter–Gummel operator with detailed balance (noise Sigma "

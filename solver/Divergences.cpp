@@ -215,8 +215,7 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* si
   // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
   // (PointValues.hpp), or the state's own point values; the masses, minima and negative-cell counts describe the
   // state itself.
-  if (settings_.representation == meshes::FieldRepresentation::PointValues) FPDP_PETSC(VecCopy(u, work_->points));
-  else work_->reconstruction.apply(u, work_->points);
+  work_->fillPoints(u, settings_.representation == meshes::FieldRepresentation::PointValues);
   DivergenceValues v = evaluatePoints(singular);
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(u, &a));
@@ -241,6 +240,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
     a[2 * c + 1] = q[c * stride];
   }
   FPDP_PETSC(VecRestoreArray(work_->points, &a));
+  work_->pointsWritten();
   return evaluatePoints(singular);
 }
 
@@ -292,9 +292,9 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
-  std::vector<std::array<double, 3>> gradWork;
-  if (work_->gradient) work_->gradient->apply(work_->points, gradWork);
-  else gradWork.assign(n, {nan, nan, nan});  // no gradients: the information ratios are reported as NaN
+  std::vector<std::array<double, 3>> noGradient;
+  if (!work_->gradient) noGradient.assign(n, {nan, nan, nan});  // no gradients: the information ratios are NaN
+  const std::vector<std::array<double, 3>>& gradWork = work_->gradient ? work_->logRatioGradient() : noGradient;
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];

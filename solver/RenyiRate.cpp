@@ -36,9 +36,8 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     fillNaN();
     return out;
   }
-  work_->reconstruction.apply(u, work_->points);
-  std::vector<std::array<double, 3>> grad;  // a local: not kept beside the stepper's memory between calls
-  work_->gradient->apply(work_->points, grad);
+  work_->fillPoints(u, false);  // those of the divergences at the same output step, if they came first
+  const std::vector<std::array<double, 3>>& grad = work_->logRatioGradient();
   const PetscScalar* pts;
   FPDP_PETSC(VecGetArrayRead(work_->points, &pts));
   const int d = mesh_.dim();

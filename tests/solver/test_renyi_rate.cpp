@@ -20,6 +20,7 @@
 #include "PetscFixture.hpp"
 #include "models/GaussianFunctionals.hpp"
 #include "solver/NoisyGradientDescent.hpp"
+#include "solver/LogRatioWorkspace.hpp"
 #include "solver/RenyiRate.hpp"
 #include "solver/TracingDiffusion.hpp"
 
@@ -401,4 +402,48 @@ BOOST_AUTO_TEST_CASE(three_point_derivative_is_exact_for_quadratics) {
   double y[3];
   for (int i = 0; i < 3; ++i) y[i] = 2.0 - 3.0 * x[i] + 5.0 * x[i] * x[i];
   for (int j = 0; j < 3; ++j) BOOST_TEST(std::fabs(solver::threePointDerivative(x, y, j) - (-3.0 + 10.0 * x[j])) <= 1e-12);
+}
+
+// The divergences and the rate share one LogRatioWorkspace (as fpdp run does): the second reads the point values and
+// gradient the first computed for the same state of u, and any change of u recomputes them. Every figure equals
+// what fresh workspaces give, to the last bit.
+BOOST_AUTO_TEST_CASE(a_shared_workspace_recomputes_exactly_when_the_density_changes) {
+  const testing::OuSetup s = ouSetup(2, 32);
+  const auto problem = testing::ouProblem(s);
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, testing::ouBox(s), 2);
+  const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel);
+  solver::TimeIntegration ti;
+  ti.steps = 20;
+  ti.dt = 0.02;
+  solver::DensityEvolution evo(mesh, disc.spatialOperator().assemble(), ti);
+  auto u = mesh.createVector();
+  disc.setInitialState(u);
+  const models::Matrix Sigma = s.sigma * s.sigma * models::Matrix::Identity(2, 2);
+  const auto shared = std::make_shared<solver::LogRatioWorkspace>(mesh);
+  const solver::DivergenceFunctionals divShared(mesh, {kOrders, {}, 0, Sigma}, shared);
+  const solver::RenyiRateFunctional rateShared(mesh, kOrders, Sigma, shared);
+  std::vector<std::array<double, 3>> gap(static_cast<std::size_t>(mesh.owned().size()), {0.3, -0.1, 0.0});
+  int compared = 0;
+  const auto compare = [&](Vec v, const char* what) {
+    const auto a = divShared.evaluate(v);
+    const auto ra = rateShared.evaluate(v, gap);
+    const solver::DivergenceFunctionals divAlone(mesh, {kOrders, {}, 0, Sigma});  // fresh workspaces
+    const solver::RenyiRateFunctional rateAlone(mesh, kOrders, Sigma);
+    const auto b = divAlone.evaluate(v);
+    const auto rb = rateAlone.evaluate(v, gap);
+    for (std::size_t k = 0; k < kOrders.size(); ++k) {
+      BOOST_TEST(a.renyi[k] == b.renyi[k], what);
+      BOOST_TEST(a.informationRatio[k] == b.informationRatio[k], what);
+      BOOST_TEST(ra[k].informationRatio == rb[k].informationRatio, what);
+      BOOST_TEST(ra[k].cross == rb[k].cross, what);
+    }
+    ++compared;
+  };
+  evo.run(u, [&](long step, double, Vec v) {
+    if (step % 5 == 0) compare(v, "along the run");
+  });
+  // The same vector changed in place (no new object): the state advances and the workspace recomputes.
+  FPDP_PETSC(VecShift(u, 1e-3));
+  compare(u, "after VecShift");
+  BOOST_TEST(compared == 6);
 }

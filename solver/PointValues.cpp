@@ -11,6 +11,22 @@ constexpr double kLargestCurvatureCorrection = 1.0;  // in the exponent: a facto
 
 PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
   FPDP_PETSC(DMCreateLocalVector(mesh.dm(), local_.out()));
+  for (int a = 0; a < mesh.dim(); ++a) {
+    auto& g = axes_[static_cast<std::size_t>(a)];
+    const auto& ax = mesh.box().axis(a);
+    g.first = mesh.owned().start[static_cast<std::size_t>(a)];
+    g.cells = mesh.box().cells(a);
+    const PetscInt n = mesh.owned().count[static_cast<std::size_t>(a)];
+    for (PetscInt c = g.first; c < g.first + n; ++c) {
+      const bool interior = c > 0 && c < g.cells - 1;  // walls get no correction along this axis
+      const double xm = interior ? ax.centre(static_cast<int>(c - 1)) : 0.0, x0 = ax.centre(static_cast<int>(c)),
+                   xp = interior ? ax.centre(static_cast<int>(c + 1)) : 0.0;
+      g.lower.push_back(x0 - xm);
+      g.upper.push_back(xp - x0);
+      g.span.push_back(xp - xm);
+      g.width.push_back(ax.width(static_cast<int>(c)));
+    }
+  }
 }
 
 void PointValueReconstruction::apply(Vec averages, Vec points) const {
@@ -28,8 +44,9 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
   for (PetscInt i = 0; i < nLocal; ++i) logWork[i] = ub[i] >= DBL_MIN ? std::log(ub[i]) : 0.0;
   const double* logU = logWork.data();
   const auto& g = mesh_.ghosted();
-  const auto& box = mesh_.box();
   const int F = mesh_.fields(), dim = mesh_.dim();
+  // Strides of the ghosted layout per axis, in values.
+  const PetscInt stride[3] = {F, F * g.count[0], F * g.count[0] * g.count[1]};
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const PetscInt centre = g.local(i, j, k);
@@ -40,21 +57,17 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
       // unresolved (no correction from or at them).
       if (uc >= DBL_MIN) {
         for (int a = 0; a < dim; ++a) {
-          if (c[a] == 0 || c[a] == box.cells(a) - 1) continue;  // wall: no correction along this axis
-          std::array<PetscInt, 3> m = c, p = c;
-          --m[a];
-          ++p[a];
-          const PetscInt im = g.local(m[0], m[1], m[2]) * F + f, ip = g.local(p[0], p[1], p[2]) * F + f;
+          const auto& geo = axes_[static_cast<std::size_t>(a)];
+          if (c[a] == 0 || c[a] == geo.cells - 1) continue;  // wall: no correction along this axis
+          const PetscInt im = centre * F + f - stride[a], ip = centre * F + f + stride[a];
           const double um = ub[im], up1 = ub[ip];
           if (!(um >= DBL_MIN && up1 >= DBL_MIN)) continue;
           // g_a and g_aa of g = log u by the three-point formulas on the (possibly graded) centres.
-          const auto& ax = box.axis(a);
-          const double xm = ax.centre(static_cast<int>(m[a])), x0 = ax.centre(static_cast<int>(c[a])),
-                       xp = ax.centre(static_cast<int>(p[a]));
+          const std::size_t n = static_cast<std::size_t>(c[a] - geo.first);
           const double lm = logU[im], l0 = logU[centre * F + f], lp = logU[ip];
-          const double g1 = (lp - lm) / (xp - xm);
-          const double g2 = 2.0 * ((lp - l0) / (xp - x0) - (l0 - lm) / (x0 - xm)) / (xp - xm);
-          const double h = ax.width(static_cast<int>(c[a]));
+          const double g1 = (lp - lm) / geo.span[n];
+          const double g2 = 2.0 * ((lp - l0) / geo.upper[n] - (l0 - lm) / geo.lower[n]) / geo.span[n];
+          const double h = geo.width[n];
           // The correction is O(h^2) where log u is resolved on the mesh. Its curvature part h^2 g_aa / 24 beyond 1
           // (a factor e) means log u is not resolved there: a spike or cliff in the far tail (next to underflow, or
           // a kernel narrower than the cell), where extrapolating could scale a 1e-300 average up by e^38 or more;

@@ -13,6 +13,7 @@
 // for densities that decay inside the box. The quadrature then has the order of this reconstruction, four.
 #include <petscvec.h>
 
+#include <array>
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
@@ -28,6 +29,13 @@ public:
 private:
   const meshes::DistributedBoxMesh& mesh_;
   meshes::VecHandle local_;
+  /// Per axis and owned index along it: the centre distances x_c - x_(c-1), x_(c+1) - x_c, x_(c+1) - x_(c-1) and
+  /// the width h_c, read once at construction (the per-cell lookups through the box were half of apply's time).
+  struct AxisGeometry {
+    std::vector<double> lower, upper, span, width;
+    PetscInt first = 0, cells = 0;  // the owned indices; the box's cells along the axis
+  };
+  std::array<AxisGeometry, 3> axes_;
 };
 
 }  // namespace fpdp::solver

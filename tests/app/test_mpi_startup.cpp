@@ -27,6 +27,7 @@ void clearEnvironment() {
   unsetenv("OMPI_MCA_pml");
   unsetenv("OMPI_MCA_ess_singleton_isolated");
   unsetenv("OMPI_MCA_orte_tmpdir_base");
+  unsetenv("HWLOC_COMPONENTS");
 }
 
 std::string variable(const char* name) {
@@ -77,10 +78,12 @@ BOOST_AUTO_TEST_CASE(a_singleton_starts_isolated_in_a_private_directory_it_remov
     BOOST_TEST(std::filesystem::is_directory(base));
     BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "1");
     BOOST_TEST(variable("OMPI_MCA_orte_tmpdir_base") == base);
+    BOOST_TEST(variable("HWLOC_COMPONENTS") == "-pci,-linuxio");
     std::ofstream(base + "/left-by-a-failed-run") << "x";  // what MPI_Finalize did not remove goes too
     startup.releaseEnvironment();
     BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "(unset)");
     BOOST_TEST(variable("OMPI_MCA_orte_tmpdir_base") == "(unset)");
+    BOOST_TEST(variable("HWLOC_COMPONENTS") == "(unset)");
     BOOST_TEST(std::filesystem::is_directory(base));  // until MPI has finished
   }
   BOOST_TEST(!std::filesystem::exists(base));
@@ -105,7 +108,18 @@ BOOST_AUTO_TEST_CASE(isolation_leaves_the_users_settings_and_launched_ranks_alon
       fpdp::app::LightSingletonStartup startup;
       BOOST_TEST(!startup.isolated());
       BOOST_TEST(variable("OMPI_MCA_ess_singleton_isolated") == "(unset)");
+      BOOST_TEST(variable("HWLOC_COMPONENTS") == "(unset)");
     }
+  }
+  // The user's hwloc choice is kept, and stays after the release.
+  clearEnvironment();
+  setenv("HWLOC_COMPONENTS", "linux", 1);
+  {
+    fpdp::app::LightSingletonStartup startup;
+    BOOST_TEST(startup.isolated());
+    BOOST_TEST(variable("HWLOC_COMPONENTS") == "linux");
+    startup.releaseEnvironment();
+    BOOST_TEST(variable("HWLOC_COMPONENTS") == "linux");
   }
 }
 

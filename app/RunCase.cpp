@@ -572,6 +572,8 @@ int runCase(const Case& c, const RunOptions& options) {
   stage.reset();
   stage.emplace(stages.stepping);
   const auto solveStart = std::chrono::steady_clock::now();
+  // Models, mesh, operator, integrator and output files: everything before the first step.
+  const double setupSeconds = std::chrono::duration<double>(solveStart - wallStart).count();
   double observerSeconds = 0.0;  // Langevin: time spent in observe() (divergences, output) during the stepping
   // Tracing diffusions (MATH.md §2.2) between the steps, when asked for: tracing.csv.
   std::unique_ptr<solver::TracingDiffusion> tracer;
@@ -986,7 +988,8 @@ int runCase(const Case& c, const RunOptions& options) {
     if (!c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
     else if (plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
     else s << "  WARNING: " << plotWarning << "\n";
-    std::snprintf(b, sizeof b, "  wall time %.2f s (time stepping and output %.2f s", wall, solveSeconds);
+    std::snprintf(b, sizeof b, "  wall time %.2f s (set-up %.3f s; time stepping and output %.2f s", wall,
+                  setupSeconds, solveSeconds);
     s << b;
     if (!noisyGd) {
       std::snprintf(b, sizeof b, "; time integration %.3f s", solveSeconds - observerSeconds);

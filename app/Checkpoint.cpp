@@ -98,15 +98,7 @@ bool oneRank(const meshes::DistributedBoxMesh& mesh) {
 }  // namespace
 
 std::vector<double> gatherNatural(const meshes::DistributedBoxMesh& mesh, Vec v) {
-  if (oneRank(mesh)) {
-    PetscInt n;
-    const PetscScalar* a;
-    FPDP_PETSC(VecGetLocalSize(v, &n));
-    FPDP_PETSC(VecGetArrayRead(v, &a));
-    std::vector<double> out(a, a + n);
-    FPDP_PETSC(VecRestoreArrayRead(v, &a));
-    return out;
-  }
+  if (oneRank(mesh)) return meshes::localValues(v);
   DM dm;
   FPDP_PETSC(VecGetDM(v, &dm));
   if (!dm) dm = mesh.dm();
@@ -118,13 +110,7 @@ std::vector<double> gatherNatural(const meshes::DistributedBoxMesh& mesh, Vec v)
   FPDP_PETSC(VecScatterCreateToZero(natural, &toZero, &all));
   FPDP_PETSC(VecScatterBegin(toZero, natural, all, INSERT_VALUES, SCATTER_FORWARD));
   FPDP_PETSC(VecScatterEnd(toZero, natural, all, INSERT_VALUES, SCATTER_FORWARD));
-  PetscInt n;
-  FPDP_PETSC(VecGetLocalSize(all, &n));
-  std::vector<double> out(static_cast<std::size_t>(n));
-  const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(all, &a));
-  std::copy(a, a + n, out.begin());
-  FPDP_PETSC(VecRestoreArrayRead(all, &a));
+  std::vector<double> out = meshes::localValues(all);
   FPDP_PETSC(VecScatterDestroy(&toZero));
   FPDP_PETSC(VecDestroy(&all));
   FPDP_PETSC(VecDestroy(&natural));

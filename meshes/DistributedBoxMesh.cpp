@@ -70,4 +70,14 @@ VecHandle DistributedBoxMesh::createScalarVector() const {
   return v;
 }
 
+std::vector<double> localValues(Vec v) {
+  PetscInt n;
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetLocalSize(v, &n));
+  FPDP_PETSC(VecGetArrayRead(v, &a));
+  std::vector<double> out(a, a + n);
+  FPDP_PETSC(VecRestoreArrayRead(v, &a));
+  return out;
+}
+
 }  // namespace fpdp::meshes

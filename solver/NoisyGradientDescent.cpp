@@ -24,13 +24,7 @@ std::vector<double> FieldGatherer::gather(Vec u, int field) const {
   FPDP_PETSC(DMDAGlobalToNaturalEnd(mesh_.scalarDM(), global_, INSERT_VALUES, natural_));
   FPDP_PETSC(VecScatterBegin(toAll_, natural_, all_, INSERT_VALUES, SCATTER_FORWARD));
   FPDP_PETSC(VecScatterEnd(toAll_, natural_, all_, INSERT_VALUES, SCATTER_FORWARD));
-  PetscInt n;
-  const PetscScalar* a;
-  FPDP_PETSC(VecGetLocalSize(all_, &n));
-  FPDP_PETSC(VecGetArrayRead(all_, &a));
-  std::vector<double> out(a, a + n);
-  FPDP_PETSC(VecRestoreArrayRead(all_, &a));
-  return out;
+  return meshes::localValues(all_);
 }
 
 void FieldGatherer::scatter(const std::vector<double>& values, Vec u, int field) const {

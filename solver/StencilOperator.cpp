@@ -400,13 +400,7 @@ std::vector<double> ghostedValues(DM dm, const double* values, bool ghostedIsOwn
   FPDP_PETSC(VecRestoreArray(global, &g));
   FPDP_PETSC(DMGlobalToLocalBegin(dm, global, INSERT_VALUES, local));
   FPDP_PETSC(DMGlobalToLocalEnd(dm, global, INSERT_VALUES, local));
-  PetscInt n;
-  FPDP_PETSC(VecGetLocalSize(local, &n));
-  const PetscScalar* l;
-  FPDP_PETSC(VecGetArrayRead(local, &l));
-  std::vector<double> out(l, l + n);
-  FPDP_PETSC(VecRestoreArrayRead(local, &l));
-  return out;
+  return meshes::localValues(local);
 }
 }  // namespace
 

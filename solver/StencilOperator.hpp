@@ -73,8 +73,9 @@ public:
   /// stencil was built on. Collective.
   std::array<double, 2> norms(DM dm) const;
   /// max over the couplings i != j of |B_ij - B_ji| / max(|B_ij|, |B_ji|), B = W^-1 A W, W = diag(w) (w a global
-  /// vector of dm); +inf if an entry is not finite. B_ij = (a_ij / w_i) w_j is computed as MatDiagonalScale
-  /// computes it, so this equals detailedBalanceDefect (solver/ExponentialEvolution.hpp) of the assembled matrix.
+  /// vector of dm); +inf if an entry is not finite. B_ij = (a_ij (1 / w_i)) w_j is computed as VecReciprocal and
+  /// MatDiagonalScale compute it, so this equals detailedBalanceDefect (solver/ExponentialEvolution.hpp) of the
+  /// assembled matrix.
   /// Collective.
   double detailedBalanceDefect(DM dm, Vec w) const;
 

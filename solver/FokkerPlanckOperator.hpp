@@ -140,6 +140,13 @@ private:
     void sortSlots() { std::sort(slots.begin(), slots.begin() + count); }
   };
   void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row) const;
+  /// Row c's second-order term through its face to the face neighbour n (along axis a, on side +-1): the diagonal's
+  /// part -(D/h)(1/|c|_a) w_c(P) and n's coefficient (D/h)(1/|c|_a) w_n(P) (FaceFluxScheme.hpp). invWidth = 1/|c|_a.
+  struct FaceTerm {
+    double diagonal, neighbour;
+  };
+  FaceTerm secondOrderFace(const std::array<PetscInt, 3>& c, const std::array<PetscInt, 3>& n, int a, int side,
+                           int field, double phiC, double invWidth) const;
   /// Whether the face of cell c normal to axis a on side +-1 carries the fourth-order flux (the same answer from
   /// both cells of the face).
   bool highOrderFace(const std::array<PetscInt, 3>& c, int a, int side, int field) const;

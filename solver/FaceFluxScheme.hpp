@@ -8,7 +8,7 @@
 //   J_cn = (D/h) [ w_n(P) p_n - w_c(P) p_c ],
 // and differs only in the weights (the FiPy pattern: one small type per scheme, shared stencil elsewhere).
 //   Scharfetter–Gummel: w_c = B(P), w_n = B(-P), B(z) = z/(e^z - 1)   (exact for the 1-D steady flux; the
-//                       Gibbs density exp(-Phi/D) at the cell centres has J = 0 on every face)
+//                       Gibbs density exp(-Phi/D) at the cell centres has J = 0 on every face; B(-P) = B(P) + P)
 //   central:            w_c = 1 - P/2, w_n = 1 + P/2                  (second order, not positive for |P| > 2)
 //   upwind:             w_c = 1 + max(P,0), w_n = 1 + max(-P,0)        (first order, positive)
 // All are consistent (w_n - w_c = P + O(P^3) or O(P) for upwind) and conservative, because the same J_cn
@@ -42,8 +42,17 @@ inline FaceWeights faceWeights(FaceFluxScheme s, double P) {
     case FaceFluxScheme::Upwind:
       return {1.0 + std::fmax(P, 0.0), 1.0 + std::fmax(-P, 0.0)};
     case FaceFluxScheme::ScharfetterGummel:
-    default:
-      return {bernoulli(P), bernoulli(-P)};
+    default: {
+      // B(-P) = B(P) + P: the smaller weight (the one with a non-negative argument, <= 1) from one expm1, the larger
+      // as the smaller plus |P|, a sum of two non-negative numbers (no cancellation); one expm1 per face instead of
+      // two. Written the other way round (the smaller as larger - |P|) it would cancel for large |P|.
+      if (P >= 0.0) {
+        const double own = bernoulli(P);
+        return {own, own + P};
+      }
+      const double neighbour = bernoulli(-P);
+      return {neighbour - P, neighbour};
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include "solver/StencilOperator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -166,16 +167,19 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     *this = StencilOperator{};
     return false;
   }
+  // One array per point (the layout measured fastest for the Chebyshev term: 0.091 s at 256^2 against 0.097 s with
+  // the points of a row side by side), moved out of byShift (a copy cost two of these arrays' page faults).
   const int centre = shiftIndex(0, 0, 0);
-  std::vector<const std::vector<double>*> columns;
+  auto column = [&](int sh) {
+    auto& coef = byShift[sh];
+    return coef.empty() ? std::vector<double>(static_cast<std::size_t>(rows), 0.0) : std::move(coef);
+  };
   shifts_.push_back({0, 0, 0});
-  columns.push_back(&byShift[centre]);
-  const std::vector<double> zeros(static_cast<std::size_t>(rows), 0.0);
+  coefficients_.push_back(column(centre));
   for (int sh = 0; sh < kShifts; ++sh) {
     if (!present[static_cast<std::size_t>(sh)] || sh == centre) continue;
     shifts_.push_back(shiftOf(sh));
-    const auto& coef = byShift[sh];
-    columns.push_back(coef.empty() ? &zeros : &coef);
+    coefficients_.push_back(column(sh));
   }
   // Pad a star missing some points (an axis without couplings) to 2d + 1, the point count the kernels are built for.
   for (int a = 0; a < dim_; ++a)
@@ -184,13 +188,8 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
       v[static_cast<std::size_t>(a)] = side;
       if (std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
       shifts_.push_back(v);
-      columns.push_back(&zeros);
+      coefficients_.emplace_back(static_cast<std::size_t>(rows), 0.0);
     }
-  // One array per point (the layout measured fastest for the Chebyshev term: 0.091 s at 256^2 against 0.097 s with
-  // the points of a row side by side).
-  const std::size_t np = shifts_.size();
-  coefficients_.resize(np);
-  for (std::size_t o = 0; o < np; ++o) coefficients_[o] = *columns[o];
   computeRuns();
   for (int o = 1; o < points(); ++o) {
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
@@ -272,44 +271,102 @@ namespace {
 // compiler lost track of them: neither vectorised (GCC 12: "no vectype"). The 256^2 benchmark's Chebyshev terms:
 // 80 ms, now 42 (docs/scaling.md §2). One x pointer with integer offsets, not one pointer per point: that spilled
 // registers (10 % of a term).
+//
+// Every multiply-add is an explicit fused one (std::fma), and this file is compiled with -ffp-contract=off, so that
+// the arithmetic is the same wherever the kernels run: as vector FMA instructions in the copies compiled for
+// AVX2 + FMA (chosen at run time when the processor has them), as libm's correctly rounded fma elsewhere (slow, but
+// the same bits). Fused, the 256^2 benchmark's Chebyshev expansion takes 25 % less time than with a separate
+// multiply and add (bench/README.md, tenth session); the x86-64 baseline the build targets has no FMA instruction.
 template <int N, std::size_t... O>
-inline void residualRun(const double* const* coefficients, const PetscInt* offsets, PetscInt q0, const double* x,
-                        const double* __restrict b, double* __restrict r, PetscInt n, std::index_sequence<O...>) {
+[[gnu::always_inline]] inline void residualRun(const double* const* coefficients, const PetscInt* offsets, PetscInt q0,
+                                               const double* x, const double* __restrict b, double* __restrict r,
+                                               PetscInt n, std::index_sequence<O...>) {
   const double* const c[N] = {(coefficients[O] + q0)...};
   const PetscInt off[N] = {offsets[O]...};
   for (PetscInt v = 0; v < n; ++v) {
     double acc = c[0][v] * x[v];
-    ((O > 0 ? (acc += c[O][v] * x[v + off[O]], 0) : 0), ...);
+    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
     r[v] = b[v] - acc;
   }
 }
 
 template <int N, std::size_t... O>
-inline void chebyshevRun(const double* const* coefficients, const PetscInt* offsets, PetscInt q0, const double* x,
-                         double* __restrict t, double* __restrict y, PetscInt n, double scale, double weight,
-                         std::index_sequence<O...>) {
+[[gnu::always_inline]] inline void chebyshevRun(const double* const* coefficients, const PetscInt* offsets,
+                                                PetscInt q0, const double* x, double* __restrict t,
+                                                double* __restrict y, PetscInt n, double scale, double weight,
+                                                std::index_sequence<O...>) {
   const double* const c[N] = {(coefficients[O] + q0)...};
   const PetscInt off[N] = {offsets[O]...};
   for (PetscInt v = 0; v < n; ++v) {
     double acc = c[0][v] * x[v];
-    ((O > 0 ? (acc += c[O][v] * x[v + off[O]], 0) : 0), ...);
-    const double tn = scale * acc + 2.0 * x[v] - t[v];
+    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
+    const double tn = std::fma(scale, acc, 2.0 * x[v] - t[v]);
     t[v] = tn;
-    y[v] += weight * tn;
+    y[v] = std::fma(weight, tn, y[v]);
   }
 }
+
+// All runs of one kernel call. Run: StencilOperator::Run (its members q, g, n).
+template <int N, class Run>
+[[gnu::always_inline]] inline void residualRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                const double* const* c, const double* x, const double* b, double* r) {
+  for (std::size_t k = 0; k < count; ++k)
+    residualRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, b + runs[k].q, r + runs[k].q, runs[k].n,
+                   std::make_index_sequence<N>{});
+}
+
+template <int N, class Run>
+[[gnu::always_inline]] inline void chebyshevRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                 const double* const* c, const double* x, double* t, bool tGhosted,
+                                                 double* y, double scale, double weight) {
+  for (std::size_t k = 0; k < count; ++k)
+    chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + (tGhosted ? runs[k].g : runs[k].q),
+                    y + runs[k].q, runs[k].n, scale, weight, std::make_index_sequence<N>{});
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FPDP_FMA_KERNELS 1
+// The copies compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
+template <int N, class Run>
+__attribute__((target("avx2,fma"))) void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                                         const double* const* c, const double* x, const double* b,
+                                                         double* r) {
+  residualRuns<N>(runs, count, offsets, c, x, b, r);
+}
+template <int N, class Run>
+__attribute__((target("avx2,fma"))) void chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                                          const double* const* c, const double* x, double* t,
+                                                          bool tGhosted, double* y, double scale, double weight) {
+  chebyshevRuns<N>(runs, count, offsets, c, x, t, tGhosted, y, scale, weight);
+}
+/// Whether this processor has AVX2 + FMA (asked once).
+bool fmaAvailable() {
+  static const bool available = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return available;
+}
+#else
+#define FPDP_FMA_KERNELS 0
+bool fmaAvailable() { return false; }
+#endif
+std::atomic<bool> vectorKernelsWanted{true};
+bool fmaKernels() { return vectorKernelsWanted.load(std::memory_order_relaxed) && fmaAvailable(); }
 }  // namespace
+
+bool StencilOperator::vectorKernels() { return fmaKernels(); }
+void StencilOperator::useVectorKernels(bool enabled) { vectorKernelsWanted.store(enabled); }
 
 template <int N>
 void StencilOperator::residualKernel(const double* x, const double* b, double* r) const {
   const auto points = pointArrays();
   const double* c[7];
   for (std::size_t o = 0; o < 7; ++o) c[o] = points[o];
-  for (std::size_t k = 0; k < runs_.size(); ++k) {
-    const Run& run = runs_[k];
-    residualRun<N>(c, runOffsets_.data() + k * N, run.q, x + run.g, b + run.q, r + run.q, run.n,
-                   std::make_index_sequence<N>{});
-  }
+#if FPDP_FMA_KERNELS
+  if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+#endif
+  residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 }
 
 template <int N>
@@ -318,11 +375,11 @@ void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, dou
   const auto points = pointArrays();
   const double* c[7];
   for (std::size_t o = 0; o < 7; ++o) c[o] = points[o];
-  for (std::size_t k = 0; k < runs_.size(); ++k) {
-    const Run& run = runs_[k];
-    chebyshevRun<N>(c, runOffsets_.data() + k * N, run.q, x + run.g, t + (tGhosted ? run.g : run.q), y + run.q,
-                    run.n, s4, ck, std::make_index_sequence<N>{});
-  }
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return chebyshevRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, y, s4, ck);
+#endif
+  chebyshevRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, y, s4, ck);
 }
 
 template <int N>
@@ -387,20 +444,32 @@ void StencilOperator::copyOwned(const double* ghosted, double* owned) const {
 }
 
 namespace {
-/// values (one rank's owned part of a global vector of dm) in dm's ghosted layout; on one rank without periodic
-/// axes (ghosted = owned) a plain copy.
-std::vector<double> ghostedValues(DM dm, const double* values, bool ghostedIsOwned, PetscInt ownedValues) {
-  if (ghostedIsOwned) return std::vector<double>(values, values + ownedValues);
+/// values (one rank's owned part of a global vector of dm) in dm's ghosted layout: on one rank without periodic
+/// axes (ghosted = owned) the values themselves, no copy; else a copy with the ghosts exchanged.
+struct GhostedValues {
+  std::vector<double> storage;
+  const double* data = nullptr;
+};
+GhostedValues ghostedValues(DM dm, const double* values, bool ghostedIsOwned) {
+  GhostedValues out;
+  if (ghostedIsOwned) {
+    out.data = values;
+    return out;
+  }
   meshes::VecHandle global, local;
   FPDP_PETSC(DMCreateGlobalVector(dm, global.out()));
   FPDP_PETSC(DMCreateLocalVector(dm, local.out()));
   PetscScalar* g;
+  PetscInt n;
+  FPDP_PETSC(VecGetLocalSize(global, &n));
   FPDP_PETSC(VecGetArray(global, &g));
-  std::copy(values, values + ownedValues, g);
+  std::copy(values, values + n, g);
   FPDP_PETSC(VecRestoreArray(global, &g));
   FPDP_PETSC(DMGlobalToLocalBegin(dm, global, INSERT_VALUES, local));
   FPDP_PETSC(DMGlobalToLocalEnd(dm, global, INSERT_VALUES, local));
-  return meshes::localValues(local);
+  out.storage = meshes::localValues(local);
+  out.data = out.storage.data();
+  return out;
 }
 }  // namespace
 
@@ -480,15 +549,23 @@ std::array<double, 2> StencilOperator::norms(DM dm) const {
 double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
-  const PetscInt rows = owned_.size() * dof_;
   const PetscScalar* wa;
   FPDP_PETSC(VecGetArrayRead(w, &wa));
-  const std::vector<double> wg = ghostedValues(dm, wa, ghostedIsOwned_, rows);
-  FPDP_PETSC(VecRestoreArrayRead(w, &wa));
-  // Each point's coefficients in the ghosted layout: a_ji for a neighbour j on another rank.
-  std::vector<std::vector<double>> cg(coefficients_.size());
-  for (std::size_t o = 0; o < coefficients_.size(); ++o)
-    cg[o] = ghostedValues(dm, coefficients_[o].data(), ghostedIsOwned_, rows);
+  struct Restore {
+    Vec v;
+    const PetscScalar** a;
+    ~Restore() { VecRestoreArrayRead(v, a); }
+  } restore{w, &wa};
+  const GhostedValues wGhosted = ghostedValues(dm, wa, ghostedIsOwned_);
+  const double* wg = wGhosted.data;
+  // Each point's coefficients in the ghosted layout: a_ji for a neighbour j on another rank (on one rank the stored
+  // arrays themselves).
+  std::vector<GhostedValues> cGhosted;
+  std::vector<const double*> cg;
+  for (std::size_t o = 0; o < coefficients_.size(); ++o) {
+    cGhosted.push_back(ghostedValues(dm, coefficients_[o].data(), ghostedIsOwned_));
+    cg.push_back(cGhosted.back().data);
+  }
   // The point pointing back: -shift.
   std::vector<int> opposite(static_cast<std::size_t>(points()), -1);
   for (int o = 0; o < points(); ++o)

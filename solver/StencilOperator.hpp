@@ -53,6 +53,13 @@ public:
   /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
   bool ghostedIsOwned() const { return ghostedIsOwned_; }
 
+  /// The residual and the Chebyshev term run as vector FMA instructions where the processor has AVX2 + FMA, as
+  /// portable code elsewhere; both round the same way (every multiply-add fused), so the results are the same bits.
+  /// Whether the vector copies are in use: available and not switched off.
+  static bool vectorKernels();
+  /// Switches the vector copies off (false) or back on where available (true): for tests and comparisons.
+  static void useVectorKernels(bool enabled);
+
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "OuProblem.hpp"
@@ -158,6 +159,48 @@ BOOST_AUTO_TEST_CASE(kernels_equal_petsc_on_all_ranks) {
   checkKernels(PETSC_COMM_WORLD, 1, 40);
   checkKernels(PETSC_COMM_WORLD, 2, 24);
   checkKernels(PETSC_COMM_WORLD, 3, 10);
+}
+
+// The AVX2 + FMA copies of the residual and the Chebyshev term against the portable ones: the same bits (every
+// multiply-add is fused in both; StencilOperator.cpp). On a processor without AVX2 + FMA both runs are portable.
+BOOST_AUTO_TEST_CASE(vector_and_portable_kernels_give_the_same_bits) {
+  if (!solver::StencilOperator::vectorKernels())
+    BOOST_TEST_MESSAGE("no AVX2 + FMA on this processor: the portable kernels are compared with themselves");
+  for (const int dim : {1, 2, 3}) {
+    Problem p(PETSC_COMM_WORLD, dim, dim == 3 ? 10 : 24);
+    solver::StencilOperator op;
+    BOOST_REQUIRE(op.build(p.J, p.mesh.dm()));
+    auto x = p.randomVector(1), b = p.randomVector(2);
+    std::vector<double> results[2];
+    for (const bool vector : {true, false}) {
+      solver::StencilOperator::useVectorKernels(vector);
+      auto r = p.mesh.createVector(), t = p.randomVector(3), y = p.randomVector(4);
+      PetscScalar *rr, *tt, *yy;
+      const PetscScalar* bb;
+      FPDP_PETSC(VecGetArrayRead(b, &bb));
+      FPDP_PETSC(VecGetArray(r, &rr));
+      FPDP_PETSC(VecGetArray(t, &tt));
+      FPDP_PETSC(VecGetArray(y, &yy));
+      withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) {
+        op.residual(xl, bb, rr);
+        op.chebyshevTerm(xl, tt, yy, 1e-3, 0.25);
+      });
+      FPDP_PETSC(VecRestoreArray(y, &yy));
+      FPDP_PETSC(VecRestoreArray(t, &tt));
+      FPDP_PETSC(VecRestoreArray(r, &rr));
+      FPDP_PETSC(VecRestoreArrayRead(b, &bb));
+      for (Vec v : {r.get(), t.get(), y.get()}) {
+        const auto values = meshes::localValues(v);
+        results[vector ? 0 : 1].insert(results[vector ? 0 : 1].end(), values.begin(), values.end());
+      }
+    }
+    solver::StencilOperator::useVectorKernels(true);
+    BOOST_REQUIRE(results[0].size() == results[1].size());
+    long differing = 0;
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      differing += std::memcmp(&results[0][i], &results[1][i], sizeof(double)) != 0;
+    BOOST_TEST(differing == 0, "dim " << dim << ": " << differing << " values differ");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(build_refuses_what_is_not_a_field_separated_star) {

@@ -168,6 +168,10 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
   -log_view, -ts_view, -ksp_view        PETSc diagnostics
 An option that no solver component uses is an error (exit 2), so a misspelt option cannot be ignored.
 
+Environment:
+  FPDP_HUGE_PAGES=0    the heap in ordinary 4 KiB pages (default: reserved for transparent huge pages at start-up,
+                       about 1.5 KiB of address space per cell; docs/scaling.md §1)
+
 Exit status: 0 success; 1 run-time failure (solver, I/O); 2 bad input (case file, data file, command line).
 Run under MPI with: mpiexec -n 2 fpdp run CASE.toml
 )";

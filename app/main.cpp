@@ -13,6 +13,7 @@
 #include "app/CaseReader.hpp"
 #include "app/Checkpoint.hpp"
 #include "app/CommandLine.hpp"
+#include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
@@ -139,6 +140,10 @@ int main(int argc, char** argv) {
   } catch (const fpdp::app::CheckpointError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   }
+  // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
+  std::size_t cells = 1;
+  for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
+  fpdp::app::reserveHugePageHeap(cells * 1536);
   // PETSc sees only its own options, never fpdp's.
   std::vector<char*> petscArgv{argv[0]};
   for (auto& a : cl.petscArgs) petscArgv.push_back(a.data());

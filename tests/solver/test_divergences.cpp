@@ -18,7 +18,12 @@ using namespace fpdp;
 
 BOOST_AUTO_TEST_CASE(scalar_functions_match_long_double_series) {
   // "A few ulps": 1e-15 relative is 4.5 ulps.
-  for (double x : {-0.9, -0.3, -0.2499, -1e-3, -1e-8, 1e-12, 1e-6, 0.1, 0.2499, 0.26, 1.0, 5.0}) {
+  // (With points on both sides of each switch of the series' length: 1e-4, 1e-2, 0.1, 0.25, 0.5.)
+  BOOST_TEST(solver::expm1MinusLinear(0.0) == 0.0);
+  BOOST_TEST(solver::log1pMinusLinear(0.0) == 0.0);
+  for (double x : {-0.9, -0.4999, -0.3, -0.2501, -0.2499, -0.1001, -0.0999, -0.0101, -0.0099, -1e-3, -1.01e-4, -9.9e-5,
+                   -1e-8, 1e-12, 1e-6, 9.9e-5, 1.01e-4, 0.0099, 0.0101, 0.0999, 0.1, 0.1001, 0.2499, 0.2501, 0.26, 0.4999,
+                   1.0, 5.0}) {
     // Reference: the Taylor series in long double (all terms of one sign for x > 0; alternating but with
     // |x| < 1 converging fast), or the direct formula in long double where no cancellation arises.
     long double e = 0, term = static_cast<long double>(x) * x / 2;

@@ -215,7 +215,7 @@ constexpr Parameter kParameters[] = {
     {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "an integer >= 1", "",
      "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},
     {"output", "checkpoint_every", "integer", "output steps", Presence::Default, "1", "an integer >= 0", "",
-     "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not the last), from which "
+     "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not at step 0 nor the last), from which "
      "`fpdp run --restart DIR` continues an interrupted run bit for bit (docs/output.md, \"Checkpoint and restart\"); "
      "0: no checkpoints. Langevin runs are checkpointed with solver.ts_type = \"bdf\", \"arkimex\" or \"exponential\" (whose "
      "step-to-step state is known); with another integrator the run writes none and its summary says so."},

@@ -31,9 +31,9 @@ bool preferLightSingletonMpiStartup();
 /// run still had its MPI-IO shared-file-pointer file there (mca_sharedfp_sm errors when two runs overlapped). Each
 /// isolated process therefore gets a private base, made here under $TMPDIR (or /tmp) and removed by the destructor,
 /// after MPI_Finalize.
-/// An isolated process also skips hwloc's discovery of I/O devices (HWLOC_COMPONENTS=-pci,-linuxio, unless set),
-/// which MPI_Init loads to place network traffic: one process has none, and reading the PCI configuration cost
-/// 8-10 ms of every serial run.
+/// An isolated process also skips hwloc's discovery of I/O devices and GPUs (HWLOC_COMPONENTS=-pci,-linuxio,-opencl,-gl,
+/// unless set), which MPI_Init loads to place network traffic: one process has none, and reading the PCI
+/// configuration cost 8-10 ms of every serial run (the GL component also connected to X displays :0 to :9).
 /// Nothing is changed for a launched process, where the user set either Open MPI variable, or where the private
 /// directory cannot be made (the daemon start-up then stays). releaseEnvironment, once MPI has started, takes the
 /// variables this object set out of the environment again, so that child processes (fpdp validate's runs, mpiexec)

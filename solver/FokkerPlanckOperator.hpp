@@ -147,6 +147,12 @@ private:
   };
   FaceTerm secondOrderFace(const std::array<PetscInt, 3>& c, const std::array<PetscInt, 3>& n, int a, int side,
                            int field, double phiC, double invWidth) const;
+  /// Its two parts: the face weights oriented from c (potential phiC) to n along axis a (FaceFluxScheme.hpp), and the
+  /// row's term from the weights oriented from the row's cell (lowerCell: the face's lower cell along a). The
+  /// weights of the face seen from n are those seen from c exchanged, to the last bit (faceWeights evaluates
+  /// B(-P) = B(P) + P the same way from both sides), so buildStencil computes each face's once.
+  FaceWeights secondOrderFaceWeights(const std::array<PetscInt, 3>& n, int a, int field, double phiC) const;
+  FaceTerm secondOrderFaceTerm(const FaceWeights& w, int a, int lowerCell, int field, double invWidth) const;
   /// Whether the face of cell c normal to axis a on side +-1 carries the fourth-order flux (the same answer from
   /// both cells of the face).
   bool highOrderFace(const std::array<PetscInt, 3>& c, int a, int side, int field) const;

@@ -141,6 +141,44 @@ bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing
   return storeCoefficients(byShift, ok, dm, forSmoothing);
 }
 
+bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
+  const PetscInt rows = owned_.size() * dof_;
+  std::map<int, std::vector<double>> byShift;
+  auto& centre = byShift[shiftIndex(0, 0, 0)];
+  centre.assign(static_cast<std::size_t>(rows), 0.0);
+  // The face neighbours' arrays in StarRow's order; one that never receives a coupling is left empty, as build(dm,
+  // RowSource) leaves it, so that storeCoefficients orders and pads the points the same way.
+  std::array<std::vector<double>*, 6> neighbour{};
+  std::array<bool, 6> seen{};
+  const int points = 2 * dim_;
+  for (int n = 0; n < points; ++n) {
+    std::array<int, 3> o{0, 0, 0};
+    o[static_cast<std::size_t>(n / 2)] = n % 2 == 0 ? -1 : 1;
+    neighbour[static_cast<std::size_t>(n)] = &byShift[shiftIndex(o[0], o[1], o[2])];
+    neighbour[static_cast<std::size_t>(n)]->assign(static_cast<std::size_t>(rows), 0.0);
+  }
+  std::size_t r = 0;
+  StarRow row;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i)
+        for (PetscInt f = 0; f < dof_; ++f, ++r) {
+          row = StarRow{};
+          rowSource(i, j, k, static_cast<int>(f), row);
+          centre[r] = row.diagonal;
+          for (int n = 0; n < points; ++n) {
+            const double v = row.neighbour[static_cast<std::size_t>(n)];
+            if (v == 0.0) continue;  // a zero is no coupling
+            (*neighbour[static_cast<std::size_t>(n)])[r] = v;
+            seen[static_cast<std::size_t>(n)] = true;
+          }
+        }
+  for (int n = 0; n < points; ++n)
+    if (!seen[static_cast<std::size_t>(n)]) neighbour[static_cast<std::size_t>(n)]->clear();
+  return storeCoefficients(byShift, 1, dm, forSmoothing);
+}
+
 bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
                                         bool forSmoothing) {
   MPI_Comm comm;

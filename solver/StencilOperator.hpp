@@ -46,6 +46,17 @@ public:
   /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a star stencil, or a coupling
   /// outside the box; collective.
   bool build(DM dm, const RowSource& rows, bool forSmoothing = false);
+  /// A star row: the diagonal and the face neighbours' coefficients, in the order -x, +x, -y, +y, -z, +z (0: no
+  /// coupling, e.g. through a wall).
+  struct StarRow {
+    double diagonal = 0.0;
+    std::array<double, 6> neighbour{};
+  };
+  using StarRowSource = std::function<void(PetscInt i, PetscInt j, PetscInt k, int f, StarRow& row)>;
+  /// The same for rows known to be stars: no per-entry checks (the Fokker–Planck operator's second-order rows; at
+  /// 256^2 with two fields the build took 7.5 ms through RowEntries). Gives the object build(dm, RowSource) gives for
+  /// the same rows, to the last bit. Collective.
+  bool buildStar(DM dm, const StarRowSource& rows, bool forSmoothing = false);
   bool empty() const { return coefficients_.empty(); }
 
   /// Stored stencil points (the diagonal first): 2d + 1.

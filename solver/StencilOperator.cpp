@@ -529,22 +529,20 @@ std::vector<int> StencilOperator::pointsByColumn() const {
 // the box, where the coefficient is 0).
 template <class F>
 void StencilOperator::forEachCoupling(F&& f) const {
+  // Through the runs (computeRuns): the same calls in the same order as a loop over the cells that tests each point
+  // against the ghosted block, whose index arithmetic took half of the 256^2 run's 4.7 ms of norms and defect.
+  // A point outside the ghosted block has its offset dropped to 0 there (only the diagonal has 0 otherwise).
   const std::vector<int> order = pointsByColumn();
-  PetscInt r = 0;
-  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
-    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
-      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i)
-        for (PetscInt field = 0; field < dof_; ++field, ++r) {
-          const PetscInt g = dof_ * ghosted_.local(i, j, k) + field;
-          for (const int o : order) {
-            const auto& sh = shifts_[static_cast<std::size_t>(o)];
-            const PetscInt n[3] = {i + sh[0], j + sh[1], k + sh[2]};
-            bool inside = true;
-            for (int a = 0; a < 3; ++a)
-              inside = inside && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
-            if (inside) f(r, g, o, dof_ * ghosted_.local(n[0], n[1], n[2]) + field);
-          }
-        }
+  const std::size_t np = static_cast<std::size_t>(points());
+  for (std::size_t q = 0; q < runs_.size(); ++q) {
+    const Run& run = runs_[q];
+    const PetscInt* off = runOffsets_.data() + q * np;
+    for (PetscInt v = 0; v < run.n; ++v)
+      for (const int o : order) {
+        if (o != 0 && off[o] == 0) continue;
+        f(run.q + v, run.g + v, o, run.g + v + off[o]);
+      }
+  }
 }
 
 std::array<double, 2> StencilOperator::norms(DM dm) const {

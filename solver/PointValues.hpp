@@ -33,6 +33,7 @@ private:
   /// the width h_c, read once at construction (the per-cell lookups through the box were half of apply's time).
   struct AxisGeometry {
     std::vector<double> lower, upper, span, width;
+    std::vector<double> inverseLower, inverseUpper, inverseSpan;  // their reciprocals: multiplications per cell
     PetscInt first = 0, cells = 0;  // the owned indices; the box's cells along the axis
   };
   std::array<AxisGeometry, 3> axes_;

@@ -152,7 +152,6 @@ void ExponentialEvolution::createWorkVectors() {
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
   product_ = mesh_.createVector();
-  sum_ = mesh_.createVector();
 }
 
 void ExponentialEvolution::applyOperator(Vec x, Vec y) {
@@ -185,22 +184,25 @@ long ExponentialEvolution::termsPerInterval() const {
 void ExponentialEvolution::propagate(Vec u, double T) {
   if (!(T > 0.0) || rho_ == 0.0) return;
   const std::vector<double>& a = coefficients(T);
-  // T_0 = u, T_1 = X u = u + (2/rho) A u, T_{k+1} = 2 X T_k - T_{k-1} = (4/rho) A T_k + 2 T_k - T_{k-1};
-  // sum = a_0 T_0 + 2 sum_k a_k T_k.
-  Vec prev = previous_, cur = current_;
-  FPDP_PETSC(VecCopy(u, prev));
-  FPDP_PETSC(VecCopy(u, sum_));
-  FPDP_PETSC(VecScale(sum_, a[0]));
-  if (a.size() > 1) {
-    applyOperator(u, product_);
-    ++products_;
-    FPDP_PETSC(VecWAXPY(cur, 2.0 / rho_, product_, u));
-    FPDP_PETSC(VecAXPY(sum_, 2.0 * a[1], cur));
+  const std::size_t K = a.size() - 1;
+  if (K == 0) {
+    FPDP_PETSC(VecScale(u, a[0]));
+    return;
   }
-  // On several ranks the stencil terms keep T_k and T_(k-1) in the ghosted layout, so that a term refreshes only
+  // exp(T A) u ~ sum_k c_k T_k(X) u, X = I + (2/rho) A, c_0 = a_0, c_k = 2 a_k, by Clenshaw's recurrence from the
+  // smallest coefficient up: b_(K+1) = 0, b_K = c_K u, b_k = c_k u + 2 X b_(k+1) - b_(k+2)
+  //                                                      = (4/rho) A b_(k+1) + 2 b_(k+1) - b_(k+2) + c_k u,
+  // and the sum a_0 u + X b_1 - b_2. Against the forward recurrence (T_(k+1) from T_k and T_(k-1), with the sum
+  // accumulated term by term) one array fewer per term: u is read, the sum is neither read nor written (256^2: the
+  // integration ~10 % faster; a standalone loop 70.9 -> 63.2 ms, bench/README.md).
+  Vec prev = previous_, cur = current_;
+  FPDP_PETSC(VecZeroEntries(prev));  // b_(K+1)
+  FPDP_PETSC(VecCopy(u, cur));
+  FPDP_PETSC(VecScale(cur, 2.0 * a[K]));  // b_K
+  // On several ranks the stencil terms keep b_(k+1) and b_(k+2) in the ghosted layout, so that a term refreshes only
   // the ghost layer (DMLocalToLocal, in place) instead of copying the whole vector into a local one
   // (DMGlobalToLocal); on one rank the global vectors are the ghosted ones (no ghosts at walls).
-  const bool ghostedTerms = stencil_ && ghostedCurrent_ && a.size() > 2;
+  const bool ghostedTerms = stencil_ && ghostedCurrent_ && K > 1;
   if (ghostedTerms) {
     FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
     FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
@@ -209,30 +211,51 @@ void ExponentialEvolution::propagate(Vec u, double T) {
     prev = ghostedPrevious_;
     cur = ghostedCurrent_;
   }
-  for (std::size_t k = 2; k < a.size(); ++k) {
+  const PetscScalar* uu;
+  FPDP_PETSC(VecGetArrayRead(u, &uu));
+  for (std::size_t k = K - 1; k >= 1; --k) {  // cur = b_(k+1), prev = b_(k+2) -> b_k
     if (stencil_) {
       if (ghostedTerms) {
         FPDP_PETSC(DMLocalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, cur));
         FPDP_PETSC(DMLocalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, cur));
       }
       const PetscScalar* x;
-      PetscScalar *t, *y;
+      PetscScalar* t;
       FPDP_PETSC(VecGetArrayRead(cur, &x));
       FPDP_PETSC(VecGetArray(prev, &t));
-      FPDP_PETSC(VecGetArray(sum_, &y));
-      stencil_->chebyshevTerm(x, t, y, 4.0 / rho_, 2.0 * a[k], ghostedTerms);
-      FPDP_PETSC(VecRestoreArray(sum_, &y));
+      stencil_->clenshawTerm(x, t, uu, 4.0 / rho_, 2.0 * a[k], ghostedTerms);
       FPDP_PETSC(VecRestoreArray(prev, &t));
       FPDP_PETSC(VecRestoreArrayRead(cur, &x));
     } else {
       FPDP_PETSC(MatMult(A_, cur, product_));
-      FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));  // prev <- T_k
-      FPDP_PETSC(VecAXPY(sum_, 2.0 * a[k], prev));
+      FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));
+      FPDP_PETSC(VecAXPY(prev, 2.0 * a[k], u));
     }
     ++products_;
     std::swap(prev, cur);
   }
-  FPDP_PETSC(VecCopy(sum_, u));
+  FPDP_PETSC(VecRestoreArrayRead(u, &uu));
+  // cur = b_1, prev = b_2: back in the global vectors, then u <- a_0 u + b_1 + (2/rho) A b_1 - b_2.
+  if (ghostedTerms) {
+    const PetscScalar *b1, *b2;
+    PetscScalar *g1, *g2;
+    FPDP_PETSC(VecGetArrayRead(cur, &b1));
+    FPDP_PETSC(VecGetArrayRead(prev, &b2));
+    FPDP_PETSC(VecGetArray(current_, &g1));
+    FPDP_PETSC(VecGetArray(previous_, &g2));
+    stencil_->copyOwned(b1, g1);
+    stencil_->copyOwned(b2, g2);
+    FPDP_PETSC(VecRestoreArray(previous_, &g2));
+    FPDP_PETSC(VecRestoreArray(current_, &g1));
+    FPDP_PETSC(VecRestoreArrayRead(prev, &b2));
+    FPDP_PETSC(VecRestoreArrayRead(cur, &b1));
+    cur = current_;
+    prev = previous_;
+  }
+  applyOperator(cur, product_);
+  ++products_;
+  FPDP_PETSC(VecAXPBYPCZ(u, 1.0, 2.0 / rho_, a[0], cur, product_));  // u <- a_0 u + b_1 + (2/rho) A b_1
+  FPDP_PETSC(VecAXPY(u, -1.0, prev));
 }
 
 void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {

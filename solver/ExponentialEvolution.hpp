@@ -12,7 +12,7 @@
 // The expansion: with rho >= the spectral radius (min of ||A||_1 and ||A||_inf) and X = I + (2 / rho) A, whose
 // spectrum lies in [-1, 1],
 //   exp(T A) = e^{-c} [ I_0(c) + 2 sum_{k >= 1} I_k(c) T_k(X) ],     c = T rho / 2,
-// (I_k: modified Bessel functions, T_k: Chebyshev polynomials, by the three-term recurrence). In the norm of
+// (I_k: modified Bessel functions, T_k: Chebyshev polynomials; the sum by Clenshaw's recurrence). In the norm of
 // W^-1 (sum u_i^2 V_i / pi_i: the chi^2 norm relative to the Gibbs density, which weights the tails heavily),
 // |T_k(X)| <= 1, so truncating after K terms errs by at most 2 sum_{k > K} e^{-c} I_k(c) relative; K grows like
 // sqrt(c), i.e. like sqrt(T rho), where an implicit integrator's work grows like the number of steps.
@@ -96,7 +96,7 @@ private:
   double rho_ = 0.0;
   double defect_ = 0.0;
   mutable std::map<double, std::vector<double>> coefficients_;  // by interval length
-  meshes::VecHandle previous_, current_, product_, sum_;
+  meshes::VecHandle previous_, current_, product_;  // b_(k+2), b_(k+1) of the Clenshaw recurrence; A b_1
   long step_ = 0;
   double time_ = 0.0;
   long stopAfter_ = -1;

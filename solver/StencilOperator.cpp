@@ -329,18 +329,16 @@ template <int N, std::size_t... O>
 }
 
 template <int N, std::size_t... O>
-[[gnu::always_inline]] inline void chebyshevRun(const double* const* coefficients, const PetscInt* offsets,
-                                                PetscInt q0, const double* x, double* __restrict t,
-                                                double* __restrict y, PetscInt n, double scale, double weight,
-                                                std::index_sequence<O...>) {
+[[gnu::always_inline]] inline void clenshawRun(const double* const* coefficients, const PetscInt* offsets,
+                                               PetscInt q0, const double* x, double* __restrict t,
+                                               const double* __restrict u, PetscInt n, double scale, double weight,
+                                               std::index_sequence<O...>) {
   const double* const c[N] = {(coefficients[O] + q0)...};
   const PetscInt off[N] = {offsets[O]...};
   for (PetscInt v = 0; v < n; ++v) {
     double acc = c[0][v] * x[v];
     ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
-    const double tn = std::fma(scale, acc, 2.0 * x[v] - t[v]);
-    t[v] = tn;
-    y[v] = std::fma(weight, tn, y[v]);
+    t[v] = std::fma(scale, acc, std::fma(weight, u[v], 2.0 * x[v] - t[v]));
   }
 }
 
@@ -354,12 +352,12 @@ template <int N, class Run>
 }
 
 template <int N, class Run>
-[[gnu::always_inline]] inline void chebyshevRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
-                                                 const double* const* c, const double* x, double* t, bool tGhosted,
-                                                 double* y, double scale, double weight) {
+[[gnu::always_inline]] inline void clenshawRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                const double* const* c, const double* x, double* t, bool tGhosted,
+                                                const double* u, double scale, double weight) {
   for (std::size_t k = 0; k < count; ++k)
-    chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + (tGhosted ? runs[k].g : runs[k].q),
-                    y + runs[k].q, runs[k].n, scale, weight, std::make_index_sequence<N>{});
+    clenshawRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + (tGhosted ? runs[k].g : runs[k].q),
+                   u + runs[k].q, runs[k].n, scale, weight, std::make_index_sequence<N>{});
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -372,10 +370,10 @@ __attribute__((target("avx2,fma"))) void residualRunsFma(const Run* runs, std::s
   residualRuns<N>(runs, count, offsets, c, x, b, r);
 }
 template <int N, class Run>
-__attribute__((target("avx2,fma"))) void chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
-                                                          const double* const* c, const double* x, double* t,
-                                                          bool tGhosted, double* y, double scale, double weight) {
-  chebyshevRuns<N>(runs, count, offsets, c, x, t, tGhosted, y, scale, weight);
+__attribute__((target("avx2,fma"))) void clenshawRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                                         const double* const* c, const double* x, double* t,
+                                                         bool tGhosted, const double* u, double scale, double weight) {
+  clenshawRuns<N>(runs, count, offsets, c, x, t, tGhosted, u, scale, weight);
 }
 /// Whether this processor has AVX2 + FMA (asked once).
 bool fmaAvailable() {
@@ -408,16 +406,16 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
 }
 
 template <int N>
-void StencilOperator::chebyshevKernel(const double* x, double* t, double* y, double s4, double ck,
-                                       bool tGhosted) const {
+void StencilOperator::clenshawKernel(const double* x, double* t, const double* u, double s4, double ck,
+                                     bool tGhosted) const {
   const auto points = pointArrays();
   const double* c[7];
   for (std::size_t o = 0; o < 7; ++o) c[o] = points[o];
 #if FPDP_FMA_KERNELS
   if (fmaKernels())
-    return chebyshevRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, y, s4, ck);
+    return clenshawRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, u, s4, ck);
 #endif
-  chebyshevRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, y, s4, ck);
+  clenshawRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, u, s4, ck);
 }
 
 template <int N>
@@ -458,8 +456,9 @@ void StencilOperator::residual(const double* x, const double* b, double* r) cons
   dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
 }
 
-void StencilOperator::chebyshevTerm(const double* x, double* t, double* y, double s4, double ck, bool tGhosted) const {
-  dispatch([&]<int N>() { chebyshevKernel<N>(x, t, y, s4, ck, tGhosted); });
+void StencilOperator::clenshawTerm(const double* x, double* t, const double* u, double s4, double ck,
+                                   bool tGhosted) const {
+  dispatch([&]<int N>() { clenshawKernel<N>(x, t, u, s4, ck, tGhosted); });
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {

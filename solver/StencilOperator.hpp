@@ -64,7 +64,7 @@ public:
   /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
   bool ghostedIsOwned() const { return ghostedIsOwned_; }
 
-  /// The residual and the Chebyshev term run as vector FMA instructions where the processor has AVX2 + FMA, as
+  /// The residual and the Clenshaw step run as vector FMA instructions where the processor has AVX2 + FMA, as
   /// portable code elsewhere; both round the same way (every multiply-add fused), so the results are the same bits.
   /// Whether the vector copies are in use: available and not switched off.
   static bool vectorKernels();
@@ -74,9 +74,10 @@ public:
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
 
-  /// One Chebyshev term of exp(T A) (ExponentialEvolution): t <- s4 (A x) + 2 x - t, y += ck t. x: ghosted; y:
-  /// owned; t: owned, or ghosted with tGhosted (then only its owned rows are written, its ghosts are left as they are).
-  void chebyshevTerm(const double* x, double* t, double* y, double s4, double ck, bool tGhosted = false) const;
+  /// One step of the Clenshaw recurrence for a Chebyshev series of exp(T A) (ExponentialEvolution):
+  /// t <- s4 (A x) + 2 x - t + ck u. x: ghosted; u: owned; t: owned, or ghosted with tGhosted (then only its owned
+  /// rows are written, its ghosts are left as they are).
+  void clenshawTerm(const double* x, double* t, const double* u, double s4, double ck, bool tGhosted = false) const;
 
   /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
@@ -110,7 +111,7 @@ private:
   template <int N>
   void residualKernel(const double* x, const double* b, double* r) const;
   template <int N>
-  void chebyshevKernel(const double* x, double* t, double* y, double s4, double ck, bool tGhosted) const;
+  void clenshawKernel(const double* x, double* t, const double* u, double s4, double ck, bool tGhosted) const;
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
   std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)

@@ -109,6 +109,7 @@ def fpdp_ou(args, tmp, cells, dt, options, repeats, ranks=1):
     solution's time [s] (set-up + integration: the peer's timed work, operator to solution), whole wall, CPU, rss."""
     case = ou_case(tmp, cells, dt)
     best = None
+    walls = []  # every run's whole-process wall: its minimum is the whole-process figure (start-up noise, below)
     for _ in range(repeats):
         outdir = os.path.join(tmp, "run")
         cmd = [args.fpdp, "run", case, "--output", outdir] + options.split()
@@ -126,22 +127,27 @@ def fpdp_ou(args, tmp, cells, dt, options, repeats, ranks=1):
                    integration=integration, solution=setup + integration,
                    wall=wall, cpu=cpu, rss=rss,
                    solver=re.search(r"solver: (.*)", out).group(1).strip())
+        walls.append(wall)
         if best is None or rec["stepping"] < best["stepping"]:
             best = rec
+    best["wall_min"] = min(walls)
     return best
 
 
 def peer(args, cells, steps, method, repeats):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     best = None
+    walls = []
     for _ in range(repeats):
         out, wall, cpu, _ = run(["/usr/bin/python3", os.path.join(ROOT, "bench", "ou_scipy_peer.py"), str(cells),
                                  str(steps), method], env=env)
+        walls.append(wall)
         row = out.strip().splitlines()[-1].split(",")
         rec = dict(l1=float(row[3]), setup=float(row[4]), stepping=float(row[5]), total=float(row[6]), wall=wall,
                    cpu=cpu)
         if best is None or rec["total"] < best["total"]:
             best = rec
+    best["wall_min"] = min(walls)
     return best
 
 
@@ -242,6 +248,12 @@ def section_peer_and_wp(args, rep, tmp):
                      f"splu and steps), integration alone {pr['total'] / r['integration']:.2f}x, stepping and "
                      f"output {pr['total'] / r['stepping']:.2f}x, whole process wall {pr['wall'] / r['wall']:.2f}x, "
                      f"whole process CPU {pr['cpu'] / r['cpu']:.2f}x (fpdp evolving two densities, the peer one).")
+        # The whole-process wall of a run depends on how much of its shared libraries the page cache still holds
+        # (this machine's proactive reclaim evicts them within seconds: 30-60 major faults add 20-45 ms to an fpdp
+        # run, and the peer's Python and SciPy libraries are read back the same way), so each side's fastest whole
+        # process over its repeats is compared as well.
+        lines.append(f"- whole process, fastest of {args.repeats} runs each: fpdp {r['wall_min']:.3f} s, peer "
+                     f"{pr['wall_min']:.3f} s: {pr['wall_min'] / r['wall_min']:.2f}x.")
         reliable = [x for x in ok_fp if x[3]["r10status"] == "finite"]
         if reliable:
             n2, dt2, o2, r2 = min(reliable, key=lambda x: x[3]["stepping"])

@@ -398,7 +398,7 @@ def section_memory(args, rep, tmp):
                        ("BiCGStab + ILU(0) (no Krylov basis to keep)", "-ksp_type bcgs -pc_type ilu -ksp_rtol 1e-6"),
                        ("Crank–Nicolson, BiCGStab + ILU(0) (PETSc's TSBDF allocates 11 work vectors at any order)",
                         "-ts_type cn -ksp_type bcgs -pc_type ilu -ksp_rtol 1e-6"),
-                       ("exponential (Chebyshev: the operator and four vectors)", EXPONENTIAL)]:
+                       ("exponential (Chebyshev: the operator and three vectors)", EXPONENTIAL)]:
         sizes = [256, 512] if name == "LU" else [512, 1024]
         peaks = []
         for n in sizes:

@@ -26,6 +26,22 @@ bool DriftDiffusionEquation::hasCrossDiffusion(int dim) const {
 }
 
 namespace {
+/// Calls f(a, side, n, 1/|c|_a) for every face of cell c that has a neighbour n in the box (walls carry no flux):
+/// axes in order, side -1 before +1, the order in which both row builders sum the diagonal.
+template <class F>
+void forEachInteriorFace(const meshes::BoxMesh& box, int dim, const std::array<PetscInt, 3>& c, F&& f) {
+  for (int a = 0; a < dim; ++a) {
+    const auto& axis = box.axis(a);
+    const double invWidth = 1.0 / axis.width(static_cast<int>(c[a]));
+    for (int side : {-1, +1}) {
+      std::array<PetscInt, 3> n = c;
+      n[a] += side;
+      if (n[a] < 0 || n[a] >= axis.cells()) continue;
+      f(a, side, n, invWidth);
+    }
+  }
+}
+
 // Sigma restricted to the first dim axes is positive definite (Cholesky without pivoting succeeds).
 bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
   double L[3][3] = {};
@@ -125,24 +141,17 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   row.add(0, 0, 0, 0.0);
   // Drift and diagonal diffusion: the face weights of FaceFluxScheme.hpp (faces with the fourth-order flux
   // get the whole flux from addHighOrderFaceFlux instead).
-  for (int a = 0; a < dim; ++a) {
-    const auto& axis = box.axis(a);
-    const double invWidth = 1.0 / axis.width(static_cast<int>(c[a]));
-    for (int side : {-1, +1}) {
-      std::array<PetscInt, 3> n = c;
-      n[a] += side;
-      if (n[a] < 0 || n[a] >= axis.cells()) continue;  // wall face: no flux
-      if (highOrderFace(c, a, side, f)) {
-        addHighOrderFaceFlux(c, a, side, f, row);
-        continue;
-      }
-      const FaceTerm term = secondOrderFace(c, n, a, side, f, phiC, invWidth);
-      std::array<int, 3> o{0, 0, 0};
-      o[a] = side;
-      row.add(0, 0, 0, term.diagonal);
-      row.add(o[0], o[1], o[2], term.neighbour);
+  forEachInteriorFace(box, dim, c, [&](int a, int side, const std::array<PetscInt, 3>& n, double invWidth) {
+    if (highOrderFace(c, a, side, f)) {
+      addHighOrderFaceFlux(c, a, side, f, row);
+      return;
     }
-  }
+    const FaceTerm term = secondOrderFace(c, n, a, side, f, phiC, invWidth);
+    std::array<int, 3> o{0, 0, 0};
+    o[a] = side;
+    row.add(0, 0, 0, term.diagonal);
+    row.add(o[0], o[1], o[2], term.neighbour);
+  });
   // Off-diagonal diffusion: the oriented mixed-derivative fluxes of AnisotropicDiffusion.hpp.
   for (int a = 0; a < dim; ++a)
     for (int b = a + 1; b < dim; ++b)
@@ -371,22 +380,15 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
                                                           StencilOperator::StarRow& row) {
       const std::array<PetscInt, 3> c{i, j, k};
       double diagonal = 0.0, smallest = 0.0;
-      for (int a = 0; a < dim; ++a) {
-        const auto& axis = box.axis(a);
-        const double invWidth = 1.0 / axis.width(static_cast<int>(c[a]));
-        for (int side : {-1, +1}) {
-          std::array<PetscInt, 3> n = c;
-          n[a] += side;
-          if (n[a] < 0 || n[a] >= axis.cells()) continue;  // wall face: no flux
-          // The face's weights from its lower cell; from the upper one (side -1) exchanged.
-          const FaceWeights& lower = faceAt(f, a, side > 0 ? g.local(i, j, k) : g.local(n[0], n[1], n[2]));
-          const FaceWeights w = side > 0 ? lower : FaceWeights{lower.neighbour, lower.own};
-          const FaceTerm term = secondOrderFaceTerm(w, a, static_cast<int>(side > 0 ? c[a] : n[a]), f, invWidth);
-          diagonal += term.diagonal;
-          row.neighbour[static_cast<std::size_t>(2 * a + (side > 0 ? 1 : 0))] = term.neighbour;
-          smallest = std::min(smallest, term.neighbour);
-        }
-      }
+      forEachInteriorFace(box, dim, c, [&](int a, int side, const std::array<PetscInt, 3>& n, double invWidth) {
+        // The face's weights from its lower cell; from the upper one (side -1) exchanged.
+        const FaceWeights& lower = faceAt(f, a, side > 0 ? g.local(i, j, k) : g.local(n[0], n[1], n[2]));
+        const FaceWeights w = side > 0 ? lower : FaceWeights{lower.neighbour, lower.own};
+        const FaceTerm term = secondOrderFaceTerm(w, a, static_cast<int>(side > 0 ? c[a] : n[a]), f, invWidth);
+        diagonal += term.diagonal;
+        row.neighbour[static_cast<std::size_t>(2 * a + (side > 0 ? 1 : 0))] = term.neighbour;
+        smallest = std::min(smallest, term.neighbour);
+      });
       row.diagonal = diagonal;
       tally.add(smallest, diagonal);
     });

@@ -20,10 +20,10 @@ namespace fpdp::meshes {
 
 using DMHandle = PetscHandle<DM, DMDestroy>;
 using VecHandle = PetscHandle<Vec, VecDestroy>;
+using MatHandle = PetscHandle<Mat, MatDestroy>;
 
 /// A copy of this rank's values of v (its local array).
 std::vector<double> localValues(Vec v);
-using MatHandle = PetscHandle<Mat, MatDestroy>;
 
 /// Index range owned by this rank along each axis: [start[a], start[a] + count[a]).
 struct OwnedBlock {

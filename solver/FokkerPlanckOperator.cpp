@@ -347,6 +347,7 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
   PositivityTally tally;
   bool star = accuracy_.order == 2;  // second-order fluxes without cross-diffusion: a star row of face terms
   for (const auto& eq : equations_) star = star && !eq.hasCrossDiffusion(mesh_.dim());
+  bool built = false;
   if (star) {
     // The rows of buildRow without its general slot list: the same face terms summed into the diagonal in the same
     // order, so the same bits. Each face's weights are computed once, from its lower cell, into an array over the
@@ -376,8 +377,8 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
               faceAt(f, a, local) = secondOrderFaceWeights(n, a, f, phiC);
             }
           }
-    const bool built = stencil.buildStar(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
-                                                          StencilOperator::StarRow& row) {
+    built = stencil.buildStar(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
+                                              StencilOperator::StarRow& row) {
       const std::array<PetscInt, 3> c{i, j, k};
       double diagonal = 0.0, smallest = 0.0;
       forEachInteriorFace(box, dim, c, [&](int a, int side, const std::array<PetscInt, 3>& n, double invWidth) {
@@ -392,30 +393,27 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
       row.diagonal = diagonal;
       tally.add(smallest, diagonal);
     });
-    if (!built) return false;
-    positivity_ = tally.reduce(mesh_.comm());
-    assembled_ = true;
-    return true;
-  }
-  Row row;
-  const bool built = stencil.build(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
-                                                    StencilOperator::RowEntries& entries) {
-    buildRow(i, j, k, f, row);
-    double smallest = 0.0;
-    for (int n = 0; n < row.count; ++n) {
-      const int s = row.slots[static_cast<std::size_t>(n)];
-      const int dx = s % 5 - 2, dy = (s / 5) % 5 - 2, dz = s / 25 - 2;
-      if (std::abs(dx) > 1 || std::abs(dy) > 1 || std::abs(dz) > 1) {
-        // A coupling two cells away (fourth-order fluxes): not a star; passed on so that build refuses it.
-        entries.count = 0;
-        entries.add(dx, dy, dz, 1.0);
-        break;
+  } else {
+    Row row;
+    built = stencil.build(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
+                                          StencilOperator::RowEntries& entries) {
+      buildRow(i, j, k, f, row);
+      double smallest = 0.0;
+      for (int n = 0; n < row.count; ++n) {
+        const int s = row.slots[static_cast<std::size_t>(n)];
+        const int dx = s % 5 - 2, dy = (s / 5) % 5 - 2, dz = s / 25 - 2;
+        if (std::abs(dx) > 1 || std::abs(dy) > 1 || std::abs(dz) > 1) {
+          // A coupling two cells away (fourth-order fluxes): not a star; passed on so that build refuses it.
+          entries.count = 0;
+          entries.add(dx, dy, dz, 1.0);
+          break;
+        }
+        entries.add(dx, dy, dz, row.value[s]);  // at most the 27 slots within one cell
+        if (s != kCentre) smallest = std::min(smallest, row.value[s]);
       }
-      entries.add(dx, dy, dz, row.value[s]);  // at most the 27 slots within one cell
-      if (s != kCentre) smallest = std::min(smallest, row.value[s]);
-    }
-    tally.add(smallest, row.value[kCentre]);
-  });
+      tally.add(smallest, row.value[kCentre]);
+    });
+  }
   if (!built) return false;
   positivity_ = tally.reduce(mesh_.comm());
   assembled_ = true;

@@ -21,9 +21,6 @@ PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxM
       const bool interior = c > 0 && c < g.cells - 1;  // walls get no correction along this axis
       const double xm = interior ? ax.centre(static_cast<int>(c - 1)) : 0.0, x0 = ax.centre(static_cast<int>(c)),
                    xp = interior ? ax.centre(static_cast<int>(c + 1)) : 0.0;
-      g.lower.push_back(x0 - xm);
-      g.upper.push_back(xp - x0);
-      g.span.push_back(xp - xm);
       g.inverseLower.push_back(1.0 / (x0 - xm));
       g.inverseUpper.push_back(1.0 / (xp - x0));
       g.inverseSpan.push_back(1.0 / (xp - xm));

@@ -29,11 +29,11 @@ public:
 private:
   const meshes::DistributedBoxMesh& mesh_;
   meshes::VecHandle local_;
-  /// Per axis and owned index along it: the centre distances x_c - x_(c-1), x_(c+1) - x_c, x_(c+1) - x_(c-1) and
-  /// the width h_c, read once at construction (the per-cell lookups through the box were half of apply's time).
+  /// Per axis and owned index along it: the reciprocals of the centre distances x_c - x_(c-1), x_(c+1) - x_c,
+  /// x_(c+1) - x_(c-1) (multiplications per cell, not divisions) and the width h_c, read once at construction (the
+  /// per-cell lookups through the box were half of apply's time).
   struct AxisGeometry {
-    std::vector<double> lower, upper, span, width;
-    std::vector<double> inverseLower, inverseUpper, inverseSpan;  // their reciprocals: multiplications per cell
+    std::vector<double> inverseLower, inverseUpper, inverseSpan, width;
     PetscInt first = 0, cells = 0;  // the owned indices; the box's cells along the axis
   };
   std::array<AxisGeometry, 3> axes_;

@@ -397,8 +397,7 @@ void StencilOperator::useVectorKernels(bool enabled) { vectorKernelsWanted.store
 template <int N>
 void StencilOperator::residualKernel(const double* x, const double* b, double* r) const {
   const auto points = pointArrays();
-  const double* c[7];
-  for (std::size_t o = 0; o < 7; ++o) c[o] = points[o];
+  const double* const* c = points.data();
 #if FPDP_FMA_KERNELS
   if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 #endif
@@ -409,8 +408,7 @@ template <int N>
 void StencilOperator::clenshawKernel(const double* x, double* t, const double* u, double s4, double ck,
                                      bool tGhosted) const {
   const auto points = pointArrays();
-  const double* c[7];
-  for (std::size_t o = 0; o < 7; ++o) c[o] = points[o];
+  const double* const* c = points.data();
 #if FPDP_FMA_KERNELS
   if (fmaKernels())
     return clenshawRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, u, s4, ck);

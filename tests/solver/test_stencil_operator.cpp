@@ -233,6 +233,16 @@ BOOST_AUTO_TEST_CASE(build_refuses_what_is_not_a_field_separated_star) {
 }
 
 namespace {
+// check(comm, dim, cells) on one rank and on all, in 1-D (40 cells per axis), 2-D (24) and 3-D (10).
+template <class Check>
+void onEveryCommunicatorAndDimension(Check check) {
+  for (const MPI_Comm comm : {PETSC_COMM_SELF, PETSC_COMM_WORLD}) {
+    check(comm, 1, 40);
+    check(comm, 2, 24);
+    check(comm, 3, 10);
+  }
+}
+
 // The stencil built from the Fokker–Planck rows (FokkerPlanckOperator::buildStencil, no assembled matrix) against
 // the one read from the assembled matrix: equal coefficients, so an equal residual to the last bit; and the same
 // positivity report as the assembly's.
@@ -269,11 +279,7 @@ void checkBuiltFromRows(MPI_Comm comm, int dim, int cells) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(built_from_the_rows_equals_built_from_the_assembled_matrix) {
-  for (const MPI_Comm comm : {PETSC_COMM_SELF, PETSC_COMM_WORLD}) {
-    checkBuiltFromRows(comm, 1, 40);
-    checkBuiltFromRows(comm, 2, 24);
-    checkBuiltFromRows(comm, 3, 10);
-  }
+  onEveryCommunicatorAndDimension(checkBuiltFromRows);
 }
 
 BOOST_AUTO_TEST_CASE(built_from_the_rows_refuses_cross_diffusion_and_fourth_order_fluxes) {
@@ -331,11 +337,7 @@ void checkNormsAndDefect(MPI_Comm comm, int dim, int cells) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(norms_and_detailed_balance_defect_equal_the_assembled_matrix) {
-  for (const MPI_Comm comm : {PETSC_COMM_SELF, PETSC_COMM_WORLD}) {
-    checkNormsAndDefect(comm, 1, 40);
-    checkNormsAndDefect(comm, 2, 24);
-    checkNormsAndDefect(comm, 3, 10);
-  }
+  onEveryCommunicatorAndDimension(checkNormsAndDefect);
 }
 
 BOOST_AUTO_TEST_CASE(a_broken_detailed_balance_is_found_in_the_stencil_as_in_the_matrix) {

@@ -153,6 +153,8 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
                                         -ts_*/-ksp_*/-pc_* option (other than a _view, _monitor or
                                         _converged_reason diagnostic) is given, else bdf
   -fpdp_exponential_aij                 with it: PETSc's AIJ product instead of the star-stencil kernel (comparison)
+  -fpdp_clenshaw_depth N                with it: Chebyshev terms per pass over memory, 1 to 64 (default 8;
+                                        1: one term at a time; the results are the same bits for every N)
   -fpdp_aij_function                    with a PETSc integrator: PETSc's AIJ product in the implicit function instead
                                         of the star-stencil kernel (comparison)
   -fpdp_mg_aij_smoother                 with -pc_type mg: PETSc's SOR on every level instead of the star-stencil

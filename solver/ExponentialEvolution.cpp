@@ -6,6 +6,8 @@
 #include <cmath>
 #include <sstream>
 #include <array>
+#include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -16,6 +18,25 @@ namespace fpdp::solver {
 namespace {
 /// The integrator's name in checkpoints (IntegratorState::tsType) and in describe().
 constexpr const char* kTsTypeName = "exponential";
+
+/// Terms per pass of the stencil path (ClenshawWavefront). kDefaultClenshawDepth: the fastest measured for the OU
+/// benchmark at 256^2 and 1024^2 on one and two ranks (bench/README.md, eleventh session).
+constexpr int kDefaultClenshawDepth = 8;
+
+/// -fpdp_clenshaw_depth N: terms per pass, 1 .. ClenshawWavefront::kMaxDepth (1: one term at a time).
+int clenshawDepthOption() {
+  char value[64] = "";
+  PetscBool set = PETSC_FALSE;
+  FPDP_PETSC(PetscOptionsGetString(nullptr, nullptr, "-fpdp_clenshaw_depth", value, sizeof value, &set));
+  if (!set) return kDefaultClenshawDepth;
+  char* end = nullptr;
+  errno = 0;
+  const long depth = std::strtol(value, &end, 10);
+  if (end == value || *end != '\0' || errno != 0 || depth < 1 || depth > ClenshawWavefront::kMaxDepth)
+    throw PetscFailure(std::string("-fpdp_clenshaw_depth ") + value + ": expected an integer from 1 to " +
+                       std::to_string(ClenshawWavefront::kMaxDepth));
+  return static_cast<int>(depth);
+}
 }  // namespace
 
 std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
@@ -145,9 +166,9 @@ void ExponentialEvolution::checkDetailedBalance() const {
 }
 
 void ExponentialEvolution::createWorkVectors() {
-  if (stencil_ && !stencil_->ghostedIsOwned()) {
-    FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedCurrent_.out()));
-    FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghostedPrevious_.out()));
+  if (stencil_) {
+    if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
+    wavefront_ = std::make_unique<ClenshawWavefront>(*stencil_, mesh_.dm(), clenshawDepthOption());
   }
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
@@ -162,7 +183,7 @@ void ExponentialEvolution::applyOperator(Vec x, Vec y) {
   // y = -(0 - A x): the stencil's residual with a zero right-hand side, negated (both steps exact). The stencil
   // also where the matrix exists, so that both constructors give the same result to the last bit.
   FPDP_PETSC(VecZeroEntries(y));
-  FPDP_PETSC(residual(*stencil_, mesh_.dm(), x, y, y, ghostedCurrent_));
+  FPDP_PETSC(residual(*stencil_, mesh_.dm(), x, y, y, ghosted_));
   FPDP_PETSC(VecScale(y, -1.0));
 }
 
@@ -196,62 +217,23 @@ void ExponentialEvolution::propagate(Vec u, double T) {
   // accumulated term by term) one array fewer per term: u is read, the sum is neither read nor written (OU at 256^2:
   // the integration to t = 2 0.039 -> 0.034 s, to t = 20 0.125 -> 0.103 s; bench/README.md).
   Vec prev = previous_, cur = current_;
-  FPDP_PETSC(VecZeroEntries(prev));  // b_(K+1)
-  FPDP_PETSC(VecCopy(u, cur));
-  FPDP_PETSC(VecScale(cur, 2.0 * a[K]));  // b_K
-  // On several ranks the stencil terms keep b_(k+1) and b_(k+2) in the ghosted layout, so that a term refreshes only
-  // the ghost layer (DMLocalToLocal, in place) instead of copying the whole vector into a local one
-  // (DMGlobalToLocal); on one rank the global vectors are the ghosted ones (no ghosts at walls).
-  const bool ghostedTerms = stencil_ && ghostedCurrent_ && K > 1;
-  if (ghostedTerms) {
-    FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
-    FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), prev, INSERT_VALUES, ghostedPrevious_));
-    FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
-    FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, ghostedCurrent_));
-    prev = ghostedPrevious_;
-    cur = ghostedCurrent_;
-  }
-  const PetscScalar* uu;
-  FPDP_PETSC(VecGetArrayRead(u, &uu));
-  for (std::size_t k = K - 1; k >= 1; --k) {  // cur = b_(k+1), prev = b_(k+2) -> b_k
-    if (stencil_) {
-      if (ghostedTerms) {
-        FPDP_PETSC(DMLocalToLocalBegin(mesh_.dm(), cur, INSERT_VALUES, cur));
-        FPDP_PETSC(DMLocalToLocalEnd(mesh_.dm(), cur, INSERT_VALUES, cur));
-      }
-      const PetscScalar* x;
-      PetscScalar* t;
-      FPDP_PETSC(VecGetArrayRead(cur, &x));
-      FPDP_PETSC(VecGetArray(prev, &t));
-      stencil_->clenshawTerm(x, t, uu, 4.0 / rho_, 2.0 * a[k], ghostedTerms);
-      FPDP_PETSC(VecRestoreArray(prev, &t));
-      FPDP_PETSC(VecRestoreArrayRead(cur, &x));
-    } else {
+  if (wavefront_) {
+    // Several terms per pass over memory (ClenshawWavefront): the same bits as one term at a time.
+    wavefront_->run(u, a, 4.0 / rho_, cur, prev);
+    products_ += static_cast<long>(K) - 1;
+  } else {
+    FPDP_PETSC(VecZeroEntries(prev));  // b_(K+1)
+    FPDP_PETSC(VecCopy(u, cur));
+    FPDP_PETSC(VecScale(cur, 2.0 * a[K]));  // b_K
+    for (std::size_t k = K - 1; k >= 1; --k) {  // cur = b_(k+1), prev = b_(k+2) -> b_k
       FPDP_PETSC(MatMult(A_, cur, product_));
       FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));
       FPDP_PETSC(VecAXPY(prev, 2.0 * a[k], u));
+      ++products_;
+      std::swap(prev, cur);
     }
-    ++products_;
-    std::swap(prev, cur);
   }
-  FPDP_PETSC(VecRestoreArrayRead(u, &uu));
-  // cur = b_1, prev = b_2: back in the global vectors, then u <- a_0 u + b_1 + (2/rho) A b_1 - b_2.
-  if (ghostedTerms) {
-    const PetscScalar *b1, *b2;
-    PetscScalar *g1, *g2;
-    FPDP_PETSC(VecGetArrayRead(cur, &b1));
-    FPDP_PETSC(VecGetArrayRead(prev, &b2));
-    FPDP_PETSC(VecGetArray(current_, &g1));
-    FPDP_PETSC(VecGetArray(previous_, &g2));
-    stencil_->copyOwned(b1, g1);
-    stencil_->copyOwned(b2, g2);
-    FPDP_PETSC(VecRestoreArray(previous_, &g2));
-    FPDP_PETSC(VecRestoreArray(current_, &g1));
-    FPDP_PETSC(VecRestoreArrayRead(prev, &b2));
-    FPDP_PETSC(VecRestoreArrayRead(cur, &b1));
-    cur = current_;
-    prev = previous_;
-  }
+  // cur = b_1, prev = b_2: u <- a_0 u + b_1 + (2/rho) A b_1 - b_2.
   applyOperator(cur, product_);
   ++products_;
   FPDP_PETSC(VecAXPBYPCZ(u, 1.0, 2.0 / rho_, a[0], cur, product_));  // u <- a_0 u + b_1 + (2/rho) A b_1
@@ -304,7 +286,9 @@ std::string ExponentialEvolution::describe() const {
   std::ostringstream os;
   os.precision(6);
   os << "ts_type=" << kTsTypeName << " (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
-     << " terms per output interval, " << (stencil_ ? "star-stencil" : "AIJ") << " products)";
+     << " terms per output interval, " << (stencil_ ? "star-stencil" : "AIJ") << " products";
+  if (wavefront_) os << ", " << wavefront_->depth() << " terms per pass";
+  os << ")";
   return os.str();
 }
 

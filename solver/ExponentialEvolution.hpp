@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/ClenshawWavefront.hpp"
 #include "solver/StencilOperator.hpp"
 #include "solver/DensityPropagator.hpp"
 #include "solver/FokkerPlanckOperator.hpp"
@@ -102,7 +103,8 @@ private:
   long stopAfter_ = -1;
   long products_ = 0;
   std::unique_ptr<StencilOperator> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
-  meshes::VecHandle ghostedCurrent_, ghostedPrevious_;  // several ranks: T_k and T_(k-1) with their ghost layers
+  std::unique_ptr<ClenshawWavefront> wavefront_;  // the terms on the stencil, several per pass
+  meshes::VecHandle ghosted_;  // several ranks: the input of applyOperator with its ghost layer
 };
 
 }  // namespace fpdp::solver

@@ -1,5 +1,7 @@
 #include "solver/StencilOperator.hpp"
 
+#include "solver/StencilKernels.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -302,45 +304,8 @@ std::array<const double*, 7> StencilOperator::pointArrays() const {
 }
 
 namespace {
-// The kernels' loops over the rows v = 0 .. n-1 of one run, with (A x)_v summed as the diagonal's term first, then
-// points 1..N-1 in order (point 0 has offset 0). The points' pointers and offsets are local arrays read at constant
-// indices (the fold), the written arrays __restrict parameters, and the caller loops over the runs itself: so the
-// loop vectorises. Through a struct's members the pointers were loaded anew for every row, and inside a lambda the
-// compiler lost track of them: neither vectorised (GCC 12: "no vectype"). The 256^2 benchmark's Chebyshev terms:
-// 80 ms, now 42 (docs/scaling.md §2). One x pointer with integer offsets, not one pointer per point: that spilled
-// registers (10 % of a term).
-//
-// Every multiply-add is an explicit fused one (std::fma), and this file is compiled with -ffp-contract=off, so that
-// the arithmetic is the same wherever the kernels run: as vector FMA instructions in the copies compiled for
-// AVX2 + FMA (chosen at run time when the processor has them), as libm's correctly rounded fma elsewhere (slow, but
-// the same bits). Fused, the 256^2 benchmark's Chebyshev expansion takes 25 % less time than with a separate
-// multiply and add (bench/README.md, tenth session); the x86-64 baseline the build targets has no FMA instruction.
-template <int N, std::size_t... O>
-[[gnu::always_inline]] inline void residualRun(const double* const* coefficients, const PetscInt* offsets, PetscInt q0,
-                                               const double* x, const double* __restrict b, double* __restrict r,
-                                               PetscInt n, std::index_sequence<O...>) {
-  const double* const c[N] = {(coefficients[O] + q0)...};
-  const PetscInt off[N] = {offsets[O]...};
-  for (PetscInt v = 0; v < n; ++v) {
-    double acc = c[0][v] * x[v];
-    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
-    r[v] = b[v] - acc;
-  }
-}
-
-template <int N, std::size_t... O>
-[[gnu::always_inline]] inline void clenshawRun(const double* const* coefficients, const PetscInt* offsets,
-                                               PetscInt q0, const double* x, double* __restrict t,
-                                               const double* __restrict u, PetscInt n, double scale, double weight,
-                                               std::index_sequence<O...>) {
-  const double* const c[N] = {(coefficients[O] + q0)...};
-  const PetscInt off[N] = {offsets[O]...};
-  for (PetscInt v = 0; v < n; ++v) {
-    double acc = c[0][v] * x[v];
-    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
-    t[v] = std::fma(scale, acc, std::fma(weight, u[v], 2.0 * x[v] - t[v]));
-  }
-}
+using kernels::fmaKernels;
+using kernels::residualRun;
 
 // All runs of one kernel call. Run: StencilOperator::Run (its members q, g, n).
 template <int N, class Run>
@@ -351,29 +316,12 @@ template <int N, class Run>
                    std::make_index_sequence<N>{});
 }
 
+#if FPDP_FMA_KERNELS
+// The copy compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
 template <int N, class Run>
-[[gnu::always_inline]] inline void clenshawRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
-                                                const double* const* c, const double* x, double* t, bool tGhosted,
-                                                const double* u, double scale, double weight) {
-  for (std::size_t k = 0; k < count; ++k)
-    clenshawRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + (tGhosted ? runs[k].g : runs[k].q),
-                   u + runs[k].q, runs[k].n, scale, weight, std::make_index_sequence<N>{});
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define FPDP_FMA_KERNELS 1
-// The copies compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
-template <int N, class Run>
-__attribute__((target("avx2,fma"))) void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
-                                                         const double* const* c, const double* x, const double* b,
-                                                         double* r) {
+FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                     const double* const* c, const double* x, const double* b, double* r) {
   residualRuns<N>(runs, count, offsets, c, x, b, r);
-}
-template <int N, class Run>
-__attribute__((target("avx2,fma"))) void clenshawRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
-                                                         const double* const* c, const double* x, double* t,
-                                                         bool tGhosted, const double* u, double scale, double weight) {
-  clenshawRuns<N>(runs, count, offsets, c, x, t, tGhosted, u, scale, weight);
 }
 /// Whether this processor has AVX2 + FMA (asked once).
 bool fmaAvailable() {
@@ -384,12 +332,12 @@ bool fmaAvailable() {
   return available;
 }
 #else
-#define FPDP_FMA_KERNELS 0
 bool fmaAvailable() { return false; }
 #endif
 std::atomic<bool> vectorKernelsWanted{true};
-bool fmaKernels() { return vectorKernelsWanted.load(std::memory_order_relaxed) && fmaAvailable(); }
 }  // namespace
+
+bool kernels::fmaKernels() { return vectorKernelsWanted.load(std::memory_order_relaxed) && fmaAvailable(); }
 
 bool StencilOperator::vectorKernels() { return fmaKernels(); }
 void StencilOperator::useVectorKernels(bool enabled) { vectorKernelsWanted.store(enabled); }
@@ -402,18 +350,6 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
   if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 #endif
   residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
-}
-
-template <int N>
-void StencilOperator::clenshawKernel(const double* x, double* t, const double* u, double s4, double ck,
-                                     bool tGhosted) const {
-  const auto points = pointArrays();
-  const double* const* c = points.data();
-#if FPDP_FMA_KERNELS
-  if (fmaKernels())
-    return clenshawRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, u, s4, ck);
-#endif
-  clenshawRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, tGhosted, u, s4, ck);
 }
 
 template <int N>
@@ -452,11 +388,6 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
 
 void StencilOperator::residual(const double* x, const double* b, double* r) const {
   dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
-}
-
-void StencilOperator::clenshawTerm(const double* x, double* t, const double* u, double s4, double ck,
-                                   bool tGhosted) const {
-  dispatch([&]<int N>() { clenshawKernel<N>(x, t, u, s4, ck, tGhosted); });
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {

@@ -63,9 +63,18 @@ public:
   int points() const { return static_cast<int>(shifts_.size()); }
   /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
   bool ghostedIsOwned() const { return ghostedIsOwned_; }
+  int dimension() const { return dim_; }
+  /// Interlaced fields per cell (rows per cell).
+  PetscInt fields() const { return dof_; }
+  const meshes::OwnedBlock& owned() const { return owned_; }
+  /// Point o's cell offset per axis (point 0: the diagonal).
+  const std::array<int, 3>& shift(int o) const { return shifts_[static_cast<std::size_t>(o)]; }
+  /// Point o's coefficient per owned row (owned layout: cells x fields, interlaced).
+  const std::vector<double>& coefficients(int o) const { return coefficients_[static_cast<std::size_t>(o)]; }
 
-  /// The residual and the Clenshaw step run as vector FMA instructions where the processor has AVX2 + FMA, as
-  /// portable code elsewhere; both round the same way (every multiply-add fused), so the results are the same bits.
+  /// The kernels (the residual here, the Clenshaw steps of ClenshawWavefront) run as vector FMA instructions where
+  /// the processor has AVX2 + FMA, as portable code elsewhere; both round the same way (every multiply-add fused),
+  /// so the results are the same bits (solver/StencilKernels.hpp).
   /// Whether the vector copies are in use: available and not switched off.
   static bool vectorKernels();
   /// Switches the vector copies off (false) or back on where available (true): for tests and comparisons.
@@ -73,11 +82,6 @@ public:
 
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
-
-  /// One step of the Clenshaw recurrence for a Chebyshev series of exp(T A) (ExponentialEvolution):
-  /// t <- s4 (A x) + 2 x - t + ck u. x: ghosted; u: owned; t: owned, or ghosted with tGhosted (then only its owned
-  /// rows are written, its ghosts are left as they are).
-  void clenshawTerm(const double* x, double* t, const double* u, double s4, double ck, bool tGhosted = false) const;
 
   /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
@@ -110,8 +114,6 @@ private:
   void forEachRun(bool backward, Span&& span) const;
   template <int N>
   void residualKernel(const double* x, const double* b, double* r) const;
-  template <int N>
-  void clenshawKernel(const double* x, double* t, const double* u, double s4, double ck, bool tGhosted) const;
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
   std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)

@@ -1,5 +1,5 @@
-// StencilOperator (solver/StencilOperator.hpp): its residual, Clenshaw step and symmetric Gauss–Seidel sweep equal
-// PETSc's MatResidual, MatMult and MatSOR (SOR_LOCAL_SYMMETRIC_SWEEP, omega 1, zero and nonzero initial guess) on
+// StencilOperator (solver/StencilOperator.hpp): its residual and symmetric Gauss–Seidel sweep, and ClenshawWavefront's
+// recurrence at several depths (the same bits at every depth), equal PETSc's MatResidual, MatMult and MatSOR (SOR_LOCAL_SYMMETRIC_SWEEP, omega 1, zero and nonzero initial guess) on
 // the shifted Scharfetter–Gummel operator J = a I - A of the OU problem, in 1-D, 2-D and 3-D, on one rank (global
 // arrays used directly) and on two (ghost exchange, owned values copied back); build() refuses a matrix that is
 // not a field-separated star stencil; built from the Fokker–Planck rows without a matrix, the stencil equals the one
@@ -18,6 +18,7 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
+#include "solver/ClenshawWavefront.hpp"
 #include "solver/ExponentialEvolution.hpp"
 #include "solver/StencilOperator.hpp"
 
@@ -84,6 +85,43 @@ void withGhosted(const solver::StencilOperator& op, DM dm, Vec x, bool writeBack
   FPDP_PETSC(VecRestoreArray(local, &l));
 }
 
+// ClenshawWavefront's recurrence b_K = 2 a_K y, b_k = s4 J b_(k+1) + 2 b_(k+1) - b_(k+2) + 2 a_k y against the same by
+// MatMult and vector updates (14 terms, so the passes of depth 5 and 8 end short), at depths 1, 2, 3, 5 and 8: each
+// within round-off of the reference, and every depth the same bits as depth 1.
+void checkClenshaw(const Problem& p, const solver::StencilOperator& op) {
+  auto y = p.randomVector(4);
+  std::vector<double> a(15);
+  for (std::size_t k = 0; k < a.size(); ++k) a[k] = 0.5 / static_cast<double>(k + 1) + 0.01 * std::sin(double(k));
+  const double s4 = 1e-3;
+  meshes::VecHandle prev, cur, Jx;
+  FPDP_PETSC(VecDuplicate(y, prev.out()));
+  FPDP_PETSC(VecDuplicate(y, cur.out()));
+  FPDP_PETSC(VecDuplicate(y, Jx.out()));
+  FPDP_PETSC(VecZeroEntries(prev));
+  FPDP_PETSC(VecCopy(y, cur));
+  FPDP_PETSC(VecScale(cur, 2.0 * a.back()));
+  for (std::size_t k = a.size() - 2; k >= 1; --k) {
+    FPDP_PETSC(MatMult(p.J, cur, Jx));
+    FPDP_PETSC(VecAXPBYPCZ(prev, s4, 2.0, -1.0, Jx, cur));
+    FPDP_PETSC(VecAXPY(prev, 2.0 * a[k], y));
+    std::swap(prev, cur);
+  }
+  std::vector<double> depthOne;
+  for (const int depth : {1, 2, 3, 5, 8}) {
+    solver::ClenshawWavefront wavefront(op, p.mesh.dm(), depth);
+    auto b1 = p.mesh.createVector(), b2 = p.mesh.createVector();
+    wavefront.run(y, a, s4, b1, b2);
+    BOOST_TEST(relativeDifference(b1, cur) <= 1e-13, "b_1, dim " << p.mesh.dim() << " depth " << depth);
+    BOOST_TEST(relativeDifference(b2, prev) <= 1e-13, "b_2, dim " << p.mesh.dim() << " depth " << depth);
+    std::vector<double> values = meshes::localValues(b1);
+    const auto second = meshes::localValues(b2);
+    values.insert(values.end(), second.begin(), second.end());
+    if (depth == 1) depthOne = values;
+    BOOST_TEST(std::memcmp(values.data(), depthOne.data(), sizeof(double) * values.size()) == 0,
+               "depth " << depth << " against depth 1");
+  }
+}
+
 void checkKernels(MPI_Comm comm, int dim, int cells) {
   Problem p(comm, dim, cells);
   solver::StencilOperator op;
@@ -105,25 +143,9 @@ void checkKernels(MPI_Comm comm, int dim, int cells) {
   }
   BOOST_TEST(relativeDifference(r, rRef) <= 1e-14, "residual, dim " << dim << " cells " << cells);
 
-  // Clenshaw step t <- s4 (J x) + 2 x - t + ck y against MatMult and vector updates.
-  auto t = p.randomVector(3), y = p.randomVector(4);
-  meshes::VecHandle tRef, Jx;
-  FPDP_PETSC(VecDuplicate(t, tRef.out()));
-  FPDP_PETSC(VecDuplicate(x, Jx.out()));
-  FPDP_PETSC(VecCopy(t, tRef));
-  FPDP_PETSC(MatMult(p.J, x, Jx));
-  FPDP_PETSC(VecAXPBYPCZ(tRef, 1e-3, 2.0, -1.0, Jx, x));
-  FPDP_PETSC(VecAXPY(tRef, 0.25, y));
-  {
-    PetscScalar* tt;
-    const PetscScalar* yy;
-    FPDP_PETSC(VecGetArray(t, &tt));
-    FPDP_PETSC(VecGetArrayRead(y, &yy));
-    withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) { op.clenshawTerm(xl, tt, yy, 1e-3, 0.25); });
-    FPDP_PETSC(VecRestoreArrayRead(y, &yy));
-    FPDP_PETSC(VecRestoreArray(t, &tt));
-  }
-  BOOST_TEST(relativeDifference(t, tRef) <= 1e-14, "Clenshaw step, dim " << dim);
+  // The Clenshaw recurrence by ClenshawWavefront at several depths against MatMult and vector updates, and the
+  // depths against each other to the last bit.
+  checkClenshaw(p, op);
 
   // Symmetric Gauss–Seidel against MatSOR, from a nonzero and from a zero initial guess.
   for (const bool zero : {false, true}) {
@@ -159,8 +181,8 @@ BOOST_AUTO_TEST_CASE(kernels_equal_petsc_on_all_ranks) {
   checkKernels(PETSC_COMM_WORLD, 3, 10);
 }
 
-// The AVX2 + FMA copies of the residual and the Clenshaw step against the portable ones: the same bits (every
-// multiply-add is fused in both; StencilOperator.cpp). On a processor without AVX2 + FMA both runs are portable.
+// The AVX2 + FMA copies of the residual and the Clenshaw terms (ClenshawWavefront) against the portable ones: the same bits (every
+// multiply-add is fused in both; StencilKernels.hpp). On a processor without AVX2 + FMA both runs are portable.
 BOOST_AUTO_TEST_CASE(vector_and_portable_kernels_give_the_same_bits) {
   if (!solver::StencilOperator::vectorKernels())
     BOOST_TEST_MESSAGE("no AVX2 + FMA on this processor: the portable kernels are compared with themselves");
@@ -172,22 +194,16 @@ BOOST_AUTO_TEST_CASE(vector_and_portable_kernels_give_the_same_bits) {
     std::vector<double> results[2];
     for (const bool vector : {true, false}) {
       solver::StencilOperator::useVectorKernels(vector);
-      auto r = p.mesh.createVector(), t = p.randomVector(3), y = p.randomVector(4);
-      PetscScalar *rr, *tt;
-      const PetscScalar *bb, *yy;
+      auto r = p.mesh.createVector(), b1 = p.mesh.createVector(), b2 = p.mesh.createVector(), y = p.randomVector(4);
+      PetscScalar* rr;
+      const PetscScalar* bb;
       FPDP_PETSC(VecGetArrayRead(b, &bb));
       FPDP_PETSC(VecGetArray(r, &rr));
-      FPDP_PETSC(VecGetArray(t, &tt));
-      FPDP_PETSC(VecGetArrayRead(y, &yy));
-      withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) {
-        op.residual(xl, bb, rr);
-        op.clenshawTerm(xl, tt, yy, 1e-3, 0.25);
-      });
-      FPDP_PETSC(VecRestoreArrayRead(y, &yy));
-      FPDP_PETSC(VecRestoreArray(t, &tt));
+      withGhosted(op, p.mesh.dm(), x, false, [&](double* xl) { op.residual(xl, bb, rr); });
       FPDP_PETSC(VecRestoreArray(r, &rr));
       FPDP_PETSC(VecRestoreArrayRead(b, &bb));
-      for (Vec v : {r.get(), t.get(), y.get()}) {
+      solver::ClenshawWavefront(op, p.mesh.dm(), 3).run(y, {0.5, 0.25, 0.125, 0.0625, 0.03125}, 1e-3, b1, b2);
+      for (Vec v : {r.get(), b1.get(), b2.get()}) {
         const auto values = meshes::localValues(v);
         results[vector ? 0 : 1].insert(results[vector ? 0 : 1].end(), values.begin(), values.end());
       }

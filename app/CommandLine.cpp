@@ -164,6 +164,9 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
   -fpdp_mg_skip_presmooth true|false    with -pc_type mg: levels whose couplings are >= 3 times the shift do no
                                         smoothing sweep from a zero iterate (default: true with -ksp_type richardson
                                         or preonly, false with a Krylov method)
+  -fpdp_mg_midsweep_exchange true|false with -pc_type mg on several ranks: each Gauss-Seidel sweep exchanges the
+                                        ghosts between its forward and backward half (default: true with
+                                        -ksp_type richardson or preonly, false with a Krylov method)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
   -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)

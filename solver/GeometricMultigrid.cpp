@@ -62,6 +62,7 @@ struct LevelSmoother {
   StencilOperator op;
   PetscHandle<PC, PCDestroy> fallback;  // PETSc's SOR where op is empty
   meshes::VecHandle ghosted;  // the level DM's local vector (several ranks)
+  bool midSweepExchange = false;  // -fpdp_mg_midsweep_exchange (configureGeometricMultigrid); several ranks only
 };
 
 // How strongly a level's couplings dominate its shift: the mean over the rows of (a_ii - s_i) / s_i with the row sum
@@ -131,6 +132,7 @@ PetscErrorCode smootherSetUp(PC pc) {
                                            "matrix is not a star stencil)"
                                          : "fpdp level smoother: PETSc's SOR (local symmetric, omega 1; "
                                            "-fpdp_mg_aij_smoother)";
+  if (s->midSweepExchange) name += "; ghosts exchanged between the forward and the backward sweep";
   if (s->maySkipZeroGuessSweep) {
     char share[160];
     std::snprintf(share, sizeof share, "; couplings/shift %.3g: %s", s->couplingToShift,
@@ -157,6 +159,17 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
   LevelSmoother* s = nullptr;
   PetscCall(PCShellGetContext(pc, &s));
   if (its <= 0) PetscFunctionReturn(0);
+  if (s->op.empty() && s->midSweepExchange) {
+    // PETSc's SOR in two calls, each of which first exchanges the ghosts (none for the zero iterate's forward half).
+    Mat A, P;
+    PetscCall(PCGetOperators(pc, &A, &P));
+    for (PetscInt it = 0; it < its; ++it) {
+      const int zero = guessZero == PETSC_TRUE && it == 0 ? SOR_ZERO_INITIAL_GUESS : 0;
+      PetscCall(MatSOR(P, b, 1.0, static_cast<MatSORType>(SOR_LOCAL_FORWARD_SWEEP | zero), 0.0, 1, 1, x));
+      PetscCall(MatSOR(P, b, 1.0, SOR_LOCAL_BACKWARD_SWEEP, 0.0, 1, 1, x));
+    }
+    PetscFunctionReturn(0);
+  }
   if (s->op.empty()) {
     PetscInt done;
     PCRichardsonConvergedReason reason;
@@ -183,8 +196,18 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
     }
     PetscScalar *xl, *xx;
     PetscCall(VecGetArray(s->ghosted, &xl));
+    if (s->midSweepExchange) {
+      s->op.gaussSeidelSweep(xl, bb, /*backward=*/false, zero);
+      PetscCall(VecRestoreArray(s->ghosted, &xl));
+      // The backward half reads the neighbours' values of the forward half (the owned parts of their local vectors).
+      PetscCall(DMLocalToLocalBegin(s->levelDm, s->ghosted, INSERT_VALUES, s->ghosted));
+      PetscCall(DMLocalToLocalEnd(s->levelDm, s->ghosted, INSERT_VALUES, s->ghosted));
+      PetscCall(VecGetArray(s->ghosted, &xl));
+      s->op.gaussSeidelSweep(xl, bb, /*backward=*/true, false);
+    } else {
+      s->op.symmetricGaussSeidel(xl, bb, zero);
+    }
     PetscCall(VecGetArray(x, &xx));
-    s->op.symmetricGaussSeidel(xl, bb, zero);
     s->op.copyOwned(xl, xx);
     PetscCall(VecRestoreArray(x, &xx));
     PetscCall(VecRestoreArray(s->ghosted, &xl));
@@ -252,11 +275,14 @@ PetscErrorCode levelResidual(Mat A, Vec b, Vec x, Vec r) {
   PetscFunctionReturn(0);
 }
 
-void useLevelSmoother(PC pc, DM levelDm, bool stencilAllowed, bool skipZeroGuessSweep) {
+void useLevelSmoother(PC pc, DM levelDm, bool stencilAllowed, bool skipZeroGuessSweep, bool midSweepExchange) {
   FPDP_PETSC(PCSetType(pc, PCSHELL));
   auto* s = new LevelSmoother;
   s->stencilAllowed = stencilAllowed;
   s->maySkipZeroGuessSweep = skipZeroGuessSweep;
+  PetscMPIInt size = 1;
+  FPDP_PETSC(MPI_Comm_size(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), &size));
+  s->midSweepExchange = midSweepExchange && size > 1;  // one rank has no ghosts: its sweep is the serial one
   FPDP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(levelDm)));
   s->levelDm = meshes::DMHandle(levelDm);
   FPDP_PETSC(PCShellSetContext(pc, s));
@@ -313,6 +339,21 @@ void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, 
   if (skipGiven && skipPresmooth && pcGiven)
     throw PetscFailure("-fpdp_mg_skip_presmooth needs fpdp's level smoother, and -mg_levels_pc_type replaces it; give "
                        "-fpdp_mg_skip_presmooth false or drop -mg_levels_pc_type");
+  // -fpdp_mg_midsweep_exchange (default: true under Richardson or preonly; several ranks only): each rank's symmetric
+  // Gauss–Seidel sweep exchanges the ghosts between its forward and its backward half, so that the backward half
+  // reads the neighbours' forward values instead of those from before the sweep (PETSc's SOR_LOCAL_SYMMETRIC_SWEEP
+  // keeps them fixed). On one rank the lexicographic sweep solves the smooth correction of a time step almost
+  // exactly (one V-cycle: 1e-7 of the residual at 256^2); split over ranks, the stale interface values cost that,
+  // mostly on the coarse levels, where the interface is a larger share of the cells. 1024^2 on 2 ranks,
+  // Richardson + multigrid to 1e-6: 3 cycles and 118 ms per step without, 2 and 88 ms with (one rank: 1 cycle,
+  // 78 ms). Under GMRES the count stayed at 3 and the exchanges cost 5 %, so it is off there unless asked for
+  // (docs/scaling.md §1).
+  bool exchangeGiven = false;
+  const bool midSweepExchange =
+      boolOption(optionsPrefix, "-fpdp_mg_midsweep_exchange", stationaryOuterIteration, &exchangeGiven);
+  if (exchangeGiven && midSweepExchange && pcGiven)
+    throw PetscFailure("-fpdp_mg_midsweep_exchange needs fpdp's level smoother, and -mg_levels_pc_type replaces it; "
+                       "give -fpdp_mg_midsweep_exchange false or drop -mg_levels_pc_type");
   for (PetscInt l = 1; l < levels; ++l) {
     KSP smoother;
     FPDP_PETSC(PCMGGetSmoother(pc, l, &smoother));
@@ -323,7 +364,7 @@ void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, 
     if (pcGiven) continue;
     PC smootherPc;
     FPDP_PETSC(KSPGetPC(smoother, &smootherPc));
-    useLevelSmoother(smootherPc, dms[static_cast<std::size_t>(l)], stencilSmoother, skipPresmooth);
+    useLevelSmoother(smootherPc, dms[static_cast<std::size_t>(l)], stencilSmoother, skipPresmooth, midSweepExchange);
     FPDP_PETSC(PCMGSetResidual(pc, l, levelResidual, nullptr));
   }
 }

@@ -9,7 +9,8 @@
 // operator, so nothing but the fine matrix is assembled; the smoother is one symmetric Gauss–Seidel sweep
 // (Richardson + SOR), robust for the upwind-weighted Scharfetter–Gummel matrix, which Chebyshev is not made for,
 // on star levels in stencil form (StencilOperator). Under Richardson, diffusion-dominated levels skip the sweep from
-// a zero iterate (V(0,1) on the coarse levels, and in the first cycle on the finest; docs/scaling.md §1).
+// a zero iterate (V(0,1) on the coarse levels, and in the first cycle on the finest; docs/scaling.md §1), and on
+// several ranks the ghosts are exchanged between the forward and the backward half of each sweep.
 #include <petscpc.h>
 
 #include "meshes/DistributedBoxMesh.hpp"
@@ -23,9 +24,11 @@ int multigridLevels(const meshes::DistributedBoxMesh& mesh, int minCoarseCells =
 
 /// Configures pc (already of type PCMG, attached to a KSP whose DM is mesh.dm()) as described above. Options the
 /// user gave explicitly (-[prefix]pc_mg_levels, -[prefix]pc_mg_galerkin, -[prefix]mg_levels_ksp_type,
-/// -[prefix]mg_levels_pc_type, -[prefix]fpdp_mg_skip_presmooth) win over these choices. stationaryOuterIteration:
+/// -[prefix]mg_levels_pc_type, -[prefix]fpdp_mg_skip_presmooth, -[prefix]fpdp_mg_midsweep_exchange) win over these
+/// choices. stationaryOuterIteration:
 /// the KSP is Richardson or preonly, so that each solve's first V-cycle sees the step's smooth right-hand side;
-/// then diffusion-dominated levels skip the smoothing sweep from a zero iterate (GeometricMultigrid.cpp).
+/// then diffusion-dominated levels skip the smoothing sweep from a zero iterate, and on several ranks each sweep
+/// exchanges the ghosts between its forward and backward half (GeometricMultigrid.cpp).
 void configureGeometricMultigrid(PC pc, const meshes::DistributedBoxMesh& mesh, const char* optionsPrefix,
                                  bool stationaryOuterIteration);
 

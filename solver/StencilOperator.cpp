@@ -400,6 +400,13 @@ void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zero
   });
 }
 
+void StencilOperator::gaussSeidelSweep(double* x, const double* b, bool backward, bool zeroGuess) const {
+  if (inverseDiagonal_.empty())
+    throw std::logic_error("StencilOperator::gaussSeidelSweep: built without forSmoothing");
+  if (zeroGuess) std::memset(x, 0, sizeof(double) * static_cast<std::size_t>(ghosted_.size() * dof_));
+  dispatch([&]<int N>() { sweepKernel<N>(x, b, backward); });
+}
+
 void StencilOperator::copyOwned(const double* ghosted, double* owned) const {
   const PetscInt values = owned_.count[0] * dof_;
   PetscInt q = 0;

@@ -87,6 +87,10 @@ public:
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
   /// zeroGuess: the incoming x (ghosts included) is taken as 0 (SOR_ZERO_INITIAL_GUESS). b: owned layout.
   void symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const;
+  /// One half of that sweep: forward (backward = false) or backward over the owned rows, in place on the ghosted x,
+  /// the ghost values fixed; zeroGuess as above. On several ranks the level smoother refreshes the ghosts between
+  /// the two halves (GeometricMultigrid.cpp).
+  void gaussSeidelSweep(double* x, const double* b, bool backward, bool zeroGuess) const;
 
   /// Copies the owned values of a ghosted array into an owned-layout array.
   void copyOwned(const double* ghosted, double* owned) const;

@@ -500,6 +500,8 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_and_leaves_nothing) {
   // fpdp's own true/false options name themselves and their value (PETSc would say "Unknown logical value").
   refused("-ksp_type richardson -pc_type mg -fpdp_mg_skip_presmooth maybe",
           {"-fpdp_mg_skip_presmooth maybe: expected true or false"});
+  refused("-ksp_type richardson -pc_type mg -fpdp_mg_midsweep_exchange 2",
+          {"-fpdp_mg_midsweep_exchange 2: expected true or false"});
   refused("-fpdp_clenshaw_depth 0", {"-fpdp_clenshaw_depth 0: expected an integer from 1 to 64"});
   refused("-fpdp_clenshaw_depth 8x", {"-fpdp_clenshaw_depth 8x: expected an integer from 1 to 64"});
   refused("-ts_bdf_ordr 2", {"-ts_bdf_ordr"});

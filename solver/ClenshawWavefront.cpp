@@ -141,7 +141,9 @@ ClenshawWavefront::ClenshawWavefront(const StencilOperator& op, DM dm, int depth
   // The neighbours' coefficients, once: each point's array through a global vector of the deep DMDA.
   meshes::VecHandle global;
   FPDP_PETSC(DMCreateGlobalVector(deep_, global.out()));
-  ghostedCoefficients_.resize(static_cast<std::size_t>(points_));
+  PetscInt ghostedValues = 0;
+  FPDP_PETSC(VecGetLocalSize(x_, &ghostedValues));
+  ghostedCoefficients_ = StaggeredArrays(static_cast<std::size_t>(points_), static_cast<std::size_t>(ghostedValues));
   for (int o = 0; o < points_; ++o) {
     PetscScalar* g;
     FPDP_PETSC(VecGetArray(global, &g));
@@ -149,9 +151,12 @@ ClenshawWavefront::ClenshawWavefront(const StencilOperator& op, DM dm, int depth
     FPDP_PETSC(VecRestoreArray(global, &g));
     FPDP_PETSC(DMGlobalToLocalBegin(deep_, global, INSERT_VALUES, x_));
     FPDP_PETSC(DMGlobalToLocalEnd(deep_, global, INSERT_VALUES, x_));
-    ghostedCoefficients_[static_cast<std::size_t>(o)] = meshes::localValues(x_);
-    coefficients_[static_cast<std::size_t>(o)] = ghostedCoefficients_[static_cast<std::size_t>(o)].data();
-    }
+    const PetscScalar* l;
+    FPDP_PETSC(VecGetArrayRead(x_, &l));
+    std::copy(l, l + ghostedValues, ghostedCoefficients_[static_cast<std::size_t>(o)]);
+    FPDP_PETSC(VecRestoreArrayRead(x_, &l));
+    coefficients_[static_cast<std::size_t>(o)] = ghostedCoefficients_[static_cast<std::size_t>(o)];
+  }
 }
 
 ClenshawWavefront::~ClenshawWavefront() = default;

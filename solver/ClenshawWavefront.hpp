@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/StaggeredArrays.hpp"
 #include "solver/StencilOperator.hpp"
 
 namespace fpdp::solver {
@@ -60,7 +61,7 @@ private:
   meshes::OwnedBlock owned_, ghosted_;  // ghosted: grown by depth_ (on one rank: the owned block)
   std::array<std::array<int, 3>, 7> shifts_{};
   std::array<const double*, 7> coefficients_{};  // per point, in the ghosted layout
-  std::vector<std::vector<double>> ghostedCoefficients_;  // their storage on several ranks
+  StaggeredArrays ghostedCoefficients_;  // their storage on several ranks (one staggered block)
   meshes::DMHandle deep_;            // on several ranks: the DMDA with the deep ghost layer
   meshes::VecHandle x_, t_, u_;      // its local vectors
   std::vector<double> weights_;

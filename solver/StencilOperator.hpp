@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
+#include "solver/StaggeredArrays.hpp"
 
 namespace fpdp::solver {
 
@@ -70,7 +71,7 @@ public:
   /// Point o's cell offset per axis (point 0: the diagonal).
   const std::array<int, 3>& shift(int o) const { return shifts_[static_cast<std::size_t>(o)]; }
   /// Point o's coefficient per owned row (owned layout: cells x fields, interlaced).
-  const std::vector<double>& coefficients(int o) const { return coefficients_[static_cast<std::size_t>(o)]; }
+  std::span<const double> coefficients(int o) const { return coefficients_.span(static_cast<std::size_t>(o)); }
 
   /// The kernels (the residual here, the Clenshaw steps of ClenshawWavefront) run as vector FMA instructions where
   /// the processor has AVX2 + FMA, as portable code elsewhere; both round the same way (every multiply-add fused),
@@ -133,7 +134,7 @@ private:
   meshes::OwnedBlock owned_, ghosted_;
   bool ghostedIsOwned_ = true;
   std::vector<std::array<int, 3>> shifts_;           // per stored point: cell offset per axis; point 0 the diagonal
-  std::vector<std::vector<double>> coefficients_;  // per stored point, per owned row (cells x fields, interlaced)
+  StaggeredArrays coefficients_;  // per stored point, per owned row (cells x fields, interlaced), in one block
   std::vector<Run> runs_;
   std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "OuProblem.hpp"
@@ -384,4 +386,59 @@ BOOST_AUTO_TEST_CASE(a_broken_detailed_balance_is_found_in_the_stencil_as_in_the
   const double defect = op.detailedBalanceDefect(p.mesh.dm(), w), reference = solver::detailedBalanceDefect(A, w);
   BOOST_TEST(reference > 5e-7);
   BOOST_TEST(std::fabs(defect - reference) <= 1e-15 * reference);
+}
+
+namespace {
+// The starts of a StaggeredArrays' arrays: 64-byte aligned, no overlap, and pairwise at least one cache line apart
+// modulo 4 KiB (so in distinct sets of a 4 KiB-indexed L1, docs/scaling.md §2).
+void checkStaggered(const std::vector<const double*>& starts, std::size_t length, const std::string& what) {
+  for (std::size_t a = 0; a < starts.size(); ++a) {
+    const auto pa = reinterpret_cast<std::uintptr_t>(starts[a]);
+    BOOST_TEST(pa % 64 == 0u, what << ": array " << a << " is not 64-byte aligned");
+    for (std::size_t b = a + 1; b < starts.size(); ++b) {
+      const auto pb = reinterpret_cast<std::uintptr_t>(starts[b]);
+      const std::uintptr_t gap = (pb - pa) % 4096, apart = std::min<std::uintptr_t>(gap, 4096 - gap);
+      BOOST_TEST(apart >= 64u, what << ": arrays " << a << " and " << b << " start " << apart << " B apart modulo 4 KiB");
+      BOOST_TEST((pb >= pa + 8 * length || pa >= pb + 8 * length), what << ": arrays " << a << " and " << b << " overlap");
+    }
+  }
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(coefficient_arrays_start_in_distinct_cache_sets) {
+  // Separately allocated, arrays of 1 MiB (256^2 cells, two fields) started at the same offset modulo 4 KiB and
+  // 128 KiB; StaggeredArrays places them apart. Lengths around and at multiples of the 4 KiB span.
+  for (const std::size_t length : {std::size_t{1}, std::size_t{100}, std::size_t{512}, std::size_t{131072},
+                                   std::size_t{131075}, std::size_t{1} << 21}) {
+    solver::StaggeredArrays s(7, length);
+    std::vector<const double*> starts;
+    for (std::size_t a = 0; a < 7; ++a) starts.push_back(s[a]);
+    checkStaggered(starts, length, "length " + std::to_string(length));
+    // Zero at construction, and each array its own: writing one leaves the others zero.
+    bool zero = true;
+    for (std::size_t a = 0; a < 7; ++a) zero = zero && std::all_of(s[a], s[a] + length, [](double v) { return v == 0.0; });
+    BOOST_TEST(zero);
+    std::fill(s[3], s[3] + length, 3.0);
+    BOOST_TEST(std::all_of(s[2], s[2] + length, [](double v) { return v == 0.0; }));
+    BOOST_TEST(std::all_of(s[4], s[4] + length, [](double v) { return v == 0.0; }));
+    // A copy has the values in its own, again staggered, storage; a move keeps the storage.
+    const solver::StaggeredArrays copy = s;
+    BOOST_TEST(std::equal(copy[3], copy[3] + length, s[3]));
+    BOOST_TEST(copy[3] != s[3]);
+    std::vector<const double*> copyStarts;
+    for (std::size_t a = 0; a < 7; ++a) copyStarts.push_back(copy[a]);
+    checkStaggered(copyStarts, length, "copy, length " + std::to_string(length));
+    const double* before = s[5];
+    const solver::StaggeredArrays moved = std::move(s);
+    BOOST_TEST(moved[5] == before);
+    BOOST_TEST(moved.span(3).size() == length);
+  }
+  // The stencil of the 256^2 two-field operator: its five points' arrays.
+  Problem p(PETSC_COMM_SELF, 2, 256);
+  solver::StencilOperator op;
+  BOOST_REQUIRE(op.build(p.J, p.mesh.dm()));
+  std::vector<const double*> starts;
+  for (int o = 0; o < op.points(); ++o) starts.push_back(op.coefficients(o).data());
+  BOOST_TEST(starts.size() == 5u);
+  checkStaggered(starts, op.coefficients(0).size(), "256^2 stencil");
 }

@@ -176,6 +176,8 @@ An option that no solver component uses is an error (exit 2), so a misspelt opti
 Environment:
   FPDP_HUGE_PAGES=0    the heap in ordinary 4 KiB pages (default: reserved for transparent huge pages at start-up,
                        about 1.5 KiB of address space per cell; docs/scaling.md §1)
+  OMPI_MCA_pml=NAME    Open MPI's point-to-point layer (default: ob1, self and shared memory, for a serial run and
+                       for a job whose ranks are all on one node; Open MPI's own choice for a job across nodes)
 
 Exit status: 0 success; 1 run-time failure (solver, I/O); 2 bad input (case file, data file, command line).
 Run under MPI with: mpiexec -n 2 fpdp run CASE.toml

@@ -16,12 +16,17 @@ namespace fpdp::app {
 std::optional<int> launcherRank();
 /// True when an MPI launcher started this process: its environment names a rank or a world size.
 bool launchedByMpiLauncher();
-/// Before MPI starts: a process no launcher started is an Open MPI singleton, and Open MPI's default point-to-point
-/// layer (UCX) spends about 0.2 s probing network devices one process never uses. For such a run only, and only if
-/// the user has not chosen one (OMPI_MCA_pml unset), selects the ob1 layer (self and shared memory), which starts in
-/// a fraction of that. Launched runs are left alone: every rank must agree, and a cluster wants its fabric.
-/// Returns true if it set the choice (other MPI implementations ignore the variable).
-bool preferLightSingletonMpiStartup();
+/// True when Open MPI's launcher started this process and put every rank of the job on this node: its
+/// OMPI_COMM_WORLD_LOCAL_SIZE equals its OMPI_COMM_WORLD_SIZE (the same answer on every rank of the job).
+bool openMpiJobOnOneNode();
+/// Before MPI starts: Open MPI's default point-to-point layer (UCX) spends about 0.2 s of every process's MPI_Init
+/// probing network devices. A process no launcher started (an Open MPI singleton) never uses one, and neither does a
+/// job whose ranks all run on one node (openMpiJobOnOneNode): for those, and only if the user has not chosen a layer
+/// (OMPI_MCA_pml unset), this selects the ob1 layer (self and shared memory), which starts in a fraction of that.
+/// Every rank of a one-node job makes the same choice, as they must. Jobs across nodes, and launchers other than
+/// Open MPI's, are left alone: a cluster wants its fabric. Returns true if it set the choice (other MPI
+/// implementations ignore the variable).
+bool preferSharedMemoryMpiTransport();
 
 /// Open MPI's singleton start-up without its daemon, for a process no launcher started (bench/README.md, start-up).
 /// A singleton's MPI_Init forks an orted daemon, so that MPI_Comm_spawn could work later; fpdp never spawns, and

@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   petscArgv.push_back(nullptr);
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
   char** pargv = petscArgv.data();
-  fpdp::app::preferLightSingletonMpiStartup();
+  fpdp::app::preferSharedMemoryMpiTransport();
   fpdp::app::LightSingletonStartup singleton;  // outlives PetscFinalize: it removes its directory afterwards
   if (PetscInitialize(&petscArgc, &pargv, nullptr, nullptr) != 0) {
     std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");

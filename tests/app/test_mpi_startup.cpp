@@ -1,6 +1,6 @@
 // The singleton start-up choices (app/PetscConfiguration.hpp): a process no launcher started selects Open MPI's ob1
-// point-to-point layer, unless the user chose one, and starts as an isolated singleton with a private session
-// directory, which it removes; launched processes are left alone. End to end: serial runs that overlap, one of them
+// point-to-point layer, unless the user chose one, as do the ranks of a job on one node, and starts as an isolated
+// singleton with a private session directory, which it removes; launched processes keep their start-up. End to end: serial runs that overlap, one of them
 // writing a checkpoint file through MPI-IO at every output step, do not disturb each other.
 #define BOOST_TEST_MODULE app_mpi_startup
 #include <boost/test/unit_test.hpp>
@@ -24,6 +24,7 @@ const char* const kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WOR
 /// Clears the variables the choices depend on (ctest starts this test without a launcher).
 void clearEnvironment() {
   for (const char* name : kLauncherVariables) unsetenv(name);
+  unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   unsetenv("OMPI_MCA_pml");
   unsetenv("OMPI_MCA_ess_singleton_isolated");
   unsetenv("OMPI_MCA_orte_tmpdir_base");
@@ -45,14 +46,14 @@ std::string pml() {
 BOOST_AUTO_TEST_CASE(a_singleton_selects_ob1) {
   clearEnvironment();
   BOOST_TEST(!fpdp::app::launchedByMpiLauncher());
-  BOOST_TEST(fpdp::app::preferLightSingletonMpiStartup());
+  BOOST_TEST(fpdp::app::preferSharedMemoryMpiTransport());
   BOOST_TEST(pml() == "ob1");
 }
 
 BOOST_AUTO_TEST_CASE(the_users_choice_is_kept) {
   clearEnvironment();
   setenv("OMPI_MCA_pml", "ucx", 1);
-  BOOST_TEST(!fpdp::app::preferLightSingletonMpiStartup());
+  BOOST_TEST(!fpdp::app::preferSharedMemoryMpiTransport());
   BOOST_TEST(pml() == "ucx");
 }
 
@@ -62,10 +63,43 @@ BOOST_AUTO_TEST_CASE(launched_ranks_are_left_alone) {
       clearEnvironment();
       setenv(name, "0", 1);
       BOOST_TEST(fpdp::app::launchedByMpiLauncher());
-      BOOST_TEST(!fpdp::app::preferLightSingletonMpiStartup());
+      BOOST_TEST(!fpdp::app::preferSharedMemoryMpiTransport());
       BOOST_TEST(pml() == "(unset)");
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_job_on_one_node_selects_ob1_and_a_job_across_nodes_is_left_alone) {
+  // What Open MPI's mpiexec puts in each rank's environment: every rank of a one-node job sees local size = size.
+  const auto launched = [](const char* size, const char* localSize, const char* rank) {
+    clearEnvironment();
+    setenv("OMPI_COMM_WORLD_SIZE", size, 1);
+    if (localSize) setenv("OMPI_COMM_WORLD_LOCAL_SIZE", localSize, 1);
+    setenv("OMPI_COMM_WORLD_RANK", rank, 1);
+  };
+  for (const char* rank : {"0", "1"}) {
+    launched("2", "2", rank);
+    BOOST_TEST(fpdp::app::openMpiJobOnOneNode());
+    BOOST_TEST(fpdp::app::preferSharedMemoryMpiTransport());
+    BOOST_TEST(pml() == "ob1");
+  }
+  launched("2", "2", "0");  // the user's choice, also on one node
+  setenv("OMPI_MCA_pml", "ucx", 1);
+  BOOST_TEST(!fpdp::app::preferSharedMemoryMpiTransport());
+  BOOST_TEST(pml() == "ucx");
+  for (const char* localSize : {"2", "1"}) {  // 4 ranks, 2 (or 1) on this node: across nodes
+    launched("4", localSize, "0");
+    BOOST_TEST(!fpdp::app::openMpiJobOnOneNode());
+    BOOST_TEST(!fpdp::app::preferSharedMemoryMpiTransport());
+    BOOST_TEST(pml() == "(unset)");
+  }
+  for (const char* localSize : {static_cast<const char*>(nullptr), "", "2x", "-2"}) {  // no usable local size
+    launched("2", localSize, "0");
+    BOOST_TEST(!fpdp::app::openMpiJobOnOneNode());
+    BOOST_TEST(!fpdp::app::preferSharedMemoryMpiTransport());
+    BOOST_TEST(pml() == "(unset)");
+  }
+  clearEnvironment();
 }
 
 BOOST_AUTO_TEST_CASE(a_singleton_starts_isolated_in_a_private_directory_it_removes) {

@@ -19,8 +19,9 @@ namespace {
 /// The integrator's name in checkpoints (IntegratorState::tsType) and in describe().
 constexpr const char* kTsTypeName = "exponential";
 
-/// Terms per pass of the stencil path (ClenshawWavefront). kDefaultClenshawDepth: the fastest measured for the OU
-/// benchmark at 256^2 and 1024^2 on one and two ranks (bench/README.md, eleventh session).
+/// Terms per pass of the stencil path (ClenshawWavefront). kDefaultClenshawDepth: the fastest on two ranks for the OU
+/// benchmark at 1024^2 and within 6 % of depth 16 on one (bench/README.md, issue 9, the depths measured in the
+/// thirteenth session: 1024^2 on 1 / 2 ranks, depth 8 3.17 / 1.79 s, depth 16 2.99 / 2.01 s; no effect at 256^2).
 constexpr int kDefaultClenshawDepth = 8;
 
 /// -fpdp_clenshaw_depth N: terms per pass, 1 .. ClenshawWavefront::kMaxDepth (1: one term at a time).

@@ -1,5 +1,7 @@
 #include "meshes/DistributedBoxMesh.hpp"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace fpdp::meshes {
@@ -70,13 +72,20 @@ VecHandle DistributedBoxMesh::createScalarVector() const {
   return v;
 }
 
-std::vector<double> localValues(Vec v) {
+void copyLocalValues(Vec v, double* out) {
   PetscInt n;
   const PetscScalar* a;
   FPDP_PETSC(VecGetLocalSize(v, &n));
   FPDP_PETSC(VecGetArrayRead(v, &a));
-  std::vector<double> out(a, a + n);
+  std::copy(a, a + n, out);
   FPDP_PETSC(VecRestoreArrayRead(v, &a));
+}
+
+std::vector<double> localValues(Vec v) {
+  PetscInt n;
+  FPDP_PETSC(VecGetLocalSize(v, &n));
+  std::vector<double> out(static_cast<std::size_t>(n));
+  copyLocalValues(v, out.data());
   return out;
 }
 

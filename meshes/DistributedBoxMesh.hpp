@@ -24,6 +24,8 @@ using MatHandle = PetscHandle<Mat, MatDestroy>;
 
 /// A copy of this rank's values of v (its local array).
 std::vector<double> localValues(Vec v);
+/// The same into out, which must hold v's local size.
+void copyLocalValues(Vec v, double* out);
 
 /// Index range owned by this rank along each axis: [start[a], start[a] + count[a]).
 struct OwnedBlock {

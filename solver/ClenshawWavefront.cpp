@@ -151,10 +151,7 @@ ClenshawWavefront::ClenshawWavefront(const StencilOperator& op, DM dm, int depth
     FPDP_PETSC(VecRestoreArray(global, &g));
     FPDP_PETSC(DMGlobalToLocalBegin(deep_, global, INSERT_VALUES, x_));
     FPDP_PETSC(DMGlobalToLocalEnd(deep_, global, INSERT_VALUES, x_));
-    const PetscScalar* l;
-    FPDP_PETSC(VecGetArrayRead(x_, &l));
-    std::copy(l, l + ghostedValues, ghostedCoefficients_[static_cast<std::size_t>(o)]);
-    FPDP_PETSC(VecRestoreArrayRead(x_, &l));
+    meshes::copyLocalValues(x_, ghostedCoefficients_[static_cast<std::size_t>(o)]);
     coefficients_[static_cast<std::size_t>(o)] = ghostedCoefficients_[static_cast<std::size_t>(o)];
   }
 }

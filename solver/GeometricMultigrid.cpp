@@ -141,7 +141,7 @@ PetscErrorCode smootherSetUp(PC pc) {
     name += share;
   }
   PetscCall(PCShellSetName(pc, name.c_str()));
-  if (s->op.empty()) {
+  if (s->op.empty() && !s->midSweepExchange) {  // with the exchange, smootherSweeps calls MatSOR itself
     if (!s->fallback) {
       PetscCall(PCCreate(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), s->fallback.out()));
       PetscCall(PCSetType(s->fallback, PCSOR));
@@ -196,17 +196,15 @@ PetscErrorCode smootherSweeps(PC pc, Vec b, Vec x, PetscInt its, PetscBool guess
     }
     PetscScalar *xl, *xx;
     PetscCall(VecGetArray(s->ghosted, &xl));
+    s->op.gaussSeidelSweep(xl, bb, /*backward=*/false, zero);
     if (s->midSweepExchange) {
-      s->op.gaussSeidelSweep(xl, bb, /*backward=*/false, zero);
-      PetscCall(VecRestoreArray(s->ghosted, &xl));
       // The backward half reads the neighbours' values of the forward half (the owned parts of their local vectors).
+      PetscCall(VecRestoreArray(s->ghosted, &xl));
       PetscCall(DMLocalToLocalBegin(s->levelDm, s->ghosted, INSERT_VALUES, s->ghosted));
       PetscCall(DMLocalToLocalEnd(s->levelDm, s->ghosted, INSERT_VALUES, s->ghosted));
       PetscCall(VecGetArray(s->ghosted, &xl));
-      s->op.gaussSeidelSweep(xl, bb, /*backward=*/true, false);
-    } else {
-      s->op.symmetricGaussSeidel(xl, bb, zero);
     }
+    s->op.gaussSeidelSweep(xl, bb, /*backward=*/true, false);
     PetscCall(VecGetArray(x, &xx));
     s->op.copyOwned(xl, xx);
     PetscCall(VecRestoreArray(x, &xx));

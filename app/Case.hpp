@@ -136,7 +136,7 @@ struct SamplerSpec {                  // [sampler]: fpdp sample only
   double auditDelta = 1e-3;
 };
 
-struct FaultsSpec {                   // [faults]: which numerical faults stop a run (app/NumericalFaults.hpp)
+struct FaultsSpec {                   // [faults]: which numerical faults stop a run (app/observers/NumericalFaults.hpp)
   std::vector<std::string> stopOn{"non_finite", "negative_mass", "wall_mass"};
   double negativeMassTolerance = 1e-6;  // negative mass / mass of a density
   double wallMassTolerance = 1e-3;      // density at the walls / peak density (or mass beyond the box / mass)

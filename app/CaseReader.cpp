@@ -450,7 +450,7 @@ private:
 
   // ---- pass 2: values, table by table ----
 
-  // [faults]: the names of the faults that stop a run and the two tolerances (app/NumericalFaults.hpp).
+  // [faults]: the names of the faults that stop a run and the two tolerances (app/observers/NumericalFaults.hpp).
   void readFaults(Case& c) const {
     const Parameter& stopOn = parameter("faults", "stop_on");
     const toml::node& stopNode = required(stopOn);
@@ -1204,7 +1204,7 @@ private:
     readFunctionalGrids(c);
   }
 
-  // The hockey-stick eps grid and the privacy-loss bins (solver/Divergences.hpp).
+  // The hockey-stick eps grid and the privacy-loss bins (solver/functionals/Divergences.hpp).
   void readFunctionalGrids(Case& c) const {
     constexpr double kMaxEpsPoints = 100000;
     const Parameter& maxParameter = parameter("divergence", "hockey_stick_eps_max");
@@ -1264,7 +1264,7 @@ private:
     c.privacy.deltaGrid = grid;
   }
 
-  // solver.ts_type = "exponential" (solver/ExponentialEvolution.hpp) on a case it cannot run (exponentialObstacle):
+  // solver.ts_type = "exponential" (solver/propagation/ExponentialEvolution.hpp) on a case it cannot run (exponentialObstacle):
   // the error names the key in the way. (A -ts_type on the command line is checked when the run builds its operator.)
   void checkExponentialApplies(const Case& c) const {
     const auto obstacle = exponentialObstacle(c);

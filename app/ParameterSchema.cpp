@@ -305,7 +305,7 @@ constexpr Parameter kParameters[] = {
     {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "a number in (0, 0.5)", "",
      "delta at which the membership-inference audit bounds eps from below."},
 
-    // [faults] (app/NumericalFaults.hpp, docs/faults.md)
+    // [faults] (app/observers/NumericalFaults.hpp, docs/faults.md)
     {"faults", "stop_on", "array of strings", "—", Presence::Default, R"(["non_finite", "negative_mass", "wall_mass"])",
      "distinct names among non_finite, negative_mass, wall_mass (possibly none: [])", "",
      "The faults that stop the run. non_finite: a NaN or Inf cell value in p or q. negative_mass: sum |c| max(-u_c, 0) "

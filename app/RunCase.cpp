@@ -18,13 +18,13 @@
 
 #include "app/Checkpoint.hpp"
 #include "app/ModelBuilding.hpp"
-#include "app/FunctionalsOutput.hpp"
+#include "app/observers/FunctionalsOutput.hpp"
 #include "app/NumberFormat.hpp"
-#include "app/NumericalFaults.hpp"
-#include "app/ParaViewOutput.hpp"
+#include "app/observers/NumericalFaults.hpp"
+#include "app/observers/ParaViewOutput.hpp"
 #include "app/PetscConfiguration.hpp"
-#include "app/PrivacyOutput.hpp"
-#include "app/RenyiRateOutput.hpp"
+#include "app/observers/PrivacyOutput.hpp"
+#include "app/observers/RenyiRateOutput.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
@@ -34,13 +34,13 @@
 #include "models/Loss.hpp"
 #include "models/LossConstants.hpp"
 #include "models/PrivacyBounds.hpp"
-#include "solver/DensityEvolution.hpp"
-#include "solver/ExponentialEvolution.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/LangevinDiscretisation.hpp"
-#include "solver/KlRate.hpp"
-#include "solver/NoisyGradientDescent.hpp"
-#include "solver/TracingDiffusion.hpp"
+#include "solver/propagation/DensityEvolution.hpp"
+#include "solver/propagation/ExponentialEvolution.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
+#include "solver/functionals/KlRate.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
+#include "solver/noisygd/TracingDiffusion.hpp"
 #include "validation/GaussianReference.hpp"
 #include "validation/NoisyGdReference.hpp"
 
@@ -197,7 +197,7 @@ int runCase(const Case& c, const RunOptions& options) {
       const std::string tsType = noisyGd ? std::string() : effectiveTsType(c);
       const std::string steppingType = tsType == kExponentialTsType ? "bdf" : tsType;  // "auto" may fall back
       if (!noisyGd && tsType == kExponentialTsType) {
-        // exp(T A) between output steps (solver/ExponentialEvolution.hpp, docs/scheme.md §3): needs an operator with
+        // exp(T A) between output steps (solver/propagation/ExponentialEvolution.hpp, docs/scheme.md §3): needs an operator with
         // detailed balance, which it measures.
         const auto weights = mesh.createVector();
         try {
@@ -347,7 +347,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (reference) exactCsv.emplace(workDir + "/exact.csv", exactColumns);
   }
   io::Hdf5Output h5(workDir + "/fpdp.h5", mesh, c.resolvedToml, solverDescription);
-  // The bounds of MATH.md §5 and the (eps, delta) figures of §7: bounds.csv, epsilon.csv (app/PrivacyOutput).
+  // The bounds of MATH.md §5 and the (eps, delta) figures of §7: bounds.csv, epsilon.csv (app/observers/PrivacyOutput).
   // S_g/n as stated in the case or computed for a replaced record; the measured gap for the instance variants.
   const std::optional<double> statedSg = c.loss.sensitivity ? c.loss.sensitivity : constants.sensitivity;
   PrivacyOutput privacy(c,
@@ -365,7 +365,7 @@ int runCase(const Case& c, const RunOptions& options) {
       orders, models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep),
       static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d), representation};
   // One set of point-value and log-ratio-gradient work vectors for the divergence and Rényi-rate functionals
-  // (solver/LogRatioWorkspace.hpp): each fills it inside its own evaluation.
+  // (solver/functionals/LogRatioWorkspace.hpp): each fills it inside its own evaluation.
   const auto logRatioWorkspace = std::make_shared<solver::LogRatioWorkspace>(mesh);
   const solver::DivergenceFunctionals divergences(mesh, functionalSettings, logRatioWorkspace);
   FunctionalsOutput functionalsOutput(workDir, rank, orders, functionalSettings.hockeyStickEps,
@@ -388,7 +388,7 @@ int runCase(const Case& c, const RunOptions& options) {
     klRate = std::make_unique<solver::KlRateFunctional>(mesh, gradientField(lossD, d), gradientField(lossDPrime, d),
                                                         c.noise.sigmaFor(false, d), c.noise.sigmaFor(true, d));
 
-  // The rate of R_alpha (MATH.md §4), Lemma 2 and the LSI constant: renyi_rate.csv (app/RenyiRateOutput,
+  // The rate of R_alpha (MATH.md §4), Lemma 2 and the LSI constant: renyi_rate.csv (app/observers/RenyiRateOutput,
   // docs/rate.md), for Langevin runs and for the tracing diffusions of noisy GD.
   std::optional<RenyiRateOutput> renyiRate;
   if (!noisyGd || c.noisyGd.tracing_substeps > 0)
@@ -423,7 +423,7 @@ int runCase(const Case& c, const RunOptions& options) {
     return noCheckpoints.empty() && step > 0 && step < steps && step % c.output.every == 0 &&
            (step / c.output.every) % c.output.checkpointEvery == 0;
   };
-  // Numerical faults at every step (app/NumericalFaults.hpp); its running figures go into checkpoints.
+  // Numerical faults at every step (app/observers/NumericalFaults.hpp); its running figures go into checkpoints.
   NumericalFaultMonitor faults(c.faults, mesh);
   auto writeCheckpoint = [&](long step, double t, Vec u) {
     io::CheckpointData ck;
@@ -489,7 +489,7 @@ int runCase(const Case& c, const RunOptions& options) {
   };
 
   auto observe = [&](long step, double t, Vec u) {
-    // Numerical faults at every step (app/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping here.
+    // Numerical faults at every step (app/observers/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping here.
     const WallFigures walls{!constrained, constrained && c.noisyGd.diffusion != "exact_convolution" ? largestWallMass
                                                                                                     : 0.0};
     if (faults.check(step, t, u, {outflowP.total(), outflowQ.total()}, walls)) {

@@ -20,7 +20,7 @@
 #include "app/CommandLine.hpp"
 #include "app/ModelBuilding.hpp"
 #include "app/NumberFormat.hpp"
-#include "app/PrivacyOutput.hpp"
+#include "app/observers/PrivacyOutput.hpp"
 #include "app/ValidationSuite.hpp"
 #include "io/CsvReader.hpp"
 #include "io/CsvTable.hpp"

@@ -1,4 +1,4 @@
-// Wall time of one output step's divergence functionals (solver/Divergences.hpp) on one rank: a 2-D pair of
+// Wall time of one output step's divergence functionals (solver/functionals/Divergences.hpp) on one rank: a 2-D pair of
 // Gaussians with unequal covariances (exact cell averages) on N^2 cells, with the dense dp_accounting order grid
 // (156 orders), the hockey-stick grid 0..10 by 0.05 and 1000-bin privacy-loss histograms; then the orders alone, and
 // the two orders of the default case. Target (issue 5): <= 50 ms per output step at 256^2 with ~150 orders.
@@ -15,7 +15,7 @@
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/Divergences.hpp"
+#include "solver/functionals/Divergences.hpp"
 
 using namespace fpdp;
 

@@ -5,7 +5,7 @@ every level runs in stencil form, instead of the 21-point Galerkin products of t
 One field of the benchmark problem (2-D OU, Scharfetter-Gummel fluxes, D = 0.25, drift towards (1, 0.5), box
 [-6, 6]^2, no-flux walls), J = a I - A with a = 150 (BDF2 at dt = 0.01). V(1,1) cycles with one symmetric
 Gauss-Seidel sweep per level and direction, cell-centred bilinear prolongation P1 and restriction P1^T (as
-solver/GeometricMultigrid.cpp), levels down to 8 cells per axis, a direct solve on the coarsest; right-hand side
+solver/propagation/GeometricMultigrid.cpp), levels down to 8 cells per axis, a direct solve on the coarsest; right-hand side
 random (seed 1), zero start. Coarse operators:
   galerkin  P1^T J P1 (what fpdp uses);
   S (a number)  star operators from piecewise-constant aggregation, P0^T A P0 with the couplings scaled by S and a

@@ -38,8 +38,8 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/DensityEvolution.hpp"
-#include "solver/LangevinDiscretisation.hpp"
+#include "solver/propagation/DensityEvolution.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 
 using namespace fpdp;
 

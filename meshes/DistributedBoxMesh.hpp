@@ -1,7 +1,7 @@
 #pragma once
 // A BoxMesh distributed over MPI ranks with a PETSc DMDA (`fields` unknowns per cell, interlaced; stencil of width 1,
 // star (face neighbours) by default or box (face, edge and corner neighbours, needed by the mixed derivatives of a
-// full diffusion matrix, solver/FokkerPlanckOperator.hpp); no periodicity: the walls are handled by the flux terms,
+// full diffusion matrix, solver/discretisation/FokkerPlanckOperator.hpp); no periodicity: the walls are handled by the flux terms,
 // which simply omit the wall faces).
 // The fields are uncoupled in space (each couples only to itself in neighbouring cells), which the DMDA is told
 // so that matrices hold no blocks that are always zero.

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <optional>
 
-#include "solver/LangevinDiscretisation.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 
 namespace fpdp::validation {
 

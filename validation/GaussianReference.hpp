@@ -13,7 +13,7 @@
 #include "validation/CellErrors.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/LangevinDiscretisation.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 
 namespace fpdp::validation {
 

@@ -40,7 +40,7 @@
 #include "meshes/BoxMesh.hpp"
 #include "models/ConstraintSet.hpp"
 #include "models/Loss.hpp"
-#include "solver/ConstraintProjection.hpp"
+#include "solver/noisygd/ConstraintProjection.hpp"
 
 namespace fpdp::validation {
 

@@ -46,7 +46,7 @@
 //    with probability >= 1 - gamma. The exact eps(delta) is the root of the hockey-stick curve
 //    delta(eps) = sum_i max(P_i - e^eps Q_i, 0) (MATH.md §3), the larger of the orders (p||q) and (q||p): computed
 //    here from the bin masses directly, boundary bins included (the functionals' hockey-stick API is not on this
-//    branch; once solver/Divergences has it, it must be given the boundary bins as SingularMasses too).
+//    branch; once solver/functionals/Divergences has it, it must be given the boundary bins as SingularMasses too).
 #include <cstdint>
 #include <vector>
 

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(langevin_bdf2_restart_is_bit_identical) {
   checkRestartIsExact("langevin-1d.toml", 40, 1, {"-ts_type", "bdf"});  // constant-step BDF2 (history of 2 solutions)
 }
 
-// BiCGStab with the in-place ILU(0) (solver/DensityEvolution.cpp, enableInPlaceIlu): the continued run builds its
+// BiCGStab with the in-place ILU(0) (solver/propagation/DensityEvolution.cpp, enableInPlaceIlu): the continued run builds its
 // preconditioner at the first step again, with the same constant-step shift as the uninterrupted run.
 BOOST_AUTO_TEST_CASE(langevin_bdf2_in_place_ilu_restart_is_bit_identical) {
   checkRestartIsExact("langevin-1d.toml", 40, 1, {"-ts_type", "bdf", "-ksp_type", "bcgs", "-pc_type", "ilu"});

@@ -22,7 +22,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 // MATH.md §6: hockey-stick curve of N(mu, 1) against N(0, 1) (equal covariances, mu^2 = dm^T S^-1 dm).
-// (A test oracle kept here: the functionals' own closed-form oracle lives with solver/Divergences' tests.)
+// (A test oracle kept here: the functionals' own closed-form oracle lives with solver/functionals/Divergences' tests.)
 double gaussianDelta(double mu, double eps) { return Phi(-eps / mu + mu / 2.0) - std::exp(eps) * Phi(-eps / mu - mu / 2.0); }
 
 // The smallest eps with gaussianDelta(mu, eps) <= delta, by bisection (the curve is decreasing).

@@ -7,7 +7,7 @@
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/Divergences.hpp"
+#include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::testing {
 

@@ -6,9 +6,9 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/DensityEvolution.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/LangevinDiscretisation.hpp"
+#include "solver/propagation/DensityEvolution.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 #include "validation/GaussianReference.hpp"
 
 namespace fpdp::testing {

@@ -10,7 +10,7 @@
 #include "models/ConstraintSet.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/NoisyGradientDescent.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
 
 namespace projected_gd {
 

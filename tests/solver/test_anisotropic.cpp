@@ -1,6 +1,6 @@
 // Full-tensor (anisotropic, unequal) diffusion: d_t p = div(p grad L_D) + div(Sigma grad p) and the same for q with
 // Sigma' (MATH.md §2.3), discretised by Scharfetter–Gummel for drift + Sigma_aa and the oriented mixed-derivative
-// fluxes of solver/AnisotropicDiffusion.hpp for Sigma_ab. Verified against the Ornstein–Uhlenbeck closed forms
+// fluxes of solver/discretisation/AnisotropicDiffusion.hpp for Sigma_ab. Verified against the Ornstein–Uhlenbeck closed forms
 // (MATH.md §6): exactness on quadratics, mass conservation on graded meshes, the positivity report, observed orders
 // of convergence in 2-D and 3-D (tables printed), graded meshes, and the FiPy anisotropic example.
 #define BOOST_TEST_MODULE solver_anisotropic

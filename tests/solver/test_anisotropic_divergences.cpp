@@ -15,7 +15,7 @@
 #include "TestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/Divergences.hpp"
+#include "solver/functionals/Divergences.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

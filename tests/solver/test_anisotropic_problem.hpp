@@ -1,6 +1,6 @@
 #pragma once
 // Anisotropic, unequal-noise Ornstein–Uhlenbeck problems built directly, for the tests of the full-tensor diffusion
-// (solver/AnisotropicDiffusion.hpp) and of the infinite-divergence detection (solver/Divergences.hpp):
+// (solver/discretisation/AnisotropicDiffusion.hpp) and of the infinite-divergence detection (solver/functionals/Divergences.hpp):
 //   d_t p = div(p lambda (theta - c_p)) + div(Sigma grad p),   d_t q = div(q lambda (theta - c_q)) + div(Sigma' grad q),
 // p_0 = q_0 = N(m_0, C_0); exact laws from models::ornsteinUhlenbeckLaw (MATH.md §6) via GaussianReference.
 #include <cmath>
@@ -14,9 +14,9 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/DensityEvolution.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/LangevinDiscretisation.hpp"
+#include "solver/propagation/DensityEvolution.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 #include "validation/GaussianReference.hpp"
 
 namespace fpdp::testing {

@@ -1,4 +1,4 @@
-// The chapman_kolmogorov noisy-GD route (solver/ChapmanKolmogorovQuadrature.hpp, docs/noisy-gd.md §7) against the
+// The chapman_kolmogorov noisy-GD route (solver/noisygd/ChapmanKolmogorovQuadrature.hpp, docs/noisy-gd.md §7) against the
 // exact Gaussian recursion of MATH.md §6 for the quadratic loss: per axis m <- c m + eta lambda xbar,
 // v <- c^2 v + 2 eta Sigma_aa (c = 1 - eta lambda), equal covariances for p and q, R_alpha = alpha sum_a dm_a^2/(2 v_a).
 // The midpoint rule on the cell centres converges spectrally: measured errors fall by orders of magnitude per
@@ -14,8 +14,8 @@
 
 #include "PetscFixture.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/NoisyGradientDescent.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

@@ -1,4 +1,4 @@
-// The divergence functionals of MATH.md §3 beyond R_alpha/KL/TV (solver/Divergences.hpp): d R_alpha/d alpha,
+// The divergence functionals of MATH.md §3 beyond R_alpha/KL/TV (solver/functionals/Divergences.hpp): d R_alpha/d alpha,
 // E_alpha, the Rényi information I_alpha/E_alpha and I_alpha^Sigma/E_alpha, the hockey-stick curve delta(eps) both
 // ways, and the privacy-loss histograms, against the closed forms of MATH.md §6 (models/GaussianFunctionals.hpp) for
 // Gaussians with equal and unequal covariances in 1-D and 2-D. Densities: exact cell averages through the

@@ -1,4 +1,4 @@
-// Parallel = serial for the divergence functionals (solver/Divergences.hpp): the same exact cell averages of a 2-D
+// Parallel = serial for the divergence functionals (solver/functionals/Divergences.hpp): the same exact cell averages of a 2-D
 // unequal-covariance pair, evaluated on all ranks of PETSC_COMM_WORLD and, on every rank, alone on PETSC_COMM_SELF.
 // d R/d alpha, E_alpha, the information ratios (whose gradients read ghost cells across the rank boundary), the
 // hockey-stick curves and the privacy-loss histograms must agree to 1e-12 relative (sums in a different order), the

@@ -8,9 +8,9 @@
 
 #include "PetscFixture.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/FaceFluxScheme.hpp"
-#include "solver/StableFunctions.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/discretisation/FaceFluxScheme.hpp"
+#include "solver/numerics/StableFunctions.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

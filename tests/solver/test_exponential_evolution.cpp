@@ -1,4 +1,4 @@
-// ExponentialEvolution (solver/ExponentialEvolution.hpp, docs/scheme.md §3): the Chebyshev coefficients against the
+// ExponentialEvolution (solver/propagation/ExponentialEvolution.hpp, docs/scheme.md §3): the Chebyshev coefficients against the
 // library's Bessel functions; exp(T A) u against the exact matrix exponential of small operators (dense
 // eigen-decomposition of the symmetrised operator); the detailed-balance check accepting the Scharfetter–Gummel
 // operator and refusing a perturbed one; the observed steps, early stop, restart; 2 ranks equal 1 rank.
@@ -14,7 +14,7 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
-#include "solver/ExponentialEvolution.hpp"
+#include "solver/propagation/ExponentialEvolution.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

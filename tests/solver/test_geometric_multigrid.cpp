@@ -1,4 +1,4 @@
-// Geometric multigrid (solver/GeometricMultigrid.hpp, pc_type = "mg"): the level count, and the time evolution
+// Geometric multigrid (solver/propagation/GeometricMultigrid.hpp, pc_type = "mg"): the level count, and the time evolution
 // with GMRES + multigrid on all ranks equal to the one with LU on one rank (the same discrete problem, solved by a
 // different linear solver). Registered with RANKS 2, so the multigrid run is also the parallel one.
 #define BOOST_TEST_MODULE solver_geometric_multigrid
@@ -12,7 +12,7 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
-#include "solver/GeometricMultigrid.hpp"
+#include "solver/propagation/GeometricMultigrid.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

@@ -9,7 +9,7 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
-#include "solver/KlRate.hpp"
+#include "solver/functionals/KlRate.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

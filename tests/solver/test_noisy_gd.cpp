@@ -13,8 +13,8 @@
 #include "TestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/NoisyGradientDescent.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

@@ -1,5 +1,5 @@
 // Projected noisy gradient descent (MATH.md §2.1): p_{k+1} = Pi_C # ((T_D # p_k) * N(0, 2 eta Sigma)) with the mass
-// Pi_C puts on the boundary of C kept as boundary bins (solver/ConstraintProjection.hpp, docs/noisy-gd.md §6).
+// Pi_C puts on the boundary of C kept as boundary bins (solver/noisygd/ConstraintProjection.hpp, docs/noisy-gd.md §6).
 // Checked: one step in 1-D against the closed form (normal tail probabilities and Gaussian cell averages), mass
 // conservation (cells + bins) over many steps, the bins and the interior against direct sampling of the projected
 // recursion in 1-D and 2-D (box and ball), and that the divergences see the bins.
@@ -15,8 +15,8 @@
 #include "PetscFixture.hpp"
 #include "TestSupport.hpp"
 #include "ProjectedGd.hpp"
-#include "solver/ConstraintProjection.hpp"
-#include "solver/Divergences.hpp"
+#include "solver/noisygd/ConstraintProjection.hpp"
+#include "solver/functionals/Divergences.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

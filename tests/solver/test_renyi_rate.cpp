@@ -1,4 +1,4 @@
-// The rate of R_alpha (MATH.md §4; solver/RenyiRate.hpp, docs/rate.md):
+// The rate of R_alpha (MATH.md §4; solver/functionals/RenyiRate.hpp, docs/rate.md):
 //   (a) the identity by quadrature on computed OU densities against the analytic d R_alpha/dt of the closed form
 //       (MATH.md §6), with its observed order under mesh refinement (1-D and 2-D);
 //   (b) the identity against the finite difference of the computed R_alpha: the gap shrinks under joint refinement of
@@ -19,10 +19,10 @@
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
 #include "models/GaussianFunctionals.hpp"
-#include "solver/NoisyGradientDescent.hpp"
-#include "solver/LogRatioWorkspace.hpp"
-#include "solver/RenyiRate.hpp"
-#include "solver/TracingDiffusion.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
+#include "solver/functionals/LogRatioWorkspace.hpp"
+#include "solver/functionals/RenyiRate.hpp"
+#include "solver/noisygd/TracingDiffusion.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

@@ -1,4 +1,4 @@
-// Parallel = serial for the Rényi rate functional (solver/RenyiRate.hpp): the exact cell averages of a 2-D Gaussian
+// Parallel = serial for the Rényi rate functional (solver/functionals/RenyiRate.hpp): the exact cell averages of a 2-D Gaussian
 // pair and a position-dependent drift gap, evaluated on all ranks of PETSC_COMM_WORLD and, on every rank, alone on
 // PETSC_COMM_SELF. I/E (both forms), the cross term, the identity's rate, the measured gap and the excluded share must
 // agree to 1e-12 relative (sums in a different order; the gradients read ghost cells across the rank boundary).
@@ -12,7 +12,7 @@
 #include "PetscFixture.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/RenyiRate.hpp"
+#include "solver/functionals/RenyiRate.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

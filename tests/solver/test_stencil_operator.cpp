@@ -1,4 +1,4 @@
-// StencilOperator (solver/StencilOperator.hpp): its residual and symmetric Gauss–Seidel sweep, and ClenshawWavefront's
+// StencilOperator (solver/discretisation/StencilOperator.hpp): its residual and symmetric Gauss–Seidel sweep, and ClenshawWavefront's
 // recurrence at several depths (the same bits at every depth), equal PETSc's MatResidual, MatMult and MatSOR (SOR_LOCAL_SYMMETRIC_SWEEP, omega 1, zero and nonzero initial guess) on
 // the shifted Scharfetter–Gummel operator J = a I - A of the OU problem, in 1-D, 2-D and 3-D, on one rank (global
 // arrays used directly) and on two (ghost exchange, owned values copied back); build() refuses a matrix that is
@@ -20,9 +20,9 @@
 
 #include "OuProblem.hpp"
 #include "PetscFixture.hpp"
-#include "solver/ClenshawWavefront.hpp"
-#include "solver/ExponentialEvolution.hpp"
-#include "solver/StencilOperator.hpp"
+#include "solver/propagation/ClenshawWavefront.hpp"
+#include "solver/propagation/ExponentialEvolution.hpp"
+#include "solver/discretisation/StencilOperator.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 
@@ -328,7 +328,7 @@ BOOST_AUTO_TEST_CASE(built_from_the_rows_refuses_cross_diffusion_and_fourth_orde
 
 namespace {
 // The stencil's norms and detailed-balance defect against MatNorm and detailedBalanceDefect of the assembled matrix
-// (solver/ExponentialEvolution.hpp): to the last bit on one rank, to round-off on several (PETSc sums the
+// (solver/propagation/ExponentialEvolution.hpp): to the last bit on one rank, to round-off on several (PETSc sums the
 // off-process block apart); and a broken pair found alike.
 void checkNormsAndDefect(MPI_Comm comm, int dim, int cells) {
   const testing::OuSetup s = testing::distinctCentresSetup(dim, cells);

@@ -19,11 +19,11 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/GaussianConvolution.hpp"
-#include "solver/NoisyGradientDescent.hpp"
-#include "solver/PushForward.hpp"
-#include "solver/TracingDiffusion.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/noisygd/GaussianConvolution.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
+#include "solver/noisygd/PushForward.hpp"
+#include "solver/noisygd/TracingDiffusion.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
 

@@ -4,7 +4,7 @@
 //   - projected (box) noisy GD after one step from a narrow Gaussian: the boundary atoms are normal tail
 //     probabilities and every bin (cells, faces, edges, corners) has a closed-form mass: L1 band and chi-square;
 //   - logistic loss: histograms, divergence estimates and the membership-inference audit against the solver run
-//     in-process (solver/NoisyGradientDescent, as tests/solver/test_noisy_gd.cpp), tolerances from the sample size;
+//     in-process (solver/noisygd/NoisyGradientDescent, as tests/solver/test_noisy_gd.cpp), tolerances from the sample size;
 //   - the same seed gives bit-identical results on 1, 2 and 3 threads.
 // Every tolerance is a quantile at a stated level gamma, Bonferroni-corrected over the checks of a test case.
 #define BOOST_TEST_MODULE validation_sampler
@@ -18,9 +18,9 @@
 #include "SamplerTestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
-#include "solver/ConstraintProjection.hpp"
-#include "solver/Divergences.hpp"
-#include "solver/NoisyGradientDescent.hpp"
+#include "solver/noisygd/ConstraintProjection.hpp"
+#include "solver/functionals/Divergences.hpp"
+#include "solver/noisygd/NoisyGradientDescent.hpp"
 #include "validation/NoisyGdReference.hpp"
 #include "validation/SampleAgreement.hpp"
 

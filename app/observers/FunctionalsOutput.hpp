@@ -1,0 +1,50 @@
+#pragma once
+// Output of the divergence functionals beyond divergence.csv (docs/output.md): renyi.csv (long format, one row per
+// output step and order: R_alpha, its status, d R/d alpha, E_alpha, the Rényi information), hockey_stick.csv (one
+// row per output step and eps: delta(eps) both ways), and the groups /renyi, /hockey_stick and /privacy_loss of
+// fpdp.h5 (the same numbers as arrays over (step, order), (step, eps), (step, bin)). CSV rows are written (and
+// flushed) by rank 0 as the run goes; the HDF5 arrays at the end.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/CheckpointFile.hpp"
+#include "io/CsvTable.hpp"
+#include "io/Hdf5Output.hpp"
+#include "solver/functionals/Divergences.hpp"
+
+namespace fpdp::app {
+
+class FunctionalsOutput {
+public:
+  /// directory: where the CSV files go; rank 0 writes them.
+  FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders, std::vector<double> eps,
+                    int privacyLossBins);
+  /// One output step.
+  void add(long step, double t, const solver::DivergenceValues& v);
+  /// Writes the /renyi, /hockey_stick and /privacy_loss groups (collective).
+  void writeHdf5(io::Hdf5Output& h5) const;
+  /// Closes the CSV files.
+  void close();
+  /// Checkpoint/restart (app/Checkpoint): the arrays accumulated so far.
+  void saveState(io::CheckpointData& ck) const;
+  void restoreState(const io::CheckpointData& ck, std::size_t outputSteps);
+
+private:
+  std::vector<double> orders_, eps_;
+  int bins_;
+  std::optional<io::CsvTable> renyiCsv_, hockeyCsv_;
+  std::vector<double> steps_, times_;
+  // Row-major [step][order] / [step][eps] / [step][bin] arrays for fpdp.h5.
+  struct Series {
+    std::string name;
+    std::vector<double> values;
+  };
+  std::vector<Series> perOrder_, perEps_, perStep_, perBin_;
+  Series& series(std::vector<Series>& list, const std::string& name);
+};
+
+/// renyi.csv's status code: 0 finite, 1 infinite_detected, 2 truncated_suspect, 3 noise_suspect.
+double renyiStatusCode(solver::RenyiStatus s);
+
+}  // namespace fpdp::app

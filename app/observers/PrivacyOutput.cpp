@@ -1,0 +1,338 @@
+// bounds.csv, bound_applicability.csv, epsilon.csv, /bounds and /epsilon in fpdp.h5, the summary's privacy tables and
+// the plots (docs/output.md). The formulas live in models/PrivacyBounds (MATH.md §5) and models/RdpConversion (§7).
+#include "app/observers/PrivacyOutput.hpp"
+
+#include "app/NumberFormat.hpp"
+#include "models/DivergenceGrids.hpp"
+
+#include <sys/wait.h>
+
+#include <Eigen/Eigenvalues>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "models/RdpConversion.hpp"
+
+#ifndef FPDP_PLOT_SCRIPT
+#error "FPDP_PLOT_SCRIPT (the path of scripts/plot-run) must be defined by the build"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace fpdp::app {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr models::GapKind kKinds[2] = {models::GapKind::WorstCase, models::GapKind::Measured};
+
+std::string stem(int item, models::GapKind kind) {
+  return "bound" + std::to_string(item) + (kind == models::GapKind::Measured ? "_measured_gap" : "");
+}
+
+std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
+
+std::optional<double> present(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+
+/// A computed R_alpha the (eps, delta) conversions leave out: a number that is not reliable (truncated by the box, so
+/// an underestimate, or resting on the scheme's noise floor) could give an eps below the truth. An infinite one is
+/// used (+inf: that order gives nothing).
+bool skippedByConversions(solver::RenyiStatus s) {
+  return s != solver::RenyiStatus::Finite && s != solver::RenyiStatus::InfiniteDetected;
+}
+
+/// The columns of epsilon.csv: eps_exact only where the run has hockey-stick curves (observe() at the first output
+/// step, and restoreState() for a continued run).
+std::vector<std::string> epsilonColumns(bool exactColumn) {
+  std::vector<std::string> columns{"step", "t", "delta"};
+  if (exactColumn) columns.push_back("eps_exact");
+  columns.insert(columns.end(), {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds) {
+      columns.push_back("eps_" + stem(item, kind) + "_mironov");
+      columns.push_back("eps_" + stem(item, kind) + "_cks");
+    }
+  return columns;
+}
+
+}  // namespace
+
+std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps) {
+  if (eps.empty() || v.hockeyStickPQ.size() != eps.size() || v.hockeyStickQP.size() != eps.size()) return std::nullopt;
+  return HockeyStickCurves{eps, v.hockeyStickPQ, v.hockeyStickQP};
+}
+
+double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta) {
+  return models::exactEpsilonOfPair(curves.eps, curves.deltaPQ, curves.deltaQP, delta);
+}
+
+models::BoundProblem boundProblem(const Case& c, const std::optional<double>& strongConvexity,
+                                  const std::optional<double>& smoothness, std::optional<double> worstCaseGap,
+                                  double measuredGap) {
+  const int d = c.mesh.dim;
+  models::BoundProblem p;
+  p.noisyGd = c.dynamics == "noisy_gd";
+  p.eta = p.noisyGd ? c.noisyGd.eta : 0.0;
+  p.strongConvexity = strongConvexity;
+  p.smoothness = smoothness;
+  p.quadraticLoss = c.loss.type == "quadratic";
+  p.quadraticLambda = p.quadraticLoss ? c.loss.lambda : 0.0;
+  p.clipped = p.noisyGd && c.noisyGd.clipNorm.has_value();
+  p.constrained = p.noisyGd && !c.noisyGd.constraintSet.isNone();
+  p.Sigma = c.noise.sigmaFor(false, d);
+  p.SigmaPrime = p.noisyGd ? p.Sigma : c.noise.sigmaFor(true, d);  // noisy GD: one noise for both (issue 3)
+  p.startCovariance = c.initial.covariance;
+  p.worstCaseGap = worstCaseGap;
+  p.measuredGap = measuredGap;
+  return p;
+}
+
+PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer)
+    : case_(c), bounds_(std::move(problem)),
+      hockeyStickEps_(models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep)),
+      directory_(directory), writer_(writer) {
+  for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
+  boundColumns_ = {"step", "t"};
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds)
+      for (const auto& o : c.divergence.orders) boundColumns_.push_back(stem(item, kind) + "_renyi_" + o.label);
+  for (auto kind : kKinds) {
+    boundColumns_.push_back(stem(9, kind) + "_kl");
+    boundColumns_.push_back(stem(9, kind) + "_tv");
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& info : models::PrivacyBounds::catalogue())
+    for (auto kind : kKinds) {
+      const auto& a = bounds_.applicability(info.item, kind);
+      rows.push_back({std::to_string(info.item), stem(info.item, kind), info.name,
+                      kind == models::GapKind::Measured ? "measured" : "S_g/n", a.applies ? "yes" : "no", a.reason,
+                      info.source, info.assumptions});
+    }
+  applicabilityText_ = io::textCsv(
+      {"item", "label", "name", "gap", "applies", "reason_or_qualification", "source", "assumptions"}, rows);
+  if (writer_) {
+    boundsCsv_.emplace(directory + "/bounds.csv", boundColumns_);
+    std::ofstream out(directory + "/bound_applicability.csv");
+    out << applicabilityText_;
+    if (!out) throw std::runtime_error("cannot write '" + directory + "/bound_applicability.csv'");
+  }
+}
+
+void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues& v) {
+  // bounds.csv
+  std::vector<double> row{static_cast<double>(step), t};
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds)
+      for (double a : orders_) row.push_back(bounds_.renyi(item, kind, a, step, t));
+  for (auto kind : kKinds) {
+    row.push_back(bounds_.kl(kind, step, t));
+    row.push_back(bounds_.tv(kind, step, t));
+  }
+  boundRows_.push_back(row);
+  if (boundsCsv_) {
+    std::vector<std::optional<double>> cells;
+    for (double x : row) cells.push_back(present(x));
+    boundsCsv_->addRowWithMissing(cells);
+  }
+
+  // epsilon.csv: the exact column exists iff the hockey-stick curves do.
+  const auto curves = hockeyStickCurves(v, hockeyStickEps_);
+  if (!epsilonOpened_) {
+    exactColumn_ = curves.has_value();
+    epsilonColumns_ = epsilonColumns(exactColumn_);
+    if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
+    epsilonOpened_ = true;
+  }
+  std::vector<std::vector<double>> boundRenyi;  // per (item, kind): R_alpha on the order grid
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds) {
+      std::vector<double> r;
+      for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
+      boundRenyi.push_back(r);
+    }
+  // The computed R_alpha the conversions may use: skipped orders enter as missing (NaN).
+  std::vector<double> usableRenyi = v.renyi;
+  for (std::size_t k = 0; k < usableRenyi.size(); ++k)
+    if (k < v.renyiStatus.size() && skippedByConversions(v.renyiStatus[k])) usableRenyi[k] = kNaN;
+  for (double delta : case_.privacy.deltaGrid) {
+    std::vector<double> e{static_cast<double>(step), t, delta};
+    if (exactColumn_) e.push_back(curves ? exactEpsilonAtDelta(*curves, delta) : kNaN);
+    const auto m = models::mironovEpsilon(orders_, usableRenyi, delta);
+    const auto k = models::cksEpsilon(orders_, usableRenyi, delta);
+    e.insert(e.end(), {m.epsilon, m.order, k.epsilon, k.order});
+    for (const auto& r : boundRenyi) {
+      const bool applies = !r.empty() && !std::isnan(r.front());
+      e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
+      e.push_back(applies ? models::cksEpsilon(orders_, r, delta).epsilon : kNaN);
+    }
+    epsilonRows_.push_back(e);
+    if (epsilonCsv_) {
+      std::vector<std::optional<double>> cells;
+      for (double x : e) cells.push_back(present(x));
+      epsilonCsv_->addRowWithMissing(cells);
+    }
+  }
+  lastStep_ = step;
+  lastT_ = t;
+  last_ = v;
+}
+
+void PrivacyOutput::saveState(io::CheckpointData& ck) const {
+  ck.putTable("/privacy/bound_rows", boundRows_, boundColumns_.size());
+  ck.putScalar("/privacy/epsilon_opened", epsilonOpened_ ? 1 : 0);
+  ck.putScalar("/privacy/exact_column", exactColumn_ ? 1 : 0);
+  ck.putTable("/privacy/epsilon_rows", epsilonRows_, epsilonOpened_ ? epsilonColumns_.size() : 0);
+}
+
+void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
+                                 std::size_t outputSteps) {
+  boundRows_ = ck.table("/privacy/bound_rows", boundColumns_.size(), outputSteps);
+  epsilonOpened_ = ck.integer("/privacy/epsilon_opened", 0, 1) == 1;
+  exactColumn_ = ck.integer("/privacy/exact_column", 0, 1) == 1;
+  if (epsilonOpened_ != (outputSteps > 0)) ck.fail("/privacy/epsilon_opened", "disagrees with the output steps");
+  if (exactColumn_ != hockeyStickCurves(v, hockeyStickEps_).has_value())
+    ck.fail("/privacy/exact_column", "disagrees with this run's hockey-stick curves");
+  // The columns as observe() makes them at the first output step.
+  epsilonColumns_ = epsilonColumns(exactColumn_);
+  epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
+                          outputSteps * case_.privacy.deltaGrid.size());
+  if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
+  lastStep_ = step;
+  lastT_ = t;
+  last_ = v;
+}
+
+void PrivacyOutput::writeHdf5(io::Hdf5Output& h5) const {
+  h5.writeTable("bounds", boundColumns_, boundRows_, {{"applicability", applicabilityText_}});
+  if (epsilonOpened_) h5.writeTable("epsilon", epsilonColumns_, epsilonRows_);
+}
+
+void PrivacyOutput::close() {
+  boundsCsv_.reset();
+  epsilonCsv_.reset();
+}
+
+void PrivacyOutput::summary(std::ostream& s) const {
+  if (lastStep_ < 0) return;
+  const auto& orderSpec = case_.divergence.orders;
+  const std::size_t shown = orderSpec.size() - 1;  // the last order of divergence.orders
+  const double alpha = orders_[shown];
+  char b[512];
+  s << "\n  bounds on R_" << orderSpec[shown].label
+    << " at the end (MATH.md §5; every order and step: bounds.csv; reasons: bound_applicability.csv)\n";
+  std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "computed", fmt(last_.renyi[shown]).c_str(), "");
+  s << b;
+  std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "bound", "with S_g/n", "with the measured gap");
+  s << b;
+  for (const auto& info : models::PrivacyBounds::catalogue()) {
+    std::string name = std::to_string(info.item) + " " + info.name;
+    std::string cells[2];
+    for (int k = 0; k < 2; ++k) {
+      const auto& a = bounds_.applicability(info.item, kKinds[k]);
+      if (!a.applies) {
+        cells[k] = "n/a";
+        continue;
+      }
+      const double val = info.item == 9 ? bounds_.kl(kKinds[k], lastStep_, lastT_)
+                                        : bounds_.renyi(info.item, kKinds[k], alpha, lastStep_, lastT_);
+      cells[k] = (info.item == 9 ? "KL <= " : "") + fmt(val);
+    }
+    std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", name.c_str(), cells[0].c_str(), cells[1].c_str());
+    s << b;
+    const auto& w = bounds_.applicability(info.item, kKinds[0]);
+    const auto& m = bounds_.applicability(info.item, kKinds[1]);
+    if (!w.applies && !m.applies && w.reason == m.reason)
+      s << "        not applicable: " << w.reason << "\n";
+    else {
+      if (!w.applies) s << "        S_g/n not applicable: " << w.reason << "\n";
+      if (!m.applies) s << "        measured gap not applicable: " << m.reason << "\n";
+    }
+  }
+  {
+    const auto& P = bounds_.problem();
+    if (P.strongConvexity && *P.strongConvexity > 0) {
+      s << "    LSI constants: CYS Lemma 5 c = lambda/(2 sigma^2) = " << fmt(*P.strongConvexity / (2 * bounds_.sigma2()))
+        << " (item 3); c* = " << fmt(models::sharpenedLsiConstant(P.noisyGd, *P.strongConvexity, bounds_.sigma2(), P.eta))
+        << " (item 2, docs/bounds.md §2; Lemma 5's factor 2 is conservative)\n";
+    }
+  }
+  if (bounds_.applicability(9, kKinds[1]).applies)
+    s << "    (TV <= sqrt(KL bound/2) = " << fmt(bounds_.tv(kKinds[1], lastStep_, lastT_))
+      << " with the measured gap; computed TV " << fmt(last_.tv) << ")\n";
+
+  // (eps, delta) at the user's delta, last output step.
+  const double delta = case_.privacy.delta;
+  const std::vector<double>* row = nullptr;
+  for (const auto& r : epsilonRows_)
+    if (static_cast<long>(r[0]) == lastStep_ && r[2] == delta) row = &r;
+  if (!row) return;
+  const std::size_t base = 3 + (exactColumn_ ? 1 : 0);
+  s << "\n  (eps, delta = " << fmt(delta, "%.3g") << ") at the end (MATH.md §7; every delta and step: epsilon.csv)\n";
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "", "Mironov", "Canonne-Kamath-Steinke");
+  s << b;
+  if (exactColumn_)
+    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ') << fmt((*row)[3]) << "\n";
+  else
+    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ')
+      << "not computed: the run has no hockey-stick curve (divergence.hockey_stick_eps_*)\n";
+  auto withOrder = [](double e, double a) { return fmt(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
+                withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());
+  s << b;
+  {
+    std::string skipped;
+    for (std::size_t k = 0; k < last_.renyiStatus.size() && k < orderSpec.size(); ++k)
+      if (skippedByConversions(last_.renyiStatus[k]))
+        skipped += (skipped.empty() ? "" : ", ") + orderSpec[k].label + " (" +
+                   solver::renyiStatusName(last_.renyiStatus[k]) + ")";
+    if (!skipped.empty()) s << "      orders skipped as not reliable (their eps could be too small): " << skipped << "\n";
+  }
+  std::size_t col = base + 4;
+  for (int item = 1; item <= 8; ++item)
+    for (auto kind : kKinds) {
+      const double mir = (*row)[col], cks = (*row)[col + 1];
+      col += 2;
+      if (std::isnan(mir) && std::isnan(cks)) continue;
+      const std::string name = "from bound " + std::to_string(item) + " " + models::PrivacyBounds::info(item).name +
+                               (kind == models::GapKind::Measured ? ", measured gap" : ", S_g/n");
+      std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
+      s << b;
+    }
+}
+
+std::string drawPlots(const std::string& directory) {
+  const fs::path script(FPDP_PLOT_SCRIPT);
+  std::error_code ec;
+  if (!fs::exists(script, ec))
+    return "the plotting script " + script.string() + " does not exist (source tree moved?); no plots were drawn";
+  const fs::path python("/usr/bin/python3");
+  if (!fs::exists(python, ec)) return "/usr/bin/python3 is missing; no plots were drawn (scripts/install-dependencies)";
+  auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  };
+  const std::string command = quote(python.string()) + " " + quote(script.string()) + " " + quote(directory) + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return "cannot start " + command;
+  std::string output;
+  std::array<char, 512> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
+  const int status = pclose(pipe);
+  if (status != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    // The last line of the script's output says what failed (e.g. ModuleNotFoundError: matplotlib).
+    std::string lastLine = output;
+    while (!lastLine.empty() && lastLine.back() == '\n') lastLine.pop_back();
+    if (const auto nl = lastLine.rfind('\n'); nl != std::string::npos) lastLine = lastLine.substr(nl + 1);
+    return "plotting failed (" + script.string() + " exit status " +
+           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + lastLine;
+  }
+  return "";
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,85 @@
+#pragma once
+// The privacy part of a run's output (docs/output.md): the bounds of MATH.md §5 at every output step (bounds.csv),
+// which of them apply and why not (bound_applicability.csv), the (eps, delta) figures of MATH.md §7 (epsilon.csv),
+// their HDF5 copies (/bounds, /epsilon), the summary's applicability and (eps, delta) tables, and the PNG plots
+// (scripts/plot-run). RunCase owns the run; this class owns these files.
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/Case.hpp"
+#include "io/CheckpointFile.hpp"
+#include "io/CsvTable.hpp"
+#include "io/Hdf5Output.hpp"
+#include "models/PrivacyBounds.hpp"
+#include "solver/functionals/Divergences.hpp"
+
+namespace fpdp::app {
+
+/// The hockey-stick curves delta(eps) of the pair in both directions on an eps grid (MATH.md §3).
+struct HockeyStickCurves {
+  std::vector<double> eps;      // increasing
+  std::vector<double> deltaPQ;  // int max(p - e^eps q, 0)
+  std::vector<double> deltaQP;  // int max(q - e^eps p, 0)
+};
+
+/// THE ONE PLACE where the exact eps column gets its data: the hockey-stick curves delta(eps) of the computed pair at
+/// an output step (solver::DivergenceValues::hockeyStickPQ/QP on the case's eps grid, models::uniformEpsGrid of
+/// divergence.hockey_stick_eps_max/step). nullopt when the run computed no curves (an empty grid).
+std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps);
+
+/// The exact eps at `delta` from the curves (models::exactEpsilonOfPair: both directions, the larger).
+double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta);
+
+/// The bounds' inputs for this case (constants, noise, start, gaps); worstCaseGap = S_g/n or nullopt.
+models::BoundProblem boundProblem(const Case& c, const std::optional<double>& strongConvexity,
+                                  const std::optional<double>& smoothness, std::optional<double> worstCaseGap,
+                                  double measuredGap);
+
+class PrivacyOutput {
+public:
+  /// Opens bounds.csv and epsilon.csv in `directory` and writes bound_applicability.csv (rank 0 only: `writer`).
+  PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer);
+
+  /// One output step: a bounds.csv row, and one epsilon.csv row per delta of the grid.
+  void observe(long step, double t, const solver::DivergenceValues& v);
+  /// Copies of the tables into fpdp.h5 (/bounds, /epsilon; collective).
+  void writeHdf5(io::Hdf5Output& h5) const;
+  /// Flushes and closes the CSV files.
+  void close();
+  /// The summary's lines: applicability of every bound and the (eps, delta) table at the last output step.
+  void summary(std::ostream& s) const;
+
+  const models::PrivacyBounds& bounds() const { return bounds_; }
+
+  /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
+  /// output step (recomputed from the restored state), which the summary reports if no later step comes.
+  void saveState(io::CheckpointData& ck) const;
+  void restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
+                    std::size_t outputSteps);
+
+private:
+  const Case& case_;
+  models::PrivacyBounds bounds_;
+  std::vector<double> orders_;
+  std::vector<double> hockeyStickEps_;  // the eps grid of the run's hockey-stick curves
+  std::vector<std::string> boundColumns_, epsilonColumns_;
+  std::vector<std::vector<double>> boundRows_, epsilonRows_;  // NaN where a value does not exist
+  std::optional<io::CsvTable> boundsCsv_, epsilonCsv_;
+  std::string applicabilityText_;
+  bool exactColumn_ = false;  // decided at the first output step (hockeyStickCurves available or not)
+  bool epsilonOpened_ = false;
+  std::string directory_;
+  bool writer_;
+  long lastStep_ = -1;
+  double lastT_ = 0.0;
+  solver::DivergenceValues last_;
+};
+
+/// Runs scripts/plot-run on `directory` (rank 0). Returns "" on success, else the warning to print: the script is
+/// missing, python3/matplotlib fail, or no PNG was produced.
+std::string drawPlots(const std::string& directory);
+
+}  // namespace fpdp::app

@@ -1,0 +1,591 @@
+#include "solver/discretisation/StencilOperator.hpp"
+
+#include "solver/discretisation/StencilKernels.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace fpdp::solver {
+
+namespace {
+// The shifts up to kReach cells per axis, numbered (sx + R) + W (sy + R) + W^2 (sz + R) with R = kReach,
+// W = 2 R + 1; arrays are allocated for the shifts that occur.
+constexpr int R = 1, W = 2 * R + 1, kShifts = W * W * W;
+int shiftIndex(int sx, int sy, int sz) { return (sx + R) + W * (sy + R) + W * W * (sz + R); }
+std::array<int, 3> shiftOf(int s) { return {s % W - R, (s / W) % W - R, s / (W * W) - R}; }
+}  // namespace
+
+bool StencilOperator::readLayout(DM dm) {
+  *this = StencilOperator{};
+  static_assert(R == kReach);
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  PetscBool isDa = PETSC_FALSE;
+  FPDP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(dm), DMDA, &isDa));
+  PetscInt dim = 0, dof = 0, width = 0;
+  DMBoundaryType bnd[3] = {DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE};
+  if (isDa)
+    FPDP_PETSC(DMDAGetInfo(dm, &dim, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &dof, &width, &bnd[0],
+                           &bnd[1], &bnd[2], nullptr));
+  int usable = isDa && width >= 1 && bnd[0] == DM_BOUNDARY_NONE && bnd[1] == DM_BOUNDARY_NONE &&
+                       bnd[2] == DM_BOUNDARY_NONE
+                   ? 1
+                   : 0;
+  int all = 0;
+  FPDP_PETSC(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, comm));
+  if (!all) return false;
+  dim_ = static_cast<int>(dim);
+  dof_ = dof;
+  owned_ = meshes::dmdaBlock(dm, false);
+  ghosted_ = meshes::dmdaBlock(dm, true);
+  ghostedIsOwned_ = owned_.start == ghosted_.start && owned_.count == ghosted_.count;
+  return true;
+}
+
+bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
+  ISLocalToGlobalMapping ltog;
+  FPDP_PETSC(DMGetLocalToGlobalMapping(dm, &ltog));
+  const PetscInt* blocks;
+  FPDP_PETSC(ISLocalToGlobalMappingGetBlockIndices(ltog, &blocks));
+  const PetscInt rows = owned_.size() * dof_;
+  std::map<int, std::vector<double>> byShift;
+  byShift[shiftIndex(0, 0, 0)].assign(static_cast<std::size_t>(rows), 0.0);
+  int ok = 1;
+  PetscInt r = 0;
+  std::vector<std::pair<PetscInt, int>> neighbours;  // (global block, shift index) of the cells within reach
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i) {
+        neighbours.clear();
+        const PetscInt c[3] = {i, j, k};
+        for (int sz = dim_ > 2 ? -R : 0; sz <= (dim_ > 2 ? R : 0); ++sz)
+          for (int sy = dim_ > 1 ? -R : 0; sy <= (dim_ > 1 ? R : 0); ++sy)
+            for (int sx = -R; sx <= R; ++sx) {
+              const PetscInt n[3] = {c[0] + sx, c[1] + sy, c[2] + sz};
+              bool inside = true;
+              for (int a = 0; a < 3; ++a)
+                inside = inside && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
+              if (inside) neighbours.emplace_back(blocks[ghosted_.local(n[0], n[1], n[2])], shiftIndex(sx, sy, sz));
+            }
+        const PetscInt self = blocks[ghosted_.local(i, j, k)];
+        for (PetscInt f = 0; f < dof_; ++f, ++r) {
+          const PetscInt row = self * dof_ + f;
+          PetscInt nc;
+          const PetscInt* cols;
+          const PetscScalar* vals;
+          FPDP_PETSC(MatGetRow(A, row, &nc, &cols, &vals));
+          for (PetscInt q = 0; q < nc && ok; ++q) {
+            if (vals[q] == 0.0) continue;  // a stored zero is no coupling
+            const PetscInt block = cols[q] / dof_;
+            int shift = -1;
+            for (const auto& [b, s] : neighbours)
+              if (b == block) shift = s;
+            if (shift < 0 || cols[q] % dof_ != f) {
+              ok = 0;  // not a face neighbour, or another field
+              continue;
+            }
+            auto& coef = byShift[shift];
+            if (coef.empty()) coef.assign(static_cast<std::size_t>(rows), 0.0);
+            coef[static_cast<std::size_t>(r)] = vals[q];
+          }
+          FPDP_PETSC(MatRestoreRow(A, row, &nc, &cols, &vals));
+        }
+      }
+  FPDP_PETSC(ISLocalToGlobalMappingRestoreBlockIndices(ltog, &blocks));
+  return storeCoefficients(byShift, ok, dm, forSmoothing);
+}
+
+bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
+  const PetscInt rows = owned_.size() * dof_;
+  std::map<int, std::vector<double>> byShift;
+  byShift[shiftIndex(0, 0, 0)].assign(static_cast<std::size_t>(rows), 0.0);
+  // One array per shift index, looked up directly (the map is only the owner).
+  std::array<std::vector<double>*, kShifts> bySlot{};
+  bySlot[static_cast<std::size_t>(shiftIndex(0, 0, 0))] = &byShift[shiftIndex(0, 0, 0)];
+  int ok = 1;
+  PetscInt r = 0;
+  RowEntries entries;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2] && ok; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1] && ok; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0] && ok; ++i)
+        for (PetscInt f = 0; f < dof_ && ok; ++f, ++r) {
+          entries.count = 0;
+          rowSource(i, j, k, static_cast<int>(f), entries);
+          for (int e = 0; e < entries.count; ++e) {
+            const auto& o = entries.offset[static_cast<std::size_t>(e)];
+            const double v = entries.value[static_cast<std::size_t>(e)];
+            if (v == 0.0) continue;  // a zero is no coupling
+            const PetscInt n[3] = {i + o[0], j + o[1], k + o[2]};
+            bool within = std::abs(o[0]) <= R && std::abs(o[1]) <= R && std::abs(o[2]) <= R;
+            for (int a = 0; a < 3; ++a)  // beyond the ghosted block is beyond the box (no periodic axes)
+              within = within && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
+            if (!within) {
+              ok = 0;  // beyond a face neighbour, or outside the box
+              break;
+            }
+            const int shift = shiftIndex(o[0], o[1], o[2]);
+            auto*& coef = bySlot[static_cast<std::size_t>(shift)];
+            if (!coef) {
+              coef = &byShift[shift];
+              coef->assign(static_cast<std::size_t>(rows), 0.0);
+            }
+            (*coef)[static_cast<std::size_t>(r)] = v;
+          }
+        }
+  return storeCoefficients(byShift, ok, dm, forSmoothing);
+}
+
+bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forSmoothing) {
+  if (!readLayout(dm)) return false;
+  const PetscInt rows = owned_.size() * dof_;
+  std::map<int, std::vector<double>> byShift;
+  auto& centre = byShift[shiftIndex(0, 0, 0)];
+  centre.assign(static_cast<std::size_t>(rows), 0.0);
+  // The face neighbours' arrays in StarRow's order; one that never receives a coupling is left empty, as build(dm,
+  // RowSource) leaves it, so that storeCoefficients orders and pads the points the same way.
+  std::array<std::vector<double>*, 6> neighbour{};
+  std::array<bool, 6> seen{};
+  const int points = 2 * dim_;
+  for (int n = 0; n < points; ++n) {
+    std::array<int, 3> o{0, 0, 0};
+    o[static_cast<std::size_t>(n / 2)] = n % 2 == 0 ? -1 : 1;
+    neighbour[static_cast<std::size_t>(n)] = &byShift[shiftIndex(o[0], o[1], o[2])];
+    neighbour[static_cast<std::size_t>(n)]->assign(static_cast<std::size_t>(rows), 0.0);
+  }
+  std::size_t r = 0;
+  StarRow row;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i)
+        for (PetscInt f = 0; f < dof_; ++f, ++r) {
+          row = StarRow{};
+          rowSource(i, j, k, static_cast<int>(f), row);
+          centre[r] = row.diagonal;
+          for (int n = 0; n < points; ++n) {
+            const double v = row.neighbour[static_cast<std::size_t>(n)];
+            if (v == 0.0) continue;  // a zero is no coupling
+            (*neighbour[static_cast<std::size_t>(n)])[r] = v;
+            seen[static_cast<std::size_t>(n)] = true;
+          }
+        }
+  for (int n = 0; n < points; ++n)
+    if (!seen[static_cast<std::size_t>(n)]) neighbour[static_cast<std::size_t>(n)]->clear();
+  return storeCoefficients(byShift, 1, dm, forSmoothing);
+}
+
+bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
+                                        bool forSmoothing) {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  if (!ok) {
+    *this = StencilOperator{};
+    return false;
+  }
+  // Every rank stores the same points (the union), so the kernels agree on the stencil.
+  std::vector<int> present(kShifts, 0);
+  for (const auto& [sh, coef] : byShift) present[static_cast<std::size_t>(sh)] = coef.empty() ? 0 : 1;
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, present.data(), kShifts, MPI_INT, MPI_MAX, comm));
+  // Only star stencils (the face neighbours): the wider Galerkin coarse-level stencils (up to 5 points per axis)
+  // were measured slower in this form than PETSc's AIJ kernels (1024^2 multigrid step 141 -> 185 ms), and a star
+  // DMDA does not exchange the corner ghosts off-axis points would read.
+  bool offAxis = false;
+  for (int sh = 0; sh < kShifts; ++sh) {
+    const auto v = shiftOf(sh);
+    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && (v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1);
+  }
+  if (offAxis) {
+    *this = StencilOperator{};
+    return false;
+  }
+  // One array per point (the layout measured fastest for the Chebyshev term: 0.091 s at 256^2 against 0.097 s with
+  // the points of a row side by side), all in one staggered block (StaggeredArrays: separately allocated, the arrays
+  // shared their cache sets, and the Chebyshev expansion at 256^2 took 52-55 ms instead of 40). The arrays are
+  // copied into it, no longer moved: the set-up at 1024^2 took 536-552 ms before and 540-548 ms after.
+  const int centre = shiftIndex(0, 0, 0);
+  std::vector<const std::vector<double>*> columns;  // per point; null: no coupling (zeros)
+  shifts_.push_back({0, 0, 0});
+  columns.push_back(&byShift[centre]);
+  for (int sh = 0; sh < kShifts; ++sh) {
+    if (!present[static_cast<std::size_t>(sh)] || sh == centre) continue;
+    shifts_.push_back(shiftOf(sh));
+    columns.push_back(&byShift[sh]);
+  }
+  // Pad a star missing some points (an axis without couplings) to 2d + 1, the point count the kernels are built for.
+  for (int a = 0; a < dim_; ++a)
+    for (int side : {-1, 1}) {
+      std::array<int, 3> v{0, 0, 0};
+      v[static_cast<std::size_t>(a)] = side;
+      if (std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
+      shifts_.push_back(v);
+      columns.push_back(nullptr);
+    }
+  coefficients_ = StaggeredArrays(columns.size(), static_cast<std::size_t>(rows));
+  for (std::size_t o = 0; o < columns.size(); ++o)
+    if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
+  byShift.clear();
+  computeRuns();
+  for (int o = 1; o < points(); ++o) {
+    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
+    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
+  }
+  if (forSmoothing) {
+    inverseDiagonal_.resize(static_cast<std::size_t>(rows));
+    for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
+  }
+  return true;
+}
+
+// The runs of consecutive owned rows that share their neighbour offsets: per line of cells, the cells closer than
+// the reach to either end one by one, the cells between as one run. A point outside the ghosted block lies outside
+// the box (no periodic axes), where its coefficient is 0: its offset drops that axis's part, so every load stays in
+// the array. Computed once per build (per line in the kernels it cost 5-10 % of a 256^2 Chebyshev term).
+void StencilOperator::computeRuns() {
+  const int np = points();
+  const PetscInt stride[3] = {dof_, dof_ * ghosted_.count[0], dof_ * ghosted_.count[0] * ghosted_.count[1]};
+  const PetscInt n0 = owned_.count[0];
+  const PetscInt lines = owned_.count[1] * owned_.count[2];
+  const PetscInt values = n0 * dof_;
+  runs_.clear();
+  runOffsets_.clear();
+  for (PetscInt l = 0; l < lines; ++l) {
+    const PetscInt j = owned_.start[1] + l % owned_.count[1], k = owned_.start[2] + l / owned_.count[1];
+    const PetscInt gBase = dof_ * ghosted_.local(owned_.start[0], j, k);
+    const PetscInt qBase = l * values;
+    const auto addRun = [&](PetscInt i, PetscInt cells) {
+      runs_.push_back({qBase + i * dof_, gBase + i * dof_, cells * dof_});
+      for (int o = 0; o < np; ++o) {
+        const auto& sh = shifts_[static_cast<std::size_t>(o)];
+        const PetscInt x = owned_.start[0] + i + sh[0];
+        PetscInt d = x >= ghosted_.start[0] && x < ghosted_.start[0] + ghosted_.count[0] ? sh[0] * stride[0] : 0;
+        if (j + sh[1] >= ghosted_.start[1] && j + sh[1] < ghosted_.start[1] + ghosted_.count[1]) d += sh[1] * stride[1];
+        if (k + sh[2] >= ghosted_.start[2] && k + sh[2] < ghosted_.start[2] + ghosted_.count[2]) d += sh[2] * stride[2];
+        runOffsets_.push_back(d);
+      }
+    };
+    const PetscInt edge = std::min<PetscInt>(kReach, n0);
+    for (PetscInt i = 0; i < edge; ++i) addRun(i, 1);
+    if (n0 > 2 * kReach) addRun(edge, n0 - 2 * kReach);
+    for (PetscInt i = std::max<PetscInt>(edge, n0 - kReach); i < n0; ++i) addRun(i, 1);
+  }
+}
+
+// Calls span(q, g, n, off) for every run (computeRuns): q its first row's position in the owned layout, g in the
+// ghosted one, n its rows, off the N ghosted-layout offsets of the stencil points. Backward: the runs last first
+// (the kernel walks each run downwards).
+template <int N, class Span>
+void StencilOperator::forEachRun(bool backward, Span&& span) const {
+  const std::size_t count = runs_.size();
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::size_t q = backward ? count - 1 - r : r;
+    const Run& run = runs_[q];
+    span(run.q, run.g, run.n, runOffsets_.data() + q * N);
+  }
+}
+
+// Star stencils only (build refuses the others); a star missing some points is padded with zeros to 2d + 1.
+template <class F>
+void StencilOperator::dispatch(F&& f) const {
+  if (dim_ == 1) f.template operator()<3>();
+  else if (dim_ == 2) f.template operator()<5>();
+  else f.template operator()<7>();
+}
+
+std::array<const double*, 7> StencilOperator::pointArrays() const {
+  std::array<const double*, 7> c{};
+  for (std::size_t o = 0; o < coefficients_.arrays(); ++o) c[o] = coefficients_[o];
+  return c;
+}
+
+namespace {
+using kernels::fmaKernels;
+using kernels::residualRun;
+
+// All runs of one kernel call. Run: StencilOperator::Run (its members q, g, n).
+template <int N, class Run>
+[[gnu::always_inline]] inline void residualRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                const double* const* c, const double* x, const double* b, double* r) {
+  for (std::size_t k = 0; k < count; ++k)
+    residualRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, b + runs[k].q, r + runs[k].q, runs[k].n,
+                   std::make_index_sequence<N>{});
+}
+
+#if FPDP_FMA_KERNELS
+// The copy compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
+template <int N, class Run>
+FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                     const double* const* c, const double* x, const double* b, double* r) {
+  residualRuns<N>(runs, count, offsets, c, x, b, r);
+}
+/// Whether this processor has AVX2 + FMA (asked once).
+bool fmaAvailable() {
+  static const bool available = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return available;
+}
+#else
+bool fmaAvailable() { return false; }
+#endif
+std::atomic<bool> vectorKernelsWanted{true};
+}  // namespace
+
+bool kernels::fmaKernels() { return vectorKernelsWanted.load(std::memory_order_relaxed) && fmaAvailable(); }
+
+bool StencilOperator::vectorKernels() { return fmaKernels(); }
+void StencilOperator::useVectorKernels(bool enabled) { vectorKernelsWanted.store(enabled); }
+
+template <int N>
+void StencilOperator::residualKernel(const double* x, const double* b, double* r) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+#endif
+  residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+}
+
+template <int N>
+void StencilOperator::sweepKernel(double* x, const double* b, bool backward) const {
+  const auto c = pointArrays();
+  const double* inv = inverseDiagonal_.data();
+  // The point on the sweep's own line behind the current row (-x forward, +x backward) holds the value the previous
+  // cell of this field has just written. Everything else, its coefficient scaled by the inverse diagonal included,
+  // is computed before that value arrives, so that one multiply-add waits for it. In stencil order it came second,
+  // and the sweep ran at the latency of the whole sum (docs/scaling.md §2).
+  int order[N];
+  {
+    const int dependent = backward ? plusXPoint_ : minusXPoint_;
+    int m = 0;
+    for (int o = 1; o < N; ++o)
+      if (o != dependent) order[m++] = o;
+    order[m] = dependent;
+  }
+  forEachRun<N>(backward, [&](PetscInt q0, PetscInt g0, PetscInt n, const PetscInt* offsets) {
+    // Written out rather than through RunView: measured 3 % faster per multigrid step at 1024^2.
+    const double* cq[N];
+    PetscInt off[N];
+    for (int o = 0; o < N - 1; ++o) cq[o] = c[order[o]] + q0, off[o] = offsets[order[o]];
+    double* xc = x + g0;
+    const double* bq = b + q0;
+    const double* iq = inv + q0;
+    for (PetscInt w = 0; w < n; ++w) {
+      const PetscInt v = backward ? n - 1 - w : w;
+      double acc = bq[v];
+      for (int o = 0; o < N - 2; ++o) acc -= cq[o][v] * xc[v + off[o]];
+      const double inv = iq[v];
+      xc[v] = acc * inv - (cq[N - 2][v] * inv) * xc[v + off[N - 2]];
+    }
+  });
+}
+
+void StencilOperator::residual(const double* x, const double* b, double* r) const {
+  dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
+}
+
+void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {
+  gaussSeidelSweep(x, b, /*backward=*/false, zeroGuess);
+  gaussSeidelSweep(x, b, /*backward=*/true, false);
+}
+
+void StencilOperator::gaussSeidelSweep(double* x, const double* b, bool backward, bool zeroGuess) const {
+  if (inverseDiagonal_.empty())
+    throw std::logic_error("StencilOperator: a Gauss-Seidel sweep needs the operator built forSmoothing");
+  if (zeroGuess) std::memset(x, 0, sizeof(double) * static_cast<std::size_t>(ghosted_.size() * dof_));
+  dispatch([&]<int N>() { sweepKernel<N>(x, b, backward); });
+}
+
+void StencilOperator::copyOwned(const double* ghosted, double* owned) const {
+  const PetscInt values = owned_.count[0] * dof_;
+  PetscInt q = 0;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j, q += values) {
+      std::memcpy(owned + q, ghosted + dof_ * ghosted_.local(owned_.start[0], j, k), sizeof(double) * static_cast<std::size_t>(values));
+    }
+}
+
+namespace {
+/// values (one rank's owned part of a global vector of dm) in dm's ghosted layout: on one rank without periodic
+/// axes (ghosted = owned) the values themselves, no copy; else a copy with the ghosts exchanged.
+struct GhostedValues {
+  std::vector<double> storage;
+  const double* data = nullptr;
+};
+GhostedValues ghostedValues(DM dm, const double* values, bool ghostedIsOwned) {
+  GhostedValues out;
+  if (ghostedIsOwned) {
+    out.data = values;
+    return out;
+  }
+  meshes::VecHandle global, local;
+  FPDP_PETSC(DMCreateGlobalVector(dm, global.out()));
+  FPDP_PETSC(DMCreateLocalVector(dm, local.out()));
+  PetscScalar* g;
+  PetscInt n;
+  FPDP_PETSC(VecGetLocalSize(global, &n));
+  FPDP_PETSC(VecGetArray(global, &g));
+  std::copy(values, values + n, g);
+  FPDP_PETSC(VecRestoreArray(global, &g));
+  FPDP_PETSC(DMGlobalToLocalBegin(dm, global, INSERT_VALUES, local));
+  FPDP_PETSC(DMGlobalToLocalEnd(dm, global, INSERT_VALUES, local));
+  out.storage = meshes::localValues(local);
+  out.data = out.storage.data();
+  return out;
+}
+}  // namespace
+
+// The points in the order of their columns: by their offset in the ghosted layout (on one rank the column order).
+std::vector<int> StencilOperator::pointsByColumn() const {
+  const PetscInt stride[3] = {dof_, dof_ * ghosted_.count[0], dof_ * ghosted_.count[0] * ghosted_.count[1]};
+  std::vector<int> order(static_cast<std::size_t>(points()));
+  for (int o = 0; o < points(); ++o) order[static_cast<std::size_t>(o)] = o;
+  const auto offset = [&](int o) {
+    const auto& sh = shifts_[static_cast<std::size_t>(o)];
+    return sh[0] * stride[0] + sh[1] * stride[1] + sh[2] * stride[2];
+  };
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return offset(a) < offset(b); });
+  return order;
+}
+
+// Calls f(r, g, o, n) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
+// order and the ghosted-layout position n of the point's cell, skipping points outside the ghosted block (outside
+// the box, where the coefficient is 0).
+template <class F>
+void StencilOperator::forEachCoupling(F&& f) const {
+  // Through the runs (computeRuns): the same calls in the same order as a loop over the cells that tests each point
+  // against the ghosted block, whose index arithmetic took half of the 256^2 run's 4.7 ms of norms and defect.
+  // A point outside the ghosted block has its offset dropped to 0 there (only the diagonal has 0 otherwise).
+  const std::vector<int> order = pointsByColumn();
+  const std::size_t np = static_cast<std::size_t>(points());
+  for (std::size_t q = 0; q < runs_.size(); ++q) {
+    const Run& run = runs_[q];
+    const PetscInt* off = runOffsets_.data() + q * np;
+    for (PetscInt v = 0; v < run.n; ++v)
+      for (const int o : order) {
+        if (o != 0 && off[o] == 0) continue;
+        f(run.q + v, run.g + v, o, run.g + v + off[o]);
+      }
+  }
+}
+
+std::array<double, 2> StencilOperator::norms(DM dm) const {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  // Row sums in column order; column sums accumulated row after row (MatNorm_SeqAIJ's order), in the ghosted
+  // layout, then added into the owners (DMLocalToGlobal with ADD_VALUES) on several ranks.
+  std::vector<double> rowSum(static_cast<std::size_t>(rows), 0.0);
+  std::vector<double> columnSum(static_cast<std::size_t>(ghosted_.size() * dof_), 0.0);
+  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n) {
+    const double v = std::fabs(coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(r)]);
+    rowSum[static_cast<std::size_t>(r)] += v;
+    columnSum[static_cast<std::size_t>(n)] += v;
+  });
+  double local[2] = {0.0, 0.0};
+  for (const double v : rowSum) local[0] = std::max(local[0], v);
+  if (ghostedIsOwned_) {
+    for (const double v : columnSum) local[1] = std::max(local[1], v);
+  } else {
+    meshes::VecHandle l, g;
+    FPDP_PETSC(DMCreateLocalVector(dm, l.out()));
+    FPDP_PETSC(DMCreateGlobalVector(dm, g.out()));
+    PetscScalar* a;
+    FPDP_PETSC(VecGetArray(l, &a));
+    std::copy(columnSum.begin(), columnSum.end(), a);
+    FPDP_PETSC(VecRestoreArray(l, &a));
+    FPDP_PETSC(VecSet(g, 0.0));
+    FPDP_PETSC(DMLocalToGlobalBegin(dm, l, ADD_VALUES, g));
+    FPDP_PETSC(DMLocalToGlobalEnd(dm, l, ADD_VALUES, g));
+    PetscReal m;
+    FPDP_PETSC(VecNorm(g, NORM_INFINITY, &m));  // the global maximum already
+    local[1] = m;
+  }
+  double global[2];
+  FPDP_PETSC(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm));
+  return {global[0], global[1]};
+}
+
+double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscScalar* wa;
+  FPDP_PETSC(VecGetArrayRead(w, &wa));
+  struct Restore {
+    Vec v;
+    const PetscScalar** a;
+    ~Restore() { VecRestoreArrayRead(v, a); }
+  } restore{w, &wa};
+  const GhostedValues wGhosted = ghostedValues(dm, wa, ghostedIsOwned_);
+  const double* wg = wGhosted.data;
+  // Each point's coefficients in the ghosted layout: a_ji for a neighbour j on another rank (on one rank the stored
+  // arrays themselves).
+  std::vector<GhostedValues> cGhosted;
+  std::vector<const double*> cg;
+  for (std::size_t o = 0; o < coefficients_.arrays(); ++o) {
+    cGhosted.push_back(ghostedValues(dm, coefficients_[o], ghostedIsOwned_));
+    cg.push_back(cGhosted.back().data);
+  }
+  // The point pointing back: -shift.
+  std::vector<int> opposite(static_cast<std::size_t>(points()), -1);
+  for (int o = 0; o < points(); ++o)
+    for (int b = 0; b < points(); ++b)
+      if (shifts_[static_cast<std::size_t>(b)] == std::array<int, 3>{-shifts_[static_cast<std::size_t>(o)][0],
+                                                                      -shifts_[static_cast<std::size_t>(o)][1],
+                                                                      -shifts_[static_cast<std::size_t>(o)][2]})
+        opposite[static_cast<std::size_t>(o)] = b;
+  double worst = 0.0;
+  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n) {
+    if (o == 0) return;  // the diagonal
+    const std::size_t gi = static_cast<std::size_t>(g), ni = static_cast<std::size_t>(n);
+    const double x = (cg[static_cast<std::size_t>(o)][gi] * (1.0 / wg[gi])) * wg[ni];
+    const double y = (cg[static_cast<std::size_t>(opposite[static_cast<std::size_t>(o)])][ni] * (1.0 / wg[ni])) * wg[gi];
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      worst = INFINITY;
+      return;
+    }
+    const double scale = std::max(std::fabs(x), std::fabs(y));
+    if (scale > 0.0) worst = std::max(worst, std::fabs(x - y) / scale);
+  });
+  double global = 0.0;
+  FPDP_PETSC(MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return global;
+}
+
+Vec ghostedInput(DM dm, Vec x, Vec ghosted) {
+  if (!ghosted) return x;
+  FPDP_PETSC(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, ghosted));
+  FPDP_PETSC(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, ghosted));
+  return ghosted;
+}
+
+PetscErrorCode residual(const StencilOperator& op, DM dm, Vec x, Vec b, Vec r, Vec ghosted) {
+  PetscFunctionBeginUser;
+  Vec xv;
+  try {
+    xv = ghostedInput(dm, x, ghosted);
+  } catch (const std::exception& e) {
+    SETERRQ(PetscObjectComm(reinterpret_cast<PetscObject>(x)), PETSC_ERR_LIB, "%s", e.what());
+  }
+  const PetscScalar *xx, *bb;
+  PetscScalar* rr;
+  PetscCall(VecGetArrayRead(xv, &xx));
+  PetscCall(VecGetArrayRead(b, &bb));
+  PetscCall(VecGetArray(r, &rr));
+  op.residual(xx, bb, rr);
+  PetscCall(VecRestoreArray(r, &rr));
+  PetscCall(VecRestoreArrayRead(b, &bb));
+  PetscCall(VecRestoreArrayRead(xv, &xx));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace fpdp::solver

@@ -1,0 +1,152 @@
+#pragma once
+// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point (issue 9). The
+// second-order Fokker–Planck operator with isotropic or diagonal noise couples a cell only to its 2d face neighbours
+// (Scharfetter–Gummel fluxes) and never couples the interlaced fields (p and q evolve independently). Stored this
+// way, a product, a residual or a Gauss–Seidel sweep is one pass over the coefficients that reads the neighbours at
+// fixed offsets: no column indices, no row pointers. That is the traffic that bounds these kernels (docs/scaling.md
+// §2): a 5-point row costs 40 B of coefficients against 64 B in AIJ (8 B value and 4 B column index per entry).
+//
+// The kernels work on the DMDA's ghosted local layout. On one rank (no periodic axes) the ghosted block is the owned
+// block, so a global vector's array can be passed directly; on several ranks the caller exchanges the ghosts first
+// (DMGlobalToLocal) and, after a sweep, copies the owned values back (copyOwned).
+#include <petscdmda.h>
+#include <petscmat.h>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "meshes/DistributedBoxMesh.hpp"
+#include "solver/discretisation/StaggeredArrays.hpp"
+
+namespace fpdp::solver {
+
+class StencilOperator {
+  static constexpr int kReach = 1;  // cells per axis a coupling may reach
+
+public:
+  /// Reads A (assembled on dm, a DMDA with no periodic axis). Returns false, leaving the object empty, if A couples
+  /// two fields or anything but the 2d face neighbours (a star stencil), or if dm is not such a DMDA; collective.
+  /// forSmoothing: also keep the inverse diagonal that symmetricGaussSeidel needs (8 B per row).
+  bool build(Mat A, DM dm, bool forSmoothing = false);
+
+  /// One row's couplings: (cell offset, value) pairs of the same field, the diagonal included; zeros are no coupling.
+  struct RowEntries {
+    int count = 0;
+    std::array<std::array<int, 3>, 27> offset{};
+    std::array<double, 27> value{};
+    void add(int dx, int dy, int dz, double v) {
+      offset[static_cast<std::size_t>(count)] = {dx, dy, dz};
+      value[static_cast<std::size_t>(count++)] = v;
+    }
+  };
+  /// Fills the row of owned cell (i, j, k), field f (at most 27 entries).
+  using RowSource = std::function<void(PetscInt i, PetscInt j, PetscInt k, int f, RowEntries& row)>;
+  /// The same from the rows themselves, without an assembled matrix (the exponential integrator's operator: no
+  /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a star stencil, or a coupling
+  /// outside the box; collective.
+  bool build(DM dm, const RowSource& rows, bool forSmoothing = false);
+  /// A star row: the diagonal and the face neighbours' coefficients, in the order -x, +x, -y, +y, -z, +z (0: no
+  /// coupling, e.g. through a wall).
+  struct StarRow {
+    double diagonal = 0.0;
+    std::array<double, 6> neighbour{};
+  };
+  using StarRowSource = std::function<void(PetscInt i, PetscInt j, PetscInt k, int f, StarRow& row)>;
+  /// The same for rows known to be stars: no per-entry checks (the Fokker–Planck operator's second-order rows; at
+  /// 256^2 with two fields the build took 7.5 ms through RowEntries). Gives the object build(dm, RowSource) gives for
+  /// the same rows, to the last bit. Collective.
+  bool buildStar(DM dm, const StarRowSource& rows, bool forSmoothing = false);
+  bool empty() const { return coefficients_.empty(); }
+
+  /// Stored stencil points (the diagonal first): 2d + 1.
+  int points() const { return static_cast<int>(shifts_.size()); }
+  /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
+  bool ghostedIsOwned() const { return ghostedIsOwned_; }
+  int dimension() const { return dim_; }
+  /// Interlaced fields per cell (rows per cell).
+  PetscInt fields() const { return dof_; }
+  const meshes::OwnedBlock& owned() const { return owned_; }
+  /// Point o's cell offset per axis (point 0: the diagonal).
+  const std::array<int, 3>& shift(int o) const { return shifts_[static_cast<std::size_t>(o)]; }
+  /// Point o's coefficient per owned row (owned layout: cells x fields, interlaced).
+  std::span<const double> coefficients(int o) const { return coefficients_.span(static_cast<std::size_t>(o)); }
+
+  /// The kernels (the residual here, the Clenshaw steps of ClenshawWavefront) run as vector FMA instructions where
+  /// the processor has AVX2 + FMA, as portable code elsewhere; both round the same way (every multiply-add fused),
+  /// so the results are the same bits (solver/discretisation/StencilKernels.hpp).
+  /// Whether the vector copies are in use: available and not switched off.
+  static bool vectorKernels();
+  /// Switches the vector copies off (false) or back on where available (true): for tests and comparisons.
+  static void useVectorKernels(bool enabled);
+
+  /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
+  void residual(const double* x, const double* b, double* r) const;
+
+  /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
+  /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
+  /// zeroGuess: the incoming x (ghosts included) is taken as 0 (SOR_ZERO_INITIAL_GUESS). b: owned layout.
+  void symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const;
+  /// One half of that sweep: forward (backward = false) or backward over the owned rows, in place on the ghosted x,
+  /// the ghost values fixed; zeroGuess as above. On several ranks the level smoother refreshes the ghosts between
+  /// the two halves (GeometricMultigrid.cpp).
+  void gaussSeidelSweep(double* x, const double* b, bool backward, bool zeroGuess) const;
+
+  /// Copies the owned values of a ghosted array into an owned-layout array.
+  void copyOwned(const double* ghosted, double* owned) const;
+
+  /// {max over rows of sum_j |a_ij|, max over columns of sum_i |a_ij|}: the infinity and 1-norms, summed in the
+  /// order PETSc's MatNorm sums an assembled matrix on one rank (equal to the last bit there). dm: the DMDA the
+  /// stencil was built on. Collective.
+  std::array<double, 2> norms(DM dm) const;
+  /// max over the couplings i != j of |B_ij - B_ji| / max(|B_ij|, |B_ji|), B = W^-1 A W, W = diag(w) (w a global
+  /// vector of dm); +inf if an entry is not finite. B_ij = (a_ij (1 / w_i)) w_j is computed as VecReciprocal and
+  /// MatDiagonalScale compute it, so this equals detailedBalanceDefect (solver/propagation/ExponentialEvolution.hpp) of the
+  /// assembled matrix.
+  /// Collective.
+  double detailedBalanceDefect(DM dm, Vec w) const;
+
+private:
+  bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)
+  /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
+  bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing);
+  struct Run {
+    PetscInt q, g, n;  // first row in the owned and in the ghosted layout, rows
+  };
+  void computeRuns();
+  template <int N, class Span>
+  void forEachRun(bool backward, Span&& span) const;
+  template <int N>
+  void residualKernel(const double* x, const double* b, double* r) const;
+  template <int N>
+  void sweepKernel(double* x, const double* b, bool backward) const;
+  std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
+  std::vector<int> pointsByColumn() const;
+  template <class F>
+  void forEachCoupling(F&& f) const;
+  template <class F>
+  void dispatch(F&& f) const;
+
+
+  int dim_ = 1;
+  PetscInt dof_ = 1;
+  meshes::OwnedBlock owned_, ghosted_;
+  bool ghostedIsOwned_ = true;
+  std::vector<std::array<int, 3>> shifts_;           // per stored point: cell offset per axis; point 0 the diagonal
+  StaggeredArrays coefficients_;  // per stored point, per owned row (cells x fields, interlaced), in one block
+  std::vector<Run> runs_;
+  std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
+  std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
+  int minusXPoint_ = 0, plusXPoint_ = 0;             // the points at -x and +x (the star always has them)
+};
+
+/// The vector whose array a StencilOperator kernel reads as x: x itself when ghosted is null (one rank), else
+/// ghosted (a local vector of dm) after the ghost exchange from x.
+Vec ghostedInput(DM dm, Vec x, Vec ghosted);
+
+/// r = b - A x on PETSc vectors (global vectors of dm; r may be b): the ghost exchange into ghosted (null on one
+/// rank), then op.residual. For PETSc callbacks: errors come back as a PETSc error code.
+PetscErrorCode residual(const StencilOperator& op, DM dm, Vec x, Vec b, Vec r, Vec ghosted);
+
+}  // namespace fpdp::solver

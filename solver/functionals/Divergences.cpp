@@ -1,0 +1,845 @@
+#include "solver/functionals/Divergences.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#include "solver/numerics/StableFunctions.hpp"
+
+namespace fpdp::solver {
+
+static_assert(DivergenceFunctionals::kTailShells == 4, "DivergenceValues::renyiTailLogMean holds 4 shells");
+
+/// One term of the sums: a cell (weight its volume) or a singular mass (weight 1), normalised.
+struct DivergenceFunctionals::Term {
+  enum Kind : char { Skip, Regular, PZero, Infinite };
+  Kind kind = Skip;
+  bool nearOne = false;   // |rho| < 1/2: the series forms
+  bool boundary = false;  // touches a wall
+  int shell = -1;         // tail shell, -1: none
+  double wp = 0, wq = 0;  // |c| p, |c| q (normalised)
+  double u = 0, l1l = 0;  // log r, log1p(rho) - rho (near one)
+  double logWq = 0;
+  double G = 0, GS = 0;   // |grad u|^2 and grad u^T Sigma grad u (0 for atoms and excluded cells)
+};
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Regular terms of one group (DivergenceFunctionals::evaluatePoints, pass 4), as arrays.
+constexpr std::size_t kTermBlock = 128;
+struct TermBlock {
+  std::size_t size = 0;
+  bool wall = false;  // the terms touch a wall: they feed the wall sums
+  int shell = -1;     // the tail shell they feed, -1: none
+  std::array<double, kTermBlock> u, wq, dp, G, GS, logWq, wqL1l;  // dp = |c| p - |c| q, wqL1l = |c| q l1l(rho)
+  std::array<bool, kTermBlock> nearOne;
+};
+/// The recurrences' state along one run of orders, per cell of a TermBlock.
+struct BlockRunState {
+  std::array<double, kTermBlock> E1, X, scaled;                   // near: |c| q em1l(alpha u), |c| q expm1(alpha u)
+  std::array<double, kTermBlock> eb, wqEm1lb, wqExpm1b, em1lbPlusB;  // e^b, |c| q em1l(b), |c| q expm1(b), expm1(b)
+  std::array<bool, kTermBlock> near, recurse;
+  std::array<std::size_t, kTermBlock> switchAt;  // first far position of the run
+};
+/// One order's sums over the cells of a TermBlock.
+struct OrderSums {
+  double e1 = 0, x = 0, xu = 0, xg = 0, xgs = 0;  // near: E1, X, X u, X G, X G_Sigma
+  double s0 = 0, s1 = 0, sI = 0, sIS = 0;          // far: t {1, u, G, G_Sigma}
+  double wallEm1 = 0, wallS0 = 0;                 // wall cells: E_alpha - 1 and S0
+  double shellScaled = 0, shellExact = 0;         // shell cells: t (times the shell factor later), exact values
+};
+
+}  // namespace
+
+const char* renyiStatusName(RenyiStatus s) {
+  switch (s) {
+    case RenyiStatus::InfiniteDetected: return "infinite_detected";
+    case RenyiStatus::TruncatedSuspect: return "truncated_suspect";
+    case RenyiStatus::NoiseSuspect: return "noise_suspect";
+    default: return "finite";
+  }
+}
+
+DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders)
+    : DivergenceFunctionals(mesh, FunctionalSettings{std::move(orders), {}, 0, std::nullopt}) {}
+
+DivergenceFunctionals::~DivergenceFunctionals() = default;
+
+DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings,
+                                             std::shared_ptr<LogRatioWorkspace> workspace)
+    : quadrature_(mesh),
+      settings_(std::move(settings)),
+      orders_(settings_.orders),
+      work_(workspace ? std::move(workspace) : std::make_shared<LogRatioWorkspace>(mesh)) {
+  if (work_->mesh != &mesh) throw std::invalid_argument("DivergenceFunctionals: the workspace is for another mesh");
+  for (std::size_t k = 0; k < settings_.hockeyStickEps.size(); ++k)
+    if (!(settings_.hockeyStickEps[k] >= 0) || !std::isfinite(settings_.hockeyStickEps[k]) ||
+        (k > 0 && !(settings_.hockeyStickEps[k] > settings_.hockeyStickEps[k - 1])))
+      throw std::invalid_argument("DivergenceFunctionals: the eps grid must be finite, >= 0 and increasing");
+  for (double a : orders_)
+    if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
+  if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
+  // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
+  // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
+  orderIndex_.resize(orders_.size());
+  for (std::size_t k = 0; k < orders_.size(); ++k) orderIndex_[k] = k;
+  std::sort(orderIndex_.begin(), orderIndex_.end(), [&](std::size_t a, std::size_t b) { return orders_[a] < orders_[b]; });
+  for (std::size_t j = 0; j < orderIndex_.size();) {
+    OrderRun run{j, j + 1, 0.0};
+    if (j + 1 < orderIndex_.size()) {
+      run.delta = orders_[orderIndex_[j + 1]] - orders_[orderIndex_[j]];
+      run.end = j + 2;
+      while (run.end < orderIndex_.size() &&
+             std::fabs(orders_[orderIndex_[run.end]] - orders_[orderIndex_[run.end - 1]] - run.delta) <= 1e-9 * run.delta)
+        ++run.end;
+      // The recurrence multiplies by e^{Delta u}; the run's Delta is its mean gap, the orders' own values differ from
+      // alpha_first + j Delta by round-off only.
+      run.delta = (orders_[orderIndex_[run.end - 1]] - orders_[orderIndex_[j]]) / static_cast<double>(run.end - 1 - j);
+    }
+    runs_.push_back(run);
+    j = run.end;
+  }
+  sigma_ = settings_.sigma ? *settings_.sigma : models::Matrix::Identity(mesh.dim(), mesh.dim());
+  if (sigma_.rows() != mesh.dim() || sigma_.cols() != mesh.dim())
+    throw std::invalid_argument("DivergenceFunctionals: Sigma must be d x d");
+  const auto& box = mesh.box();
+  const int dim = mesh.dim();
+  const PetscInt nOwned = mesh.owned().size();
+  onBoundary_.assign(static_cast<std::size_t>(nOwned), 0);
+  shell_.assign(static_cast<std::size_t>(nOwned), -1);
+  // Shells of whole cell layers: the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a),
+  // lies in [m s, (m+1) s), m = 1..kTailShells, with s = max(1, floor(N_min / kCellsPerShellDivisor)) layers (on a
+  // uniform mesh about 1/16 of the half-width, so that refinement keeps the same physical layers). Whole layers keep
+  // the shell means free of the jitter of a cut through cells; the position of shell m is the volume-weighted mean
+  // distance of its cell centres to the nearest wall, so graded meshes get their true spacing.
+  int minCells = box.cells(0);
+  for (int a = 1; a < dim; ++a) minCells = std::min(minCells, box.cells(a));
+  const int layers = std::max(1, minCells / kCellsPerShellDivisor);
+  std::array<double, 2 * kTailShells> local{}, global{};  // volumes, then volume-weighted distances
+  const auto& vol = mesh.ownedVolumes();
+  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const std::array<PetscInt, 3> c{i, j, k};
+    const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    PetscInt indexDistance = std::numeric_limits<PetscInt>::max();
+    double distance = kInf;  // from the cell centre to the nearest wall
+    for (int a = 0; a < dim; ++a) {
+      if (c[a] == 0 || c[a] == box.cells(a) - 1) onBoundary_[l] = 1;
+      indexDistance = std::min({indexDistance, c[a], box.cells(a) - 1 - c[a]});
+      distance = std::min({distance, x[a] - box.axis(a).lower(), box.axis(a).upper() - x[a]});
+    }
+    const PetscInt layer = indexDistance / layers;
+    if (layer >= 1 && layer <= kTailShells) {
+      shell_[l] = static_cast<int>(layer) - 1;
+      local[shell_[l]] += vol[l];
+      local[kTailShells + shell_[l]] += vol[l] * distance;
+    }
+  });
+  FPDP_PETSC(MPI_Allreduce(local.data(), global.data(), 2 * kTailShells, MPI_DOUBLE, MPI_SUM, mesh.comm()));
+  shellLogVolume_.fill(-kInf);
+  shellPosition_.fill(0.0);
+  tailTestPossible_ = true;
+  for (int m = 0; m < kTailShells; ++m) {
+    if (global[m] > 0) {
+      shellLogVolume_[m] = std::log(global[m]);
+      shellPosition_[m] = global[kTailShells + m] / global[m];
+    } else {
+      tailTestPossible_ = false;  // the mesh is too coarse for the shells: no growth test
+    }
+  }
+}
+
+void DivergenceFunctionals::measureHealth(const double* p, const double* q, std::ptrdiff_t stride,
+                                          const SingularMasses* singular, DivergenceValues& out) const {
+  const auto& w = quadrature_.weights();
+  const std::size_t n = w.size();
+  const MPI_Comm comm = quadrature_.comm();
+  double local[2] = {0, 0}, localMin[2] = {kInf, kInf}, localMax[2] = {-kInf, -kInf}, localNeg[2] = {0, 0},
+         localBad[2] = {0, 0};
+  for (std::size_t c = 0; c < n; ++c) {
+    const double vals[2] = {p[c * stride], q[c * stride]};
+    for (int f = 0; f < 2; ++f) {
+      const double x = vals[f];
+      if (!std::isfinite(x)) {
+        localBad[f] += 1;
+        continue;
+      }
+      local[f] += w[c] * x;
+      localMin[f] = std::min(localMin[f], x);
+      localMax[f] = std::max(localMax[f], x);
+      if (x < 0) localNeg[f] += 1;
+    }
+  }
+  // Singular masses (replicated) are counted on rank 0 only; they enter the mass and the negative/non-finite counts,
+  // not the extrema of the cell densities.
+  double localSingular[2] = {0, 0}, singularMass[2] = {0, 0};
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  if (singular && rank == 0) {
+    if (singular->p.size() != singular->q.size())
+      throw std::invalid_argument("SingularMasses: p and q must have the same length");
+    for (std::size_t j = 0; j < singular->p.size(); ++j) {
+      const double vals[2] = {singular->p[j], singular->q[j]};
+      for (int f = 0; f < 2; ++f) {
+        if (!std::isfinite(vals[f])) {
+          localBad[f] += 1;
+          continue;
+        }
+        localSingular[f] += vals[f];
+        if (vals[f] < 0) localNeg[f] += 1;
+      }
+    }
+    local[0] += localSingular[0];
+    local[1] += localSingular[1];
+  }
+  FPDP_PETSC(MPI_Allreduce(localSingular, singularMass, 2, MPI_DOUBLE, MPI_SUM, comm));
+  double mass[2], mn[2], mx[2], neg[2], bad[2];
+  FPDP_PETSC(MPI_Allreduce(local, mass, 2, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(localMin, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
+  FPDP_PETSC(MPI_Allreduce(localMax, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
+  FPDP_PETSC(MPI_Allreduce(localNeg, neg, 2, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(localBad, bad, 2, MPI_DOUBLE, MPI_SUM, comm));
+  DensityHealth* health[2] = {&out.p, &out.q};
+  for (int f = 0; f < 2; ++f) {
+    health[f]->mass = mass[f];
+    health[f]->singularMass = singularMass[f];
+    health[f]->min = mn[f];
+    health[f]->max = mx[f];
+    health[f]->negativeCells = static_cast<long>(neg[f]);
+    health[f]->finite = bad[f] == 0;
+  }
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* singular) const {
+  // The divergences are integrals of point values, reconstructed to fourth order from the cell averages
+  // (PointValues.hpp), or the state's own point values; the masses, minima and negative-cell counts describe the
+  // state itself.
+  work_->fillPoints(u, settings_.representation == meshes::FieldRepresentation::PointValues);
+  DivergenceValues v = evaluatePoints(singular);
+  const PetscScalar* a;
+  FPDP_PETSC(VecGetArrayRead(u, &a));
+  try {
+    measureHealth(a, a + 1, 2, singular, v);
+  } catch (...) {
+    VecRestoreArrayRead(u, &a);
+    throw;
+  }
+  FPDP_PETSC(VecRestoreArrayRead(u, &a));
+  return v;
+}
+
+DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* q, std::ptrdiff_t stride,
+                                                 const SingularMasses* singular) const {
+  // The gradients need ghost values: the arrays go into the work vector, whose ghosts LogRatioGradient fetches.
+  PetscScalar* a;
+  FPDP_PETSC(VecGetArray(work_->points, &a));
+  const std::size_t n = quadrature_.weights().size();
+  for (std::size_t c = 0; c < n; ++c) {
+    a[2 * c] = p[c * stride];
+    a[2 * c + 1] = q[c * stride];
+  }
+  FPDP_PETSC(VecRestoreArray(work_->points, &a));
+  work_->pointsWritten();
+  return evaluatePoints(singular);
+}
+
+
+DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singular) const {
+  const auto& w = quadrature_.weights();
+  const std::size_t n = w.size();
+  const MPI_Comm comm = quadrature_.comm();
+  const int dim = quadrature_.dim();
+  DivergenceValues out;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::size_t K = orders_.size();
+  const std::size_t E = settings_.hockeyStickEps.size();
+
+  const PetscScalar* pts;
+  FPDP_PETSC(VecGetArrayRead(work_->points, &pts));
+  struct Restore {
+    Vec v;
+    const PetscScalar** a;
+    ~Restore() { VecRestoreArrayRead(v, a); }
+  } restore{work_->points, &pts};
+  const double* p = pts;
+  const double* q = pts + 1;
+  constexpr std::ptrdiff_t stride = 2;
+
+  // Pass 1: masses and health of each density.
+  measureHealth(p, q, stride, singular, out);
+  const double mass[2] = {out.p.mass, out.q.mass};
+  out.renyi.assign(K, kInf);
+  out.eAlphaMinusOne.assign(K, kInf);
+  if (!out.p.finite || !out.q.finite || !(mass[0] > 0) || !(mass[1] > 0)) {
+    out.kl = out.tv = nan;
+    std::fill(out.renyi.begin(), out.renyi.end(), nan);
+    std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), nan);
+    out.renyiOnBox = out.renyi;
+    out.renyiBoundaryShare.assign(K, nan);
+    out.renyiTailLogMean.assign(K, {nan, nan, nan, nan});
+    out.renyiStatus.assign(K, RenyiStatus::Finite);
+    out.logEAlpha = out.dRenyiDAlpha = out.informationRatio = out.informationRatioSigma = out.renyi;
+    out.informationExcludedMassP = nan;
+    out.hockeyStickPQ.assign(E, nan);
+    out.hockeyStickQP.assign(E, nan);
+    // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
+    for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
+      h->lower = h->upper = h->massInfinity = h->clampedMass = nan;
+      h->mass.assign(static_cast<std::size_t>(std::max(settings_.privacyLossBins, 0)), nan);
+    }
+    return out;
+  }
+
+  // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
+  std::vector<std::array<double, 3>> noGradient;
+  if (!work_->gradient) noGradient.assign(n, {nan, nan, nan});  // no gradients: the information ratios are NaN
+  const std::vector<std::array<double, 3>>& gradWork = work_->gradient ? work_->logRatioGradient() : noGradient;
+
+  // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
+  const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
+  constexpr double kNegligible = 1e-200;
+  long underflow = 0;
+  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  bool infinite = false;
+  std::vector<Term> terms;
+  terms.reserve(n + (singular ? singular->p.size() : 0));
+  const double pMaxNormalised = out.p.max * invMp;
+  auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
+    const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
+    const double qc = std::max(qRaw, 0.0) * invMq;
+    tv += wc * std::fabs(pc - qc);
+    Term t;
+    t.boundary = boundary, t.shell = shell, t.wp = wc * pc, t.wq = wc * qc;
+    if (qRaw < 0.0) {
+      // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
+      // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
+      excludedP += wc * pc;
+      terms.push_back(t);  // Skip: still counted by the hockey-stick sums (like TV)
+      return;
+    }
+    if (qc == 0.0) {
+      // q underflowed to 0. Where p is negligible too (below 1e-200 of its maximum) the cell is numerically empty:
+      // both true densities are below the range of doubles there and their contribution is not resolvable, so it is
+      // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
+      if (pc > 0.0 && pc <= kNegligible * pMaxNormalised) {
+        ++underflow;
+      } else if (pc > 0.0) {
+        infinite = true;
+        t.kind = Term::Infinite;
+      }
+      terms.push_back(t);
+      return;
+    }
+    t.logWq = std::log(wc * qc);
+    if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
+      t.kind = Term::PZero;
+      kl += wc * qc;
+      terms.push_back(t);
+      return;
+    }
+    t.kind = Term::Regular;
+    const double rho = (pc - qc) / qc;
+    // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
+    // logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay finite:
+    //   q h(r) = p log r - (p - q),   q g_alpha(r) = q r^alpha - q - alpha (p - q).
+    t.nearOne = std::fabs(rho) < 0.5;
+    t.u = t.nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
+    t.l1l = t.nearOne ? log1pMinusLinear(rho) : 0.0;
+    kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
+    if (grad) {
+      double g2 = 0.0, gs = 0.0;
+      for (int a = 0; a < dim; ++a) {
+        g2 += grad[a] * grad[a];
+        for (int b = 0; b < dim; ++b) gs += grad[a] * sigma_(a, b) * grad[b];
+      }
+      if (std::isfinite(g2) && std::isfinite(gs)) {
+        t.G = g2, t.GS = gs;
+      } else {
+        excludedInfoP += wc * pc;  // a stencil cell has p <= 0 or q <= 0: log r has no gradient there
+      }
+    }
+    terms.push_back(t);
+  };
+  for (std::size_t c = 0; c < n; ++c)
+    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradWork[c].data());
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.
+  if (singular && rank == 0)
+    for (std::size_t j = 0; j < singular->p.size(); ++j) classify(1.0, singular->p[j], singular->q[j], false, -1, nullptr);
+
+  // Pass 3: per order, the global maximum M_alpha of log(|c| q) + alpha log r over the regular terms (and per tail
+  // shell): the scale of the large-divergence sums, so that one exp per term and order suffices.
+  const std::size_t S = K * kTailShells;
+  std::vector<double> localMax(K + S, -kInf), globalMax(K + S);
+  for (const Term& t : terms) {
+    if (t.kind != Term::Regular) continue;
+    for (std::size_t k = 0; k < K; ++k) {
+      const double l = t.logWq + orders_[k] * t.u;
+      localMax[k] = std::max(localMax[k], l);
+      if (t.shell >= 0) {
+        double& m = localMax[K + k * kTailShells + static_cast<std::size_t>(t.shell)];
+        m = std::max(m, l);
+      }
+    }
+  }
+  FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + S), MPI_DOUBLE, MPI_MAX,
+                            comm));
+  std::vector<double> logScale(K), scale(K), invScale(K), shellFactor(S);
+  std::vector<char> shellDirect(S);
+  for (std::size_t k = 0; k < K; ++k) {
+    const double M = logScale[k] = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
+    scale[k] = std::exp(M);  // may be +inf: then E_alpha > 1e308 and the stable sums are not used
+    invScale[k] = std::exp(-M);
+    for (int m = 0; m < kTailShells; ++m) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
+      const double gap = std::isfinite(globalMax[K + i]) ? M - globalMax[K + i] : 0.0;
+      // The shell sums are scaled by their own maximum: from the order's scaled term when that loses nothing.
+      shellDirect[i] = gap > 600.0;
+      shellFactor[i] = std::exp(gap);
+    }
+  }
+
+  // rescale[k] = e^{M_k - M_next}, next the order after k in its run (the far-branch recurrence).
+  std::vector<double> rescale(K, 1.0);
+  for (const OrderRun& run : runs_)
+    for (std::size_t j = run.begin; j + 1 < run.end; ++j) {
+      const std::size_t k = orderIndex_[j], kNext = orderIndex_[j + 1];
+      if (std::isfinite(globalMax[k]) && std::isfinite(globalMax[kNext])) rescale[k] = std::exp(globalMax[k] - globalMax[kNext]);
+    }
+
+  // Pass 4: the per-order sums. Layout: [0,K) E_alpha - 1 (stable), [K,2K) its wall part, [2K,3K) E' (stable),
+  // [3K,4K) S0 = sum |c| q r^alpha e^-M, [4K,5K) its wall part, [5K,6K) sum of the same times u,
+  // [6K,7K) times |grad u|^2, [7K,8K) times the Sigma form, [8K, 8K+S) the shells (scaled by their own max).
+  std::vector<double> sums(8 * K + S, 0.0);
+  double* em1 = sums.data();
+  double* em1Wall = em1 + K;
+  double* dE = em1 + 2 * K;
+  double* S0 = em1 + 3 * K;
+  double* S0Wall = em1 + 4 * K;
+  double* S1 = em1 + 5 * K;
+  double* SI = em1 + 6 * K;
+  double* SIS = em1 + 7 * K;
+  double* shellSum = em1 + 8 * K;
+  // Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
+  // b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
+  //   em1l(x + b) = em1l(x) + em1l(b) + expm1(x) (em1l(b) + b),   expm1(x + b) = expm1(x) e^b + expm1(b)
+  // (the first is e^x em1l(b) + em1l(x) + b expm1(x) rearranged: every term of one sign when x and b are, so no
+  // cancellation), carried as E1 = |c| q em1l(alpha u) and X = |c| q expm1(alpha u); in the scaled far branch
+  //   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
+  // Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
+  // recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
+  // The parts of the sums that do not depend on the order (|c| q l1l(rho), |c| q u, ...) are added once per cell into
+  // difference arrays over the sorted orders (a cell is near r = 1 for a prefix of each run, far after it), so the
+  // loop over orders only carries what does:
+  //   near: E_alpha - 1 += E1 + alpha |c| q l1l,  E' += X u + |c| q l1l,  e^M S_j += (|c| q + X) {1, u, G, G_Sigma};
+  //   far:  S_j += t {1, u, G, G_Sigma},  E_alpha - 1 += e^M t - |c| q - alpha (|c| p - |c| q),  E' += e^M t u - (...).
+  enum NearConst { cWq, cWqU, cWqG, cWqGS, cWqL1l, kNear };
+  enum FarConst { fWq, fDp, kFar };
+  std::vector<double> nearDiff(kNear * (K + 1), 0.0), farDiff(kFar * (K + 1), 0.0);
+  std::vector<double> accE1(K, 0.0), accX(K, 0.0), accXU(K, 0.0), accXG(K, 0.0), accXGS(K, 0.0);
+  std::vector<double> farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0);
+  double pZeroWq = 0.0;
+  for (const Term& t : terms) {
+    if (t.kind != Term::PZero) continue;
+    pZeroWq += t.wq;
+    if (t.boundary)
+      for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
+  }
+  // Cells inner, orders outer, block by block: the regular terms are grouped by the extra sums they feed (none, the
+  // wall sums, one tail shell), copied kTermBlock at a time into arrays (TermBlock), and for each order one loop over
+  // the block's cells advances every cell's recurrence and sums the block's share of that order in registers. With
+  // the orders inner (term by term) each cell's recurrence is one chain of dependent multiplications and every term
+  // reads and writes all per-order arrays; with the cells inner the chains are independent and the per-order arrays
+  // are written once per block. Only the order of the additions changes (round-off).
+  std::vector<std::uint32_t> grouped;  // indices of the regular terms, by group
+  {
+    // Group g = wall + 2 (shell + 1): a wall cell lies in no shell (the shells start one layer in), but nothing
+    // below relies on that.
+    constexpr int kGroups = 2 * (kTailShells + 1);
+    auto groupOf = [](const Term& t) { return (t.boundary ? 1 : 0) + 2 * (t.shell + 1); };
+    std::array<std::size_t, kGroups + 1> start{};
+    for (const Term& t : terms)
+      if (t.kind == Term::Regular) ++start[static_cast<std::size_t>(groupOf(t)) + 1];
+    for (int g = 0; g < kGroups; ++g) start[g + 1] += start[g];
+    grouped.resize(start[kGroups]);
+    for (std::size_t c = 0; c < terms.size(); ++c)
+      if (terms[c].kind == Term::Regular) grouped[start[static_cast<std::size_t>(groupOf(terms[c]))]++] = static_cast<std::uint32_t>(c);
+  }
+  TermBlock b;
+  BlockRunState st;
+  // One order's extra sums (wall cells, shells) over the block, from the state the order left: the near state (E1, X)
+  // or the far scaled value. A loop of its own, so that the main loop keeps its nine sums in registers.
+  auto addExtras = [&](OrderSums& s, std::size_t k, double alpha) {
+    const bool direct = b.shell >= 0 && shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
+    const double shellMax = b.shell >= 0 ? globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)] : 0.0;
+    double wallEm1 = 0, wallS0 = 0, shellScaled = 0, shellExact = 0;
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const bool near = st.near[c];
+      const double scaled = near ? (b.wq[c] + st.X[c]) * invScale[k] : st.scaled[c];
+      if (b.wall) {
+        wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * scale[k] - b.wq[c] - alpha * b.dp[c];
+        wallS0 += scaled;
+      }
+      if (b.shell >= 0) {
+        if (!direct && scaled >= 1e-290) {
+          shellScaled += scaled;
+        } else {
+          const double l = b.logWq[c] + alpha * b.u[c] - shellMax;
+          if (l > -690.0) shellExact += std::exp(l);
+        }
+      }
+    }
+    s.wallEm1 = wallEm1, s.wallS0 = wallS0, s.shellScaled = shellScaled, s.shellExact = shellExact;
+  };
+  auto addNear = [&](OrderSums& s, std::size_t c) {
+    const double X = st.X[c];
+    s.e1 += st.E1[c];
+    s.x += X;
+    s.xu += X * b.u[c];
+    s.xg += X * b.G[c];
+    s.xgs += X * b.GS[c];
+  };
+  auto addFar = [&](OrderSums& s, std::size_t c) {
+    const double t = st.scaled[c];
+    s.s0 += t;
+    s.s1 += t * b.u[c];
+    s.sI += t * b.G[c];
+    s.sIS += t * b.GS[c];
+  };
+  auto flush = [&](std::size_t k, const OrderSums& s) {
+    accE1[k] += s.e1;
+    accX[k] += s.x;
+    accXU[k] += s.xu;
+    accXG[k] += s.xg;
+    accXGS[k] += s.xgs;
+    farS0[k] += s.s0;
+    farS1[k] += s.s1;
+    farSI[k] += s.sI;
+    farSIS[k] += s.sIS;
+    if (b.wall) {
+      em1Wall[k] += s.wallEm1;
+      S0Wall[k] += s.wallS0;
+    }
+    if (b.shell >= 0) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(b.shell);
+      // (shellFactor may be +inf where the shell is summed directly; shellScaled is 0 there)
+      shellSum[i] += (s.shellScaled > 0.0 ? s.shellScaled * shellFactor[i] : 0.0) + s.shellExact;
+    }
+  };
+  for (std::size_t first = 0; first < grouped.size();) {
+    // The next block: up to kTermBlock terms of one group.
+    const Term& head = terms[grouped[first]];
+    b.wall = head.boundary;
+    b.shell = head.shell;
+    b.size = 0;
+    for (; first < grouped.size() && b.size < kTermBlock; ++first, ++b.size) {
+      const Term& t = terms[grouped[first]];
+      if (t.boundary != b.wall || t.shell != b.shell) break;
+      const std::size_t c = b.size;
+      b.u[c] = t.u, b.wq[c] = t.wq, b.dp[c] = t.wp - t.wq, b.G[c] = t.G, b.GS[c] = t.GS, b.logWq[c] = t.logWq;
+      b.wqL1l[c] = t.wq * t.l1l;
+      b.nearOne[c] = t.nearOne;
+    }
+    const bool extra = b.wall || b.shell >= 0;
+    for (const OrderRun& run : runs_) {
+      // The run's first order: fresh values (the series near r = 1, one exp elsewhere).
+      std::size_t k = orderIndex_[run.begin];
+      {
+        const double alpha = orders_[k], M = globalMax[k];
+        OrderSums s;
+        for (std::size_t c = 0; c < b.size; ++c) {
+          const double x = alpha * b.u[c];
+          const bool near = b.nearOne[c] && std::fabs(x) < 0.5;
+          st.near[c] = near;
+          st.switchAt[c] = near ? run.end : run.begin;
+          if (near) {
+            const double e = expm1MinusLinear(x);
+            st.E1[c] = b.wq[c] * e;
+            st.X[c] = b.wq[c] * (x + e);
+            addNear(s, c);
+          } else {
+            st.scaled[c] = std::exp(b.logWq[c] + x - M);
+            addFar(s, c);
+          }
+        }
+        if (extra) addExtras(s, k, alpha);
+        flush(k, s);
+      }
+      if (run.end - run.begin >= 2) {
+        for (std::size_t c = 0; c < b.size; ++c) {
+          const double bb = run.delta * b.u[c];
+          st.eb[c] = std::exp(bb);
+          st.recurse[c] = std::isfinite(st.eb[c]) && st.eb[c] > 0.0;  // e^b out of range: one exp per order instead
+          if (st.near[c]) {
+            const double em1lb = expm1MinusLinear(bb);
+            st.wqEm1lb[c] = b.wq[c] * em1lb;
+            st.wqExpm1b[c] = b.wq[c] * (bb + em1lb);
+            st.em1lbPlusB[c] = em1lb + bb;
+          }
+        }
+        for (std::size_t j = run.begin + 1; j < run.end; ++j) {
+          const std::size_t kPrev = k;
+          k = orderIndex_[j];
+          const double alpha = orders_[k], M = globalMax[k], rescaleFromPrev = rescale[kPrev];
+          OrderSums s;
+          for (std::size_t c = 0; c < b.size; ++c) {
+            const double x = alpha * b.u[c];
+            bool near = st.near[c];
+            if (near && std::fabs(x) < 0.5) {
+              st.E1[c] += std::fma(st.X[c], st.em1lbPlusB[c], st.wqEm1lb[c]);
+              st.X[c] = std::fma(st.X[c], st.eb[c], st.wqExpm1b[c]);
+              addNear(s, c);
+            } else {
+              if (near || !st.recurse[c]) {
+                if (near) st.switchAt[c] = j;
+                st.near[c] = near = false;  // leaving the series region (or no recurrence): a fresh value
+                st.scaled[c] = std::exp(b.logWq[c] + x - M);
+              } else {
+                double t = st.scaled[c] * (st.eb[c] * rescaleFromPrev);
+                if (t < 1e-290) {
+                  const double l = b.logWq[c] + x - M;
+                  t = l > -690.0 ? std::exp(l) : t;
+                }
+                st.scaled[c] = t;
+              }
+              addFar(s, c);
+            }
+          }
+          if (extra) addExtras(s, k, alpha);
+          flush(k, s);
+        }
+      }
+      // The order-independent parts, over the near prefix [begin, switchAt) and the far rest of the run.
+      for (std::size_t c = 0; c < b.size; ++c) {
+        const std::size_t from = run.begin, to = st.switchAt[c], end = run.end;
+        const double nearConst[kNear] = {b.wq[c], b.wq[c] * b.u[c], b.wq[c] * b.G[c], b.wq[c] * b.GS[c], b.wqL1l[c]};
+        const double farConst[kFar] = {b.wq[c], b.dp[c]};
+        if (from < to)
+          for (int cc = 0; cc < kNear; ++cc) {
+            nearDiff[cc * (K + 1) + from] += nearConst[cc];
+            nearDiff[cc * (K + 1) + to] -= nearConst[cc];
+          }
+        if (to < end)
+          for (int cc = 0; cc < kFar; ++cc) {
+            farDiff[cc * (K + 1) + to] += farConst[cc];
+            farDiff[cc * (K + 1) + end] -= farConst[cc];
+          }
+      }
+    }
+  }
+  // Combine: prefix sums of the difference arrays over the sorted orders, then the formulas above.
+  double nearSum[kNear] = {0, 0, 0, 0, 0}, farSum[kFar] = {0, 0};
+  for (std::size_t j = 0; j < K; ++j) {
+    for (int c = 0; c < kNear; ++c) nearSum[c] += nearDiff[c * (K + 1) + j];
+    for (int c = 0; c < kFar; ++c) farSum[c] += farDiff[c * (K + 1) + j];
+    const std::size_t k = orderIndex_[j];
+    const double alpha = orders_[k];
+    const bool scaleFinite = std::isfinite(scale[k]);
+    em1[k] = accE1[k] + alpha * nearSum[cWqL1l] + (alpha - 1.0) * pZeroWq +
+             (scaleFinite ? scale[k] * farS0[k] - farSum[fWq] - alpha * farSum[fDp] : kInf);
+    dE[k] = accXU[k] + nearSum[cWqL1l] + pZeroWq +
+            (scaleFinite ? scale[k] * farS1[k] - farSum[fDp] : std::numeric_limits<double>::quiet_NaN());
+    S0[k] = (nearSum[cWq] + accX[k]) * invScale[k] + farS0[k];
+    S1[k] = (nearSum[cWqU] + accXU[k]) * invScale[k] + farS1[k];
+    SI[k] = (nearSum[cWqG] + accXG[k]) * invScale[k] + farSI[k];
+    SIS[k] = (nearSum[cWqGS] + accXGS[k]) * invScale[k] + farSIS[k];
+  }
+  std::vector<double> global(sums.size());
+  FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
+                            comm));
+  double scalars[5] = {kl, tv, excludedP, excludedInfoP, infinite ? 1.0 : 0.0}, gScalars[5];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(&underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
+  const bool isInfinite = gScalars[4] > 0;
+  out.kl = isInfinite ? kInf : gScalars[0];
+  out.tv = 0.5 * gScalars[1];
+  out.excludedMassP = gScalars[2];
+  out.informationExcludedMassP = gScalars[3];
+  em1 = global.data();
+  em1Wall = em1 + K;
+  dE = em1 + 2 * K;
+  S0 = em1 + 3 * K;
+  S0Wall = em1 + 4 * K;
+  S1 = em1 + 5 * K;
+  SI = em1 + 6 * K;
+  SIS = em1 + 7 * K;
+  shellSum = em1 + 8 * K;
+
+  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell.
+  out.renyiTailLogMean.assign(K, {});
+  std::vector<char> tailGrows(K, 0);
+  for (std::size_t k = 0; k < K; ++k) {
+    auto& L = out.renyiTailLogMean[k];
+    bool finite = tailTestPossible_;
+    for (int m = 0; m < kTailShells; ++m) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
+      L[m] = shellSum[i] > 0 ? globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m] : -kInf;
+      finite = finite && std::isfinite(L[m]);
+    }
+    if (!finite) continue;
+    // Outward slopes s_m = (L_m - L_{m+1}) / (x_{m+1} - x_m) (m = 0 outermost, x the shell positions): growth
+    // toward the walls with s_m > 0 (first differences), convexity s_0 >= s_1 >= ... (second differences).
+    double slope[kTailShells - 1];
+    for (int m = 0; m + 1 < kTailShells; ++m)
+      slope[m] = (L[m] - L[m + 1]) / (shellPosition_[m + 1] - shellPosition_[m]);
+    bool grows = slope[kTailShells - 2] > 0.0;
+    for (int m = 0; m + 2 < kTailShells && grows; ++m) grows = slope[m] >= slope[m + 1];
+    tailGrows[k] = grows;
+  }
+  out.renyiBoundaryShare.assign(K, 0.0);
+  out.logEAlpha.assign(K, kInf);
+  out.dRenyiDAlpha.assign(K, kInf);
+  out.informationRatio.assign(K, nan);
+  out.informationRatioSigma.assign(K, nan);
+  for (std::size_t k = 0; k < K; ++k) {
+    const double alpha = orders_[k];
+    if (isInfinite) continue;  // q = 0 where p > 0: R_alpha = E_alpha = +inf, I_alpha/E_alpha undefined
+    // Small divergences (E_alpha - 1 < 1 from the stable sums): log E = log1p(E - 1), E'/E = E'/(1 + (E - 1)), the
+    // share of E_alpha - 1 at the walls. Large ones (or E_alpha - 1 overflowing): log E = M + log S0,
+    // E'/E = S1/S0, the share of E_alpha at the walls.
+    const bool small = std::isfinite(em1[k]) && em1[k] < 1.0 && std::isfinite(scale[k]);
+    double logE, dLogE;
+    if (small) {
+      logE = std::log1p(std::max(em1[k], 0.0));
+      dLogE = dE[k] / (1.0 + em1[k]);
+      out.eAlphaMinusOne[k] = em1[k];
+      out.renyiBoundaryShare[k] = em1[k] > 0 ? em1Wall[k] / em1[k] : 0.0;
+    } else {
+      logE = globalMax[k] + std::log(S0[k]);
+      dLogE = S1[k] / S0[k];
+      out.eAlphaMinusOne[k] = std::isfinite(em1[k]) && std::isfinite(scale[k]) ? em1[k] : std::expm1(logE);
+      out.renyiBoundaryShare[k] = S0[k] > 0 ? S0Wall[k] / S0[k] : 0.0;
+    }
+    out.logEAlpha[k] = logE;
+    out.renyi[k] = logE / (alpha - 1.0);
+    // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
+    out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
+    // I_alpha/E_alpha: both sums carry the same scale e^-M.
+    out.informationRatio[k] = S0[k] > 0 && work_->gradient ? SI[k] / S0[k] : nan;
+    out.informationRatioSigma[k] = S0[k] > 0 && work_->gradient ? SIS[k] / S0[k] : nan;
+  }
+  // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
+  out.renyiOnBox = out.renyi;
+  out.renyiStatus.assign(K, RenyiStatus::Finite);
+  for (std::size_t k = 0; k < K; ++k) {
+    const bool wallsMatter = out.renyiBoundaryShare[k] > kBoundaryShareTolerance;
+    if (out.renyi[k] == kInf) {
+      out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
+    } else if (wallsMatter && tailGrows[k]) {
+      out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
+      out.renyi[k] = kInf;
+      out.eAlphaMinusOne[k] = kInf;
+      out.logEAlpha[k] = kInf;
+      out.dRenyiDAlpha[k] = kInf;
+      out.informationRatio[k] = out.informationRatioSigma[k] = nan;  // I_alpha and E_alpha both diverge
+    } else if (wallsMatter) {
+      out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
+    }
+  }
+
+  // Noise floor (docs/scheme.md §5, "Noise floor"). A scheme that is not sign-preserving (BDF2, Crank–Nicolson, a
+  // loose linear-solver tolerance, the fourth-order reconstruction) leaves sign errors of size nu = max(-min u, 0) in
+  // the tails, and positive values of that size are no better known. There p^alpha q^(1-alpha) turns the noise of
+  // p/q into a factor up to (noise ratio)^alpha: R_alpha can be off by orders of magnitude while KL and low orders
+  // are fine. The cells with p <= kNoiseFloorFactor nu_p or q <= kNoiseFloorFactor nu_q carry a share N/E of
+  // E_alpha; R_alpha - log(E_alpha - N)/(alpha - 1) is how much of R_alpha rests on them. Nothing to do (and no
+  // cost) when neither density has a negative value.
+  out.renyiNoiseShare.assign(K, 0.0);
+  const double floorP = kNoiseFloorFactor * std::max(-out.p.min, 0.0);
+  const double floorQ = kNoiseFloorFactor * std::max(-out.q.min, 0.0);
+  if (floorP > 0.0 || floorQ > 0.0) {  // the extrema are global: every rank takes this branch or none
+    std::vector<double> noise(K, 0.0), gNoise(K);
+    for (std::size_t c = 0; c < n; ++c) {
+      const Term& t = terms[c];
+      if (t.kind != Term::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
+      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(t.logWq + orders_[k] * t.u - logScale[k]);  // S0's scale
+    }
+    FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+    for (std::size_t k = 0; k < K; ++k) {
+      if (!(S0[k] > 0.0) || !std::isfinite(out.renyi[k])) continue;
+      const double share = std::min(gNoise[k] / S0[k], 1.0);
+      out.renyiNoiseShare[k] = share;
+      const double resting = -std::log1p(-share) / (orders_[k] - 1.0);  // +inf when the noise cells carry it all
+      if (out.renyiStatus[k] == RenyiStatus::Finite &&
+          resting > kNoiseRelativeTolerance * std::fabs(out.renyi[k]) + kNoiseAbsoluteTolerance)
+        out.renyiStatus[k] = RenyiStatus::NoiseSuspect;
+    }
+  }
+
+  // Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0), each term computed as such (no 1 - ...):
+  // a term is positive only while e^eps < p/q, so the loop over the ascending grid stops at the first non-positive one.
+  if (E > 0) {
+    std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
+    for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
+    // The positive terms are those with e^eps < p/q: found by bisection, then summed in a branch-free (vectorisable)
+    // loop; max(., 0) keeps the one term at the boundary that rounding might make slightly negative out.
+    auto addTerms = [&](double a, double b, double* out) {  // out[k] += max(a - e^eps_k b, 0) for e^eps_k < a/b
+      const std::size_t count =
+          b > 0 ? static_cast<std::size_t>(std::upper_bound(expEps.begin(), expEps.end(), a / b) - expEps.begin()) : E;
+      const std::size_t m = std::min(count + 1, E);
+      for (std::size_t k = 0; k < m; ++k) out[k] += std::max(a - expEps[k] * b, 0.0);
+    };
+    for (const Term& t : terms) {
+      if (t.wp > t.wq) addTerms(t.wp, t.wq, hs.data());
+      else if (t.wq > t.wp) addTerms(t.wq, t.wp, hs.data() + E);
+    }
+    FPDP_PETSC(MPI_Allreduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, comm));
+    out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
+    out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+  }
+
+  if (settings_.privacyLossBins > 0) {
+    // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
+    const int B = settings_.privacyLossBins;
+    for (int dir = 0; dir < 2; ++dir) {
+      PrivacyLossHistogram& h = dir == 0 ? out.privacyLossP : out.privacyLossQ;
+      auto weightOf = [dir](const Term& t) { return dir == 0 ? t.wp : t.wq; };
+      auto valueOf = [dir](const Term& t) { return dir == 0 ? t.u : -t.u; };
+      // The mass at +inf: Infinite terms under p (q = 0), PZero terms under q (p = 0).
+      const Term::Kind atInfinity = dir == 0 ? Term::Infinite : Term::PZero;
+      double localMaxMass = 0.0, globalMaxMass = 0.0;
+      for (const Term& t : terms)
+        if (t.kind == Term::Regular) localMaxMass = std::max(localMaxMass, weightOf(t));
+      FPDP_PETSC(MPI_Allreduce(&localMaxMass, &globalMaxMass, 1, MPI_DOUBLE, MPI_MAX, comm));
+      const double floor = kPldMassFloor * globalMaxMass;
+      double range[2] = {kInf, kInf};  // min and -max
+      for (const Term& t : terms)
+        if (t.kind == Term::Regular && weightOf(t) >= floor && weightOf(t) > 0) {
+          range[0] = std::min(range[0], valueOf(t));
+          range[1] = std::min(range[1], -valueOf(t));
+        }
+      double gRange[2];
+      FPDP_PETSC(MPI_Allreduce(range, gRange, 2, MPI_DOUBLE, MPI_MIN, comm));
+      double lo = gRange[0], hi = -gRange[1];
+      if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -0.5, hi = 0.5;  // no finite value carries mass
+      if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)))) lo -= 0.5, hi += 0.5;
+      std::vector<double> bins(static_cast<std::size_t>(B) + 2, 0.0), gBins(bins.size());
+      const double width = (hi - lo) / B;
+      for (const Term& t : terms) {
+        const double m = weightOf(t);
+        if (t.kind == atInfinity) {
+          bins[static_cast<std::size_t>(B)] += m;
+          continue;
+        }
+        if (t.kind != Term::Regular || !(m > 0)) continue;
+        const double x = valueOf(t);
+        if (x < lo || x > hi) bins[static_cast<std::size_t>(B) + 1] += m;
+        const double b = std::floor((x - lo) / width);
+        const int bin = b < 0 ? 0 : (b >= B ? B - 1 : static_cast<int>(b));
+        bins[static_cast<std::size_t>(bin)] += m;
+      }
+      FPDP_PETSC(MPI_Allreduce(bins.data(), gBins.data(), static_cast<PetscMPIInt>(bins.size()), MPI_DOUBLE, MPI_SUM,
+                                comm));
+      h.lower = lo;
+      h.upper = hi;
+      h.mass.assign(gBins.begin(), gBins.begin() + B);
+      h.massInfinity = gBins[static_cast<std::size_t>(B)];
+      h.clampedMass = gBins[static_cast<std::size_t>(B) + 1];
+    }
+  }
+  return out;
+}
+
+}  // namespace fpdp::solver

@@ -1,0 +1,240 @@
+#pragma once
+// Divergences between the two densities p (trained on D) and q (on D'), by quadrature on the mesh (MATH.md §3).
+//
+// Quadrature (the one rule every functional here uses, CellQuadrature): point values at the cell centres are
+// reconstructed from the cell averages to fourth order (PointValues.hpp), then the midpoint rule
+// int f(p, q) dtheta ~= sum_c |c| f(p_c, q_c) is applied to them: fourth order for smooth densities that decay inside
+// the box (docs/scheme.md §5). evaluate(p, q, stride) applies the midpoint rule to the arrays it is given.
+// The densities are normalised by their computed masses first (they are probability densities; the solver
+// conserves mass to round-off), r = p/q, rho = r - 1. Each divergence is written as a sum of non-negative terms
+// so that tiny divergences (1e-10 and below) lose no digits:
+//   E_alpha - 1 = int q g_alpha(r),  g_alpha(r) = r^alpha - 1 - alpha (r - 1) = em1l(alpha u) + alpha l1l(rho),
+//   KL          = int q h(r),        h(r) = r log r - r + 1 = rho u + l1l(rho),          u = log1p(rho),
+// with em1l(x) = e^x - 1 - x and l1l(x) = log(1+x) - x (StableFunctions.hpp). Both integrands vanish to second
+// order at r = 1 and the extra terms integrate to zero because int p = int q = 1.
+//   R_alpha = log1p(E_alpha - 1)/(alpha - 1) while E_alpha - 1 < 1; for larger values (or overflow) the
+//   log-sum-exp of log q + alpha log r is used instead, so R_alpha never overflows for large orders.
+//   TV = (1/2) int |p - q|.
+// Infinite values: where q = 0 and p > 0 (r = inf) R_alpha and KL are +inf. Negative cell values (which a
+// non-positive time integrator, or an operator that is not an M-matrix, may produce) are counted and reported with
+// the minimum; a negative p enters the integrands as 0, a cell with negative q is left out of KL and R_alpha (a
+// negative q is an artefact, not a zero of the density, and must not turn them into +inf) and the p-mass of those
+// cells is reported (excludedMassP). Nothing is dropped silently. Truncation by the box is measured (renyiBoundaryShare).
+//
+// Divergent integrals (MATH.md §3, §6): R_alpha = +inf when int p^alpha q^(1-alpha) diverges outside any box (for
+// Gaussians: when alpha Sigma_q + (1 - alpha) Sigma_p is not positive definite), yet the box quadrature is finite.
+// Detection, per order, from the growth of the integrand toward the walls. Shells parallel to the walls: shell m
+// (m = 1..kTailShells) holds the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a), lies
+// in [m s, (m+1) s), s = max(1, N_min / kCellsPerShellDivisor) layers (1/16 of the half-width on a uniform mesh); the
+// layers m = 0 next to the walls are left out, since on a computed solution they carry the no-flux wall's boundary
+// layer, which bends the log-density there by O(1). L_m is the log of the mean of the normalised
+// p^alpha q^(1-alpha) over shell m, x_m the mean distance of its cells to the walls, and s_m = (L_m - L_{m+1}) /
+// (x_{m+1} - x_m) the outward slope (m = 1 outermost). If s_m > 0 (the log-integrand increases toward the walls:
+// first differences > 0) and s_1 >= s_2 >= ... (it is convex: second differences >= 0), the integrand grows at least
+// exponentially beyond the walls if the trend goes on, and the integral over R^d diverges. When that holds and the
+// wall cells' share of the integrand is not negligible (> kBoundaryShareTolerance), R_alpha is reported as +inf
+// (RenyiStatus::InfiniteDetected; the box number is kept in renyiOnBox). A non-negligible wall share without such
+// growth is RenyiStatus::TruncatedSuspect (e.g. equal covariances with the tilted centre alpha m_p + (1 - alpha) m_q
+// outside the box: the log-integrand is concave, the true R_alpha finite and larger than the box number). Shells,
+// not single lines of cells, because the shell means average over the walls (sums reduced over all ranks) and
+// because along a line the first few cells are dominated by the wall layer (docs/scheme.md §5). The test is a
+// heuristic on the computed tails: the log-integrand multiplies the relative errors of p and q there by alpha and
+// alpha - 1, so it needs tails that are resolved (docs/scheme.md §5 shows where it errs on a coarse mesh).
+//
+// Further functionals (MATH.md §3; derivations and accuracy in docs/scheme.md §5), by the same rule:
+//   d R_alpha/d alpha = KL(pi_alpha || p)/(alpha - 1)^2 = [ (alpha - 1) E'/E - log E ] / (alpha - 1)^2, pi_alpha the
+//     tilted law q r^alpha/E, with E' = d E_alpha/d alpha = int q r^alpha log r written as int q g'_alpha(r),
+//     g'_alpha(r) = r^alpha u - rho = expm1(alpha u) u + l1l(rho) >= 0 (no cancellation for tiny divergences);
+//   I_alpha/E_alpha = int q r^alpha |grad u|^2 / int q r^alpha (and the Sigma-weighted form), grad u by
+//     LogRatioGradient (fourth-order differences of u = log r); the singular masses (atoms, boundary bins) carry no
+//     gradient in the ambient space: they enter E_alpha, not the numerator of I_alpha;
+//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such;
+//   the privacy-loss distribution: the histogram of log r(Theta), Theta ~ p (and of log(q/p), Theta ~ q).
+// Cost: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share the value q r^alpha (series near
+// r = 1, exp elsewhere), and equally spaced orders get it by a cancellation-free recurrence from one exp per cell
+// (docs/scheme.md §5, "Cost"); the large-divergence branch is scaled by the global maximum M_alpha of
+// log(|c| q) + alpha log r found in a cheap first pass, instead of a running log-sum-exp.
+#include <petscvec.h>
+
+#include <array>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meshes/DistributedBoxMesh.hpp"
+#include "models/Dataset.hpp"
+#include "models/DivergenceGrids.hpp"
+#include "meshes/FieldRepresentation.hpp"
+#include "solver/functionals/LogRatioGradient.hpp"
+#include "solver/functionals/LogRatioWorkspace.hpp"
+#include "solver/functionals/PointValues.hpp"
+
+namespace fpdp::solver {
+
+struct DensityHealth {
+  double mass = 0.0;          // sum |c| u_c + singular masses (raw, before normalisation)
+  double singularMass = 0.0;  // the singular masses' part of `mass` (0 without a SingularMasses argument)
+  double min = 0.0;           // smallest cell value
+  double max = 0.0;
+  long negativeCells = 0;
+  bool finite = true;         // no NaN/Inf
+};
+
+/// Masses of singular components of p and q (point masses, or bins of a measure on a lower-dimensional set such as
+/// the boundary of the constraint set C of projected noisy GD), paired: p[j] and q[j] are the masses both densities
+/// put on the same set j. Unnormalised, in the same units as sum |c| u_c. Every functional adds them in mass form:
+/// for a set carrying masses P and Q of densities w.r.t. a common reference measure mu, int p^alpha q^(1-alpha) dmu
+/// = P^alpha Q^(1-alpha) when the set is one bin (the reference measure cancels), and likewise for the others.
+/// Replicated: the same values on every rank (each functional counts them once, on rank 0).
+struct SingularMasses {
+  std::vector<double> p, q;
+  bool empty() const { return p.empty(); }
+};
+
+/// The histogram of a privacy loss L = log(p/q)(Theta), Theta ~ p (or of log(q/p), Theta ~ q): `mass[b]` is the
+/// (normalised) probability of L in bin b = [lower + b w, lower + (b + 1) w), w = (upper - lower)/bins. The range is
+/// that of the finite values of L over the cells (and atoms) that hold at least kPldMassFloor of the largest
+/// cell mass (a range of width 1 centred on the value if they all share one value); the rare values beyond it are
+/// counted in the end bins (their mass: clampedMass). The mass at L = +inf (q = 0 where p > 0; for the reverse
+/// histogram p = 0 where q > 0, i.e. log(p/q) = -inf under q) is kept apart. The bins and that mass sum to 1 up to
+/// the mass of the cells left out (negative q or p, underflowed cells; reported by DivergenceValues).
+struct PrivacyLossHistogram {
+  double lower = 0.0, upper = 0.0;
+  std::vector<double> mass;
+  double massInfinity = 0.0;
+  double clampedMass = 0.0;
+  double binWidth() const { return mass.empty() ? 0.0 : (upper - lower) / static_cast<double>(mass.size()); }
+};
+
+/// What DivergenceFunctionals computes besides KL, TV and R_alpha (which it always computes).
+struct FunctionalSettings {
+  std::vector<double> orders;          // Renyi orders (> 1), any order of appearance
+  std::vector<double> hockeyStickEps;  // eps grid of delta(eps): ascending, >= 0 (empty: not computed)
+  int privacyLossBins = 0;             // bins of each privacy-loss histogram (0: not computed)
+  std::optional<models::Matrix> sigma; // noise covariance for I_alpha^Sigma (d x d SPD); none: identity
+  // What the state holds: cell averages (reconstructed to point values, PointValues.hpp, before the midpoint rule)
+  // or point values at the centres (chapman_kolmogorov: the midpoint rule applies to them directly).
+  meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages;
+};
+
+/// How far a computed R_alpha can be trusted (see the header comment).
+enum class RenyiStatus {
+  Finite,            // the wall cells hold a negligible share of the integrand
+  InfiniteDetected,  // q = 0 where p > 0, or the log-integrand grows convexly toward a wall: R_alpha = +inf
+  TruncatedSuspect,  // a non-negligible share lies at the walls, without growth: the box underestimates R_alpha
+  NoiseSuspect       // a non-negligible part of R_alpha rests on cells at the scheme's noise floor (renyiNoiseShare)
+};
+const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "truncated_suspect", "noise_suspect"
+
+struct DivergenceValues {
+  DensityHealth p, q;
+  double kl = 0.0;                     // KL(p || q)
+  double tv = 0.0;                     // total variation distance
+  double excludedMassP = 0.0;          // normalised p-mass of the cells left out of KL and R_alpha (q < 0 there)
+  std::vector<double> renyi;           // R_alpha(p || q), one per order
+  std::vector<double> eAlphaMinusOne;  // E_alpha - 1 (may be +inf)
+  // Share of int p^alpha q^(1-alpha) that lies in the cells touching the box walls, per order. A share that is
+  // not negligible means the box truncates the integrand (its tilted centre alpha m_p + (1-alpha) m_q lies
+  // near or outside the box) and R_alpha is underestimated: the run warns instead of trusting the number.
+  std::vector<double> renyiBoundaryShare;
+  // Share of E_alpha in the cells whose p or q lies below kNoiseFloorFactor times the largest negative value of that
+  // density (0 when neither has one): values there are no better known than the scheme's sign errors. The order is
+  // NoiseSuspect when the part of R_alpha resting on them, -log(1 - share)/(alpha - 1), exceeds
+  // kNoiseRelativeTolerance |R_alpha| + kNoiseAbsoluteTolerance.
+  std::vector<double> renyiNoiseShare;
+  // Cells where q underflowed to 0 while p is below 1e-200 of its maximum: numerically empty, left out (counted).
+  long underflowCells = 0;
+  std::vector<RenyiStatus> renyiStatus;  // per order (meaningless where renyi is NaN)
+  std::vector<double> renyiOnBox;        // the box quadrature of R_alpha, also where renyi reports +inf
+  // Per order: L_1..L_4, the log of the mean of p^alpha q^(1-alpha) over the tail shells, outermost first (-inf for
+  // an empty shell or a mesh too coarse for the shells).
+  std::vector<std::array<double, 4>> renyiTailLogMean;
+
+  // Per order (NaN where a density is not finite):
+  std::vector<double> logEAlpha;        // log E_alpha = (alpha - 1) R_alpha (finite where E_alpha overflows)
+  std::vector<double> dRenyiDAlpha;     // d R_alpha / d alpha (+inf where R_alpha is +inf)
+  std::vector<double> informationRatio;       // I_alpha / E_alpha, I_alpha = E_q[r^alpha |grad log r|^2]
+  std::vector<double> informationRatioSigma;  // I_alpha^Sigma / E_alpha (Sigma-weighted; = the above for Sigma = I)
+  // Normalised p-mass of the cells whose gradient stencil meets p <= 0 or q <= 0 (left out of I_alpha).
+  double informationExcludedMassP = 0.0;
+  // delta(eps) on FunctionalSettings::hockeyStickEps: int max(p - e^eps q, 0) and int max(q - e^eps p, 0).
+  std::vector<double> hockeyStickPQ, hockeyStickQP;
+  // Privacy-loss distributions: log(p/q) under p, and log(q/p) under q (empty without bins).
+  PrivacyLossHistogram privacyLossP, privacyLossQ;
+};
+
+/// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.
+class CellQuadrature {
+public:
+  explicit CellQuadrature(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {}
+  const std::vector<double>& weights() const { return mesh_.ownedVolumes(); }
+  MPI_Comm comm() const { return mesh_.comm(); }
+  int dim() const { return mesh_.dim(); }
+  // For smooth integrands that decay inside the box: fourth order in the cell width, from the point-value
+  // reconstruction (PointValues.hpp) followed by the midpoint rule, whose own error is then only boundary terms.
+  static constexpr int order = 4;
+private:
+  const meshes::DistributedBoxMesh& mesh_;
+};
+
+class DivergenceFunctionals {
+public:
+  static constexpr int kTailShells = 4;                    // shells (3 increments, 2 convexity checks)
+  static constexpr int kCellsPerShellDivisor = 32;         // shell thickness: N_min / 32 cell layers (>= 1)
+  static constexpr double kBoundaryShareTolerance = 1e-6;  // wall share above which the box is suspect
+  static constexpr double kNoiseFloorFactor = 10.0;         // noise-level cells: u <= this times max(-min u, 0)
+  static constexpr double kNoiseRelativeTolerance = 1e-3;   // part of R_alpha resting on them, relative ...
+  static constexpr double kNoiseAbsoluteTolerance = 1e-13;  // ... plus absolute (R_alpha = 0 at p = q)
+
+  static constexpr double kPldMassFloor = 1e-20;  // privacy-loss histogram range: cells above this share of the max
+
+  /// Collective. Only R_alpha (with d R/d alpha, E_alpha, I_alpha), KL and TV.
+  DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, std::vector<double> orders);
+  /// Collective. The mesh must carry 2 fields (p, q). `workspace` (optional, on the same mesh): the point values and
+  /// log-ratio gradient work vectors, shared with the run's other functionals; null: one of its own.
+  DivergenceFunctionals(const meshes::DistributedBoxMesh& mesh, FunctionalSettings settings,
+                        std::shared_ptr<LogRatioWorkspace> workspace = nullptr);
+  ~DivergenceFunctionals();
+  /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
+  /// `singular` (optional) adds singular components (SingularMasses) to both densities.
+  DivergenceValues evaluate(Vec u, const SingularMasses* singular = nullptr) const;
+  /// Same, from rank-local arrays of owned cells (used by tests and by evaluate). Collective.
+  DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride,
+                            const SingularMasses* singular = nullptr) const;
+  const std::vector<double>& orders() const { return orders_; }
+  const std::vector<double>& hockeyStickEps() const { return settings_.hockeyStickEps; }
+  const FunctionalSettings& settings() const { return settings_; }
+  /// Why I_alpha cannot be computed on this mesh distribution (LogRatioGradient::unsupportedReason; the information
+  /// ratios are then NaN), or "".
+  const std::string& informationUnavailable() const { return work_->gradientUnavailable; }
+
+private:
+  /// Every functional of the point values held in work_->points (p field 0, q field 1). Collective.
+  DivergenceValues evaluatePoints(const SingularMasses* singular) const;
+  /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
+  void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
+                     DivergenceValues& out) const;
+
+  CellQuadrature quadrature_;
+  FunctionalSettings settings_;
+  std::vector<double> orders_;
+  models::Matrix sigma_;  // dim x dim
+  std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)
+  struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so
+                // that they do not stay allocated beside the time stepper's (peak memory, docs/scaling.md §3)
+  struct OrderRun {
+    std::size_t begin, end;  // positions in orderIndex_
+    double delta;            // common gap of the orders in the run
+  };
+  std::vector<std::size_t> orderIndex_;  // orders_ sorted ascending
+  std::vector<OrderRun> runs_;
+  std::vector<char> onBoundary_;  // owned cells that touch a wall
+  std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
+  std::array<double, kTailShells> shellLogVolume_{};
+  std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls
+  bool tailTestPossible_ = false;  // every shell holds at least one cell
+};
+
+}  // namespace fpdp::solver

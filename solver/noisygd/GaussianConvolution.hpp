@@ -1,0 +1,49 @@
+#pragma once
+// Exact convolution of a density, given by cell averages, with the Gaussian N(0, diag(s_1^2, ..., s_d^2)): the
+// cross-check of the diffusion part of a noisy-GD step (MATH.md §2.1: p <- p * N(0, 2 eta Sigma); docs/noisy-gd.md §3).
+//
+// Separable, so it is applied axis by axis. Along a line, the density inside cell i is the derivative of the monotone
+// cubic Hermite of the cumulative mass (PushForward.hpp), a non-negative quadratic q_i(t). The new mass of target
+// cell j is the exact integral
+//     sum_i int_cell_i q_i(x) [Phi((x_{j+1} - x)/s) - Phi((x_j - x)/s)] dx,
+// evaluated with the antiderivatives of u^k Phi(u), k = 0, 1, 2 (no quadrature error, any ratio s/h). Conservative
+// (each source cell's mass is deposited in full) and non-negative (q_i >= 0). Mass beyond the mesh is outflow.
+// Only diagonal covariances: a full Sigma is not separable (the Fokker–Planck diffusion handles it).
+//
+// Co-transport (docs/tracing.md §2): coTransport() convolves a non-negative density and, with it, passive signed
+// fields (the components of U2 p of the tracing diffusions, MATH.md §2.2): source cell i deposits its passive mass
+// w_i with the density's limited quadratic q_i, i.e. target j receives (w_i / m_i) times the density mass cell i
+// deposits in j. Plain linear convolution of the passive fields (their own unclamped, unlimited quadratics) would be
+// as linear, but where the positivity clamp or the Fritsch–Carlson limiter acts on the density (tails, steep flanks)
+// the passive shapes would differ from w_i/m_i times the density's, so a constant ratio V = w/p would not stay
+// constant and |V| <= max |V_i| could fail; with the density's shape both hold to round-off.
+#include <array>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "solver/noisygd/PushForward.hpp"
+
+namespace fpdp::solver {
+
+class GaussianConvolution {
+public:
+  /// Kernel reach in standard deviations: beyond it the kernel's tail mass Phi(-u) underflows (Phi(-37.5) ~ 5e-309),
+  /// so the deposits cover every target whose mass is representable and R_alpha of high order sees the true far
+  /// tails. Shared by every exact Gaussian-kernel deposit of noisy GD (ChapmanKolmogorovQuadrature too).
+  static constexpr double kReach = 37.5;
+  /// stddev[a]: standard deviation along axis a (0 leaves the axis alone).
+  GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev);
+  Outflow apply(std::vector<double>& field) const;
+  /// Convolve a non-negative density in place and co-transport the passive signed fields (cell averages, each of the
+  /// density's size) with its within-cell shape. The density's result and outflow are exactly those of apply().
+  CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
+
+private:
+  Outflow applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
+                    std::vector<Outflow>* passiveOutflow) const;
+
+  const meshes::BoxMesh& mesh_;
+  std::array<double, 3> s_;
+};
+
+}  // namespace fpdp::solver

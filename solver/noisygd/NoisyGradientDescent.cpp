@@ -1,0 +1,249 @@
+#include "solver/noisygd/NoisyGradientDescent.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace fpdp::solver {
+
+FieldGatherer::FieldGatherer(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
+  global_ = mesh.createScalarVector();
+  FPDP_PETSC(DMDACreateNaturalVector(mesh.scalarDM(), natural_.out()));
+  Vec all = nullptr;
+  FPDP_PETSC(VecScatterCreateToAll(natural_, &toAll_, &all));
+  all_ = meshes::VecHandle(all);
+}
+
+FieldGatherer::~FieldGatherer() {
+  if (toAll_) (void)VecScatterDestroy(&toAll_);
+}
+
+std::vector<double> FieldGatherer::gather(Vec u, int field) const {
+  FPDP_PETSC(VecStrideGather(u, field, global_, INSERT_VALUES));
+  FPDP_PETSC(DMDAGlobalToNaturalBegin(mesh_.scalarDM(), global_, INSERT_VALUES, natural_));
+  FPDP_PETSC(DMDAGlobalToNaturalEnd(mesh_.scalarDM(), global_, INSERT_VALUES, natural_));
+  FPDP_PETSC(VecScatterBegin(toAll_, natural_, all_, INSERT_VALUES, SCATTER_FORWARD));
+  FPDP_PETSC(VecScatterEnd(toAll_, natural_, all_, INSERT_VALUES, SCATTER_FORWARD));
+  return meshes::localValues(all_);
+}
+
+void FieldGatherer::scatter(const std::vector<double>& values, Vec u, int field) const {
+  PetscScalar* a;
+  FPDP_PETSC(VecGetArray(all_, &a));
+  std::copy(values.begin(), values.end(), a);
+  FPDP_PETSC(VecRestoreArray(all_, &a));
+  // Every rank holds the same values; the reverse scatter writes each rank's owned part.
+  FPDP_PETSC(VecScatterBegin(toAll_, all_, natural_, INSERT_VALUES, SCATTER_REVERSE));
+  FPDP_PETSC(VecScatterEnd(toAll_, all_, natural_, INSERT_VALUES, SCATTER_REVERSE));
+  FPDP_PETSC(DMDANaturalToGlobalBegin(mesh_.scalarDM(), natural_, INSERT_VALUES, global_));
+  FPDP_PETSC(DMDANaturalToGlobalEnd(mesh_.scalarDM(), natural_, INSERT_VALUES, global_));
+  FPDP_PETSC(VecStrideScatter(global_, field, u, INSERT_VALUES));
+}
+
+NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD,
+                                           GradientField gradientDPrime, const NoisyGdSettings& settings)
+    : mesh_(mesh),
+      settings_(settings),
+      pushD_(mesh.box(), std::move(gradientD), settings.eta),
+      pushDPrime_(mesh.box(), std::move(gradientDPrime), settings.eta),
+      gatherer_(mesh) {
+  if (mesh.fields() != 2) throw std::invalid_argument("NoisyGradientDescent: the mesh must carry 2 fields (p, q)");
+  // The noise kernel N(0, 2 eta Sigma): its standard deviation per axis (diagonal part).
+  for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
+  if (settings_.diffusion == DiffusionMethod::FokkerPlanck) {
+    DriftDiffusionEquation heat;
+    heat.potential = [](const Point&) { return 0.0; };
+    heat.diffusion = settings_.noiseVariance;
+    heat.crossDiffusion = settings_.noiseCross;
+    heat_ = std::make_unique<FokkerPlanckOperator>(mesh, std::vector<DriftDiffusionEquation>{heat, heat},
+                                                   FaceFluxScheme::ScharfetterGummel);
+    TimeIntegration ti;
+    ti.dt = settings_.eta / settings_.diffusionSubsteps;
+    ti.steps = settings_.diffusionSubsteps;
+    ti.tsType = settings_.diffusionTsType;
+    ti.kspType = settings_.kspType;
+    ti.pcType = settings_.pcType;
+    ti.optionsPrefix = "diffusion_";
+    diffusion_ = std::make_unique<DensityEvolution>(mesh, heat_->assemble(), ti);
+  } else if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov) {
+    if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
+      throw std::invalid_argument("chapman_kolmogorov needs a diagonal noise covariance");
+    if (!settings_.constraint.isNone())
+      throw std::invalid_argument("chapman_kolmogorov cannot carry the point masses of a constraint set (Pi_C)");
+    kernelD_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_, kernelStdDev_);
+    kernelDPrime_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_, kernelStdDev_);
+  } else {
+    if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
+      throw std::invalid_argument("exact_convolution needs a diagonal noise covariance");
+    convolution_ = std::make_unique<GaussianConvolution>(mesh.box(), kernelStdDev_);
+  }
+  if (settings_.constraint.isNone()) return;
+  bins_ = BoundaryBins(mesh.box(), settings_.constraint, settings_.ballAngularBins);
+  projection_ = std::make_unique<ConstraintProjection>(mesh.box(), bins_);
+  boundary_.p.assign(bins_.size(), 0.0);
+  boundary_.q.assign(bins_.size(), 0.0);
+  if (convolution_) {
+    // Padding: 9 noise standard deviations plus two cells, in cells of the outermost width. The kernel reaches
+    // farther (GaussianConvolution::kReach), but what it carries beyond 9 standard deviations of the walls,
+    // Phi(-9) = 1.1e-19 of a wall cell's mass at most, is reported as outflow instead of being projected.
+    std::vector<meshes::Axis> axes;
+    for (int a = 0; a < mesh.dim(); ++a) {
+      const auto& ax = mesh.box().axis(a);
+      const double h0 = ax.width(0), h1 = ax.width(ax.cells() - 1);
+      const int pad = static_cast<int>(std::ceil(9.0 * kernelStdDev_[a] / std::min(h0, h1))) + 2;
+      pad_[a] = pad;
+      std::vector<double> f;
+      for (int i = pad; i >= 1; --i) f.push_back(ax.lower() - i * h0);
+      f.insert(f.end(), ax.faces().begin(), ax.faces().end());
+      for (int i = 1; i <= pad; ++i) f.push_back(ax.upper() + i * h1);
+      axes.push_back(meshes::Axis::fromFaces(std::move(f)));
+    }
+    padded_ = std::make_unique<meshes::BoxMesh>(std::move(axes));
+    paddedProjection_ = std::make_unique<ConstraintProjection>(*padded_, bins_);
+    paddedConvolution_ = std::make_unique<GaussianConvolution>(*padded_, kernelStdDev_);
+  }
+}
+
+double NoisyGradientDescent::constraintMargin() const {
+  if (bins_.empty()) return std::numeric_limits<double>::infinity();
+  double m = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < mesh_.dim(); ++a) {
+    const auto& ax = mesh_.box().axis(a);
+    m = std::min({m, (bins_.lower()[a] - ax.lower()) / kernelStdDev_[a], (ax.upper() - bins_.upper()[a]) / kernelStdDev_[a]});
+  }
+  return m;
+}
+
+namespace {
+/// Mass in the cells that touch a wall of the mesh.
+double wallCellMass(const meshes::BoxMesh& box, const std::vector<double>& field) {
+  double m = 0.0;
+  std::size_t c = 0;
+  for (int k = 0; k < box.cells(2); ++k)
+    for (int j = 0; j < box.cells(1); ++j)
+      for (int i = 0; i < box.cells(0); ++i, ++c) {
+        const std::array<int, 3> idx{i, j, k};
+        bool wall = false;
+        for (int a = 0; a < box.dim(); ++a) wall = wall || idx[a] == 0 || idx[a] == box.cells(a) - 1;
+        if (wall) m += field[c] * box.cellVolume(i, j, k);
+      }
+  return m;
+}
+}  // namespace
+
+Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& field, std::vector<double>& bins,
+                                                 const PushForward& push) const {
+  const auto& box = mesh_.box();
+  const std::array<int, 3> n{box.cells(0), box.cells(1), box.cells(2)};
+  const std::array<int, 3> N{padded_->cells(0), padded_->cells(1), padded_->cells(2)};
+  auto at = [&](int i, int j, int k) {
+    return static_cast<std::size_t>(i + pad_[0]) +
+           static_cast<std::size_t>(N[0]) * (static_cast<std::size_t>(j + pad_[1]) +
+                                             static_cast<std::size_t>(N[1]) * static_cast<std::size_t>(k + pad_[2]));
+  };
+  std::vector<double> big(padded_->totalCells(), 0.0);
+  std::size_t c = 0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) big[at(i, j, k)] = field[c++];
+  const Outflow lost = paddedConvolution_->apply(big);
+  // p_k's boundary bins: point masses at their representative points, mapped by T_D, convolved exactly.
+  const auto& points = bins_.points();
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    if (bins[b] == 0.0) continue;
+    depositGaussian(*padded_, push.map(points[b]), bins[b], kernelStdDev_, big);
+    bins[b] = 0.0;
+  }
+  paddedProjection_->project(big, bins);  // every padding cell lies outside C, so it is emptied here
+  c = 0;
+  for (int k = 0; k < n[2]; ++k)
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) field[c++] = big[at(i, j, k)];
+  return lost;
+}
+
+void NoisyGradientDescent::projectState(Vec u) {
+  if (!projection_) return;
+  auto p = gatherer_.gather(u, 0);
+  auto q = gatherer_.gather(u, 1);
+  projection_->project(p, boundary_.p);
+  projection_->project(q, boundary_.q);
+  gatherer_.scatter(p, u, 0);
+  gatherer_.scatter(q, u, 1);
+}
+
+NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
+  StepReport r;
+  auto p = gatherer_.gather(u, 0);
+  auto q = gatherer_.gather(u, 1);
+  if (kernelD_) {
+    // Push-forward and noise in one quadrature; its outflow is the kernel's mass beyond the walls.
+    r.diffP = kernelD_->apply(p);
+    r.diffQ = kernelDPrime_->apply(q);
+    gatherer_.scatter(p, u, 0);
+    gatherer_.scatter(q, u, 1);
+    return r;
+  }
+  r.pushP = pushD_.apply(p);
+  r.pushQ = pushDPrime_.apply(q);
+  if (projection_) {
+    if (convolution_) {
+      r.diffP = convolveAndProject(p, boundary_.p, pushD_);
+      r.diffQ = convolveAndProject(q, boundary_.q, pushDPrime_);
+    } else {
+      // p_k's boundary bins as pushed point masses, deposited linearly; then the noise; then Pi_C.
+      for (std::size_t b = 0; b < bins_.size(); ++b) {
+        if (boundary_.p[b] != 0.0) depositLinear(mesh_.box(), pushD_.map(bins_.points()[b]), boundary_.p[b], p);
+        if (boundary_.q[b] != 0.0) depositLinear(mesh_.box(), pushDPrime_.map(bins_.points()[b]), boundary_.q[b], q);
+        boundary_.p[b] = boundary_.q[b] = 0.0;
+      }
+      gatherer_.scatter(p, u, 0);
+      gatherer_.scatter(q, u, 1);
+      diffusion_->run(u, [](long, double, Vec) {});
+      p = gatherer_.gather(u, 0);
+      q = gatherer_.gather(u, 1);
+      r.wallMassP = wallCellMass(mesh_.box(), p);
+      r.wallMassQ = wallCellMass(mesh_.box(), q);
+      projection_->project(p, boundary_.p);
+      projection_->project(q, boundary_.q);
+    }
+    gatherer_.scatter(p, u, 0);
+    gatherer_.scatter(q, u, 1);
+    return r;
+  }
+  if (convolution_) {
+    r.diffP = convolution_->apply(p);
+    r.diffQ = convolution_->apply(q);
+  }
+  gatherer_.scatter(p, u, 0);
+  gatherer_.scatter(q, u, 1);
+  if (diffusion_) diffusion_->run(u, [](long, double, Vec) {});
+  return r;
+}
+
+std::string NoisyGradientDescent::describe() const {
+  std::ostringstream os;
+  if (kernelD_) return "push-forward and noise: " + kernelD_->describe();
+  os << "push-forward: monotone cubic remap by shears; diffusion: ";
+  if (diffusion_) os << "fokker_planck, " << settings_.diffusionSubsteps << " substeps, " << diffusion_->describe();
+  else os << "exact_convolution";
+  if (!bins_.empty()) {
+    os << "; constraint " << settings_.constraint.describe() << ", " << bins_.describe();
+    if (padded_) os << ", convolution on the mesh padded by the kernel's reach";
+  }
+  return os.str();
+}
+
+}  // namespace fpdp::solver
+
+namespace fpdp::solver {
+
+void NoisyGradientDescent::setBoundary(SingularMasses masses) {
+  if (masses.p.size() != bins_.size() || masses.q.size() != bins_.size())
+    throw std::invalid_argument("NoisyGradientDescent::setBoundary: " + std::to_string(masses.p.size()) + " and " +
+                                std::to_string(masses.q.size()) + " masses for " + std::to_string(bins_.size()) +
+                                " boundary bins");
+  boundary_ = std::move(masses);
+}
+
+}  // namespace fpdp::solver

@@ -1,0 +1,296 @@
+#include "solver/propagation/ExponentialEvolution.hpp"
+
+#include <petscmat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+
+#include "solver/propagation/BoolOption.hpp"
+
+namespace fpdp::solver {
+
+namespace {
+/// The integrator's name in checkpoints (IntegratorState::tsType) and in describe().
+constexpr const char* kTsTypeName = "exponential";
+
+/// Terms per pass of the stencil path (ClenshawWavefront). kDefaultClenshawDepth: the fastest on two ranks for the OU
+/// benchmark at 1024^2 and within 6 % of depth 16 on one (bench/README.md, issue 9, the depths measured in the
+/// thirteenth session: 1024^2 on 1 / 2 ranks, depth 8 3.17 / 1.79 s, depth 16 2.99 / 2.01 s; no effect at 256^2).
+constexpr int kDefaultClenshawDepth = 8;
+
+/// -fpdp_clenshaw_depth N: terms per pass, 1 .. ClenshawWavefront::kMaxDepth (1: one term at a time).
+int clenshawDepthOption() {
+  char value[64] = "";
+  PetscBool set = PETSC_FALSE;
+  FPDP_PETSC(PetscOptionsGetString(nullptr, nullptr, "-fpdp_clenshaw_depth", value, sizeof value, &set));
+  if (!set) return kDefaultClenshawDepth;
+  char* end = nullptr;
+  errno = 0;
+  const long depth = std::strtol(value, &end, 10);
+  if (end == value || *end != '\0' || errno != 0 || depth < 1 || depth > ClenshawWavefront::kMaxDepth)
+    throw PetscFailure(std::string("-fpdp_clenshaw_depth ") + value + ": expected an integer from 1 to " +
+                       std::to_string(ClenshawWavefront::kMaxDepth));
+  return static_cast<int>(depth);
+}
+}  // namespace
+
+std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
+  if (!(c >= 0.0) || !std::isfinite(c))
+    throw std::invalid_argument("scaledBesselCoefficients: c must be finite and >= 0");
+  if (c == 0.0) return {1.0};
+  // e^{-c} I_k(c) ~ exp(-k^2 / (2c)) / sqrt(2 pi c) for large c, and ~ (c/2)^k / k! e^{-c} for small c: starting
+  // the backward recurrence well beyond the index where the terms fall below the tolerance makes the start error
+  // (relative, of the size of the terms there) negligible.
+  const double logTol = std::log(1.0 / tolerance);
+  const long start = static_cast<long>(std::ceil(2.0 * std::sqrt(2.0 * c * (logTol + 10.0)) + 2.0 * logTol + 40.0));
+  // Backward recurrence for the minimal solution: I_{k-1} = (2k / c) I_k + I_{k+1}; rescaled on overflow.
+  std::vector<double> b(static_cast<std::size_t>(start) + 2, 0.0);
+  b[static_cast<std::size_t>(start)] = 1e-300;
+  for (long k = start; k >= 1; --k) {
+    b[static_cast<std::size_t>(k - 1)] = 2.0 * static_cast<double>(k) / c * b[static_cast<std::size_t>(k)] +
+                                         b[static_cast<std::size_t>(k + 1)];
+    if (b[static_cast<std::size_t>(k - 1)] > 1e250)
+      for (long j = k - 1; j <= start; ++j) b[static_cast<std::size_t>(j)] *= 1e-250;
+  }
+  // Normalise by e^c = I_0 + 2 sum_{k>=1} I_k (summed from the small end up).
+  double sum = 0.0;
+  for (long k = start; k >= 1; --k) sum += 2.0 * b[static_cast<std::size_t>(k)];
+  sum += b[0];
+  for (auto& v : b) v /= sum;
+  // Truncate: the first K with 2 sum_{k > K} b_k <= tolerance.
+  double tail = 0.0;
+  long K = start;
+  while (K > 0 && tail + 2.0 * b[static_cast<std::size_t>(K)] <= tolerance)
+    tail += 2.0 * b[static_cast<std::size_t>(K--)];
+  b.resize(static_cast<std::size_t>(K) + 1);
+  return b;
+}
+
+double detailedBalanceDefect(Mat A, Vec w) {
+  meshes::MatHandle B, Bt;
+  meshes::VecHandle winv;
+  FPDP_PETSC(VecDuplicate(w, winv.out()));
+  FPDP_PETSC(VecCopy(w, winv));
+  FPDP_PETSC(VecReciprocal(winv));
+  FPDP_PETSC(MatDuplicate(A, MAT_COPY_VALUES, B.out()));
+  FPDP_PETSC(MatDiagonalScale(B, winv, w));  // B = W^-1 A W
+  FPDP_PETSC(MatTranspose(B, MAT_INITIAL_MATRIX, Bt.out()));
+  PetscInt lo, hi;
+  FPDP_PETSC(MatGetOwnershipRange(B, &lo, &hi));
+  double worst = 0.0;
+  for (PetscInt i = lo; i < hi; ++i) {
+    PetscInt nb, nt;
+    const PetscInt *cb, *ct;
+    const PetscScalar *vb, *vt;
+    FPDP_PETSC(MatGetRow(B, i, &nb, &cb, &vb));
+    FPDP_PETSC(MatGetRow(Bt, i, &nt, &ct, &vt));
+    // Both rows are sorted by column; an entry missing from one side counts as 0 there.
+    PetscInt a = 0, t = 0;
+    while (a < nb || t < nt) {
+      const PetscInt col = std::min(a < nb ? cb[a] : PETSC_MAX_INT, t < nt ? ct[t] : PETSC_MAX_INT);
+      const double x = a < nb && cb[a] == col ? vb[a++] : 0.0;
+      const double y = t < nt && ct[t] == col ? vt[t++] : 0.0;
+      if (col == i) continue;
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        worst = INFINITY;
+        continue;
+      }
+      const double scale = std::max(std::fabs(x), std::fabs(y));
+      if (scale > 0.0) worst = std::max(worst, std::fabs(x - y) / scale);
+    }
+    FPDP_PETSC(MatRestoreRow(Bt, i, &nt, &ct, &vt));
+    FPDP_PETSC(MatRestoreRow(B, i, &nb, &cb, &vb));
+  }
+  double global = 0.0;
+  FPDP_PETSC(MPI_Allreduce(&worst, &global, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm(reinterpret_cast<PetscObject>(A))));
+  return global;
+}
+
+ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, Vec w,
+                                           const ExponentialSettings& settings)
+    : mesh_(mesh), A_(std::move(A)), settings_(settings) {
+  checkSettings();
+  initialiseFromMatrix(w);
+}
+
+void ExponentialEvolution::initialiseFromMatrix(Vec w) {
+  defect_ = detailedBalanceDefect(A_, w);
+  checkDetailedBalance();
+  // Both norms bound the spectral radius; the smaller is the tighter bound.
+  PetscReal n1 = 0.0, nInf = 0.0;
+  FPDP_PETSC(MatNorm(A_, NORM_1, &n1));
+  FPDP_PETSC(MatNorm(A_, NORM_INFINITY, &nInf));
+  rho_ = std::min(n1, nInf);
+  if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
+  stencil_ = std::make_unique<StencilOperator>();
+  // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison).
+  if (boolOption(nullptr, "-fpdp_exponential_aij", false) || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
+  createWorkVectors();
+}
+
+ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op,
+                                           Vec w, const ExponentialSettings& settings)
+    : mesh_(mesh), settings_(settings) {
+  checkSettings();
+  stencil_ = std::make_unique<StencilOperator>();
+  if (boolOption(nullptr, "-fpdp_exponential_aij", false) || !op.buildStencil(*stencil_)) {
+    A_ = op.assemble();  // the matrix path (whose check may refuse op)
+    initialiseFromMatrix(w);
+    return;
+  }
+  defect_ = stencil_->detailedBalanceDefect(mesh_.dm(), w);
+  checkDetailedBalance();
+  const auto norms = stencil_->norms(mesh_.dm());  // {infinity, 1}, as MatNorm sums them
+  rho_ = std::min(norms[1], norms[0]);
+  if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
+  createWorkVectors();
+}
+
+void ExponentialEvolution::checkSettings() const {
+  if (!(settings_.dt > 0) || settings_.steps < 0 || settings_.observeEvery < 1)
+    throw std::invalid_argument("ExponentialEvolution: dt > 0, steps >= 0 and observeEvery >= 1 are required");
+}
+
+void ExponentialEvolution::checkDetailedBalance() const {
+  if (defect_ <= kDetailedBalanceTolerance) return;
+  std::ostringstream os;
+  os << "the operator does not satisfy detailed balance (largest relative asymmetry of W^-1 A W: " << defect_
+     << ", allowed " << kDetailedBalanceTolerance
+     << "), so its spectrum need not be real and the Chebyshev expansion of exp(T A) does not apply";
+  throw std::invalid_argument(os.str());
+}
+
+void ExponentialEvolution::createWorkVectors() {
+  if (stencil_) {
+    if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
+    wavefront_ = std::make_unique<ClenshawWavefront>(*stencil_, mesh_.dm(), clenshawDepthOption());
+  }
+  previous_ = mesh_.createVector();
+  current_ = mesh_.createVector();
+  product_ = mesh_.createVector();
+}
+
+void ExponentialEvolution::applyOperator(Vec x, Vec y) {
+  if (!stencil_) {
+    FPDP_PETSC(MatMult(A_, x, y));
+    return;
+  }
+  // y = -(0 - A x): the stencil's residual with a zero right-hand side, negated (both steps exact). The stencil
+  // also where the matrix exists, so that both constructors give the same result to the last bit.
+  FPDP_PETSC(VecZeroEntries(y));
+  FPDP_PETSC(residual(*stencil_, mesh_.dm(), x, y, y, ghosted_));
+  FPDP_PETSC(VecScale(y, -1.0));
+}
+
+ExponentialEvolution::~ExponentialEvolution() = default;
+
+const std::vector<double>& ExponentialEvolution::coefficients(double T) const {
+  auto it = coefficients_.find(T);
+  if (it == coefficients_.end())
+    it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
+  return it->second;
+}
+
+long ExponentialEvolution::termsPerInterval() const {
+  // A full interval is observeEvery steps, unless the whole run is shorter.
+  const long steps = std::max(1L, std::min(settings_.observeEvery, settings_.steps));
+  return static_cast<long>(coefficients(settings_.dt * static_cast<double>(steps)).size());
+}
+
+void ExponentialEvolution::propagate(Vec u, double T) {
+  if (!(T > 0.0) || rho_ == 0.0) return;
+  const std::vector<double>& a = coefficients(T);
+  const std::size_t K = a.size() - 1;
+  if (K == 0) {
+    FPDP_PETSC(VecScale(u, a[0]));
+    return;
+  }
+  // exp(T A) u ~ sum_k c_k T_k(X) u, X = I + (2/rho) A, c_0 = a_0, c_k = 2 a_k, by Clenshaw's recurrence from the
+  // smallest coefficient up: b_(K+1) = 0, b_K = c_K u, b_k = c_k u + 2 X b_(k+1) - b_(k+2)
+  //                                                      = (4/rho) A b_(k+1) + 2 b_(k+1) - b_(k+2) + c_k u,
+  // and the sum a_0 u + X b_1 - b_2. Against the forward recurrence (T_(k+1) from T_k and T_(k-1), with the sum
+  // accumulated term by term) one array fewer per term: u is read, the sum is neither read nor written (OU at 256^2:
+  // the integration to t = 2 0.039 -> 0.034 s, to t = 20 0.125 -> 0.103 s; bench/README.md).
+  Vec prev = previous_, cur = current_;
+  if (wavefront_) {
+    // Several terms per pass over memory (ClenshawWavefront): the same bits as one term at a time.
+    wavefront_->run(u, a, 4.0 / rho_, cur, prev);
+    products_ += static_cast<long>(K) - 1;
+  } else {
+    FPDP_PETSC(VecZeroEntries(prev));  // b_(K+1)
+    FPDP_PETSC(VecCopy(u, cur));
+    FPDP_PETSC(VecScale(cur, 2.0 * a[K]));  // b_K
+    for (std::size_t k = K - 1; k >= 1; --k) {  // cur = b_(k+1), prev = b_(k+2) -> b_k
+      FPDP_PETSC(MatMult(A_, cur, product_));
+      FPDP_PETSC(VecAXPBYPCZ(prev, 4.0 / rho_, 2.0, -1.0, product_, cur));
+      FPDP_PETSC(VecAXPY(prev, 2.0 * a[k], u));
+      ++products_;
+      std::swap(prev, cur);
+    }
+  }
+  // cur = b_1, prev = b_2: u <- a_0 u + b_1 + (2/rho) A b_1 - b_2.
+  applyOperator(cur, product_);
+  ++products_;
+  FPDP_PETSC(VecAXPBYPCZ(u, 1.0, 2.0 / rho_, a[0], cur, product_));  // u <- a_0 u + b_1 + (2/rho) A b_1
+  FPDP_PETSC(VecAXPY(u, -1.0, prev));
+}
+
+void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
+  step_ = fromStep;
+  const long every = settings_.observeEvery;
+  while (step_ < settings_.steps && (stopAfter_ < 0 || step_ < stopAfter_)) {
+    const long next = std::min(settings_.steps, (step_ / every + 1) * every);
+    propagate(u, settings_.dt * static_cast<double>(next - step_));
+    step_ = next;
+    time_ = startTime + settings_.dt * static_cast<double>(step_);
+    observer(step_, time_, u);
+  }
+}
+
+void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime) {
+  products_ = 0;
+  step_ = 0;
+  time_ = startTime;
+  stopAfter_ = -1;  // before the first observer call, which may already stop the run (a fault in the initial state)
+  observer(0, startTime, u);
+  advance(u, observer, 0, startTime);
+}
+
+void ExponentialEvolution::resume(Vec u, const Observer& observer, const IntegratorState& state) {
+  if (state.tsType != kTsTypeName)
+    throw PetscFailure("the checkpoint was written by ts_type " + state.tsType + ", this run uses " + kTsTypeName);
+  if (state.step % settings_.observeEvery != 0 && state.step != settings_.steps)
+    throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
+  products_ = 0;
+  time_ = state.time;
+  stopAfter_ = -1;
+  // Times are startTime + step dt: the start time of the uninterrupted run.
+  advance(u, observer, state.step, state.time - settings_.dt * static_cast<double>(state.step));
+}
+
+IntegratorState ExponentialEvolution::captureState() const {
+  IntegratorState s;
+  s.tsType = kTsTypeName;
+  s.step = step_;
+  s.time = time_;
+  s.timeStep = settings_.dt;
+  return s;
+}
+
+std::string ExponentialEvolution::describe() const {
+  std::ostringstream os;
+  os.precision(6);
+  os << "ts_type=" << kTsTypeName << " (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
+     << " terms per output interval, " << (stencil_ ? "star-stencil" : "AIJ") << " products";
+  if (wavefront_) os << ", " << wavefront_->depth() << " terms per pass";
+  os << ")";
+  return os.str();
+}
+
+}  // namespace fpdp::solver

@@ -1,20 +1,22 @@
 #pragma once
-// `fpdp run`: build the models and the mesh from a Case, evolve p and q, and record divergences and fields.
-//
-// The story of a run (RunCase.cpp):
-//   1. models:  L_D and L_D' from the loss, D and D' = D with one record replaced; the initial Gaussian.
-//   2. mesh:    a DMDA box with the two densities interlaced.
-//   3. solver:  the Scharfetter–Gummel Fokker–Planck operator, assembled once; PETSc TS (BDF2 by default).
-//   4. output:  at every output step the divergences by quadrature (and, when a closed form exists, the exact
-//               values and L1 errors), appended to divergence.csv / exact.csv and fpdp.h5.
-//   5. summary: a table of the final state, conservation and positivity figures, timings.
-// Output goes to DIR.partial and is renamed to DIR when the run succeeds, so a failed run leaves no half-written
-// DIR (a killed run leaves DIR.partial, which is never mistaken for a result, and which `fpdp run --restart DIR`
-// continues from its last checkpoint: app/Checkpoint).
+// `fpdp run`: a case from its plan to its summary, as named stages (docs/architecture.md):
+//   1. plan:     the models (L_D, L_D', the initial Gaussian), the mesh, the discretisation, the propagator and the
+//                exact oracle where a closed form exists (app/run/RunPlan);
+//   2. output:   DIR.partial with fpdp.h5, and the observers of every output step (app/observers/: divergence.csv,
+//                the privacy profile and bounds, the functionals, the rate checks, exact values, fields and ParaView,
+//                the tracing diffusions, checkpoints, progress), each behind app/run/RunObserver;
+//   3. stepping: the state from its start (or a checkpoint) to the end, faults checked at every step, the
+//                observers notified at every output step (app/run/RunStepper);
+//   4. finish:   every observer's part of fpdp.h5 and its files, the plots, DIR.partial renamed to DIR
+//                (app/run/OutputDirectory);
+//   5. summary:  the final state, conservation, positivity, warnings, bounds and timings (app/run/RunSummary).
+// A failed run leaves no half-written DIR; a killed run leaves DIR.partial, which `fpdp run --restart DIR` continues
+// from its last checkpoint (app/Checkpoint).
 #include <memory>
 #include <string>
 
 #include "app/Case.hpp"
+#include "app/run/OutputDirectory.hpp"
 #include "io/CheckpointFile.hpp"
 
 namespace fpdp::app {
@@ -29,13 +31,5 @@ struct RunOptions {
 
 /// Collective over PETSC_COMM_WORLD. Returns the process exit status (0 on success).
 int runCase(const Case& c, const RunOptions& options);
-
-/// Checks that the output directory may be written (absent, empty, or an earlier fpdp output);
-/// throws OutputDirectoryError otherwise. Creates nothing.
-void checkOutputDirectory(const std::string& dir);
-
-struct OutputDirectoryError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 }  // namespace fpdp::app

@@ -18,6 +18,7 @@
 #include "app/NumberFormat.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
+#include "app/run/Collective.hpp"
 #include "io/CsvTable.hpp"
 #include "io/SampleFiles.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
@@ -35,26 +36,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* kAxisName[3] = {"x", "y", "z"};
-
-/// Runs `action` on rank 0 and makes every rank throw OutputDirectoryError if it failed.
-void onRankZero(MPI_Comm comm, int rank, const std::function<void()>& action) {
-  int ok = 1;
-  std::string message;
-  if (rank == 0) {
-    try {
-      action();
-    } catch (const std::exception& e) {
-      ok = 0;
-      message = e.what();
-    }
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-  message.resize(static_cast<std::size_t>(length));
-  if (length > 0) MPI_Bcast(message.data(), length, MPI_CHAR, 0, comm);
-  if (!ok) throw OutputDirectoryError(message);
-}
 
 /// The resolved case without its [sampler] table: a run and a sample of one case share everything else.
 std::string withoutSampler(const std::string& resolvedToml) {
@@ -159,7 +140,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
   const fs::path dir(options.outputDirectory);
   const fs::path work = options.outputDirectory + ".sample-partial";
   int mode[2] = {0, 0};  // [0]: DIR holds an fpdp output; [1]: with fpdp.h5
-  onRankZero(comm, rank, [&] {
+  onRankZero<OutputDirectoryError>(comm, rank, [&] {
     checkOutputDirectory(options.outputDirectory);
     if (fs::exists(dir / "parameters.toml")) {
       mode[0] = 1;
@@ -279,7 +260,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
 
   // 5. Files (rank 0).
   std::ostringstream summary;
-  onRankZero(comm, rank, [&] {
+  onRankZero<OutputDirectoryError>(comm, rank, [&] {
     const std::string w = work.string() + "/";
     io::SampleFileInfo info;
     info.parametersToml = c.resolvedToml;

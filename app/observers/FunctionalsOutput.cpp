@@ -70,7 +70,7 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
   }
 }
 
-void FunctionalsOutput::writeHdf5(io::Hdf5Output& h5) const {
+void FunctionalsOutput::writeHdf5(io::Hdf5Output& h5) {
   const auto S = static_cast<unsigned long long>(steps_.size());
   std::vector<io::Hdf5Output::Array> renyi{{"step", {S}, steps_}, {"t", {S}, times_}, {"alpha", {orders_.size()}, orders_}};
   for (const auto& s : perOrder_) renyi.push_back({s.name, {S, orders_.size()}, s.values});

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
@@ -15,20 +16,24 @@
 
 namespace fpdp::app {
 
-class FunctionalsOutput {
+class FunctionalsOutput final : public RunObserver {
 public:
   /// directory: where the CSV files go; rank 0 writes them.
   FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders, std::vector<double> eps,
                     int privacyLossBins);
   /// One output step.
   void add(long step, double t, const solver::DivergenceValues& v);
+  void observe(const OutputStep& s) override { add(s.step, s.t, s.values); }
   /// Writes the /renyi, /hockey_stick and /privacy_loss groups (collective).
-  void writeHdf5(io::Hdf5Output& h5) const;
+  void writeHdf5(io::Hdf5Output& h5) override;
   /// Closes the CSV files.
-  void close();
+  void close() override;
   /// Checkpoint/restart (app/Checkpoint): the arrays accumulated so far.
-  void saveState(io::CheckpointData& ck) const;
+  void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, std::size_t outputSteps);
+  void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override {
+    restoreState(ck, at.outputSteps);
+  }
 
 private:
   std::vector<double> orders_, eps_;

@@ -207,7 +207,7 @@ void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double
   last_ = v;
 }
 
-void PrivacyOutput::writeHdf5(io::Hdf5Output& h5) const {
+void PrivacyOutput::writeHdf5(io::Hdf5Output& h5) {
   h5.writeTable("bounds", boundColumns_, boundRows_, {{"applicability", applicabilityText_}});
   if (epsilonOpened_) h5.writeTable("epsilon", epsilonColumns_, epsilonRows_);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
@@ -38,17 +39,18 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
                                   const std::optional<double>& smoothness, std::optional<double> worstCaseGap,
                                   double measuredGap);
 
-class PrivacyOutput {
+class PrivacyOutput final : public RunObserver {
 public:
   /// Opens bounds.csv and epsilon.csv in `directory` and writes bound_applicability.csv (rank 0 only: `writer`).
   PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer);
 
   /// One output step: a bounds.csv row, and one epsilon.csv row per delta of the grid.
   void observe(long step, double t, const solver::DivergenceValues& v);
+  void observe(const OutputStep& s) override { observe(s.step, s.t, s.values); }
   /// Copies of the tables into fpdp.h5 (/bounds, /epsilon; collective).
-  void writeHdf5(io::Hdf5Output& h5) const;
+  void writeHdf5(io::Hdf5Output& h5) override;
   /// Flushes and closes the CSV files.
-  void close();
+  void close() override;
   /// The summary's lines: applicability of every bound and the (eps, delta) table at the last output step.
   void summary(std::ostream& s) const;
 
@@ -56,9 +58,12 @@ public:
 
   /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
   /// output step (recomputed from the restored state), which the summary reports if no later step comes.
-  void saveState(io::CheckpointData& ck) const;
+  void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
                     std::size_t outputSteps);
+  void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override {
+    restoreState(ck, at.step, at.t, at.values, at.outputSteps);
+  }
 
 private:
   const Case& case_;

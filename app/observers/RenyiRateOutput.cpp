@@ -292,7 +292,7 @@ RenyiRateSetup renyiRateSetup(const Case& c, std::size_t n, bool replacement, co
   const double sigma2 = c.noise.sigma * c.noise.sigma;
   const bool isotropic = !c.noise.covariance && !c.noise.covariancePrime;
   if (noisyGd) {
-    // The tracing diffusions run with sigma^2 I (app/RunCase.cpp, TracingSettings::noiseVariance).
+    // The tracing diffusions run with sigma^2 I (app/observers/TracingOutput.cpp, TracingSettings::noiseVariance).
     r.sigma = sigma2 * models::Matrix::Identity(d, d);
     if (!isotropic)
       r.identityNotApplicable = "the tracing diffusions are run with isotropic noise sigma^2 I, but the case gives "

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "app/run/RunObserver.hpp"
 #include "io/Hdf5Output.hpp"
 #include "models/LossConstants.hpp"
 #include "solver/functionals/Divergences.hpp"
@@ -36,7 +37,7 @@ struct RenyiRateSetup {
   std::function<std::array<double, 3>(const std::array<double, 3>&)> gradientD, gradientDPrime;
 };
 
-class RenyiRateOutput {
+class RenyiRateOutput final : public RunObserver {
 public:
   /// Safety factor of the violation tolerance on |rate_identity - rate_finite_difference| (docs/rate.md §3).
   static constexpr double kSafetyFactor = 2.0;
@@ -55,15 +56,21 @@ public:
                   std::shared_ptr<solver::LogRatioWorkspace> workspace = nullptr);
   /// Langevin output step. Collective.
   void observeLangevin(long step, double t, Vec u, const solver::DivergenceValues& v);
+  /// The output steps of a Langevin run (setup.gradientD given); noisy GD's rows come from its tracing substeps.
+  void observe(const OutputStep& s) override {
+    if (setup_.gradientD) observeLangevin(s.step, s.t, s.u, s.values);
+  }
   /// Tracing substep st.s of noisy-GD step k (t = eta k + s); u holds (p_t, p'_t) on the mesh. Collective.
   void observeTracing(long k, const solver::TracingState& st, double t, Vec u, const solver::DivergenceValues& v);
   /// Finite differences, margins, status; writes renyi_rate.csv (rank 0) and /renyi_rate (collective).
   void finish(io::Hdf5Output& h5);
+  void writeHdf5(io::Hdf5Output& h5) override { finish(h5); }
   /// The summary lines (rank 0, after finish).
   void summary(std::ostream& s) const;
   /// Checkpoint/restart (app/Checkpoint): the rows observed so far (finish() derives everything else from them).
-  void saveState(io::CheckpointData& ck) const;
+  void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck);
+  void restoreState(const io::CheckpointData& ck, const RestoredStep&) override { restoreState(ck); }
 
   struct Row {
     long step = 0;

@@ -1,0 +1,47 @@
+#include "app/observers/CheckpointWriter.hpp"
+
+#include <csignal>
+#include <stdexcept>
+
+#include "app/Checkpoint.hpp"
+#include "meshes/PetscHandles.hpp"
+
+namespace fpdp::app {
+
+CheckpointWriter::CheckpointWriter(MPI_Comm comm, int rank, std::string workDir, const Case& c, long steps,
+                                   std::string disabled, StateSource source)
+    : comm_(comm),
+      rank_(rank),
+      workDir_(std::move(workDir)),
+      every_(c.output.every),
+      checkpointEvery_(c.output.checkpointEvery),
+      steps_(steps),
+      disabled_(std::move(disabled)),
+      source_(std::move(source)) {}
+
+bool CheckpointWriter::due(long step) const {
+  return disabled_.empty() && step > 0 && step < steps_ && step % every_ == 0 &&
+         (step / every_) % checkpointEvery_ == 0;
+}
+
+void CheckpointWriter::observe(const OutputStep& s) {
+  if (!due(s.step)) return;
+  io::CheckpointData ck;
+  source_(ck, s.step, s.t, s.u);
+  int ok = 1;
+  std::string error;
+  if (rank_ == 0) {
+    try {
+      saveCsvSizes(ck, workDir_);
+      io::writeCheckpointFile(workDir_ + "/" + kCheckpointName, ck);
+    } catch (const std::exception& e) {
+      ok = 0;
+      error = e.what();
+    }
+  }
+  FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  if (!ok) throw std::runtime_error(rank_ == 0 ? "writing the checkpoint: " + error : "writing the checkpoint failed");
+  if (s.step == killAfterCheckpointStep()) std::raise(SIGKILL);  // the tests' interrupted run
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,46 @@
+#include "app/observers/ExactReferenceOutput.hpp"
+
+#include <cmath>
+
+namespace fpdp::app {
+
+double relativeError(double computed, double exact) {
+  if (std::isinf(exact) && std::isinf(computed) && (exact > 0) == (computed > 0)) return 0.0;
+  if (exact == 0) return computed;
+  return (computed - exact) / exact;
+}
+
+ExactReferenceOutput::ExactReferenceOutput(const std::string& directory, bool writer, const Case& c,
+                                           const ExactOracle& oracle)
+    : oracle_(oracle) {
+  std::vector<std::string> columns{"step", "t", "l1_error_p", "l1_error_q", "kl_exact", "kl_rel_error"};
+  for (const auto& o : c.divergence.orders) {
+    orders_.push_back(o.alpha);
+    columns.push_back("renyi_" + o.label + "_exact");
+    columns.push_back("renyi_" + o.label + "_rel_error");
+  }
+  if (writer) csv_.emplace(directory + "/exact.csv", columns);
+}
+
+void ExactReferenceOutput::observe(const OutputStep& s) {
+  const auto err = oracle_.errors(s.u, s.step, s.t);
+  lastErrors_ = err;
+  if (!csv_) return;
+  const double klExact = oracle_.kl(s.step, s.t);
+  std::vector<double> row{static_cast<double>(s.step), s.t, err.l1P, err.l1Q, klExact,
+                          relativeError(s.values.kl, klExact)};
+  for (std::size_t k = 0; k < orders_.size(); ++k) {
+    const double exact = oracle_.renyi(orders_[k], s.step, s.t);
+    row.push_back(exact);
+    row.push_back(relativeError(s.values.renyi[k], exact));
+  }
+  csv_->addRow(row);
+}
+
+void ExactReferenceOutput::restoreState(const io::CheckpointData&, const RestoredStep& at) {
+  lastErrors_ = oracle_.errors(at.u, at.step, at.t);
+}
+
+void ExactReferenceOutput::close() { csv_.reset(); }
+
+}  // namespace fpdp::app

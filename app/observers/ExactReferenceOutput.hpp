@@ -1,0 +1,38 @@
+#pragma once
+// exact.csv: where the case has a closed form (Gaussian laws: quadratic loss, no projection; MATH.md §6), the L1
+// errors of the computed cell values, and the exact KL and R_alpha beside the relative errors of the computed ones.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/Case.hpp"
+#include "app/run/RunObserver.hpp"
+#include "app/run/RunPlan.hpp"
+#include "io/CsvTable.hpp"
+
+namespace fpdp::app {
+
+/// (computed - exact) / exact, with the cases a division cannot express: both infinite agree (0), exact 0 gives the
+/// computed value itself.
+double relativeError(double computed, double exact);
+
+class ExactReferenceOutput final : public RunObserver {
+public:
+  /// Rank 0 (`writer`) writes DIR/exact.csv.
+  ExactReferenceOutput(const std::string& directory, bool writer, const Case& c, const ExactOracle& oracle);
+
+  void observe(const OutputStep& s) override;
+  void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override;
+  void close() override;
+
+  /// The L1 errors at the last output step observed (or restored).
+  const std::optional<validation::CellErrors>& lastErrors() const { return lastErrors_; }
+
+private:
+  const ExactOracle& oracle_;
+  std::vector<double> orders_;
+  std::optional<io::CsvTable> csv_;
+  std::optional<validation::CellErrors> lastErrors_;
+};
+
+}  // namespace fpdp::app

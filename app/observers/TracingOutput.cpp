@@ -1,0 +1,67 @@
+#include "app/observers/TracingOutput.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fpdp::app {
+
+TracingOutput::TracingOutput(const std::string& directory, bool writer, const RunPlan& plan,
+                             const solver::DivergenceFunctionals& divergences, RenyiRateOutput* renyiRate)
+    : plan_(plan),
+      divergences_(divergences),
+      renyiRate_(renyiRate),
+      substeps_(static_cast<int>(plan.c.noisyGd.tracing_substeps)),
+      lemma4Bound_(std::numeric_limits<double>::infinity()) {
+  const Case& c = plan.c;
+  // Lemma 4: |V_t - V'_t| <= S_g / n, with the stated S_g if the case gives one, else this pair's (MATH.md §1).
+  if (const auto Sg = plan.statedSensitivity()) lemma4Bound_ = *Sg / static_cast<double>(plan.D().size());
+  solver::TracingSettings ts;
+  ts.eta = c.noisyGd.eta;
+  const double s2 = c.noise.sigma * c.noise.sigma;
+  ts.noiseVariance = {s2, s2, s2};
+  ts.lemma4Bound = lemma4Bound_;
+  tracer_ = std::make_unique<solver::TracingDiffusion>(plan.mesh.box(), gradientField(plan.losses.lossD, plan.dim),
+                                                       gradientField(plan.losses.lossDPrime, plan.dim), ts);
+  gatherer_ = std::make_unique<solver::FieldGatherer>(plan.mesh);
+  std::vector<std::string> columns{"step", "s", "t", "kl"};
+  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
+  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label + "_change_in_step");
+  columns.insert(columns.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
+  if (writer) csv_.emplace(directory + "/tracing.csv", columns);
+}
+
+void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& atStart) {
+  tracer_->setStart(*gatherer_, uk);
+  auto work = plan_.mesh.createVector();
+  const double eta = plan_.c.noisyGd.eta;
+  for (const auto& st : tracer_->run(substeps_)) {
+    gatherer_->scatter(st.p, work, 0);
+    gatherer_->scatter(st.pPrime, work, 1);
+    const auto v = divergences_.evaluate(work);
+    std::vector<double> row{static_cast<double>(k), st.s, eta * static_cast<double>(k) + st.s, v.kl};
+    if (renyiRate_) renyiRate_->observeTracing(k, st, row[2], work, v);
+    row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+    for (std::size_t a = 0; a < v.renyi.size(); ++a) row.push_back(v.renyi[a] - atStart.renyi[a]);
+    row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
+                           std::max(st.massErrorP, st.massErrorPPrime)});
+    if (csv_) csv_->addRow(row);
+    lemma4Violations_ += st.cellsAboveBound;
+    if (std::isfinite(lemma4Bound_) && lemma4Bound_ > 0)
+      worstDriftGapRatio_ = std::max(worstDriftGapRatio_, st.supGap / lemma4Bound_);
+  }
+}
+
+void TracingOutput::saveState(io::CheckpointData& ck) const {
+  ck.put("/run/lemma4_violations", {static_cast<double>(lemma4Violations_)});
+  ck.put("/run/worst_drift_gap_ratio", {worstDriftGapRatio_});
+}
+
+void TracingOutput::restoreState(const io::CheckpointData& ck, const RestoredStep&) {
+  lemma4Violations_ = ck.integer("/run/lemma4_violations", 0, 1L << 52);
+  worstDriftGapRatio_ = ck.array("/run/worst_drift_gap_ratio", 1)[0];
+}
+
+void TracingOutput::close() { csv_.reset(); }
+
+}  // namespace fpdp::app

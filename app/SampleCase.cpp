@@ -137,8 +137,8 @@ int sampleCase(const Case& c, const SampleOptions& options) {
   settings.comm = comm;
 
   // 2. Where the files go, and whether the solver's output of this very case is there.
-  const fs::path dir(options.outputDirectory);
-  const fs::path work = options.outputDirectory + ".sample-partial";
+  const fs::path dir(normaliseOutputDirectory(options.outputDirectory));
+  const fs::path work = dir.string() + ".sample-partial";
   int mode[2] = {0, 0};  // [0]: DIR holds an fpdp output; [1]: with fpdp.h5
   onRankZero<OutputDirectoryError>(comm, rank, [&] {
     checkOutputDirectory(options.outputDirectory);
@@ -150,8 +150,9 @@ int sampleCase(const Case& c, const SampleOptions& options) {
                                    "case outside [sampler]); choose another --output");
       mode[1] = fs::exists(dir / "fpdp.h5") ? 1 : 0;
     }
-    fs::remove_all(work);
+    removeStalePartial(work, dir.string());  // only fpdp's own leftovers are removed
     fs::create_directories(work);
+    writeOwnerMark(work);
   });
   MPI_Bcast(mode, 2, MPI_INT, 0, comm);
   bool success = false;
@@ -161,7 +162,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
     fs::path dir;
     ~Cleanup() {
       std::error_code ec;
-      if (!success && rank == 0) fs::remove_all(dir, ec);
+      if (!success && rank == 0 && hasOwnerMark(dir)) fs::remove_all(dir, ec);
     }
   } cleanup{success, rank, work};
 

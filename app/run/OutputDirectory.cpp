@@ -1,5 +1,10 @@
 #include "app/run/OutputDirectory.hpp"
 
+#include <fcntl.h>
+#include <stdio.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,46 +16,129 @@ namespace fs = std::filesystem;
 
 namespace fpdp::app {
 
-void checkOutputDirectory(const std::string& dir) {
-  const fs::path p(dir);
+bool hasOwnerMark(const std::filesystem::path& dir) {
   std::error_code ec;
-  if (!fs::exists(p, ec)) return;
-  if (!fs::is_directory(p, ec))
-    throw OutputDirectoryError("output directory '" + dir + "' exists and is not a directory");
-  if (fs::is_empty(p, ec) || fs::exists(p / kOutputMarker, ec)) return;
-  throw OutputDirectoryError("output directory '" + dir +
-                             "' exists, is not empty and is not an fpdp output (no " + kOutputMarker +
-                             "); choose another --output");
+  return fs::is_regular_file(dir / kOwnerMark, ec);
 }
 
-RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, std::string finalDir, const std::string& resolvedToml,
-                                       bool continued)
-    : comm_(comm), rank_(rank), finalDir_(std::move(finalDir)), workDir_(finalDir_ + ".partial"), continued_(continued) {
+void writeOwnerMark(const std::filesystem::path& dir) {
+  std::ofstream mark(dir / kOwnerMark);
+  mark << "This directory was made by fpdp; fpdp may replace it with a new run's output.\n";
+  if (!mark) throw OutputDirectoryError("cannot write '" + (dir / kOwnerMark).string() + "': " + std::strerror(errno));
+}
+
+namespace {
+
+/// `inner` is `outer` or lies inside it (both made absolute and free of links where they exist).
+bool contains(const fs::path& outer, const fs::path& inner) {
+  std::error_code ec;
+  const fs::path o = fs::weakly_canonical(fs::absolute(outer, ec), ec);
+  const fs::path i = fs::weakly_canonical(fs::absolute(inner, ec), ec);
+  auto oi = o.begin(), ii = i.begin();
+  for (; oi != o.end() && ii != i.end(); ++oi, ++ii)
+    if (oi->empty()) break;
+    else if (*oi != *ii) return false;
+  return oi == o.end() || oi->empty();
+}
+
+}  // namespace
+
+/// A new run's DIR.partial: absent, or fpdp's own leftovers without a checkpoint (then removed).
+void removeStalePartial(const fs::path& work, const std::string& finalDir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(work, ec))) return;
+  if (fs::is_symlink(fs::symlink_status(work, ec)) || !fs::is_directory(work, ec) || !hasOwnerMark(work))
+    throw OutputDirectoryError("'" + work.string() + "' exists and was not made by fpdp (no " + kOwnerMark +
+                               "); remove or rename it, or choose another --output");
+  if (fs::exists(work / kCheckpointName, ec))
+    throw OutputDirectoryError("'" + work.string() + "' holds an interrupted run with a checkpoint: continue it with "
+                               "'fpdp run --restart " + finalDir + "', or remove '" + work.string() +
+                               "' to start again");
+  fs::remove_all(work);
+}
+
+std::string normaliseOutputDirectory(const std::string& dir) {
+  if (dir.empty()) throw OutputDirectoryError("the output directory is empty; give --output DIR");
+  fs::path p = fs::path(dir).lexically_normal();
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();  // "out/" -> "out"
+  const std::string name = p.filename().string();
+  if (name.empty() || name == "." || name == ".." || p == p.root_path())
+    throw OutputDirectoryError("output directory '" + dir +
+                               "' names no directory of its own (it is the current, a parent or the root "
+                               "directory); give a new or an earlier fpdp output directory, e.g. --output out");
+  std::error_code ec;
+  if (contains(p, fs::current_path(ec)))
+    throw OutputDirectoryError("output directory '" + dir +
+                               "' contains the current directory; replacing it would remove the directory fpdp "
+                               "runs in; choose another --output");
+  return p.string();
+}
+
+void checkOutputDirectory(const std::string& dir) {
+  const fs::path p(normaliseOutputDirectory(dir));
+  std::error_code ec;
+  const auto status = fs::symlink_status(p, ec);
+  if (!fs::exists(status)) return;
+  if (fs::is_symlink(status))
+    throw OutputDirectoryError("output directory '" + dir + "' is a symbolic link; give the directory itself");
+  if (!fs::is_directory(status))
+    throw OutputDirectoryError("output directory '" + dir + "' exists and is not a directory");
+  if (fs::is_empty(p, ec) || hasOwnerMark(p)) return;
+  if (fs::exists(p / kOutputMarker, ec))
+    throw OutputDirectoryError("output directory '" + dir + "' exists and is not an fpdp output fpdp may replace (it "
+                               "has a " + kOutputMarker + " but not fpdp's mark " + kOwnerMark +
+                               ": an earlier version's output or someone else's files); remove it or choose another "
+                               "--output");
+  throw OutputDirectoryError("output directory '" + dir + "' exists, is not empty and is not an fpdp output (no " +
+                             kOwnerMark + "); choose another --output");
+}
+
+RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::string& finalDir,
+                                       const std::string& resolvedToml, bool continued)
+    : comm_(comm), rank_(rank), keep_(continued) {
   onRankZero<OutputDirectoryError>(comm_, rank_, [&] {
-    if (continued_) {  // continue in the interrupted run's directory (app/Checkpoint)
+    finalDir_ = normaliseOutputDirectory(finalDir);
+    workDir_ = finalDir_ + ".partial";
+    if (continued) {  // continue in the interrupted run's directory (app/Checkpoint)
       removeTemporaryFiles(workDir_);
       return;
     }
     checkOutputDirectory(finalDir_);
-    fs::remove_all(workDir_);
+    removeStalePartial(workDir_, finalDir_);
     fs::create_directories(workDir_);
+    writeOwnerMark(workDir_);
     std::ofstream(workDir_ + "/" + kOutputMarker) << resolvedToml;
   });
+  // Every rank writes its part of fpdp.h5 under the same names.
+  if (rank_ != 0) {
+    finalDir_ = normaliseOutputDirectory(finalDir);
+    workDir_ = finalDir_ + ".partial";
+  }
 }
 
 RunOutputDirectory::~RunOutputDirectory() {
   std::error_code ec;
-  if (!published_ && rank_ == 0 && !continued_) fs::remove_all(workDir_, ec);
+  if (!published_ && rank_ == 0 && !keep_ && hasOwnerMark(workDir_)) fs::remove_all(workDir_, ec);
 }
 
 void RunOutputDirectory::publish() {
   onRankZero<OutputDirectoryError>(comm_, rank_, [&] {
     std::error_code ec;
-    fs::remove_all(finalDir_, ec);  // checked above to be absent, empty or an earlier fpdp output
-    fs::rename(workDir_, finalDir_);
-    // The checkpoint and the per-step field files served the run; a finished run is fpdp.h5 and the rest.
-    fs::remove(finalDir_ + "/" + kCheckpointName, ec);
-    io::Hdf5Output::removeStepFiles(finalDir_);
+    // What served only the run goes first: a kill after the exchange leaves a finished-looking DIR without them.
+    fs::remove(workDir_ + "/" + kCheckpointName, ec);
+    io::Hdf5Output::removeStepFiles(workDir_);
+    if (!hasOwnerMark(workDir_)) writeOwnerMark(workDir_);  // a run continued from an older DIR.partial
+    checkOutputDirectory(finalDir_);  // still absent, empty or fpdp's own
+    if (!fs::exists(fs::symlink_status(finalDir_, ec))) {
+      if (::rename(workDir_.c_str(), finalDir_.c_str()) != 0)
+        throw OutputDirectoryError("cannot rename '" + workDir_ + "' to '" + finalDir_ + "': " + std::strerror(errno));
+      return;
+    }
+    if (::renameat2(AT_FDCWD, workDir_.c_str(), AT_FDCWD, finalDir_.c_str(), RENAME_EXCHANGE) != 0)
+      throw OutputDirectoryError("cannot put '" + workDir_ + "' in the place of '" + finalDir_ +
+                                 "': " + std::strerror(errno));
+    // workDir_ now holds the earlier output, which was empty or fpdp's own.
+    if (fs::is_empty(workDir_, ec) || hasOwnerMark(workDir_)) fs::remove_all(workDir_, ec);
   });
   published_ = true;
 }

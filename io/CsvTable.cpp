@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include "io/NumberText.hpp"
 
 namespace fpdp::io {
 
@@ -30,18 +31,7 @@ CsvTable::CsvTable(const std::string& path, std::vector<std::string> columns)
   out_.flush();
 }
 
-std::string CsvTable::format(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-  }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string CsvTable::format(double v) { return shortestText(v); }
 
 void CsvTable::addRow(const std::vector<double>& values) {
   if (values.size() != columns_.size())

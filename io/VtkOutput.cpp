@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include "io/NumberText.hpp"
 
 namespace fs = std::filesystem;
 
@@ -16,11 +17,7 @@ namespace {
 
 const char* byteOrder() { return std::endian::native == std::endian::little ? "LittleEndian" : "BigEndian"; }
 
-std::string number(double v) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
+std::string number(double v) { return shortestText(v); }
 
 /// Point extent "i0 i1 j0 j1 k0 k1" of a block of cells (N cells span N+1 points; unused axes are 0 0).
 std::string extentText(const std::array<long, 3>& start, const std::array<long, 3>& count, int dim) {

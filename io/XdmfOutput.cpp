@@ -8,18 +8,13 @@
 #include <stdexcept>
 
 #include "io/Hdf5Output.hpp"
+#include "io/NumberText.hpp"
 
 namespace fpdp::io {
 
 namespace {
 
-std::string number(double v) {
-  if (std::isnan(v)) return "nan";  // printf may write "-nan"
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
+std::string number(double v) { return shortestText(v); }
 
 std::string inlineItem(const std::string& dims, const std::string& values, const char* indent) {
   return std::string(indent) + "<DataItem Dimensions=\"" + dims +

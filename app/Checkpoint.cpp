@@ -210,14 +210,23 @@ void truncateCsvFiles(const io::CheckpointData& ck, const std::string& workDir) 
   for (const auto& [path, size] : csvFiles(ck, workDir)) fs::resize_file(path, size);
 }
 
+namespace {
+long stepFromEnvironment(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1L;
+  char* end = nullptr;
+  const long k = std::strtol(v, &end, 10);
+  return (*end == '\0' && k >= 0) ? k : -1L;
+}
+}  // namespace
+
 long killAfterCheckpointStep() {
-  static const long step = [] {
-    const char* v = std::getenv("FPDP_TEST_KILL_AFTER_CHECKPOINT");
-    if (!v || !*v) return -1L;
-    char* end = nullptr;
-    const long k = std::strtol(v, &end, 10);
-    return (*end == '\0' && k >= 0) ? k : -1L;
-  }();
+  static const long step = stepFromEnvironment("FPDP_TEST_KILL_AFTER_CHECKPOINT");
+  return step;
+}
+
+long failAfterCheckpointStep() {
+  static const long step = stepFromEnvironment("FPDP_TEST_FAIL_AFTER_CHECKPOINT");
   return step;
 }
 

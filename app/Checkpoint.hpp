@@ -57,6 +57,9 @@ void truncateCsvFiles(const io::CheckpointData& ck, const std::string& workDir);
 /// environment, every rank kills itself with SIGKILL right after the checkpoint of step K is written: a run
 /// interrupted at a known step. Returns K or -1.
 long killAfterCheckpointStep();
+/// Fault injection for the tests (tests/app/test_output_directories.cpp): with FPDP_TEST_FAIL_AFTER_CHECKPOINT=K, the
+/// run fails right after the checkpoint of step K as a full disk would (a write error). Returns K or -1.
+long failAfterCheckpointStep();
 
 /// Removes the temporary files (*.tmp) a killed process left in `workDir` (and in its fields/ and vtk/ folders).
 void removeTemporaryFiles(const std::string& workDir);

@@ -4,12 +4,16 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -254,29 +258,69 @@ void sealCheckpointFile(const std::string& path) {
     throw CheckpointFileError("cannot write the seal of '" + path + "'");
 }
 
+namespace {
+
+/// The checkpoint as an HDF5 file image in memory (the core driver without a backing store): HDF5 never writes to
+/// the disk, so a full disk or a lost permission cannot leave an HDF5 file open that its exit handlers would try to
+/// flush again (a crash at exit); the bytes go to the disk through writeWhole, whose errors name errno. The image
+/// begins with the superblock: the user block that holds the seal is put before it (HDF5 finds the superblock at
+/// offset kUserBlock). The library's default format bounds: HDF5 1.10's file image of the checksummed V110 superblock
+/// does not open; the seal's hash covers every byte instead.
+std::vector<unsigned char> checkpointImage(const CheckpointData& data) {
+  Handle fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
+  H5Pset_fapl_core(fapl.id, 1 << 20, 0);
+  Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
+  H5Pset_create_intermediate_group(lcpl.id, 1);
+  Handle file{H5Fcreate("checkpoint-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id), H5Fclose};
+  if (file.id < 0) throw CheckpointFileError("cannot create the checkpoint image in memory");
+  for (const auto& [name, values] : data.arrays) writeArray(file.id, lcpl.id, name, values);
+  for (const auto& [name, text] : data.texts) writeText(file.id, lcpl.id, name, text);
+  if (H5Fflush(file.id, H5F_SCOPE_GLOBAL) < 0) throw CheckpointFileError("cannot flush the checkpoint image");
+  const ssize_t size = H5Fget_file_image(file.id, nullptr, 0);
+  if (size <= 0) throw CheckpointFileError("cannot size the checkpoint image");
+  std::vector<unsigned char> image(kUserBlock + static_cast<std::size_t>(size));
+  if (H5Fget_file_image(file.id, image.data() + kUserBlock, static_cast<std::size_t>(size)) != size)
+    throw CheckpointFileError("cannot copy the checkpoint image");
+  return image;
+}
+
+/// Writes all of `bytes` to a new file `path` and syncs it; throws naming the path and errno.
+void writeWhole(const std::string& path, const std::vector<unsigned char>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(n < 0 ? error : ENOSPC));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(path.c_str());
+    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(error));
+  }
+}
+
+}  // namespace
+
 void writeCheckpointFile(const std::string& path, const CheckpointData& data) {
+  std::vector<unsigned char> image = checkpointImage(data);
+  const auto size = static_cast<unsigned long long>(image.size());
+  const unsigned long long hash = fnv1a64(image.data() + kUserBlock, image.size() - kUserBlock, kFnvOffset);
+  char seal[kUserBlock] = {};
+  std::snprintf(seal, sizeof seal, "%s %d size=%llu fnv1a64=%016llx\n", kMagic, kSealVersion, size, hash);
+  std::copy(seal, seal + kUserBlock, image.begin());
   const std::string tmp = path + ".tmp";
-  {
-    Handle fcpl{H5Pcreate(H5P_FILE_CREATE), H5Pclose};
-    H5Pset_userblock(fcpl.id, kUserBlock);
-    Handle fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
-    H5Pset_libver_bounds(fapl.id, H5F_LIBVER_V110, H5F_LIBVER_V110);  // checksummed metadata
-    Handle lcpl{H5Pcreate(H5P_LINK_CREATE), H5Pclose};
-    H5Pset_create_intermediate_group(lcpl.id, 1);
-    Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl.id, fapl.id), H5Fclose};
-    if (file.id < 0) throw CheckpointFileError("cannot create '" + tmp + "'");
-    for (const auto& [name, values] : data.arrays) writeArray(file.id, lcpl.id, name, values);
-    for (const auto& [name, text] : data.texts) writeText(file.id, lcpl.id, name, text);
-  }
-  sealCheckpointFile(tmp);
-  const int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  writeWhole(tmp, image);
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) throw CheckpointFileError("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
 }
 
 CheckpointData readCheckpointFile(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "app/Checkpoint.hpp"
+#include "app/run/InterruptHint.hpp"
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::app {
@@ -41,7 +42,10 @@ void CheckpointWriter::observe(const OutputStep& s) {
   }
   FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
   if (!ok) throw std::runtime_error(rank_ == 0 ? "writing the checkpoint: " + error : "writing the checkpoint failed");
+  InterruptHint::checkpointWritten();
   if (s.step == killAfterCheckpointStep()) std::raise(SIGKILL);  // the tests' interrupted run
+  if (s.step == failAfterCheckpointStep())                        // the tests' full disk
+    throw std::runtime_error("cannot write '" + workDir_ + "/divergence.csv': No space left on device (simulated)");
 }
 
 }  // namespace fpdp::app

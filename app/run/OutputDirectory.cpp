@@ -116,6 +116,11 @@ RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::strin
   }
 }
 
+bool RunOutputDirectory::holdsCheckpoint() const {
+  std::error_code ec;
+  return rank_ == 0 && fs::is_regular_file(fs::path(workDir_) / kCheckpointName, ec);
+}
+
 RunOutputDirectory::~RunOutputDirectory() {
   std::error_code ec;
   if (!published_ && rank_ == 0 && !keep_ && hasOwnerMark(workDir_)) fs::remove_all(workDir_, ec);

@@ -60,6 +60,8 @@ public:
   /// A failure the user can mend (a full disk, a lost permission): DIR.partial and its last checkpoint stay, so that
   /// `fpdp run --restart DIR` continues once it is mended.
   void keepForRestart() { keep_ = true; }
+  /// Whether DIR.partial holds a checkpoint a restart can continue from (rank 0; false elsewhere).
+  bool holdsCheckpoint() const;
   /// Collective: the checkpoint and the per-step field files that served the run are removed from DIR.partial, which
   /// then takes DIR's place (the earlier fpdp output there, if any, is removed after the exchange).
   void publish();

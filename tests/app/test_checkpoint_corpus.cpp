@@ -137,7 +137,7 @@ std::vector<Mutant> generate(const std::string& seedFile, const std::string& tag
     s.replace(16, 1, "9");
     bytes("seal_version", s, true);
     s = original;
-    s[s.find("size=") + 5] = '9';
+    s[s.find("size=") + 5] = s[s.find("size=") + 5] == '9' ? '8' : '9';  // a different digit, whatever the size
     bytes("seal_size", s, true);
     s = original;
     s[s.find("fnv1a64=") + 8] = s[s.find("fnv1a64=") + 8] == 'f' ? '0' : 'f';

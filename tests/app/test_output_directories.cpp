@@ -37,9 +37,11 @@ struct Outcome {
   std::string output;
 };
 
-Outcome runFpdp(const fs::path& workDir, const std::string& arguments) {
+/// `environment`: assignments put before the command (e.g. "FPDP_TEST_FAIL_AFTER_CHECKPOINT=2").
+Outcome runFpdp(const fs::path& workDir, const std::string& arguments, const std::string& environment = "") {
   const fs::path log = workDir.parent_path() / "fpdp.log";
-  const std::string command = "cd " + shellQuote(workDir.string()) + " && " + shellQuote(FPDP_EXECUTABLE) + " " +
+  const std::string command = "cd " + shellQuote(workDir.string()) + " && " + environment + " " +
+                              shellQuote(FPDP_EXECUTABLE) + " " +
                               arguments + " > " + shellQuote(log.string()) + " 2>&1 < /dev/null";
   const int raw = std::system(command.c_str());
   Outcome o;
@@ -138,4 +140,25 @@ BOOST_FIXTURE_TEST_CASE(an_interrupted_runs_checkpoint_is_kept, Fixture) {
   BOOST_REQUIRE_MESSAGE(o.status == 0, o.output);
   BOOST_TEST(fs::is_regular_file(out / "divergence.csv"));
   BOOST_TEST(!fs::exists(tmp.path() / "out.partial"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_write_keeps_the_checkpoint_for_a_restart, Fixture) {
+  // The case with checkpoints at every output step; the run fails after the checkpoint of step 2 as a full disk would.
+  std::string text = smallCase(0.7);
+  text.replace(text.find("plots = false"), 13, "plots = false\ncheckpoint_every = 1");
+  writeText(caseA, text);
+  const fs::path whole = tmp.path() / "whole", out = tmp.path() / "out";
+  Outcome o = runFpdp(work, "run " + shellQuote(caseA.string()) + " --output " + shellQuote(whole.string()) + " --quiet");
+  BOOST_REQUIRE_MESSAGE(o.status == 0, o.output);
+  o = runFpdp(work, "run " + shellQuote(caseA.string()) + " --output " + shellQuote(out.string()) + " --quiet",
+              "FPDP_TEST_FAIL_AFTER_CHECKPOINT=2");
+  BOOST_TEST(o.status == 1, o.output);
+  BOOST_TEST(contains(o.output, "No space left on device"), o.output);
+  BOOST_TEST(contains(o.output, "--restart"), o.output);
+  BOOST_REQUIRE(fs::is_regular_file(tmp.path() / "out.partial" / "checkpoint.h5"));
+  BOOST_TEST(!fs::exists(out));
+  o = runFpdp(work, "run --restart " + shellQuote(out.string()) + " --quiet");
+  BOOST_REQUIRE_MESSAGE(o.status == 0, o.output);
+  BOOST_TEST(readText(out / "divergence.csv") == readText(whole / "divergence.csv"));
+  BOOST_TEST(readText(out / "accuracy.csv") == readText(whole / "accuracy.csv"));
 }

@@ -158,6 +158,7 @@ BOOST_AUTO_TEST_CASE(bad_input_writes_nothing) {
   // A directory holding another case's output is refused and left as it was.
   fs::create_directories(tmp.path() / "other");
   std::ofstream(tmp.path() / "other" / "parameters.toml") << "[case]\nname = \"other\"\n";
+  std::ofstream(tmp.path() / "other" / ".fpdp-output") << "made by fpdp\n";  // fpdp's mark on its outputs
   const Outcome other = runFpdp("sample case.toml --output other", tmp.path());
   BOOST_TEST(other.exitStatus == 2);
   BOOST_TEST(other.err.find("holds the output of a different case") != std::string::npos, other.err);

@@ -147,6 +147,11 @@ struct FaultsSpec {                   // [faults]: which numerical faults stop a
   }
 };
 
+struct AccuracySpec {                 // [accuracy]: the discretisation-error estimate of every number (docs/scheme.md §8)
+  bool estimate = true;                // run the companion solve on the 2x coarser mesh
+  double rtol = 1e-3;                  // an estimate above rtol |value| leaves the number uncertified
+};
+
 struct Case {
   std::string name;
   std::string dynamics = "langevin";
@@ -164,6 +169,7 @@ struct Case {
   SolverSpec solver;
   SamplerSpec sampler;
   FaultsSpec faults;
+  AccuracySpec accuracy;
 
   std::filesystem::path sourcePath;   // the case file
   std::string resolvedToml;           // every key with defaults filled in, as TOML (stored in the output)

@@ -298,6 +298,7 @@ public:
     readSolver(c);
     readSampler(c);
     readFaults(c);
+    readAccuracy(c);
     c.resolvedToml = serialise(c);
     return c;
   }
@@ -474,6 +475,15 @@ private:
     };
     c.faults.negativeMassTolerance = share("negative_mass_tolerance");
     c.faults.wallMassTolerance = share("wall_mass_tolerance");
+  }
+
+  void readAccuracy(Case& c) const {
+    const Parameter& estimate = parameter("accuracy", "estimate");
+    c.accuracy.estimate = boolean(required(estimate), "accuracy.estimate", estimate.allowed);
+    const Parameter& rtol = parameter("accuracy", "rtol");
+    const toml::node& rtolNode = required(rtol);
+    c.accuracy.rtol = number(rtolNode, "accuracy.rtol", rtol.allowed);
+    if (!(c.accuracy.rtol >= 1e-12 && c.accuracy.rtol <= 1.0)) fail("accuracy.rtol", rtolNode, "out of range", rtol.allowed);
   }
 
   void readCaseTable(Case& c) {
@@ -1541,6 +1551,7 @@ private:
     root.insert("faults", toml::table{{"stop_on", stopOn},
                                       {"negative_mass_tolerance", c.faults.negativeMassTolerance},
                                       {"wall_mass_tolerance", c.faults.wallMassTolerance}});
+    root.insert("accuracy", toml::table{{"estimate", c.accuracy.estimate}, {"rtol", c.accuracy.rtol}});
     std::ostringstream out;
     out << root << '\n';
     return out.str();

@@ -33,6 +33,11 @@ constexpr Section kSections[] = {
                "override these."},
     {"sampler", "`fpdp sample` only: the Monte Carlo sampler that runs the algorithm itself for many particles and "
                 "checks the solver's densities and divergences (docs/output.md, sample files). Ignored by `fpdp run`."},
+    {"accuracy", "How accurate each number of `fpdp run` is (docs/scheme.md §8): companion solves of the same case on "
+                 "meshes with half and a quarter of the cells per axis give, for every KL, TV and R_alpha written, an "
+                 "estimate of its spatial discretisation error from the observed convergence; a number whose "
+                 "estimate exceeds `rtol` times its value, or whose meshes do not converge at order 1.5 or better, "
+                 "is flagged as not certified, with the conservative value (value + estimate) beside it."},
     {"faults", "Numerical faults checked at every step of `fpdp run` (docs/faults.md): a non-finite density, negative "
                "mass beyond a tolerance, mass at the box walls beyond a tolerance. A fault listed in `stop_on` stops "
                "the run (exit status 1, no output directory); any other is a warning in the summary."},
@@ -304,6 +309,13 @@ constexpr Parameter kParameters[] = {
      "Two-sided confidence level of every interval and band in the sample report."},
     {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "a number in (0, 0.5)", "",
      "delta at which the membership-inference audit bounds eps from below."},
+
+    // [accuracy] (app/run/CompanionSolve.hpp, docs/scheme.md §8)
+    {"accuracy", "estimate", "boolean", "—", Presence::Default, "true", "true, false", "",
+     "Run the companion solves on the 2x and 4x coarser meshes and write accuracy.csv (costs about 2^-d + 4^-d of the "
+     "run in d dimensions, plus their set-up). false: no estimate; every number is reported as not certified."},
+    {"accuracy", "rtol", "number", "—", Presence::Default, "1e-3", "a finite number in [1e-12, 1]", "",
+     "Relative accuracy a number must reach to be certified: estimate <= rtol |value|."},
 
     // [faults] (app/observers/NumericalFaults.hpp, docs/faults.md)
     {"faults", "stop_on", "array of strings", "—", Presence::Default, R"(["non_finite", "negative_mass", "wall_mass"])",

@@ -3,7 +3,6 @@
 #include "app/RunCase.hpp"
 
 #include <petscsys.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +10,8 @@
 #include <optional>
 
 #include "app/Checkpoint.hpp"
+#include "app/NumberFormat.hpp"
+#include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/CheckpointWriter.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/ExactReferenceOutput.hpp"
@@ -23,6 +24,8 @@
 #include "app/observers/RenyiRateOutput.hpp"
 #include "app/observers/TracingOutput.hpp"
 #include "app/run/Collective.hpp"
+#include "app/run/CompanionSolve.hpp"
+#include "app/run/InterruptHint.hpp"
 #include "app/run/RunLogStages.hpp"
 #include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
@@ -63,7 +66,8 @@ struct RunFunctionals {
 /// The observers of a run, registered in the order they see each output step; typed references to those the
 /// stepper and the summary consult.
 struct RunOutputs {
-  RunOutputs(const RunPlan& plan, const RunFunctionals& f, const std::string& dir, int rank, io::Hdf5Output& h5) {
+  RunOutputs(const RunPlan& plan, const RunFunctionals& f, const std::string& dir, int rank, io::Hdf5Output& h5,
+             CompanionValues companion) {
     const Case& c = plan.c;
     const bool writer = rank == 0;
     const auto gradientD = gradientField(plan.losses.lossD, plan.dim);
@@ -72,6 +76,7 @@ struct RunOutputs {
     series = &observers.add<DivergenceSeries>(dir, writer, divergenceColumns(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
+    accuracy = &observers.add<AccuracyOutput>(dir, writer, c, std::move(companion));
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)
       renyiRate = &observers.add<RenyiRateOutput>(
           dir, rank, plan.mesh,
@@ -102,6 +107,7 @@ struct RunOutputs {
   RunObservers observers;
   DivergenceSeries* series = nullptr;
   PrivacyOutput* privacy = nullptr;
+  AccuracyOutput* accuracy = nullptr;
   RenyiRateOutput* renyiRate = nullptr;
   ExactReferenceOutput* exact = nullptr;
   TracingOutput* tracing = nullptr;
@@ -110,8 +116,12 @@ struct RunOutputs {
 /// --restart: the stepper's state, then the rows, fpdp.h5's record, and every observer's state as they were at the
 /// checkpoint's output step K; the CSV files are cut back to their length at K.
 void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& stepper, RunOutputs& out,
-               io::Hdf5Output& h5, NumericalFaultMonitor& faults, const std::string& workDir, int rank) {
+               io::Hdf5Output& h5, NumericalFaultMonitor& faults, const std::string& workDir, int rank,
+               bool announce) {
   const long K = stepper.restore(ck);
+  if (announce)
+    std::printf("fpdp: continuing '%s' from its checkpoint at step %ld of %ld (t = %s)\n", workDir.c_str(), K,
+                plan.steps(), formatNumber(ck.scalar("/run/time"), "%.6g").c_str());
   const auto outputSteps = static_cast<std::size_t>(K / plan.c.output.every) + 1;
   out.series->restoreRows(ck, outputSteps, plan.c.output.every);
   h5.restoreState(ck);
@@ -123,6 +133,39 @@ void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& st
   faults.restoreState(ck);
   onRankZero<OutputDirectoryError>(plan.mesh.comm(), rank, [&] { truncateCsvFiles(ck, workDir); });
   io::CsvTable::setContinuedPaths({});
+}
+
+/// The companion solves on the 2x and 4x coarser meshes: the error estimate of every number (docs/scheme.md §8).
+/// `announce`: say so on standard output while they run (they precede the run's own progress).
+CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, double& seconds) {
+  if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}};
+  const auto start = Clock::now();
+  if (announce) {
+    std::printf("fpdp: error estimate: solving the case on the 2x and 4x coarser meshes first ...");
+    std::fflush(stdout);
+  }
+  CompanionValues values = solveCompanions(c, comm);
+  seconds = secondsSince(start);
+  if (announce) std::printf(" %.1f s\n", seconds);
+  return values;
+}
+
+/// A numerical fault recurs on a restart: its DIR.partial goes. Any other failure after a checkpoint (a full disk, a
+/// lost permission) keeps DIR.partial and its checkpoint for `fpdp run --restart DIR`.
+template <class Work>
+void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
+  try {
+    work();
+  } catch (const NumericalFault&) {
+    throw;
+  } catch (...) {
+    if (directory.holdsCheckpoint()) {
+      directory.keepForRestart();
+      std::fprintf(stderr, "fpdp: %s.partial keeps the last checkpoint: once the cause is mended, continue with "
+                           "'fpdp run --restart %s'\n", directory.finalDir().c_str(), directory.finalDir().c_str());
+    }
+    throw;
+  }
 }
 
 }  // namespace
@@ -138,9 +181,11 @@ int runCase(const Case& c, const RunOptions& options) {
   const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
   if (resume) requireSameRanks(*resume, size);
 
-  // 1. The plan: models, mesh, discretisation, propagator, exact oracle.
+  // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
   const RunFunctionals functionals(plan);
+  double companionSeconds = 0.0;
+  CompanionValues companion = companionValues(c, comm, rank == 0 && !options.quiet, companionSeconds);
   // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
   const std::string& dir = directory.workDir();
@@ -148,10 +193,10 @@ int runCase(const Case& c, const RunOptions& options) {
     onRankZero<OutputDirectoryError>(comm, rank,
                                      [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
   io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
-  RunOutputs out(plan, functionals, dir, rank, h5);
+  RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion));
   NumericalFaultMonitor faults(c.faults, plan.mesh);
   // 3. The stepping, with checkpoints and the progress line after every other observer.
-  RunStepper stepper(plan, functionals.divergences, faults, out.observers, *out.series, out.tracing, h5);
+  RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
   out.observers.add<CheckpointWriter>(comm, rank, dir, c, plan.steps(), plan.noCheckpoints,
                                       [&](io::CheckpointData& ck, long step, double t, Vec u) {
                                         stepper.saveState(ck, step, t, u);
@@ -159,25 +204,28 @@ int runCase(const Case& c, const RunOptions& options) {
                                         out.observers.saveState(ck);
                                         faults.saveState(ck);
                                       });
-  out.observers.add<ProgressReporter>(wallStart, plan.steps(), rank == 0 && !options.quiet);
+  out.observers.add<ProgressReporter>(plan.steps(), rank == 0 && !options.quiet);
+  const InterruptHint interruptHint(directory.finalDir(), rank == 0);
   stage.emplace(stages.stepping);
   const auto stepStart = Clock::now();
-  const double setupSeconds = std::chrono::duration<double>(stepStart - wallStart).count();
-  if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank);
-  stepper.run();  // a numerical fault that stops the run throws: DIR.partial is removed, no DIR appears
-  const double stepSeconds = secondsSince(stepStart);
-  // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
-  stage.emplace(stages.finish);
-  out.observers.finish(h5);
+  double stepSeconds = 0.0;
   std::string plotWarning;
-  if (c.output.plots && rank == 0) plotWarning = drawPlots(dir);
-  directory.publish();
+  keepingCheckpointOnFailure(directory, [&] {
+    if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank, rank == 0 && !options.quiet);
+    stepper.run();
+    stepSeconds = secondsSince(stepStart);
+    // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
+    stage.emplace(stages.finish);
+    out.observers.finish(h5);
+    if (c.output.plots && rank == 0) plotWarning = drawPlots(dir);
+    directory.publish();
+  });
   // 5. The summary.
   if (rank == 0) {
-    if (!options.quiet && isatty(STDOUT_FILENO)) std::printf("\n");
-    printRunSummary({plan, size, stepper, *out.series, *out.privacy, faults, functionals.divergences, out.exact,
-                     out.renyiRate, out.tracing, plotWarning,
-                     RunTimes{secondsSince(wallStart), setupSeconds, stepSeconds, stepper.observerSeconds()},
+    printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, faults, functionals.divergences,
+                     out.exact, out.renyiRate, out.tracing, plotWarning,
+                     RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(),
+                              stepSeconds, stepper.observerSeconds(), companionSeconds},
                      directory.finalDir()});
   }
   return 0;

@@ -8,19 +8,37 @@
 
 namespace fpdp::app {
 
-ProgressReporter::ProgressReporter(std::chrono::steady_clock::time_point wallStart, long steps, bool active)
-    : wallStart_(wallStart), lastProgress_(std::chrono::steady_clock::now()), steps_(steps), active_(active), tty_(isatty(STDOUT_FILENO)) {}
+ProgressReporter::ProgressReporter(long steps, bool active)
+    : steps_(steps), active_(active), tty_(isatty(STDOUT_FILENO)), lastPrint_(Clock::now()) {}
 
-void ProgressReporter::observe(const OutputStep& s) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!active_ || std::chrono::duration<double>(now - lastProgress_).count() <= 1.0) return;
-  const double elapsed = std::chrono::duration<double>(now - wallStart_).count();
-  const double eta =
-      s.step > 0 ? elapsed * static_cast<double>(steps_ - s.step) / static_cast<double>(s.step) : 0.0;
-  std::printf("%sstep %ld/%ld  t = %.4g  KL = %s  elapsed %.1f s  remaining ~%.1f s%s", tty_ ? "\r" : "", s.step,
-              steps_, s.t, formatNumber(s.values.kl, "%.4e").c_str(), elapsed, eta, tty_ ? "   " : "\n");
+void ProgressReporter::everyStep(long step, double t) {
+  if (!active_) return;
+  const auto now = Clock::now();
+  if (firstStep_ < 0) {
+    firstStep_ = step;
+    firstTime_ = now;
+  }
+  if (std::chrono::duration<double>(now - lastPrint_).count() >= kInterval && step > firstStep_) print(step, t);
+}
+
+void ProgressReporter::observe(const OutputStep& s) { lastKl_ = s.values.kl; }
+
+void ProgressReporter::print(long step, double t) {
+  const auto now = Clock::now();
+  const double elapsed = std::chrono::duration<double>(now - firstTime_).count();
+  const double remaining =
+      elapsed * static_cast<double>(steps_ - step) / static_cast<double>(step - firstStep_);
+  const std::string kl = lastKl_ < 0 ? std::string("-") : formatNumber(lastKl_, "%.4e");
+  std::printf("%sstep %ld/%ld  t = %.4g  KL = %s  stepping %.1f s  remaining ~%.1f s%s", tty_ ? "\r" : "", step,
+              steps_, t, kl.c_str(), elapsed, remaining, tty_ ? "   " : "\n");
   std::fflush(stdout);
-  lastProgress_ = now;
+  open_ = tty_;
+  lastPrint_ = now;
+}
+
+void ProgressReporter::close() {
+  if (open_) std::printf("\n");
+  open_ = false;
 }
 
 }  // namespace fpdp::app

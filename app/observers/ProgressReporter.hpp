@@ -1,6 +1,10 @@
 #pragma once
-// The progress line of a run on standard output (rank 0, not with --quiet): the step, the time, KL, the elapsed
-// and the estimated remaining wall time, at most once a second; rewritten in place on a terminal.
+// The progress line of a run on standard output (rank 0, not with --quiet): the step, the time, the KL of the last
+// output step, the elapsed and the estimated remaining wall time, at least every 2 s of stepping (at every step of
+// noisy GD and of a PETSc integrator; the exponential integrator reports at its output steps, between which it takes
+// no steps). On a terminal the line is rewritten in place; elsewhere (a log file, mpiexec's forwarding) each update
+// is a line of its own. The remaining time extrapolates the stepping rate since the first step of this process, so
+// the set-up (and, for a continued run, the steps before the checkpoint) do not inflate it.
 #include <chrono>
 
 #include "app/run/RunObserver.hpp"
@@ -9,15 +13,25 @@ namespace fpdp::app {
 
 class ProgressReporter final : public RunObserver {
 public:
-  /// `wallStart`: when the run started; `steps`: the last step.
-  ProgressReporter(std::chrono::steady_clock::time_point wallStart, long steps, bool active);
+  /// `steps`: the last step; `active`: whether this process prints.
+  ProgressReporter(long steps, bool active);
+  void everyStep(long step, double t) override;
   void observe(const OutputStep& s) override;
+  /// Ends a line left open on a terminal.
+  void close() override;
+
+  static constexpr double kInterval = 1.0;  // seconds between updates (the promise is "at least every 2 s")
 
 private:
-  std::chrono::steady_clock::time_point wallStart_, lastProgress_;
+  using Clock = std::chrono::steady_clock;
+  void print(long step, double t);
+
   long steps_;
-  bool active_;
-  bool tty_;
+  bool active_, tty_;
+  bool open_ = false;       // a terminal line waits for its end
+  long firstStep_ = -1;     // the first step this process took
+  Clock::time_point firstTime_, lastPrint_;
+  double lastKl_ = -1.0;    // KL at the last output step (negative: none yet)
 };
 
 }  // namespace fpdp::app

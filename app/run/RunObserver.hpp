@@ -45,6 +45,9 @@ public:
   virtual ~RunObserver() = default;
   /// One output step. Collective.
   virtual void observe(const OutputStep& step) = 0;
+  /// Every step the stepper takes (the exponential integrator: every output step), before its faults are checked;
+  /// nothing is evaluated for it. Not collective.
+  virtual void everyStep(long /*step*/, double /*t*/) {}
   /// Checkpoint: what the rest of the run needs of this observer (names under a path of its own).
   virtual void saveState(io::CheckpointData&) const {}
   /// --restart: the state saved by saveState at the checkpoint's output step.

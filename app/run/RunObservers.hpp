@@ -22,6 +22,9 @@ public:
   void observe(const OutputStep& s) {
     for (auto& o : list_) o->observe(s);
   }
+  void everyStep(long step, double t) {
+    for (auto& o : list_) o->everyStep(step, t);
+  }
   void saveState(io::CheckpointData& ck) const {
     for (const auto& o : list_) o->saveState(ck);
   }

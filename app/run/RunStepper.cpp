@@ -11,13 +11,13 @@
 namespace fpdp::app {
 
 RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals& divergences,
-                       NumericalFaultMonitor& faults, RunObservers& observers, const DivergenceSeries& series,
-                       TracingOutput* tracing, io::Hdf5Output& h5)
+                       NumericalFaultMonitor& faults, RunObservers& observers,
+                       const std::vector<std::string>& columns, TracingOutput* tracing, io::Hdf5Output* h5)
     : plan_(plan),
       divergences_(divergences),
       faults_(faults),
       observers_(observers),
-      series_(series),
+      columns_(columns),
       tracing_(tracing),
       u_(plan.mesh.createVector()) {
   plan.disc.setInitialState(u_, plan.representation);
@@ -27,7 +27,7 @@ RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals&
     std::vector<double> points;
     for (const auto& x : plan.gd->boundaryBins().points())
       points.insert(points.end(), x.begin(), x.begin() + plan.dim);
-    h5.writeReplicated("/boundary", "points", points, plan.dim);
+    if (h5) h5->writeReplicated("/boundary", "points", points, plan.dim);
   }
 }
 
@@ -36,6 +36,7 @@ RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals&
 void RunStepper::observe(long step, double t, Vec u) {
   const Case& c = plan_.c;
   const bool constrained = plan_.constrained();
+  observers_.everyStep(step, t);
   const WallFigures walls{!constrained, constrained && c.noisyGd.diffusion != "exact_convolution" ? largestWallMass_
                                                                                                   : 0.0};
   if (faults_.check(step, t, u, {outflowP_.total(), outflowQ_.total()}, walls)) {
@@ -46,7 +47,7 @@ void RunStepper::observe(long step, double t, Vec u) {
   if (!isOutput) return;
   const auto v = divergences_.evaluate(u, constrained ? &plan_.gd->boundary() : nullptr);
   const std::vector<double> row = divergenceRow(step, t, v, constrained);
-  observers_.observe({step, t, u, v, series_.columns(), row});
+  observers_.observe({step, t, u, v, columns_, row});
   last_ = v;
   lastStep_ = step;
 }

@@ -19,9 +19,10 @@ namespace fpdp::app {
 class RunStepper {
 public:
   /// Sets the initial state (theta_0 ~ Pi_C(N(m_0, V_0)) for projected noisy GD, whose boundary bins' points go
-  /// into fpdp.h5). `tracing`: noisy GD's tracing diffusions (null: none).
+  /// into fpdp.h5 unless `h5` is null). `tracing`: noisy GD's tracing diffusions (null: none).
   RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals& divergences, NumericalFaultMonitor& faults,
-             RunObservers& observers, const DivergenceSeries& series, TracingOutput* tracing, io::Hdf5Output& h5);
+             RunObservers& observers, const std::vector<std::string>& columns, TracingOutput* tracing,
+             io::Hdf5Output* h5);
 
   /// --restart: the state, the integrator's history and the stepping figures at the checkpoint's output step K;
   /// returns K. The run then goes on from K + 1. Collective.
@@ -53,7 +54,7 @@ private:
   const solver::DivergenceFunctionals& divergences_;
   NumericalFaultMonitor& faults_;
   RunObservers& observers_;
-  const DivergenceSeries& series_;
+  const std::vector<std::string>& columns_;
   TracingOutput* tracing_;
   meshes::VecHandle u_;
   long resumeStep_ = -1;

@@ -266,8 +266,8 @@ void footer(std::ostream& s, const RunReport& r) {
   else if (r.plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
   else s << "  WARNING: " << r.plotWarning << "\n";
   char b[200];
-  std::snprintf(b, sizeof b, "  wall time %.2f s (set-up %.3f s; time stepping and output %.2f s", r.times.wall,
-                r.times.setup, r.times.stepping);
+  std::snprintf(b, sizeof b, "  wall time %.2f s (set-up %.3f s, of which the companion solve %.3f s; time stepping "
+                "and output %.2f s", r.times.wall, r.times.setup, r.times.companion, r.times.stepping);
   s << b;
   if (!p.noisyGd) {
     std::snprintf(b, sizeof b, "; time integration %.3f s", r.times.stepping - r.times.observers);
@@ -285,6 +285,7 @@ void printRunSummary(const RunReport& r) {
   quantityTable(s, r);
   conservationAndPositivity(s, r);
   warnings(s, r);
+  r.accuracy.summary(s);
   if (r.renyiRate) r.renyiRate->summary(s);
   r.privacy.summary(s);
   s << "\n";

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/ExactReferenceOutput.hpp"
 #include "app/observers/NumericalFaults.hpp"
@@ -22,6 +23,7 @@ struct RunTimes {
   double setup = 0.0;     // models, mesh, operator, integrator and output files: everything before the first step
   double stepping = 0.0;  // time stepping and output steps
   double observers = 0.0; // Langevin: the output steps' share of the stepping
+  double companion = 0.0; // the companion solve of the error estimate (part of the set-up)
 };
 
 /// What the summary reports on; the optional parts are null where the run has none.
@@ -31,6 +33,7 @@ struct RunReport {
   const RunStepper& stepper;
   const DivergenceSeries& series;
   const PrivacyOutput& privacy;
+  const AccuracyOutput& accuracy;
   const NumericalFaultMonitor& faults;
   const solver::DivergenceFunctionals& divergences;
   const ExactReferenceOutput* exact;

@@ -1,0 +1,58 @@
+#pragma once
+// accuracy.csv and /accuracy in fpdp.h5 (docs/scheme.md §8, docs/output.md): for every KL, TV and R_alpha the run
+// writes, the estimate of its discretisation error from the companion solves on 2h and 4h
+// (app/run/CompanionSolve), whether it is certified, and the conservative value X_h + estimate (TV: at most 1) to use
+// where it is not.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "app/Case.hpp"
+#include "app/run/CompanionSolve.hpp"
+#include "app/run/RunObserver.hpp"
+#include "io/CsvTable.hpp"
+
+namespace fpdp::app {
+
+/// One number's accuracy: its value, the error estimate (NaN: none), whether it is certified, a conservative value.
+struct NumberAccuracy {
+  double value, estimate, conservative;
+  bool certified;
+};
+
+/// The accuracy of X_h from the companions' X_2h and X_4h (NaN: no companion) at relative tolerance rtol
+/// (docs/scheme.md §8): with d = |X_h - X_2h| and the convergence ratio r = |X_2h - X_4h| / d, the estimate is
+/// 2 d / (min(r, 4) - 1) (Richardson's error for the observed order, at most second order, times a safety factor 2;
+/// +inf where r <= 1, the meshes not converging), or 2 max(d, |X_2h - X_4h|) where the coarsest mesh is already at
+/// round-off. Certified: `trusted` (the number's own status allows it), r >= 2^1.5 (the asymptotic range of a
+/// second-order scheme) and estimate <= rtol |X_h|. `upperLimit`: the largest value the quantity can take (TV: 1).
+NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
+                              double upperLimit = INFINITY);
+
+class AccuracyOutput final : public RunObserver {
+public:
+  /// Rank 0 (`writer`) writes DIR/accuracy.csv.
+  AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion);
+
+  void observe(const OutputStep& s) override;
+  void saveState(io::CheckpointData& ck) const override;
+  void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override;
+  void writeHdf5(io::Hdf5Output& h5) override;
+  void close() override;
+  /// The summary's lines: the estimate of each number at the last output step, and what is not certified.
+  void summary(std::ostream& s) const;
+
+private:
+  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
+
+  const Case& case_;
+  CompanionValues companion_;
+  std::vector<std::string> names_;  // kl, tv, renyi_<label>...
+  std::vector<std::string> columns_;
+  std::vector<std::vector<double>> rows_;
+  std::vector<NumberAccuracy> last_;
+  std::optional<io::CsvTable> csv_;
+};
+
+}  // namespace fpdp::app

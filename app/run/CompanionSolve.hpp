@@ -1,0 +1,31 @@
+#pragma once
+// The discretisation-error estimate of a run (docs/scheme.md §8): the same case solved on meshes with half and a
+// quarter of the cells per axis (the companions), whose divergences at every output step stand beside the run's.
+// The three values give the observed convergence ratio r = |X_2h - X_4h| / |X_h - X_2h| and the extrapolated error
+// |X_h - X_2h| / (r - 1) (app/observers/AccuracyOutput). What it cannot see: an error all meshes share (a box too
+// small, a time step, a wrong model), and meshes that agree by chance.
+#include <mpi.h>
+
+#include <map>
+#include <string>
+
+#include "app/Case.hpp"
+#include "solver/functionals/Divergences.hpp"
+
+namespace fpdp::app {
+
+struct CompanionValues {
+  std::string unavailable;                             // why there is no estimate (empty: there is one)
+  std::string meshDescription;                         // e.g. "100x50 and 50x25 cells"
+  std::map<long, solver::DivergenceValues> atStep[2];  // each output step's divergences on 2h and on 4h
+};
+
+/// A companion case: the cells per axis divided by `factor` (rounded down), the grading raised to that power (the
+/// same widths profile); every other key as in `c`, without plots, fields, checkpoints or an estimate of its own.
+Case companionCase(const Case& c, int factor);
+
+/// Solves the companion cases (2h, 4h) to the end (collective); never throws for a companion that cannot be solved:
+/// the reason is in `unavailable` and the run's numbers are then reported as not certified.
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm);
+
+}  // namespace fpdp::app

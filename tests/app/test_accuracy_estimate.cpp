@@ -1,0 +1,113 @@
+// The error estimate of every number (accuracy.csv; docs/scheme.md §8) against the truth of closed-form cases
+// (exact.csv): wherever the estimate exists it must be at least the true error, and a number marked certified must be
+// within accuracy.rtol of the truth. A start narrower than a cell (the Figure 1 setting, where R_10 comes out 35 %
+// low after one step) must be flagged, not certified. An estimator that returned 0, or one too small, fails here.
+#define BOOST_TEST_MODULE app_accuracy_estimate
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ProcessSupport.hpp"
+
+namespace fs = std::filesystem;
+using fpdp::app::test::readText;
+using fpdp::app::test::shellQuote;
+using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::writeText;
+
+namespace {
+
+const fs::path kSourceDir = FPDP_SOURCE_DIR;
+
+using Table = std::vector<std::map<std::string, double>>;
+
+Table readCsv(const fs::path& file) {
+  std::istringstream in(readText(file));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::istringstream h(line); std::getline(h, line, ',');) header.push_back(line);
+  Table rows;
+  while (std::getline(in, line)) {
+    std::map<std::string, double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    for (std::size_t k = 0; std::getline(cells, cell, ','); ++k) row[header.at(k)] = std::strtod(cell.c_str(), nullptr);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void run(const fs::path& caseFile, const fs::path& out) {
+  const fs::path log = out.string() + ".log";
+  const std::string command = shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote(caseFile.string()) + " --output " +
+                              shellQuote(out.string()) + " --quiet > " + shellQuote(log.string()) + " 2>&1";
+  const int status = std::system(command.c_str());
+  BOOST_REQUIRE_MESSAGE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, readText(log));
+}
+
+/// For every output step after the start and every quantity with a closed form: estimate >= |computed - exact|,
+/// and certified only within rtol of the truth. Returns how many numbers were certified.
+int checkAgainstTruth(const fs::path& out, const std::vector<std::string>& orders, double rtol) {
+  const Table exact = readCsv(out / "exact.csv"), accuracy = readCsv(out / "accuracy.csv");
+  BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
+  int certified = 0;
+  for (std::size_t n = 1; n < exact.size(); ++n) {
+    std::vector<std::pair<std::string, std::string>> quantities{{"kl", "kl_exact"}};
+    for (const auto& o : orders) quantities.push_back({"renyi_" + o, "renyi_" + o + "_exact"});
+    for (const auto& [q, truthColumn] : quantities) {
+      const auto& a = accuracy[n];
+      const double value = a.at(q), truth = exact[n].at(truthColumn), estimate = a.at(q + "_error_estimate");
+      const double error = std::fabs(value - truth);
+      BOOST_TEST_INFO("step " << a.at("step") << ", " << q << " = " << value << ", exact " << truth << ", estimate "
+                              << estimate);
+      BOOST_TEST(estimate >= error);
+      if (a.at(q + "_certified") == 1.0) {
+        ++certified;
+        BOOST_TEST(error <= rtol * std::fabs(truth) * (1 + 1e-12));
+      }
+      BOOST_TEST(a.at(q + "_conservative") >= truth);
+    }
+  }
+  return certified;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_estimate_covers_the_true_error_of_a_langevin_ou_case) {
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "ou.toml";
+  writeText(caseFile,
+            "[case]\nname = \"ou\"\n[mesh]\nlower = [-6.0]\nupper = [6.0]\ncells = [96]\n[loss]\ntype = \"quadratic\"\n"
+            "[data]\nrecords = [[0.2]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.7\n"
+            "[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\nevery = 8\n"
+            "plots = false\nfields = false\n[divergence]\norders = [2, 10]\n[accuracy]\nrtol = 1e-2\n");
+  run(caseFile, tmp.path() / "out");
+  const int certified = checkAgainstTruth(tmp.path() / "out", {"2", "10"}, 1e-2);
+  BOOST_TEST(certified > 0, "nothing certified: the test would not see a wrong certification");
+}
+
+BOOST_AUTO_TEST_CASE(a_start_narrower_than_a_cell_is_flagged) {
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "point-start.toml";
+  // The Figure 1 setting of CYS (cases/figure1-lambda1.toml) for the first steps: N(0, 1e-8) on cells of 2.6e-4.
+  writeText(caseFile, "[case]\nname = \"point-start\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-0.264]\n"
+                      "upper = [0.264]\ncells = [2000]\n[loss]\ntype = \"quadratic\"\n[data]\nfile = " +
+                          shellQuote((kSourceDir / "cases" / "data" / "figure1-records.csv").string()) +
+                          "\n[neighbour]\nindex = 0\nrecord = [4]\n[noise]\nsigma = 0.02\n[initial]\nmean = [0.0]\n"
+                          "covariance = 1e-8\n[noisy_gd]\neta = 0.02\nsteps = 4\ndiffusion = \"exact_convolution\"\n"
+                          "[output]\nevery = 1\nplots = false\nfields = false\n[divergence]\norders = [10]\n");
+  run(caseFile, tmp.path() / "out");
+  checkAgainstTruth(tmp.path() / "out", {"10"}, 1e-3);
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  BOOST_TEST(accuracy.at(1).at("renyi_10_certified") == 0.0, "R_10 after one step from an unresolved start");
+}

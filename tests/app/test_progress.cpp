@@ -1,0 +1,131 @@
+// What a user sees while a run works (app/observers/ProgressReporter, app/run/InterruptHint): progress lines at least
+// every 2 s of stepping, one line per update when standard output is not a terminal, a remaining-time estimate within
+// a factor 2 of the truth once a tenth of the run is done; and on SIGINT one line saying how to continue.
+#define BOOST_TEST_MODULE app_progress
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "ProcessSupport.hpp"
+
+namespace fs = std::filesystem;
+using fpdp::app::test::readText;
+using fpdp::app::test::shellQuote;
+using fpdp::app::test::TemporaryDirectory;
+using fpdp::app::test::writeText;
+
+namespace {
+
+/// Noisy GD in 1-D long enough (several seconds) for progress lines, with a checkpoint at every output step.
+const char* kCase = R"([case]
+name = "progress"
+dynamics = "noisy_gd"
+[mesh]
+lower = [-0.3]
+upper = [0.3]
+cells = [3000]
+[loss]
+type = "quadratic"
+[data]
+records = [[0.01], [0.0], [-0.01]]
+[neighbour]
+index = 0
+record = [0.02]
+[noise]
+sigma = 0.02
+[initial]
+mean = [0.0]
+covariance = 1e-4
+[noisy_gd]
+eta = 0.02
+steps = 300
+diffusion = "exact_convolution"
+[output]
+every = 20
+plots = false
+fields = false
+checkpoint_every = 1
+[divergence]
+orders = [2]
+[accuracy]
+estimate = false
+)";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(progress_lines_come_often_one_per_line_with_a_fair_estimate) {
+  TemporaryDirectory tmp("fpdp-progress");
+  writeText(tmp.path() / "case.toml", kCase);
+  const fs::path log = tmp.path() / "run.log";
+  const std::string command = shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote((tmp.path() / "case.toml").string()) +
+                              " --output " + shellQuote((tmp.path() / "out").string()) + " > " +
+                              shellQuote(log.string()) + " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string out = readText(log);
+  BOOST_REQUIRE_MESSAGE(WIFEXITED(status) && WEXITSTATUS(status) == 0, out);
+  BOOST_TEST(out.find('\r') == std::string::npos, "a log file got terminal rewrites");
+  std::smatch m;
+  BOOST_REQUIRE_MESSAGE(std::regex_search(out, m, std::regex(R"(time stepping and output ([0-9.]+) s)")), out);
+  const double stepping = std::stod(m[1]);
+  const std::regex line(R"(^step (\d+)/300 .* stepping ([0-9.]+) s  remaining ~([0-9.]+) s$)");
+  int lines = 0;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) {
+    if (!std::regex_match(l, m, line)) continue;
+    ++lines;
+    const long step = std::stol(m[1]);
+    const double elapsed = std::stod(m[2]), remaining = std::stod(m[3]);
+    if (step >= 30) {
+      BOOST_TEST_INFO(l << " (the stepping took " << stepping << " s)");
+      BOOST_TEST(elapsed + remaining <= 2.0 * stepping);
+      BOOST_TEST(elapsed + remaining >= 0.5 * stepping);
+    }
+  }
+  BOOST_TEST_MESSAGE("stepping " << stepping << " s, " << lines << " progress lines");
+  BOOST_TEST(lines >= static_cast<int>(stepping / 2.0) - 1, out);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_run_says_how_to_continue) {
+  TemporaryDirectory tmp("fpdp-progress");
+  writeText(tmp.path() / "case.toml", kCase);
+  const fs::path out = tmp.path() / "out", err = tmp.path() / "stderr.txt";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    const int errFile = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(devnull, 1);
+    dup2(errFile, 2);
+    const std::string caseFile = (tmp.path() / "case.toml").string(), outDir = out.string();
+    execl(FPDP_EXECUTABLE, FPDP_EXECUTABLE, "run", caseFile.c_str(), "--output", outDir.c_str(), "--quiet",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int st = 0;
+  bool exited = false;
+  while (!fs::exists(out.string() + ".partial/checkpoint.h5") && std::chrono::steady_clock::now() < deadline)
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      exited = true;
+      break;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  BOOST_REQUIRE_MESSAGE(!exited, "the run ended before its first checkpoint: " << readText(err));
+  kill(pid, SIGINT);
+  waitpid(pid, &st, 0);
+  BOOST_TEST((WIFSIGNALED(st) && WTERMSIG(st) == SIGINT), "not ended by SIGINT");
+  const std::string message = readText(err);
+  BOOST_TEST(message.find("fpdp run --restart " + out.string()) != std::string::npos, message);
+  BOOST_TEST(fs::exists(out.string() + ".partial/checkpoint.h5"));
+}

@@ -1,5 +1,5 @@
 #pragma once
-// The process heap in transparent huge pages (2 MiB), requested once at start-up (issue 9, docs/scaling.md §1).
+// The process heap in transparent huge pages (2 MiB), requested once at start-up (docs/scaling.md §1).
 //
 // Why: a run touches its vectors, stencil coefficients and work arrays for the first time in its set-up and first
 // output step, page by page. The 256^2 benchmark run took about 9,500 page faults of 4 KiB there (some 15 ms of its

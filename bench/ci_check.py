@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Quick benchmark subset for CI (issue 9): fails on a slowdown beyond 2x of the implicit step.
+"""Quick benchmark subset for CI: fails on a slowdown beyond 2x of the implicit step.
 
 The step is judged against one SpMV measured in the same process (bench_step_cost): the ratio
 (fastest step) / (fastest SpMV) is compared with the ratio in bench/ci-reference.json, so that a slower or busier
@@ -23,7 +23,7 @@ CONFIGS = {
     "gmres_ilu": "-ksp_type gmres -pc_type ilu -ksp_rtol 1e-6",
     "gmres_mg": "-ksp_type gmres -pc_type mg -ksp_rtol 1e-6",
 }
-LIMIT = 2.0  # issue 9: fail on a slowdown beyond 2x
+LIMIT = 2.0  # fail on a slowdown beyond 2x
 
 
 def measure(exe, options):

@@ -1,7 +1,7 @@
 // Wall time of one output step's divergence functionals (solver/functionals/Divergences.hpp) on one rank: a 2-D pair of
 // Gaussians with unequal covariances (exact cell averages) on N^2 cells, with the dense dp_accounting order grid
 // (156 orders), the hockey-stick grid 0..10 by 0.05 and 1000-bin privacy-loss histograms; then the orders alone, and
-// the two orders of the default case. Target (issue 5): <= 50 ms per output step at 256^2 with ~150 orders.
+// the two orders of the default case. Target: <= 50 ms per output step at 256^2 with ~150 orders.
 //   bench_divergence_functionals [N] [REPEATS]      (defaults 256, 9)
 #include <petscsys.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Study behind docs/scaling.md §2 (issue 9): can the multigrid coarse levels use star (5-point) operators, so that
+"""Study behind docs/scaling.md §2: can the multigrid coarse levels use star (5-point) operators, so that
 every level runs in stencil form, instead of the 21-point Galerkin products of the bilinear transfers?
 
 One field of the benchmark problem (2-D OU, Scharfetter-Gummel fluxes, D = 0.25, drift towards (1, 0.5), box

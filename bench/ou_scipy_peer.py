@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""SciPy peer of the 2-D OU benchmark (issue 9): what a user would otherwise run.
+"""SciPy peer of the 2-D OU benchmark: what a user would otherwise run.
 
-The problem is stated in the issue, independently of fpdp: d_t u = div(u grad Phi) + D lap u on [-6, 6]^2 with
+The problem is stated independently of fpdp: d_t u = div(u grad Phi) + D lap u on [-6, 6]^2 with
 no-flux walls, Phi = |theta - m|^2 / 2 (drift toward m = (1, 0.5)), D = sigma^2 = 0.5 (MATH.md §2.3),
 u(0) = N(0, 0.5 I). Since the start covariance equals the stationary one, u(t) = N(m + e^{-t}(0 - m), 0.5 I)
 (MATH.md §6); the error is L1 against its exact cell averages. Scharfetter–Gummel 5-point operator (Phi separable,

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Performance and scale harness (issue 9): runs the benchmarks side by side and writes Markdown and CSV tables.
+"""Performance and scale harness: runs the benchmarks side by side and writes Markdown and CSV tables.
 
-Called by bench/run-all (which builds first). Every figure comes from a run made here, in this session; the
+Called by bench/run-all (which builds first). Every figure comes from a run made here, in one invocation; the
 load average is recorded with each section because the machine is shared. Sections (all by default):
   peer      SciPy peer (bench/ou_scipy_peer.py: SG, splu, BE/CN) against fpdp on the 2-D OU problem at 256^2, t = 2
   wp        work-precision: L1 error against time for fpdp's integrators, step counts and linear solvers
@@ -29,7 +29,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OU_CASE = os.path.join(ROOT, "bench", "cases", "ou-2d-256.toml")
-TARGET_L1 = 3.5e-4  # issue 9: the SciPy Crank–Nicolson peer's accuracy at 256^2, 200 steps (3.4e-4), rounded up
+TARGET_L1 = 3.5e-4  # the SciPy Crank–Nicolson peer's accuracy at 256^2, 200 steps (3.4e-4), rounded up
 MPIEXEC = ["mpiexec", "--allow-run-as-root", "--oversubscribe"]
 
 

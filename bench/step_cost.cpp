@@ -1,5 +1,5 @@
 // Cost of one implicit time step of the Fokker–Planck solver against the cost of one sparse matrix-vector product
-// (SpMV) and the machine's memory bandwidth, all measured in this one process (issue 9), on the benchmark problem
+// (SpMV) and the machine's memory bandwidth, all measured in this one process, on the benchmark problem
 // of bench/cases/ou-2d-256.toml: Langevin diffusion on the quadratic loss (lambda = 1, records (1.2, 0.6),
 // (0.8, 0.4); D' replaces the second by (0.4, 0)), sigma^2 = 0.5, start N(0, 0.5 I), box [-6, 6]^d, p and q as the
 // two interlaced fields, Scharfetter–Gummel fluxes, BDF2 with dt = 0.01 unless told otherwise.

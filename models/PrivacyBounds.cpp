@@ -105,7 +105,7 @@ double pinskerTvBound(double kl) { return std::sqrt(0.5 * kl); }
 // at least as concentrated as N(0, 2 sigma^2/lambda I)); at lambda = 1 it is CYS Cor 2's (2 - eta)/(2 sigma^2) for the
 // quadratic loss, where it is attained. In continuous time (eta -> 0) the recursion becomes
 // d(1/c)/dt = -2 lambda/c + 2 sigma^2: Langevin laws from a start with 1/c_0 <= sigma^2/lambda are (lambda/sigma^2)-LSI,
-// the Bakry-Emery constant of the Gibbs law exp(-L/sigma^2) (issue 2's note that Lemma 5's factor 2 is conservative).
+// the Bakry-Emery constant of the Gibbs law exp(-L/sigma^2) (so Lemma 5's factor 2 is conservative).
 double sharpenedLsiConstant(bool noisyGd, double lambda, double sigma2, double eta) {
   return noisyGd ? lambda * (2.0 - eta * lambda) / (2.0 * sigma2) : lambda / sigma2;
 }

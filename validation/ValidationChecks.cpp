@@ -341,7 +341,7 @@ std::vector<CheckResult> monteCarlo(const Table& agreement, const Table& sampleD
   return out;
 }
 
-// ---- Rényi rate (issue 6 part A) -------------------------------------------------------------------------------------
+// ---- Rényi rate ------------------------------------------------------------------------------------------------------
 
 std::vector<CheckResult> renyiRate(const std::optional<Table>& rate, double rateTolerance, double lsiTolerance) {
   if (!rate) {

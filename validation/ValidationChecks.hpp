@@ -102,7 +102,7 @@ CheckResult massConservation(const Table& divergence, double tolerance);
 /// solver (except orders whose tail the sample does not reach: reported), the audit's exact curve inside the band.
 std::vector<CheckResult> monteCarlo(const Table& agreement, const Table& sampleDivergence);
 
-/// renyi_rate.csv (MATH.md §4; written by the rate/LSI part of issue 6): "rate_identity_agreement" (max
+/// renyi_rate.csv (MATH.md §4; written by app/observers/RenyiRateOutput): "rate_identity_agreement" (max
 /// rate_abs_difference relative to the largest |rate_identity|), "lemma2_margin" (rows with status violation: 0;
 /// measured = the smallest margin_optimal_measured), "lsi_constant" (smallest lsi_ratio = c_eff/c_theory >=
 /// 1 - lsiTolerance over the rows where it is finite). nullopt table: three SKIPPED rows ("not available in this

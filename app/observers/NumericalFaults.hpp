@@ -1,5 +1,5 @@
 #pragma once
-// The numerical faults of a run (issue 8; docs/faults.md) and the decision whether they stop it. The figures are the
+// The numerical faults of a run (docs/faults.md §1) and the decision whether they stop it. The figures are the
 // solver's (solver/propagation/DensityFaults.hpp); the tolerances and the list of faults that stop the run come from the case's
 // [faults] table (Case::faults). Faults, per density (p, q) at every step:
 //   non_finite     a NaN or Inf cell value;

@@ -85,7 +85,7 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
   p.clipped = p.noisyGd && c.noisyGd.clipNorm.has_value();
   p.constrained = p.noisyGd && !c.noisyGd.constraintSet.isNone();
   p.Sigma = c.noise.sigmaFor(false, d);
-  p.SigmaPrime = p.noisyGd ? p.Sigma : c.noise.sigmaFor(true, d);  // noisy GD: one noise for both (issue 3)
+  p.SigmaPrime = p.noisyGd ? p.Sigma : c.noise.sigmaFor(true, d);  // noisy GD: one noise for both
   p.startCovariance = c.initial.covariance;
   p.worstCaseGap = worstCaseGap;
   p.measuredGap = measuredGap;

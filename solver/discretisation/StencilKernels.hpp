@@ -15,8 +15,8 @@
 // -ffp-contract=off, so that the arithmetic is the same wherever the kernels run: as vector FMA instructions in the
 // copies compiled for AVX2 + FMA (chosen at run time when the processor has them), as libm's correctly rounded fma
 // elsewhere (slow, but the same bits). Fused, the 256^2 benchmark's Chebyshev expansion takes 25 % less time than
-// with a separate multiply and add (bench/README.md, tenth session); the x86-64 baseline the build targets has no
-// FMA instruction.
+// with a separate multiply and add (bench/README.md; 2026-11-22, commit 221a139); the x86-64 baseline the build
+// targets has no FMA instruction.
 #include <petscsys.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point (issue 9). The
+// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point. The
 // second-order Fokker–Planck operator with isotropic or diagonal noise couples a cell only to its 2d face neighbours
 // (Scharfetter–Gummel fluxes) and never couples the interlaced fields (p and q evolve independently). Stored this
 // way, a product, a residual or a Gauss–Seidel sweep is one pass over the coefficients that reads the neighbours at

@@ -1,6 +1,6 @@
 #pragma once
 // The Clenshaw recurrence of the exponential integrator (ExponentialEvolution, docs/scheme.md §3) with several terms
-// per pass over memory (temporal blocking, issue 9).
+// per pass over memory (temporal blocking).
 //
 // One term b_k = s4 A b_(k+1) + 2 b_(k+1) - b_(k+2) + c_k u reads the stencil's 2d + 1 coefficient arrays and three
 // vectors and writes one: at 1024^2 with two fields about 150 MB, which stream from memory at every term (the

@@ -100,10 +100,10 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
 
 // PETSc's BDF of order k >= 2 starts with two half steps (BDF1, then BDF2 with the half step) before the
 // constant-step BDFk, so the system matrix shift I - A has three different shifts (20, 30, 15 for BDF2 at dt = 0.1),
-// and a direct solver factorises three times (issue 9 profile: 3 of the 4.2 s of the 256^2 benchmark run went into
-// factorisations). Here the matrix of the constant step (shift alpha_k / dt) is factorised once: the start steps
-// solve their own systems by GMRES preconditioned with that factorisation (a few iterations, to the same
-// tolerance), and every later step is the plain direct solve.
+// and a direct solver factorises three times (profile of 2026-11-22, commit 72a96a7: 3 of the 4.2 s of the 256^2
+// benchmark run went into factorisations). Here the matrix of the constant step (shift alpha_k / dt) is factorised
+// once: the start steps solve their own systems by GMRES preconditioned with that factorisation (a few iterations,
+// to the same tolerance), and every later step is the plain direct solve.
 void DensityEvolution::enableSingleFactorisation(KSP ksp, PC pc) {
   KSPType kspType;
   PCType pcType;

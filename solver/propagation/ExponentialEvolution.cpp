@@ -20,8 +20,8 @@ namespace {
 constexpr const char* kTsTypeName = "exponential";
 
 /// Terms per pass of the stencil path (ClenshawWavefront). kDefaultClenshawDepth: the fastest on two ranks for the OU
-/// benchmark at 1024^2 and within 6 % of depth 16 on one (bench/README.md, issue 9, the depths measured in the
-/// thirteenth session: 1024^2 on 1 / 2 ranks, depth 8 3.17 / 1.79 s, depth 16 2.99 / 2.01 s; no effect at 256^2).
+/// benchmark at 1024^2 and within 6 % of depth 16 on one (bench/README.md; the depths measured on 2026-11-26, commit
+/// 05c2e5a: 1024^2 on 1 / 2 ranks, depth 8 3.17 / 1.79 s, depth 16 2.99 / 2.01 s; no effect at 256^2).
 constexpr int kDefaultClenshawDepth = 8;
 
 /// -fpdp_clenshaw_depth N: terms per pass, 1 .. ClenshawWavefront::kMaxDepth (1: one term at a time).

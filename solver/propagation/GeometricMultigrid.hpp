@@ -1,5 +1,5 @@
 #pragma once
-// Geometric multigrid (PETSc PCMG) on the mesh's DMDA for the implicit Fokker–Planck step (issue 9): the time per
+// Geometric multigrid (PETSc PCMG) on the mesh's DMDA for the implicit Fokker–Planck step: the time per
 // step of a sparse LU grows like N^1.5 and more (fill), a multigrid V-cycle like N. The unknowns are cell averages:
 // a coarse cell is the union of 2^d fine cells (DMDA Q0 coarsening; the vertex Q1 hierarchy needs 2^k + 1 points per
 // axis), and the prolongation is cell-centred bilinear (weights 3/4, 1/4 per axis: 9/16, 3/16, 3/16, 1/16 in 2-D),

@@ -1,4 +1,4 @@
-// Hostile case files (issue 8; docs/faults.md §2): the corpus tests/app/fuzz_cases/ (at least 200 files, written
+// Hostile case files (docs/faults.md §2): the corpus tests/app/fuzz_cases/ (at least 200 files, written
 // deterministically by scripts/generate-fuzz-cases from the shipped and good cases: byte flips, truncation, type swaps,
 // hostile numbers, unknown keys, duplicates, deep nesting, long strings, invalid UTF-8, control bytes, hostile paths,
 // huge sizes, shuffled and spliced lines). Every file must give

@@ -1,4 +1,4 @@
-// Hostile input for the restart reader (issue 8, "Hostile input"): a corpus of mutated checkpoints, generated
+// Hostile input for the restart reader (docs/faults.md, "Hostile input"): a corpus of mutated checkpoints, generated
 // deterministically (seeded) from real checkpoints of three runs interrupted by FPDP_TEST_KILL_AFTER_CHECKPOINT:
 //   byte level (not resealed): truncations, single and multiple byte flips, zeroed blocks, appended bytes, a
 //     damaged seal line, an empty file, a foreign HDF5 file;

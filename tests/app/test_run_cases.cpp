@@ -704,7 +704,7 @@ BOOST_AUTO_TEST_CASE(projected_noisy_gd_box_keeps_boundary_mass) {
 }
 
 BOOST_AUTO_TEST_CASE(chapman_kolmogorov_route_converges_spectrally_on_the_logistic_case) {
-  // cases/logistic-noisy-gd-1d.toml (the issue-9 benchmark, K = 200) on the chapman_kolmogorov route
+  // cases/logistic-noisy-gd-1d.toml (the noisy-GD benchmark case, K = 200) on the chapman_kolmogorov route
   // (docs/noisy-gd.md §7): 200, 300, 400 cells. Measured: R_2 4.694419407703, R_10 30.68902128448; changes 2e-7 ->
   // 2e-12 -> 3e-15 (R_2). The exact-convolution route at 12000 cells reads R_2 4.6944194105, R_10 30.689022
   // (its fourth-order error, bench/README.md): the two routes agree to that error.

@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(unequal_variances_1d_on_both_sides_of_finiteness) {
       BOOST_TEST(std::isfinite(v.renyiOnBox[k]));  // what the box alone would have said
     }
   }
-  // The reverse pair (the one named in the issue): p = N(0, 1), q = N(0, 2): S_alpha = 1 + alpha > 0 for every
+  // The reverse pair: p = N(0, 1), q = N(0, 2): S_alpha = 1 + alpha > 0 for every
   // alpha > 1, finite for all orders, and the box [-12, 12] holds the integrand (variance 2/(alpha + 1) <= 0.8).
   const auto w = divergencesOfExactAverages(narrow, wide, 12.0, 480, orders);
   show("p = N(0,1), q = N(0,2)", orders, w, narrow, wide);

@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(exact_convolution_keeps_far_tails_for_large_orders) {
   // A narrow start (theta_0 ~ N(0, 0.01)) spread by the kernel N(0, 2 eta) = N(0, 0.2): after one step the term of
   // E_10 that dominates sits near x = 3.8, where both densities are ~1e-15 of their peaks and were computed from
   // differences of near-total cumulative masses (rounding noise: R_10 off by a factor 10^3 before the tail-side
-  // masses of docs/noisy-gd.md §3). Requirement of issue 4: relative error <= 1e-6 (measured ~1e-8, the KL level).
+  // masses of docs/noisy-gd.md §3). Requirement: relative error <= 1e-6 (measured ~1e-8, the KL level).
   QuadraticGd c;
   c.halfWidth = 9.0;
   c.cells = 1400;

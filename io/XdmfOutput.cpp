@@ -28,9 +28,10 @@ void writeXdmf(const std::string& path, const std::string& h5FileName, const mes
   const int dim = box.dim();
   bool uniform = true;
   for (int a = 0; a < dim; ++a) uniform = uniform && box.axis(a).isUniform();
-  // The extent of the slab axes (>= dim): a thin plate in 2-D (the smallest cell width); in 1-D a strip a tenth as
-  // wide as it is long, which renders as a visible band rather than a line thinner than a pixel.
-  const double thickness = dim == 1 ? 0.1 * (box.axis(0).upper() - box.axis(0).lower()) : box.minWidth();
+  // The extent of the slab axes (>= dim): one unit, so that a cell's volume in ParaView is its d-dimensional measure
+  // and IntegrateVariables gives the masses of p and q (1), not a multiple of them (a 1-D run is a strip, a 2-D run
+  // a plate of unit thickness).
+  const double thickness = 1.0;
   // XDMF lists axes slowest first: z, y, x.
   std::string cellDims, pointDims;
   for (int a = 2; a >= 0; --a) {

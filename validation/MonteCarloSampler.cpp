@@ -131,6 +131,57 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
   bins_ = solver::BoundaryBins(mesh_, problem_.constraint, problem_.ballAngularBins);
 }
 
+namespace {
+
+/// The snapshots of every output step from the reduced histograms (layout: per (output, process) the cells, the
+/// boundary bins and the outside count) and the per-block moments, merged in block order (the same bits on every
+/// rank and thread count).
+std::vector<SampleSnapshot> snapshotsFrom(const SamplerProblem& P, std::size_t cells, std::size_t nBins, long N,
+                                          const std::vector<std::int64_t>& counts,
+                                          const std::vector<double>& blockMoments, long blocks, int d) {
+  const std::size_t outputs = P.outputSteps.size();
+  const std::size_t histRecord = cells + nBins + 1;
+  const MomentLayout layout{d, outputs};
+  std::vector<SampleSnapshot> snapshots(outputs);
+  for (std::size_t o = 0; o < outputs; ++o) {
+    SampleSnapshot& snap = snapshots[o];
+    snap.step = P.outputSteps[o];
+    snap.time = P.step * static_cast<double>(snap.step);
+    for (int s = 0; s < 2; ++s) {
+      const std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
+      ParticleHistogram& hist = snap.histogram[s];
+      hist.cells.assign(h, h + cells);
+      hist.boundary.assign(h + cells, h + cells + nBins);
+      hist.outside = h[cells + nBins];
+      hist.total = N;
+      std::vector<double> total(layout.record(), 0.0);
+      std::vector<models::Matrix> blockCov;
+      for (long b = 0; b < blocks; ++b) {
+        const double* m = blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s);
+        merge(total.data(), m, d);
+        if (m[0] >= 2) blockCov.push_back(Eigen::Map<const models::Matrix>(m + 1 + d, d, d) / (m[0] - 1.0));
+      }
+      SampleMoments& mom = snap.moments[s];
+      mom.count = static_cast<std::int64_t>(total[0]);
+      mom.mean = Eigen::Map<const models::Vector>(total.data() + 1, d);
+      mom.covariance = Eigen::Map<const models::Matrix>(total.data() + 1 + d, d, d) / (total[0] - 1.0);
+      mom.meanStandardError = (mom.covariance.diagonal() / total[0]).cwiseSqrt();
+      mom.covarianceStandardError = models::Matrix::Constant(d, d, std::numeric_limits<double>::quiet_NaN());
+      const double nb = static_cast<double>(blockCov.size());
+      if (nb >= 2) {
+        models::Matrix mean = models::Matrix::Zero(d, d), sq = models::Matrix::Zero(d, d);
+        for (const auto& c : blockCov) mean += c / nb;
+        for (const auto& c : blockCov) sq += (c - mean).cwiseAbs2() / (nb - 1.0);
+        mom.covarianceStandardError = (sq / nb).cwiseSqrt();
+      }
+    }
+  }
+  return snapshots;
+}
+
+
+}  // namespace
+
 std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   const int d = mesh_.dim();
   const SamplerProblem& P = problem_;
@@ -250,41 +301,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   MPI_Allreduce(MPI_IN_PLACE, blockMoments.data(), static_cast<int>(blockMoments.size()), MPI_DOUBLE, MPI_SUM,
                 settings_.comm);
 
-  std::vector<SampleSnapshot> snapshots(outputs);
-  for (std::size_t o = 0; o < outputs; ++o) {
-    SampleSnapshot& snap = snapshots[o];
-    snap.step = P.outputSteps[o];
-    snap.time = P.step * static_cast<double>(snap.step);
-    for (int s = 0; s < 2; ++s) {
-      const std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
-      ParticleHistogram& hist = snap.histogram[s];
-      hist.cells.assign(h, h + cells);
-      hist.boundary.assign(h + cells, h + cells + nBins);
-      hist.outside = h[cells + nBins];
-      hist.total = N;
-      std::vector<double> total(layout.record(), 0.0);
-      std::vector<models::Matrix> blockCov;
-      for (long b = 0; b < blocks; ++b) {
-        const double* m = blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s);
-        merge(total.data(), m, d);
-        if (m[0] >= 2) blockCov.push_back(Eigen::Map<const models::Matrix>(m + 1 + d, d, d) / (m[0] - 1.0));
-      }
-      SampleMoments& mom = snap.moments[s];
-      mom.count = static_cast<std::int64_t>(total[0]);
-      mom.mean = Eigen::Map<const models::Vector>(total.data() + 1, d);
-      mom.covariance = Eigen::Map<const models::Matrix>(total.data() + 1 + d, d, d) / (total[0] - 1.0);
-      mom.meanStandardError = (mom.covariance.diagonal() / total[0]).cwiseSqrt();
-      mom.covarianceStandardError = models::Matrix::Constant(d, d, std::numeric_limits<double>::quiet_NaN());
-      const double nb = static_cast<double>(blockCov.size());
-      if (nb >= 2) {
-        models::Matrix mean = models::Matrix::Zero(d, d), sq = models::Matrix::Zero(d, d);
-        for (const auto& c : blockCov) mean += c / nb;
-        for (const auto& c : blockCov) sq += (c - mean).cwiseAbs2() / (nb - 1.0);
-        mom.covarianceStandardError = (sq / nb).cwiseSqrt();
-      }
-    }
-  }
-  return snapshots;
+  return snapshotsFrom(P, cells, nBins, N, counts, blockMoments, blocks, d);
 }
 
 }  // namespace fpdp::validation

@@ -363,7 +363,8 @@ int runCase(const Case& c, const RunOptions& options) {
   // I_alpha^Sigma with the noise covariance of p's dynamics.
   const solver::FunctionalSettings functionalSettings{
       orders, models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep),
-      static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d), representation};
+      static_cast<int>(c.divergence.privacyLossBins), c.noise.sigmaFor(false, d), representation,
+      c.privacy.deltaGrid, /*reverseDirection=*/true};  // eps(delta) roots and R_alpha(q||p) for PrivacyOutput
   // One set of point-value and log-ratio-gradient work vectors for the divergence and Rényi-rate functionals
   // (solver/functionals/LogRatioWorkspace.hpp): each fills it inside its own evaluation.
   const auto logRatioWorkspace = std::make_shared<solver::LogRatioWorkspace>(mesh);

@@ -75,8 +75,9 @@ struct ProfileQuery {
   double eps = 0.0;
 };
 /// values[i] = delta_{queries[i].profile}(queries[i].eps), eps >= 0. lowestEps[j] (one per profile) is an eps below
-/// which no query of profile j goes from this call on (the smallest lower end of its unfinished brackets): an evaluator may drop the terms that vanish for every eps >= lowestEps[j] (a_t < e^eps b_t)
-/// once and for all. In a distributed caller it is collective: every rank calls it with the same queries and must
+/// which no query of profile j goes from this call on (the smallest lower end of its unfinished brackets; +inf when
+/// none is left): an evaluator may drop for good the terms that vanish at every eps >= lowestEps[j]
+/// (a_t < e^eps b_t). In a distributed caller it is collective: every rank calls it with the same queries and must
 /// return the same (bit-identical) values, so that every rank takes the same path through exactEpsilons.
 using ProfileEvaluator = std::function<void(std::span<const ProfileQuery> queries, std::span<double> values,
                                             std::span<const double> lowestEps)>;

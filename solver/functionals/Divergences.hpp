@@ -48,7 +48,11 @@
 //   I_alpha/E_alpha = int q r^alpha |grad u|^2 / int q r^alpha (and the Sigma-weighted form), grad u by
 //     LogRatioGradient (fourth-order differences of u = log r); the singular masses (atoms, boundary bins) carry no
 //     gradient in the ambient space: they enter E_alpha, not the numerator of I_alpha;
-//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such;
+//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such, and
+//     eps(delta) at given deltas by root-finding on the same sums (models::exactEpsilons, MATH.md §7: the smallest eps
+//     with delta(eps) <= delta in each direction; not interpolated on the grid);
+//   the reverse direction R_alpha(q || p), KL(q || p) (FunctionalSettings::reverseDirection): the same quadrature
+//     with p and q exchanged, E_alpha(q || p) = int q^alpha p^(1 - alpha) with the same stable terms and checks;
 //   the privacy-loss distribution: the histogram of log r(Theta), Theta ~ p (and of log(q/p), Theta ~ q).
 // Cost: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share the value q r^alpha (series near
 // r = 1, exp elsewhere), and equally spaced orders get it by a cancellation-free recurrence from one exp per cell
@@ -120,7 +124,7 @@ struct FunctionalSettings {
   meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages;
   // The deltas at which eps(delta) is found by root-finding on delta(eps), both directions (MATH.md §7;
   // DivergenceValues::exactEpsilon). Each in (0, 1); empty: not computed.
-  std::vector<double> epsilonDeltas;
+  std::vector<double> epsilonDeltas{};
   // Also R_alpha(q || p) and KL(q || p) (DivergenceValues::reverse), for the privacy output's conversions, which need
   // the larger of the two directions (MATH.md §7).
   bool reverseDirection = false;

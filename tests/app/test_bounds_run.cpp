@@ -230,8 +230,10 @@ BOOST_AUTO_TEST_CASE(quadratic_noisy_gd_truth_bounds_and_plots) {
     BOOST_TEST(eps["eps_rdp_cks_qp"][i] == cksQp.epsilon, boost::test_tools::tolerance(1e-14));
     BOOST_TEST(eps["eps_rdp_mironov_pq"][i] == mirPq.epsilon, boost::test_tools::tolerance(1e-14));
     BOOST_TEST(eps["eps_rdp_mironov_qp"][i] == mirQp.epsilon, boost::test_tools::tolerance(1e-14));
-    BOOST_TEST(eps["eps_rdp_cks"][i] == std::max(cksPq.epsilon, cksQp.epsilon), boost::test_tools::tolerance(1e-14));
-    BOOST_TEST(eps["eps_rdp_mironov"][i] == std::max(mirPq.epsilon, mirQp.epsilon), boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_cks"][i] == std::max(cksPq.epsilon, cksQp.epsilon),
+               boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_mironov"][i] == std::max(mirPq.epsilon, mirQp.epsilon),
+               boost::test_tools::tolerance(1e-14));
     // A bound's eps is at least the computed one's (same conversion, larger R_alpha).
     BOOST_TEST(eps["eps_bound1_cks"][i] >= eps["eps_rdp_cks"][i]);
     // The exact eps: the larger direction, a root (status 0) or 0 (status 1), below every conversion.

@@ -54,13 +54,17 @@ double closedFormEpsilon(const models::Gaussian& p, const models::Gaussian& q, d
   return hi;
 }
 
-double pdf(double x, double m, double v) { return std::exp(-0.5 * (x - m) * (x - m) / v) / std::sqrt(2 * std::numbers::pi * v); }
+double pdf(double x, double m, double v) {
+  return std::exp(-0.5 * (x - m) * (x - m) / v) / std::sqrt(2 * std::numbers::pi * v);
+}
 
 /// 1-D: sum over the kinks x_k (log p - log q = eps) of |f'(x_k)| h^2/8, f = p - e^eps q: the midpoint rule's
 /// error bound for delta(eps) (tests/solver/test_divergence_functionals.cpp, kinkBound).
 double kinkBound(const models::Gaussian& p, const models::Gaussian& q, double eps, double L, double h) {
   const double m1 = p.mean()[0], s1 = p.covariance()(0, 0), m2 = q.mean()[0], s2 = q.covariance()(0, 0);
-  auto f = [&](double x) { return -0.5 * (x - m1) * (x - m1) / s1 + 0.5 * (x - m2) * (x - m2) / s2 + 0.5 * std::log(s2 / s1) - eps; };
+  auto f = [&](double x) {
+    return -0.5 * (x - m1) * (x - m1) / s1 + 0.5 * (x - m2) * (x - m2) / s2 + 0.5 * std::log(s2 / s1) - eps;
+  };
   double bound = 0;
   const int scan = 40000;
   for (int i = 0; i < scan; ++i) {

@@ -108,7 +108,7 @@ double nextTrial(RootState& s, double tolerance) {
 
 std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests,
                                         std::span<const PrivacyProfileEnds> ends, const ProfileEvaluator& evaluate,
-                                        double tolerance) {
+                                        std::span<const ProfileSample> samples, double tolerance) {
   if (!(tolerance > 0.0 && tolerance < 1.0))
     throw std::invalid_argument("exactEpsilons: tolerance " + std::to_string(tolerance) + " is not in (0, 1)");
   for (const auto& r : requests) {
@@ -118,6 +118,14 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
       throw std::invalid_argument("exactEpsilons: profile " + std::to_string(r.profile) + " of " +
                                   std::to_string(ends.size()));
   }
+  for (const auto& x : samples)
+    if (x.profile < 0 || static_cast<std::size_t>(x.profile) >= ends.size() || !(x.eps >= 0.0) || !std::isfinite(x.eps))
+      throw std::invalid_argument("exactEpsilons: a sample of profile " + std::to_string(x.profile) + " at eps " +
+                                  std::to_string(x.eps));
+  // delta(0) where a sample gives it (NaN: evaluate).
+  std::vector<double> atZero(ends.size(), kNaN);
+  for (const auto& x : samples)
+    if (x.eps == 0.0) atZero[static_cast<std::size_t>(x.profile)] = x.value;
   const std::size_t R = requests.size();
   std::vector<ExactEpsilon> out(R);
   std::vector<RootState> st(R);
@@ -143,37 +151,64 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
     st[r].phase = RootState::Done;
   };
 
-  // Round 0: delta(0) of every request whose profile has finite ends.
+  // Round 0: delta(0) of every request whose profile has finite ends and no sample at 0.
+  std::vector<double> d0(R, kNaN);
+  std::vector<std::size_t> started;
   for (std::size_t r = 0; r < R; ++r) {
     const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
     if (!std::isfinite(e.floor) || std::isnan(e.flatFrom)) {
       finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
       continue;
     }
+    started.push_back(r);
+    d0[r] = atZero[static_cast<std::size_t>(requests[r].profile)];
+    if (!std::isnan(d0[r])) continue;
     queries.push_back({requests[r].profile, 0.0});
     who.push_back(r);
   }
   round();
-  for (std::size_t i = 0; i < who.size(); ++i) {
-    const std::size_t r = who[i];
-    const double delta = requests[r].delta, d0 = values[i];
+  for (std::size_t i = 0; i < who.size(); ++i) d0[who[i]] = values[i];
+  for (const std::size_t r : started) {
+    const double delta = requests[r].delta;
     const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
-    if (std::isnan(d0)) {
+    if (std::isnan(d0[r])) {
       finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
-    } else if (d0 <= delta) {
-      finish(r, 0.0, ExactEpsilonStatus::Zero, 0.0, d0);
+    } else if (d0[r] <= delta) {
+      finish(r, 0.0, ExactEpsilonStatus::Zero, 0.0, d0[r]);
     } else if (e.floor > delta) {
       finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);
     } else {
       RootState& s = st[r];
       s.phase = RootState::Bracketing;
       s.lo = 0.0;
-      s.glo = std::log(d0 / delta);
+      s.glo = std::log(d0[r] / delta);
       // Beyond flatFrom every term a - e^eps b with b > 0 is negative, so delta = floor <= delta there; the cap lies
       // a little further so that rounding of e^eps b cannot leave one such term positive.
       const double flat = std::max(e.flatFrom, 0.0);
       s.cap = flat + 1e-12 * std::max(1.0, flat) + 1e-300;
       s.trial = std::min(kFirstTrial, s.cap);
+      // The samples' bracket: the largest sample above delta, then the smallest sample beyond it at or below delta.
+      for (const auto& x : samples)
+        if (x.profile == requests[r].profile && x.value > delta && x.eps > s.lo) {
+          s.lo = x.eps;
+          s.glo = std::log(x.value / delta);
+        }
+      for (const auto& x : samples)
+        if (x.profile == requests[r].profile && !(x.value > delta) && x.eps > s.lo && x.eps < s.hi) {
+          s.hi = x.eps;
+          s.ghi = std::log(x.value / delta);
+          s.dhi = x.value;
+        }
+      if (s.lo >= s.cap) {
+        finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);  // as in the bracketing below
+      } else if (std::isfinite(s.hi)) {
+        s.phase = RootState::Refining;
+        s.widthMark = s.hi - s.lo;
+        if (s.hi - s.lo <= tolerance * s.hi) finish(r, s.hi, ExactEpsilonStatus::Root, s.lo, s.dhi);
+        else s.trial = nextTrial(s, tolerance);
+      } else if (s.lo > 0.0) {
+        s.trial = std::min(2.0 * s.lo, s.cap);
+      }
     }
   }
 

@@ -82,6 +82,15 @@ struct ProfileQuery {
 using ProfileEvaluator = std::function<void(std::span<const ProfileQuery> queries, std::span<double> values,
                                             std::span<const double> lowestEps)>;
 
+/// A value of a profile the caller has evaluated already, with the same evaluator's sums (e.g. the hockey-stick eps
+/// grid): exactEpsilons starts its brackets from them instead of evaluating anew. Not interpolated: only the
+/// bracket's ends come from samples, and the root is still found by evaluating inside the bracket.
+struct ProfileSample {
+  int profile = 0;
+  double eps = 0.0;
+  double value = 0.0;
+};
+
 /// Relative width of the final bracket: well below the 1e-6 the output promises (docs/bounds.md §3).
 inline constexpr double kExactEpsilonTolerance = 1e-10;
 
@@ -94,10 +103,14 @@ inline constexpr double kExactEpsilonTolerance = 1e-10;
 /// hi - lo <= tolerance * hi; the result is hi (delta(hi) <= delta was evaluated: conservative). All requests are
 /// advanced together: each round asks `evaluate` for one value per unfinished request (one distributed sum for all).
 /// The path depends only on the evaluated values, so a caller whose evaluator returns the same values on every
-/// rank gets the same answers on every rank. Throws std::invalid_argument for a delta outside (0, 1), a profile
-/// index outside `ends`, or a non-positive tolerance.
+/// rank gets the same answers on every rank. `samples` (optional; the same on every rank): known values; delta(0) is
+/// then not evaluated again, and a bracket of samples (the largest sample eps with a value > delta, the smallest
+/// beyond it with a value <= delta) replaces the doubling. Throws std::invalid_argument for a delta outside (0, 1), a
+/// profile index outside `ends` (of a request or a sample), a negative or non-finite sample eps, or a tolerance
+/// outside (0, 1).
 std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests,
                                         std::span<const PrivacyProfileEnds> ends, const ProfileEvaluator& evaluate,
+                                        std::span<const ProfileSample> samples = {},
                                         double tolerance = kExactEpsilonTolerance);
 
 /// Both directions of one pair at one delta, combined as MATH.md §7 says: eps = max(eps_pq, eps_qp); NaN when either

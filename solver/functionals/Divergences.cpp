@@ -76,12 +76,13 @@ void addHockeyStick(const HockeyStickTerms& t, std::span<const double> x, double
 }
 
 /// eps(delta) of both directions at every delta (MATH.md §7): models::exactEpsilons on the sums of addHockeyStick,
-/// each round's sums reduced over the ranks. They are summed on rank 0 and broadcast, so that every rank holds the same
+/// started from the eps grid's values of the same sums where there is a grid (`samples`: brackets, not
+/// interpolation), each round's sums reduced over the ranks. They are summed on rank 0 and broadcast, so that every rank holds the same
 /// bits and takes the same path through the root finder (an allreduce need not round alike on every rank). The
 /// terms that vanish at every eps the root finder will still ask for (a < e^eps b from its brackets' lower ends on)
 /// are dropped as the brackets narrow: they add exact zeros, so the sums do not change, only their cost.
 std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], const std::vector<double>& deltas,
-                                              MPI_Comm comm) {
+                                              std::span<const models::ProfileSample> samples, MPI_Comm comm) {
   // The profile's ends: floor = the mass where the other density is 0, flatFrom = the largest log(a/b) over b > 0.
   double localFloor[2] = {0.0, 0.0}, floor[2] = {0.0, 0.0}, localFlat[2] = {0.0, 0.0}, flat[2];
   for (int dir = 0; dir < 2; ++dir) {
@@ -134,7 +135,7 @@ std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], cons
                           0, comm));
     FPDP_PETSC(MPI_Bcast(values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, 0, comm));
   };
-  const auto found = models::exactEpsilons(requests, ends, evaluate);
+  const auto found = models::exactEpsilons(requests, ends, evaluate, samples);
   std::vector<ExactEpsilonAtDelta> out;
   for (std::size_t j = 0; j < deltas.size(); ++j) out.push_back({deltas[j], {found[2 * j], found[2 * j + 1]}});
   return out;
@@ -896,16 +897,22 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
         hsTerms[1].b.push_back(t.wp);
       }
     }
+    std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
     if (E > 0) {
       std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
       for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
       addHockeyStick(hsTerms[0], expEps, hs.data());
       addHockeyStick(hsTerms[1], expEps, hs.data() + E);
-      FPDP_PETSC(MPI_Allreduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, comm));
+      // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
+      FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
+      FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
       out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
       out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+      for (std::size_t k = 0; k < E && D > 0; ++k)
+        samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
+                                       {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
     }
-    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, settings_.epsilonDeltas, comm);
+    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, settings_.epsilonDeltas, samples, comm);
   }
 
   if (settings_.privacyLossBins > 0 && !reverse) {

@@ -183,6 +183,49 @@ BOOST_AUTO_TEST_CASE(exact_epsilons_solve_the_gaussian_profile) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(exact_epsilons_start_from_samples_without_interpolating_them) {
+  // Samples of the profile on the grid 0, 0.05, ..., 1 (the hockey-stick grid of a run, cut short): the brackets
+  // start from them (delta(0) is not evaluated again; fewer rounds), the roots are the same to the tolerance, also
+  // beyond the samples' end (mu = 1: eps(1e-12) = 7.2), and a sample at 0 at or below delta answers alone.
+  const double mu = 1.0;
+  std::vector<ProfileSample> samples;
+  for (int k = 0; k <= 20; ++k) samples.push_back({0, 0.05 * k, gaussianDelta(mu, 0.05 * k)});
+  const PrivacyProfileEnds ends{0.0, kInf};
+  std::vector<ProfileRequest> requests;
+  for (double d : {0.3, 1e-2, 1e-5, 1e-12}) requests.push_back({0, d});
+  int atZero = 0;
+  const ProfileEvaluator evaluate = [&](std::span<const ProfileQuery> q, std::span<double> v, std::span<const double>) {
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      atZero += q[i].eps == 0.0;
+      v[i] = gaussianDelta(mu, q[i].eps);
+    }
+  };
+  const auto plain = exactEpsilons(requests, std::span(&ends, 1), evaluate);
+  BOOST_TEST(atZero == 4);
+  atZero = 0;
+  const auto seeded = exactEpsilons(requests, std::span(&ends, 1), evaluate, samples);
+  BOOST_TEST(atZero == 0);
+  for (std::size_t j = 0; j < requests.size(); ++j) {
+    const double truth = gaussianExactEpsilon(mu, requests[j].delta);
+    BOOST_TEST_MESSAGE("delta " << requests[j].delta << ": rounds " << plain[j].rounds << " unseeded, "
+                                << seeded[j].rounds << " from the samples");
+    BOOST_TEST(std::fabs(seeded[j].epsilon - truth) <= 2e-10 * truth);
+    BOOST_TEST(seeded[j].rounds <= plain[j].rounds);
+  }
+  // delta(0) = 0.383 as a sample: delta = 0.5 is answered without an evaluation.
+  bool called = false;
+  const ProfileRequest wide{0, 0.5};
+  const auto zero = exactEpsilons(std::span(&wide, 1), std::span(&ends, 1),
+                                  [&](std::span<const ProfileQuery>, std::span<double>, std::span<const double>) {
+                                    called = true;
+                                  },
+                                  samples);
+  BOOST_TEST(!called);
+  BOOST_TEST(static_cast<int>(zero[0].status) == static_cast<int>(ExactEpsilonStatus::Zero));
+  const std::vector<ProfileSample> bad{{1, 0.0, 0.1}};
+  BOOST_CHECK_THROW(exactEpsilons(requests, std::span(&ends, 1), evaluate, bad), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(exact_epsilons_of_a_cell_sum_and_its_ends) {
   // A profile that is a finite sum, as on a mesh: cells (a, b) = (p, q) masses. delta(eps) = sum max(a - e^eps b, 0)
   // is piecewise linear in e^eps with kinks at log(a/b); it is flat (= the floor, the mass of p where q = 0) beyond

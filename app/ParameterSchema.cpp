@@ -247,7 +247,8 @@ constexpr Parameter kParameters[] = {
     {"divergence", "hockey_stick_eps_max", "number", "—", Presence::Default, "10.0",
      "a finite number >= 0; with hockey_stick_eps_step at most 100000 grid points", "",
      "Largest eps of the grid 0, step, 2 step, ..., max on which the hockey-stick divergence delta(eps) = "
-     "int max(p - e^eps q, 0) is computed both ways (hockey_stick.csv; MATH.md §3)."},
+     "int max(p - e^eps q, 0) is computed both ways (hockey_stick.csv, a curve for plots; MATH.md §3). eps_exact "
+     "does not come from this grid: it is found by root-finding at each delta, wherever it lies."},
     {"divergence", "hockey_stick_eps_step", "number", "—", Presence::Default, "0.05", "a finite number > 0", "",
      "Spacing of the eps grid of the hockey-stick divergence."},
     {"divergence", "privacy_loss_bins", "integer", "—", Presence::Default, "1000", "an integer in [0, 1000000]", "",
@@ -259,7 +260,8 @@ constexpr Parameter kParameters[] = {
      "The delta of the summary's (eps, delta) table."},
     {"privacy", "delta_grid", "array of numbers", "—", Presence::Derived,
      "`[1e-1, 1e-2, ..., 1e-12]` (12 decades)", "1 to 64 distinct numbers in (0, 1)", "",
-     "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added."},
+     "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added. At each, eps_exact is "
+     "the root of delta(eps) = delta by quadrature in both directions (docs/bounds.md §3)."},
 
     // [solver]
     {"solver", "ts_type", "string", "—", Presence::Default, R"("auto")",

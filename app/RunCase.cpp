@@ -55,7 +55,8 @@ struct RunFunctionals {
       : settings{orderValues(plan.c),
                  models::uniformEpsGrid(plan.c.divergence.hockeyStickEpsMax, plan.c.divergence.hockeyStickEpsStep),
                  static_cast<int>(plan.c.divergence.privacyLossBins), plan.c.noise.sigmaFor(false, plan.dim),
-                 plan.representation},
+                 plan.representation, plan.c.privacy.deltaGrid,
+                 /*reverseDirection=*/true},  // eps(delta) roots and R_alpha(q||p) for PrivacyOutput
         workspace(std::make_shared<solver::LogRatioWorkspace>(plan.mesh)),
         divergences(plan.mesh, settings, workspace) {}
   const solver::FunctionalSettings settings;

@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
       a[2 * l + 1] = q.cellAverage(lo, hi);
     });
     PetscCall(VecRestoreArray(u, &a));
+    // privacy.delta_grid's default 1e-1 .. 1e-12 and privacy.delta = 1e-5 (among them): 12 deltas.
+    std::vector<double> runDeltas;
+    for (int k = 1; k <= 12; ++k) runDeltas.push_back(std::pow(10.0, -k));
     struct Config {
       const char* name;
       solver::FunctionalSettings settings;
@@ -52,9 +55,21 @@ int main(int argc, char** argv) {
         {"dense orders + hockey-stick (201 eps) + PLD (1000 bins)",
          {models::denseRenyiOrders(), models::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt}},
         {"dense orders only", {models::denseRenyiOrders(), {}, 0, std::nullopt}},
+        {"dense orders + hockey-stick + PLD + roots + R_alpha(q || p) (a run's set with dense orders)",
+         {models::denseRenyiOrders(), models::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt,
+          meshes::FieldRepresentation::CellAverages, runDeltas, true}},
         {"orders [2, 10] only", {{2.0, 10.0}, {}, 0, std::nullopt}},
         {"orders [2, 10] + hockey-stick (201 eps)", {{2.0, 10.0}, models::uniformEpsGrid(10.0, 0.05), 0, std::nullopt}},
         {"orders [2, 10] + PLD (1000 bins)", {{2.0, 10.0}, {}, 1000, std::nullopt}},
+        {"orders [2, 10] + eps(delta) roots (12 deltas, both directions)",
+         {{2.0, 10.0}, {}, 0, std::nullopt, meshes::FieldRepresentation::CellAverages, runDeltas, false}},
+        {"orders [2, 10] + R_alpha(q || p)",
+         {{2.0, 10.0}, {}, 0, std::nullopt, meshes::FieldRepresentation::CellAverages, {}, true}},
+        {"a run's default: orders [2, 10] + hockey-stick + PLD + roots + R_alpha(q || p)",
+         {{2.0, 10.0}, models::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt,
+          meshes::FieldRepresentation::CellAverages, runDeltas, true}},
+        {"a run's default without roots and R_alpha(q || p)",
+         {{2.0, 10.0}, models::uniformEpsGrid(10.0, 0.05), 1000, std::nullopt}},
     };
     std::printf("divergence functionals, %dx%d cells, 1 rank, %d repeats: median and minimum wall time per evaluation,\n"
                 "and the median CPU time of the process (what a loaded machine does not inflate)\n\n",

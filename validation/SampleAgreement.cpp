@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "models/RdpConversion.hpp"
+
 #include <boost/math/distributions/beta.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
@@ -216,18 +218,26 @@ double hockeyStick(const std::vector<double>& massP, const std::vector<double>& 
 }
 
 double epsilonAtDelta(const std::vector<double>& massP, const std::vector<double>& massQ, double delta) {
-  if (hockeyStick(massP, massQ, 0.0) <= delta) return 0.0;
-  double lo = 0.0, hi = 1.0;
-  while (hockeyStick(massP, massQ, hi) > delta) {
-    lo = hi;
-    hi *= 2.0;
-    if (hi > 1e3) return kInf;  // mass of P where Q vanishes exceeds delta
+  // The root finder of the run's eps_exact (models::exactEpsilons, MATH.md §7) on this serial sum.
+  const std::vector<double> P = normalised(massP), Q = normalised(massQ);
+  models::PrivacyProfileEnds ends;
+  for (std::size_t i = 0; i < P.size(); ++i) {
+    if (!(P[i] > Q[i])) continue;
+    if (Q[i] > 0.0) ends.flatFrom = std::max(ends.flatFrom, std::log(P[i]) - std::log(Q[i]));
+    else ends.floor += P[i];
   }
-  for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (hockeyStick(massP, massQ, mid) > delta ? lo : hi) = mid;
-  }
-  return hi;
+  const models::ProfileRequest request{0, delta};
+  const auto found = models::exactEpsilons(
+      std::span(&request, 1), std::span(&ends, 1),
+      [&](std::span<const models::ProfileQuery> queries, std::span<double> values, std::span<const double>) {
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+          const double factor = std::exp(queries[i].eps);
+          double d = 0.0;
+          for (std::size_t j = 0; j < P.size(); ++j) d += std::max(P[j] - factor * Q[j], 0.0);
+          values[i] = d;
+        }
+      });
+  return found[0].epsilon;
 }
 
 Interval clopperPearson(std::int64_t x, std::int64_t n, double confidence) {

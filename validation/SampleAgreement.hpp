@@ -97,7 +97,8 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
 
 /// delta(eps) = sum_i max(P_i - e^eps Q_i, 0) on normalised bin masses (MATH.md §3).
 double hockeyStick(const std::vector<double>& massP, const std::vector<double>& massQ, double eps);
-/// The smallest eps >= 0 with delta(eps) <= delta, for the order (P||Q) (bisection; +inf if Q = 0 where P > delta).
+/// The smallest eps >= 0 with delta(eps) <= delta, for the order (P||Q) (models::exactEpsilons: root-finding to
+/// 1e-10 relative; +inf if the mass of P where Q = 0 exceeds delta).
 double epsilonAtDelta(const std::vector<double>& massP, const std::vector<double>& massQ, double delta);
 
 struct AuditPoint {

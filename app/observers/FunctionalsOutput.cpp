@@ -21,7 +21,8 @@ FunctionalsOutput::FunctionalsOutput(const std::string& directory, int rank, std
   renyiCsv_.emplace(directory + "/renyi.csv",
                     std::vector<std::string>{"step", "t", "alpha", "renyi", "renyi_on_box", "status", "d_renyi_d_alpha",
                                              "e_alpha_minus_one", "log_e_alpha", "renyi_information",
-                                             "information_ratio", "renyi_information_sigma", "information_ratio_sigma"});
+                                             "information_ratio", "renyi_information_sigma", "information_ratio_sigma",
+                                             "renyi_reverse", "status_reverse"});
   if (!eps_.empty())
     hockeyCsv_.emplace(directory + "/hockey_stick.csv",
                        std::vector<std::string>{"step", "t", "eps", "delta_pq", "delta_qp"});
@@ -42,14 +43,19 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
     // I_alpha = (I_alpha/E_alpha) E_alpha: +inf where E_alpha overflows a double (the ratio stays finite).
     const double E = std::exp(v.logEAlpha[k]);
     const double info = v.informationRatio[k] * E, infoSigma = v.informationRatioSigma[k] * E;
+    // R_alpha(q || p) where the run computes it (FunctionalSettings::reverseDirection), else NaN.
+    const bool reverse = k < v.reverse.renyi.size();
+    const double nan = std::nan("");
     const std::vector<double> row{s, t, orders_[k], v.renyi[k], v.renyiOnBox[k], renyiStatusCode(v.renyiStatus[k]),
                                   v.dRenyiDAlpha[k], v.eAlphaMinusOne[k], v.logEAlpha[k], info,
-                                  v.informationRatio[k], infoSigma, v.informationRatioSigma[k]};
+                                  v.informationRatio[k], infoSigma, v.informationRatioSigma[k],
+                                  reverse ? v.reverse.renyi[k] : nan,
+                                  reverse ? renyiStatusCode(v.reverse.renyiStatus[k]) : nan};
     if (renyiCsv_) renyiCsv_->addRow(row);
     const char* names[] = {"renyi", "renyi_on_box", "status", "d_renyi_d_alpha", "e_alpha_minus_one", "log_e_alpha",
                            "renyi_information", "information_ratio", "renyi_information_sigma",
-                           "information_ratio_sigma"};
-    for (int c = 0; c < 10; ++c) series(perOrder_, names[c]).values.push_back(row[3 + c]);
+                           "information_ratio_sigma", "renyi_reverse", "status_reverse"};
+    for (int c = 0; c < 12; ++c) series(perOrder_, names[c]).values.push_back(row[3 + c]);
   }
   series(perStep_, "information_excluded_mass_p").values.push_back(v.informationExcludedMassP);
   for (std::size_t k = 0; k < eps_.size(); ++k) {

@@ -3,7 +3,6 @@
 #include "app/observers/PrivacyOutput.hpp"
 
 #include "app/NumberFormat.hpp"
-#include "models/DivergenceGrids.hpp"
 
 #include <sys/wait.h>
 
@@ -15,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 
 #include "models/RdpConversion.hpp"
 
@@ -46,12 +46,13 @@ bool skippedByConversions(solver::RenyiStatus s) {
   return s != solver::RenyiStatus::Finite && s != solver::RenyiStatus::InfiniteDetected;
 }
 
-/// The columns of epsilon.csv: eps_exact only where the run has hockey-stick curves (observe() at the first output
-/// step, and restoreState() for a continued run).
+/// The columns of epsilon.csv: the eps_exact columns only where the run finds eps(delta) by root-finding
+/// (observe() at the first output step, and restoreState() for a continued run).
 std::vector<std::string> epsilonColumns(bool exactColumn) {
   std::vector<std::string> columns{"step", "t", "delta"};
-  if (exactColumn) columns.push_back("eps_exact");
-  columns.insert(columns.end(), {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order"});
+  if (exactColumn) columns.insert(columns.end(), {"eps_exact", "eps_exact_pq", "eps_exact_qp", "eps_exact_status"});
+  columns.insert(columns.end(), {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order",
+                                 "eps_rdp_mironov_pq", "eps_rdp_mironov_qp", "eps_rdp_cks_pq", "eps_rdp_cks_qp"});
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds) {
       columns.push_back("eps_" + stem(item, kind) + "_mironov");
@@ -59,16 +60,38 @@ std::vector<std::string> epsilonColumns(bool exactColumn) {
     }
   return columns;
 }
+constexpr std::size_t kExactColumns = 4;  // eps_exact, _pq, _qp, _status
+constexpr std::size_t kRdpColumns = 8;    // eps_rdp_*
+
+/// The computed R_alpha the conversions may use: skipped orders enter as missing (NaN).
+std::vector<double> usableRenyi(const std::vector<double>& renyi, const std::vector<solver::RenyiStatus>& status) {
+  std::vector<double> r = renyi;
+  for (std::size_t k = 0; k < r.size(); ++k)
+    if (k < status.size() && skippedByConversions(status[k])) r[k] = kNaN;
+  return r;
+}
 
 }  // namespace
 
-std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps) {
-  if (eps.empty() || v.hockeyStickPQ.size() != eps.size() || v.hockeyStickQP.size() != eps.size()) return std::nullopt;
-  return HockeyStickCurves{eps, v.hockeyStickPQ, v.hockeyStickQP};
+const solver::ExactEpsilonAtDelta* exactEpsilonAt(const solver::DivergenceValues& v, double delta) {
+  for (const auto& e : v.exactEpsilon)
+    if (e.delta == delta) return &e;
+  return nullptr;
 }
 
-double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta) {
-  return models::exactEpsilonOfPair(curves.eps, curves.deltaPQ, curves.deltaQP, delta);
+models::EpsilonAtDelta PairConversion::pair() const {
+  if (std::isnan(pq.epsilon) || std::isnan(qp.epsilon)) return {kNaN, kNaN};
+  return qp.epsilon > pq.epsilon ? qp : pq;
+}
+
+std::pair<PairConversion, PairConversion> computedRdpEpsilon(const std::vector<double>& orders,
+                                                             const solver::DivergenceValues& v, double delta) {
+  if (v.reverse.renyi.size() != v.renyi.size())
+    throw std::logic_error("PrivacyOutput: the divergences carry no R_alpha(q || p) "
+                           "(solver::FunctionalSettings::reverseDirection); eps needs both directions (MATH.md §7)");
+  const auto pq = usableRenyi(v.renyi, v.renyiStatus), qp = usableRenyi(v.reverse.renyi, v.reverse.renyiStatus);
+  return {PairConversion{models::mironovEpsilon(orders, pq, delta), models::mironovEpsilon(orders, qp, delta)},
+          PairConversion{models::cksEpsilon(orders, pq, delta), models::cksEpsilon(orders, qp, delta)}};
 }
 
 models::BoundProblem boundProblem(const Case& c, const std::optional<double>& strongConvexity,
@@ -93,9 +116,7 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
 }
 
 PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer)
-    : case_(c), bounds_(std::move(problem)),
-      hockeyStickEps_(models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep)),
-      directory_(directory), writer_(writer) {
+    : case_(c), bounds_(std::move(problem)), directory_(directory), writer_(writer) {
   for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
   boundColumns_ = {"step", "t"};
   for (int item = 1; item <= 8; ++item)
@@ -140,10 +161,9 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
     boundsCsv_->addRowWithMissing(cells);
   }
 
-  // epsilon.csv: the exact column exists iff the hockey-stick curves do.
-  const auto curves = hockeyStickCurves(v, hockeyStickEps_);
+  // epsilon.csv: the exact columns exist iff the divergences carry eps(delta) roots.
   if (!epsilonOpened_) {
-    exactColumn_ = curves.has_value();
+    exactColumn_ = !v.exactEpsilon.empty();
     epsilonColumns_ = epsilonColumns(exactColumn_);
     if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
     epsilonOpened_ = true;
@@ -155,16 +175,19 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
       boundRenyi.push_back(r);
     }
-  // The computed R_alpha the conversions may use: skipped orders enter as missing (NaN).
-  std::vector<double> usableRenyi = v.renyi;
-  for (std::size_t k = 0; k < usableRenyi.size(); ++k)
-    if (k < v.renyiStatus.size() && skippedByConversions(v.renyiStatus[k])) usableRenyi[k] = kNaN;
   for (double delta : case_.privacy.deltaGrid) {
     std::vector<double> e{static_cast<double>(step), t, delta};
-    if (exactColumn_) e.push_back(curves ? exactEpsilonAtDelta(*curves, delta) : kNaN);
-    const auto m = models::mironovEpsilon(orders_, usableRenyi, delta);
-    const auto k = models::cksEpsilon(orders_, usableRenyi, delta);
-    e.insert(e.end(), {m.epsilon, m.order, k.epsilon, k.order});
+    if (exactColumn_) {
+      const auto* x = exactEpsilonAt(v, delta);
+      if (!x) throw std::logic_error("PrivacyOutput: no eps(delta) root at delta = " + fmt(delta, "%.17g"));
+      e.insert(e.end(), {x->pair.epsilon(), x->pair.pq.epsilon, x->pair.qp.epsilon,
+                         static_cast<double>(static_cast<int>(x->pair.status()))});
+    }
+    const auto [m, k] = computedRdpEpsilon(orders_, v, delta);
+    const auto mp = m.pair(), kp = k.pair();
+    e.insert(e.end(), {mp.epsilon, mp.order, kp.epsilon, kp.order, m.pq.epsilon, m.qp.epsilon, k.pq.epsilon,
+                       k.qp.epsilon});
+    // The bounds (MATH.md §5) bound R_alpha of either direction alike (they are symmetric in D and D').
     for (const auto& r : boundRenyi) {
       const bool applies = !r.empty() && !std::isnan(r.front());
       e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
@@ -195,8 +218,8 @@ void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double
   epsilonOpened_ = ck.integer("/privacy/epsilon_opened", 0, 1) == 1;
   exactColumn_ = ck.integer("/privacy/exact_column", 0, 1) == 1;
   if (epsilonOpened_ != (outputSteps > 0)) ck.fail("/privacy/epsilon_opened", "disagrees with the output steps");
-  if (exactColumn_ != hockeyStickCurves(v, hockeyStickEps_).has_value())
-    ck.fail("/privacy/exact_column", "disagrees with this run's hockey-stick curves");
+  if (exactColumn_ != !v.exactEpsilon.empty())
+    ck.fail("/privacy/exact_column", "disagrees with this run's eps(delta) roots");
   // The columns as observe() makes them at the first output step.
   epsilonColumns_ = epsilonColumns(exactColumn_);
   epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
@@ -271,18 +294,36 @@ void PrivacyOutput::summary(std::ostream& s) const {
   for (const auto& r : epsilonRows_)
     if (static_cast<long>(r[0]) == lastStep_ && r[2] == delta) row = &r;
   if (!row) return;
-  const std::size_t base = 3 + (exactColumn_ ? 1 : 0);
-  s << "\n  (eps, delta = " << fmt(delta, "%.3g") << ") at the end (MATH.md §7; every delta and step: epsilon.csv)\n";
+  const std::size_t base = 3 + (exactColumn_ ? kExactColumns : 0);
+  s << "\n  (eps, delta = " << fmt(delta, "%.3g")
+    << ") at the end, the larger of the two directions D, D' and D', D (MATH.md §7; every delta and step: "
+       "epsilon.csv)\n";
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "", "Mironov", "Canonne-Kamath-Steinke");
   s << b;
-  if (exactColumn_)
-    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ') << fmt((*row)[3]) << "\n";
-  else
-    s << "    eps exact (hockey-stick curve)" << std::string(33, ' ')
-      << "not computed: the run has no hockey-stick curve (divergence.hockey_stick_eps_*)\n";
+  if (exactColumn_) {
+    const double eps = (*row)[3], pq = (*row)[4], qp = (*row)[5];
+    const auto status = static_cast<models::ExactEpsilonStatus>(static_cast<int>((*row)[6]));
+    std::string text = fmt(eps) + " (p||q " + fmt(pq) + ", q||p " + fmt(qp) + ")";
+    if (status == models::ExactEpsilonStatus::Unreachable)
+      text += ": delta(eps) > delta at every eps, the mass of one density where the other is 0 exceeds delta";
+    else if (status == models::ExactEpsilonStatus::NotComputed)
+      text += ": not computed, the densities are not finite";
+    else if (status == models::ExactEpsilonStatus::Zero)
+      text += ": delta(0) = TV <= delta";
+    s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ') << text << "\n";
+  } else {
+    s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ')
+      << "not computed: the run's divergences find no eps(delta) roots\n";
+  }
   auto withOrder = [](double e, double a) { return fmt(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
                 withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());
+  s << b;
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(p||q)", fmt((*row)[base + 4]).c_str(),
+                fmt((*row)[base + 6]).c_str());
+  s << b;
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(q||p)", fmt((*row)[base + 5]).c_str(),
+                fmt((*row)[base + 7]).c_str());
   s << b;
   {
     std::string skipped;
@@ -290,9 +331,13 @@ void PrivacyOutput::summary(std::ostream& s) const {
       if (skippedByConversions(last_.renyiStatus[k]))
         skipped += (skipped.empty() ? "" : ", ") + orderSpec[k].label + " (" +
                    solver::renyiStatusName(last_.renyiStatus[k]) + ")";
+    for (std::size_t k = 0; k < last_.reverse.renyiStatus.size() && k < orderSpec.size(); ++k)
+      if (skippedByConversions(last_.reverse.renyiStatus[k]))
+        skipped += (skipped.empty() ? "" : ", ") + orderSpec[k].label + " of q||p (" +
+                   solver::renyiStatusName(last_.reverse.renyiStatus[k]) + ")";
     if (!skipped.empty()) s << "      orders skipped as not reliable (their eps could be too small): " << skipped << "\n";
   }
-  std::size_t col = base + 4;
+  std::size_t col = base + kRdpColumns;
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds) {
       const double mir = (*row)[col], cks = (*row)[col + 1];

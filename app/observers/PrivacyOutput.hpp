@@ -5,6 +5,7 @@
 // (scripts/plot-run). RunCase owns the run; this class owns these files.
 #include <optional>
 #include <ostream>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,20 +20,20 @@
 
 namespace fpdp::app {
 
-/// The hockey-stick curves delta(eps) of the pair in both directions on an eps grid (MATH.md §3).
-struct HockeyStickCurves {
-  std::vector<double> eps;      // increasing
-  std::vector<double> deltaPQ;  // int max(p - e^eps q, 0)
-  std::vector<double> deltaQP;  // int max(q - e^eps p, 0)
+/// The exact eps of the pair at `delta`, from the divergences' root-finding on delta(eps) (solver::DivergenceValues::
+/// exactEpsilon, FunctionalSettings::epsilonDeltas; MATH.md §7): null when the values carry none at that delta.
+const solver::ExactEpsilonAtDelta* exactEpsilonAt(const solver::DivergenceValues& v, double delta);
+
+/// An RDP conversion of the pair: the conversion of each direction's R_alpha and the larger of the two (MATH.md §7).
+struct PairConversion {
+  models::EpsilonAtDelta pq, qp;
+  models::EpsilonAtDelta pair() const;  // the larger (with its order); NaN when either is NaN
 };
-
-/// THE ONE PLACE where the exact eps column gets its data: the hockey-stick curves delta(eps) of the computed pair at
-/// an output step (solver::DivergenceValues::hockeyStickPQ/QP on the case's eps grid, models::uniformEpsGrid of
-/// divergence.hockey_stick_eps_max/step). nullopt when the run computed no curves (an empty grid).
-std::optional<HockeyStickCurves> hockeyStickCurves(const solver::DivergenceValues& v, const std::vector<double>& eps);
-
-/// The exact eps at `delta` from the curves (models::exactEpsilonOfPair: both directions, the larger).
-double exactEpsilonAtDelta(const HockeyStickCurves& curves, double delta);
+/// Mironov and CKS (models/RdpConversion) of the computed R_alpha(p || q) and R_alpha(q || p) at `delta`, orders
+/// whose status is not reliable left out. Throws std::logic_error when the values carry no reverse direction
+/// (FunctionalSettings::reverseDirection): a one-direction eps is not a guarantee for the pair.
+std::pair<PairConversion, PairConversion> computedRdpEpsilon(const std::vector<double>& orders,
+                                                             const solver::DivergenceValues& v, double delta);
 
 /// The bounds' inputs for this case (constants, noise, start, gaps); worstCaseGap = S_g/n or nullopt.
 models::BoundProblem boundProblem(const Case& c, const std::optional<double>& strongConvexity,
@@ -69,12 +70,11 @@ private:
   const Case& case_;
   models::PrivacyBounds bounds_;
   std::vector<double> orders_;
-  std::vector<double> hockeyStickEps_;  // the eps grid of the run's hockey-stick curves
   std::vector<std::string> boundColumns_, epsilonColumns_;
   std::vector<std::vector<double>> boundRows_, epsilonRows_;  // NaN where a value does not exist
   std::optional<io::CsvTable> boundsCsv_, epsilonCsv_;
   std::string applicabilityText_;
-  bool exactColumn_ = false;  // decided at the first output step (hockeyStickCurves available or not)
+  bool exactColumn_ = false;  // decided at the first output step (the divergences carry eps(delta) roots or not)
   bool epsilonOpened_ = false;
   std::string directory_;
   bool writer_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "solver/numerics/StableFunctions.hpp"
@@ -51,6 +53,94 @@ struct OrderSums {
   double shellScaled = 0, shellExact = 0;         // shell cells: t (times the shell factor later), exact values
 };
 
+/// The hockey-stick terms of one direction (MATH.md §3): the pairs (a, b) = (|c| p, |c| q) (or exchanged) of the
+/// terms with a > b, normalised like every functional's terms; for eps >= 0 the others contribute nothing.
+struct HockeyStickTerms {
+  std::vector<double> a, b;
+};
+
+/// The one hockey-stick quadrature (the eps grid and the eps(delta) roots): out[k] += sum_i max(a_i - x_k b_i, 0)
+/// for ascending x_k = e^eps_k >= 1, each term computed as such (no 1 - ...). A term is positive only while
+/// x_k < a/b: the first x_k at or beyond a/b is found by bisection and the loop over the rest is skipped; the sum is
+/// branch-free (vectorisable) up to there, max(., 0) keeping out the one term at the boundary that rounding might
+/// make slightly negative.
+void addHockeyStick(const HockeyStickTerms& t, std::span<const double> x, double* out) {
+  const std::size_t E = x.size();
+  for (std::size_t i = 0; i < t.a.size(); ++i) {
+    const double a = t.a[i], b = t.b[i];
+    const std::size_t count =
+        b > 0 ? static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), a / b) - x.begin()) : E;
+    const std::size_t m = std::min(count + 1, E);
+    for (std::size_t k = 0; k < m; ++k) out[k] += std::max(a - x[k] * b, 0.0);
+  }
+}
+
+/// eps(delta) of both directions at every delta (MATH.md §7): models::exactEpsilons on the sums of addHockeyStick,
+/// started from the eps grid's values of the same sums where there is a grid (`samples`: brackets, not
+/// interpolation), each round's sums reduced over the ranks. They are summed on rank 0 and broadcast, so that every rank holds the same
+/// bits and takes the same path through the root finder (an allreduce need not round alike on every rank). The
+/// terms that vanish at every eps the root finder will still ask for (a < e^eps b from its brackets' lower ends on)
+/// are dropped as the brackets narrow: they add exact zeros, so the sums do not change, only their cost.
+std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], const std::vector<double>& deltas,
+                                              std::span<const models::ProfileSample> samples, MPI_Comm comm) {
+  // The profile's ends: floor = the mass where the other density is 0, flatFrom = the largest log(a/b) over b > 0.
+  double localFloor[2] = {0.0, 0.0}, floor[2] = {0.0, 0.0}, localFlat[2] = {0.0, 0.0}, flat[2];
+  for (int dir = 0; dir < 2; ++dir) {
+    const HockeyStickTerms& t = terms[dir];
+    for (std::size_t i = 0; i < t.a.size(); ++i) {
+      if (t.b[i] > 0.0) localFlat[dir] = std::max(localFlat[dir], std::log(t.a[i]) - std::log(t.b[i]));
+      else localFloor[dir] += t.a[i];
+    }
+  }
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  FPDP_PETSC(MPI_Reduce(localFloor, floor, 2, MPI_DOUBLE, MPI_SUM, 0, comm));
+  FPDP_PETSC(MPI_Bcast(floor, 2, MPI_DOUBLE, 0, comm));
+  FPDP_PETSC(MPI_Allreduce(localFlat, flat, 2, MPI_DOUBLE, MPI_MAX, comm));  // a maximum: exact on every rank
+  const models::PrivacyProfileEnds ends[2] = {{floor[0], flat[0]}, {floor[1], flat[1]}};
+  std::vector<models::ProfileRequest> requests;
+  for (double d : deltas)
+    for (int dir = 0; dir < 2; ++dir) requests.push_back({dir, d});
+  std::vector<double> local, x, sums;
+  std::vector<std::size_t> index;
+  const models::ProfileEvaluator evaluate = [&](std::span<const models::ProfileQuery> queries,
+                                                std::span<double> values, std::span<const double> lowestEps) {
+    local.assign(queries.size(), 0.0);
+    for (int dir = 0; dir < 2; ++dir) {
+      HockeyStickTerms& t = terms[dir];
+      if (lowestEps[static_cast<std::size_t>(dir)] > 0.0) {
+        const double floorX = std::exp(lowestEps[static_cast<std::size_t>(dir)]);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < t.a.size(); ++i)
+          if (!(t.b[i] > 0.0 && t.a[i] < floorX * t.b[i])) {
+            t.a[kept] = t.a[i];
+            t.b[kept++] = t.b[i];
+          }
+        t.a.resize(kept);
+        t.b.resize(kept);
+      }
+      // This direction's queries in ascending order of eps (addHockeyStick's order).
+      index.clear();
+      for (std::size_t i = 0; i < queries.size(); ++i)
+        if (queries[i].profile == dir) index.push_back(i);
+      if (index.empty()) continue;
+      std::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return queries[a].eps < queries[b].eps; });
+      x.resize(index.size());
+      for (std::size_t k = 0; k < index.size(); ++k) x[k] = std::exp(queries[index[k]].eps);
+      sums.assign(index.size(), 0.0);
+      addHockeyStick(t, x, sums.data());
+      for (std::size_t k = 0; k < index.size(); ++k) local[index[k]] = sums[k];
+    }
+    FPDP_PETSC(MPI_Reduce(local.data(), values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, MPI_SUM,
+                          0, comm));
+    FPDP_PETSC(MPI_Bcast(values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, 0, comm));
+  };
+  const auto found = models::exactEpsilons(requests, ends, evaluate, samples);
+  std::vector<ExactEpsilonAtDelta> out;
+  for (std::size_t j = 0; j < deltas.size(); ++j) out.push_back({deltas[j], {found[2 * j], found[2 * j + 1]}});
+  return out;
+}
+
 }  // namespace
 
 const char* renyiStatusName(RenyiStatus s) {
@@ -80,6 +170,8 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       throw std::invalid_argument("DivergenceFunctionals: the eps grid must be finite, >= 0 and increasing");
   for (double a : orders_)
     if (!(a > 1.0)) throw std::invalid_argument("DivergenceFunctionals: Renyi orders must exceed 1");
+  for (double d : settings_.epsilonDeltas)
+    if (!(d > 0.0 && d < 1.0)) throw std::invalid_argument("DivergenceFunctionals: eps(delta) needs delta in (0, 1)");
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
   // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
   // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
@@ -216,7 +308,7 @@ DivergenceValues DivergenceFunctionals::evaluate(Vec u, const SingularMasses* si
   // (PointValues.hpp), or the state's own point values; the masses, minima and negative-cell counts describe the
   // state itself.
   work_->fillPoints(u, settings_.representation == meshes::FieldRepresentation::PointValues);
-  DivergenceValues v = evaluatePoints(singular);
+  DivergenceValues v = evaluateDirections(singular);
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(u, &a));
   try {
@@ -241,11 +333,27 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
   }
   FPDP_PETSC(VecRestoreArray(work_->points, &a));
   work_->pointsWritten();
-  return evaluatePoints(singular);
+  return evaluateDirections(singular);
+}
+
+DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses* singular) const {
+  DivergenceValues v = evaluatePoints(singular, false);
+  if (settings_.reverseDirection) {
+    // q against p: the same quadrature with the densities exchanged (MATH.md §3, §7). E_alpha(q || p) =
+    // int q^alpha p^(1-alpha) is not the forward integral at another order, so it is a second pass over the cells,
+    // with the same cancellation-free sums and the same tail and noise-floor checks.
+    DivergenceValues r = evaluatePoints(singular, true);
+    v.reverse.kl = r.kl;
+    v.reverse.renyi = std::move(r.renyi);
+    v.reverse.renyiStatus = std::move(r.renyiStatus);
+    v.reverse.renyiBoundaryShare = std::move(r.renyiBoundaryShare);
+    v.reverse.excludedMassQ = r.excludedMassP;
+  }
+  return v;
 }
 
 
-DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singular) const {
+DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singularMasses, bool reverse) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
@@ -253,7 +361,13 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   DivergenceValues out;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::size_t K = orders_.size();
-  const std::size_t E = settings_.hockeyStickEps.size();
+  // The reverse direction (evaluateDirections) computes only what its consumers read: KL and R_alpha with their
+  // statuses; no gradients, hockey-stick sums (both directions come from the forward pass), histograms or eps roots.
+  const std::size_t E = reverse ? 0 : settings_.hockeyStickEps.size();
+  const std::size_t D = reverse ? 0 : settings_.epsilonDeltas.size();
+  std::optional<SingularMasses> exchanged;
+  if (reverse && singularMasses) exchanged = SingularMasses{singularMasses->q, singularMasses->p};
+  const SingularMasses* singular = reverse && singularMasses ? &*exchanged : singularMasses;
 
   const PetscScalar* pts;
   FPDP_PETSC(VecGetArrayRead(work_->points, &pts));
@@ -262,8 +376,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     const PetscScalar** a;
     ~Restore() { VecRestoreArrayRead(v, a); }
   } restore{work_->points, &pts};
-  const double* p = pts;
-  const double* q = pts + 1;
+  const double* p = reverse ? pts + 1 : pts;
+  const double* q = reverse ? pts : pts + 1;
   constexpr std::ptrdiff_t stride = 2;
 
   // Pass 1: masses and health of each density.
@@ -283,18 +397,20 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     out.informationExcludedMassP = nan;
     out.hockeyStickPQ.assign(E, nan);
     out.hockeyStickQP.assign(E, nan);
+    for (std::size_t j = 0; j < D; ++j) out.exactEpsilon.push_back({settings_.epsilonDeltas[j], {}});  // NotComputed
     // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
     for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
       h->lower = h->upper = h->massInfinity = h->clampedMass = nan;
-      h->mass.assign(static_cast<std::size_t>(std::max(settings_.privacyLossBins, 0)), nan);
+      h->mass.assign(static_cast<std::size_t>(reverse ? 0 : std::max(settings_.privacyLossBins, 0)), nan);
     }
     return out;
   }
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
   std::vector<std::array<double, 3>> noGradient;
-  if (!work_->gradient) noGradient.assign(n, {nan, nan, nan});  // no gradients: the information ratios are NaN
-  const std::vector<std::array<double, 3>>& gradWork = work_->gradient ? work_->logRatioGradient() : noGradient;
+  const bool gradients = work_->gradient && !reverse;
+  if (!gradients) noGradient.assign(n, {nan, nan, nan});  // no gradients: the information ratios are NaN
+  const std::vector<std::array<double, 3>>& gradWork = gradients ? work_->logRatioGradient() : noGradient;
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
   const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
@@ -717,8 +833,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
     out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
     // I_alpha/E_alpha: both sums carry the same scale e^-M.
-    out.informationRatio[k] = S0[k] > 0 && work_->gradient ? SI[k] / S0[k] : nan;
-    out.informationRatioSigma[k] = S0[k] > 0 && work_->gradient ? SIS[k] / S0[k] : nan;
+    out.informationRatio[k] = S0[k] > 0 && gradients ? SI[k] / S0[k] : nan;
+    out.informationRatioSigma[k] = S0[k] > 0 && gradients ? SIS[k] / S0[k] : nan;
   }
   // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
   out.renyiOnBox = out.renyi;
@@ -768,29 +884,38 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     }
   }
 
-  // Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0), each term computed as such (no 1 - ...):
-  // a term is positive only while e^eps < p/q, so the loop over the ascending grid stops at the first non-positive one.
-  if (E > 0) {
-    std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
-    for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
-    // The positive terms are those with e^eps < p/q: found by bisection, then summed in a branch-free (vectorisable)
-    // loop; max(., 0) keeps the one term at the boundary that rounding might make slightly negative out.
-    auto addTerms = [&](double a, double b, double* out) {  // out[k] += max(a - e^eps_k b, 0) for e^eps_k < a/b
-      const std::size_t count =
-          b > 0 ? static_cast<std::size_t>(std::upper_bound(expEps.begin(), expEps.end(), a / b) - expEps.begin()) : E;
-      const std::size_t m = std::min(count + 1, E);
-      for (std::size_t k = 0; k < m; ++k) out[k] += std::max(a - expEps[k] * b, 0.0);
-    };
+  // Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0) and with p, q exchanged (addHockeyStick): on
+  // the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
+  if (E > 0 || D > 0) {
+    HockeyStickTerms hsTerms[2];
     for (const Term& t : terms) {
-      if (t.wp > t.wq) addTerms(t.wp, t.wq, hs.data());
-      else if (t.wq > t.wp) addTerms(t.wq, t.wp, hs.data() + E);
+      if (t.wp > t.wq) {
+        hsTerms[0].a.push_back(t.wp);
+        hsTerms[0].b.push_back(t.wq);
+      } else if (t.wq > t.wp) {
+        hsTerms[1].a.push_back(t.wq);
+        hsTerms[1].b.push_back(t.wp);
+      }
     }
-    FPDP_PETSC(MPI_Allreduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, comm));
-    out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
-    out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+    std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
+    if (E > 0) {
+      std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
+      for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
+      addHockeyStick(hsTerms[0], expEps, hs.data());
+      addHockeyStick(hsTerms[1], expEps, hs.data() + E);
+      // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
+      FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
+      FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
+      out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
+      out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+      for (std::size_t k = 0; k < E && D > 0; ++k)
+        samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
+                                       {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
+    }
+    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, settings_.epsilonDeltas, samples, comm);
   }
 
-  if (settings_.privacyLossBins > 0) {
+  if (settings_.privacyLossBins > 0 && !reverse) {
     // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
     const int B = settings_.privacyLossBins;
     for (int dir = 0; dir < 2; ++dir) {

@@ -48,7 +48,11 @@
 //   I_alpha/E_alpha = int q r^alpha |grad u|^2 / int q r^alpha (and the Sigma-weighted form), grad u by
 //     LogRatioGradient (fourth-order differences of u = log r); the singular masses (atoms, boundary bins) carry no
 //     gradient in the ambient space: they enter E_alpha, not the numerator of I_alpha;
-//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such;
+//   hockey-stick delta(eps) = int max(p - e^eps q, 0) (and with p, q exchanged) on an eps grid, summed as such, and
+//     eps(delta) at given deltas by root-finding on the same sums (models::exactEpsilons, MATH.md §7: the smallest eps
+//     with delta(eps) <= delta in each direction; not interpolated on the grid);
+//   the reverse direction R_alpha(q || p), KL(q || p) (FunctionalSettings::reverseDirection): the same quadrature
+//     with p and q exchanged, E_alpha(q || p) = int q^alpha p^(1 - alpha) with the same stable terms and checks;
 //   the privacy-loss distribution: the histogram of log r(Theta), Theta ~ p (and of log(q/p), Theta ~ q).
 // Cost: E_alpha, E', the scaled sums of the large-divergence branch and I_alpha share the value q r^alpha (series near
 // r = 1, exp elsewhere), and equally spaced orders get it by a cancellation-free recurrence from one exp per cell
@@ -66,6 +70,7 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Dataset.hpp"
 #include "models/DivergenceGrids.hpp"
+#include "models/RdpConversion.hpp"
 #include "meshes/FieldRepresentation.hpp"
 #include "solver/functionals/LogRatioGradient.hpp"
 #include "solver/functionals/LogRatioWorkspace.hpp"
@@ -117,6 +122,12 @@ struct FunctionalSettings {
   // What the state holds: cell averages (reconstructed to point values, PointValues.hpp, before the midpoint rule)
   // or point values at the centres (chapman_kolmogorov: the midpoint rule applies to them directly).
   meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages;
+  // The deltas at which eps(delta) is found by root-finding on delta(eps), both directions (MATH.md §7;
+  // DivergenceValues::exactEpsilon). Each in (0, 1); empty: not computed.
+  std::vector<double> epsilonDeltas{};
+  // Also R_alpha(q || p) and KL(q || p) (DivergenceValues::reverse), for the privacy output's conversions, which need
+  // the larger of the two directions (MATH.md §7).
+  bool reverseDirection = false;
 };
 
 /// How far a computed R_alpha can be trusted (see the header comment).
@@ -127,6 +138,25 @@ enum class RenyiStatus {
   NoiseSuspect       // a non-negligible part of R_alpha rests on cells at the scheme's noise floor (renyiNoiseShare)
 };
 const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "truncated_suspect", "noise_suspect"
+
+/// The divergences of the reverse direction, q against p (FunctionalSettings::reverseDirection): the same quadrature
+/// with the roles of p and q exchanged, r = q/p (the per-order status as for the forward direction, from the tails
+/// and the noise floor of q^alpha p^(1-alpha)). Empty vectors (and NaN) when not computed.
+struct ReverseDivergences {
+  double kl = std::numeric_limits<double>::quiet_NaN();  // KL(q || p)
+  std::vector<double> renyi;                              // R_alpha(q || p), one per order
+  std::vector<RenyiStatus> renyiStatus;
+  std::vector<double> renyiBoundaryShare;
+  double excludedMassQ = std::numeric_limits<double>::quiet_NaN();  // q-mass of the cells with p < 0, left out
+};
+
+/// eps(delta) of the pair at one delta (FunctionalSettings::epsilonDeltas), both directions: pq is the smallest eps
+/// with int max(p - e^eps q, 0) <= delta, qp the same with p and q exchanged (models::exactEpsilons, MATH.md §7);
+/// the pair's eps is pair.epsilon() = the larger.
+struct ExactEpsilonAtDelta {
+  double delta = 0.0;
+  models::PairEpsilon pair;
+};
 
 struct DivergenceValues {
   DensityHealth p, q;
@@ -163,6 +193,10 @@ struct DivergenceValues {
   std::vector<double> hockeyStickPQ, hockeyStickQP;
   // Privacy-loss distributions: log(p/q) under p, and log(q/p) under q (empty without bins).
   PrivacyLossHistogram privacyLossP, privacyLossQ;
+  // eps(delta) at FunctionalSettings::epsilonDeltas, in that order (empty without them).
+  std::vector<ExactEpsilonAtDelta> exactEpsilon;
+  // q against p (FunctionalSettings::reverseDirection; empty otherwise).
+  ReverseDivergences reverse;
 };
 
 /// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.
@@ -211,8 +245,11 @@ public:
   const std::string& informationUnavailable() const { return work_->gradientUnavailable; }
 
 private:
-  /// Every functional of the point values held in work_->points (p field 0, q field 1). Collective.
-  DivergenceValues evaluatePoints(const SingularMasses* singular) const;
+  /// Every functional of the point values held in work_->points (p field 0, q field 1), and the reverse direction's
+  /// (FunctionalSettings::reverseDirection). Collective.
+  DivergenceValues evaluateDirections(const SingularMasses* singular) const;
+  /// One direction: p against q, or (reverse) q against p with only KL, R_alpha and their statuses. Collective.
+  DivergenceValues evaluatePoints(const SingularMasses* singular, bool reverse) const;
   /// Masses, extrema, negative and non-finite cell counts of both densities (collective).
   void measureHealth(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
                      DivergenceValues& out) const;

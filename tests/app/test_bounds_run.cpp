@@ -116,6 +116,25 @@ std::string quadraticCase(const std::string& name, int cells, int substeps, bool
   return s.str();
 }
 
+/// renyi.csv at its last output step: the orders, R_alpha(p || q) and R_alpha(q || p) as the eps conversions use them
+/// (status 0 finite or 1 infinite; NaN for the unreliable statuses 2 and 3), and R_alpha(p || q) as computed.
+struct LastOrders {
+  std::vector<double> orders, forward, reverse, all;
+};
+LastOrders lastOrders(const Table& renyi) {
+  LastOrders o;
+  const double lastStep = renyi["step"].back();
+  auto usable = [](double r, double status) { return status == 2 || status == 3 ? std::nan("") : r; };
+  for (std::size_t i = 0; i < renyi.rows(); ++i) {
+    if (renyi["step"][i] != lastStep) continue;
+    o.orders.push_back(renyi["alpha"][i]);
+    o.all.push_back(renyi["renyi"][i]);
+    o.forward.push_back(usable(renyi["renyi"][i], renyi["status"][i]));
+    o.reverse.push_back(usable(renyi["renyi_reverse"][i], renyi["status_reverse"][i]));
+  }
+  return o;
+}
+
 bool isPng(const fs::path& file) {
   if (!fs::exists(file) || fs::file_size(file) < 1000) return false;
   const std::string head = readText(file).substr(0, 8);
@@ -191,26 +210,40 @@ BOOST_AUTO_TEST_CASE(quadratic_noisy_gd_truth_bounds_and_plots) {
   BOOST_TEST(std::isnan(bounds["bound7_renyi_2"][10]));
   BOOST_TEST(std::isnan(bounds["bound8_measured_gap_renyi_2"][10]));
 
-  // epsilon.csv: the conversions of the computed R_alpha as the models compute them; one row per delta and step.
+  // epsilon.csv: the conversions of the computed R_alpha(p || q) and R_alpha(q || p) (renyi.csv) as the models compute
+  // them, the pair's eps the larger; one row per delta and step.
   const Table eps = readTable(t.path() / "fine" / "epsilon.csv");
+  const LastOrders ro = lastOrders(readTable(t.path() / "fine" / "renyi.csv"));
+  BOOST_TEST_REQUIRE(ro.orders.size() == 2u);
+  BOOST_TEST(ro.forward[0] == div["renyi_2"][40]);
   BOOST_TEST_REQUIRE(eps.rows() == 41u * 3u);  // delta_grid [1e-2, 1e-8] plus delta = 1e-5
   const std::size_t last = eps.rows() - 1;
   const double lastStep = eps["step"][last];
   for (std::size_t i = 0; i < eps.rows(); ++i) {
     if (eps["step"][i] != lastStep) continue;
-    const std::vector<double> orders{2, 10}, renyi{div["renyi_2"][40], div["renyi_10"][40]};
-    BOOST_TEST(eps["eps_rdp_cks"][i] == fpdp::models::cksEpsilon(orders, renyi, eps["delta"][i]).epsilon,
+    const double delta = eps["delta"][i];
+    const auto cksPq = fpdp::models::cksEpsilon(ro.orders, ro.forward, delta);
+    const auto cksQp = fpdp::models::cksEpsilon(ro.orders, ro.reverse, delta);
+    const auto mirPq = fpdp::models::mironovEpsilon(ro.orders, ro.forward, delta);
+    const auto mirQp = fpdp::models::mironovEpsilon(ro.orders, ro.reverse, delta);
+    BOOST_TEST(eps["eps_rdp_cks_pq"][i] == cksPq.epsilon, boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_cks_qp"][i] == cksQp.epsilon, boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_mironov_pq"][i] == mirPq.epsilon, boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_mironov_qp"][i] == mirQp.epsilon, boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(eps["eps_rdp_cks"][i] == std::max(cksPq.epsilon, cksQp.epsilon),
                boost::test_tools::tolerance(1e-14));
-    BOOST_TEST(eps["eps_rdp_mironov"][i] ==
-                   fpdp::models::mironovEpsilon(orders, renyi, eps["delta"][i]).epsilon,
+    BOOST_TEST(eps["eps_rdp_mironov"][i] == std::max(mirPq.epsilon, mirQp.epsilon),
                boost::test_tools::tolerance(1e-14));
     // A bound's eps is at least the computed one's (same conversion, larger R_alpha).
     BOOST_TEST(eps["eps_bound1_cks"][i] >= eps["eps_rdp_cks"][i]);
-    if (eps.has("eps_exact")) {  // once the hockey-stick curve is connected: exact <= every conversion
-      BOOST_TEST(eps["eps_exact"][i] <= eps["eps_rdp_cks"][i]);
-    }
+    // The exact eps: the larger direction, a root (status 0) or 0 (status 1), below every conversion.
+    BOOST_TEST(eps["eps_exact"][i] == std::max(eps["eps_exact_pq"][i], eps["eps_exact_qp"][i]));
+    BOOST_TEST((eps["eps_exact_status"][i] == 0 || eps["eps_exact_status"][i] == 1));
+    BOOST_TEST(eps["eps_exact"][i] <= eps["eps_rdp_cks"][i]);
   }
-  if (!eps.has("eps_exact")) BOOST_TEST(contains(fine.out, "not computed: this build's divergences carry no hockey-stick curve"));
+  BOOST_TEST(contains(fine.out, "eps exact (root of delta(eps) = delta by quadrature)"));
+  BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/epsilon/eps_exact_status"));
+  BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/renyi/renyi_reverse"));
 
   // Summary, HDF5 copies, applicability file.
   BOOST_TEST(contains(fine.out, "bounds on R_10 at the end"));
@@ -304,34 +337,36 @@ BOOST_AUTO_TEST_CASE(unreliable_orders_are_left_out_of_the_eps_conversions) {
   BOOST_TEST_REQUIRE(o.status == 0, o.out);
   const Table renyi = readTable(t.path() / "box" / "renyi.csv");
   const Table eps = readTable(t.path() / "box" / "epsilon.csv");
+  const LastOrders ro = lastOrders(renyi);
   const double lastStep = renyi["step"].back();
-  std::vector<double> orders, all, usable;
-  for (std::size_t i = 0; i < renyi.rows(); ++i) {
-    if (renyi["step"][i] != lastStep) continue;
-    orders.push_back(renyi["alpha"][i]);
-    all.push_back(renyi["renyi"][i]);
-    usable.push_back(renyi["status"][i] == 2 ? std::nan("") : renyi["renyi"][i]);
-  }
+  const std::vector<double>& orders = ro.orders;
   BOOST_TEST_REQUIRE(orders.size() == 4u);
-  BOOST_TEST_REQUIRE(std::isnan(usable[3]), "R_80 should be truncated_suspect here; R_80 = " << all[3]);
+  BOOST_TEST_REQUIRE(std::isnan(ro.forward[3]), "R_80 should be truncated_suspect here; R_80 = " << ro.all[3]);
   bool checkedDifference = false;
   for (std::size_t i = 0; i < eps.rows(); ++i) {
     if (eps["step"][i] != lastStep) continue;
     const double delta = eps["delta"][i];
     BOOST_TEST_CONTEXT("delta " << delta) {
-      const auto m = fpdp::models::mironovEpsilon(orders, usable, delta);
-      const auto k = fpdp::models::cksEpsilon(orders, usable, delta);
+      // Each direction without its unreliable orders; the pair's eps the larger, with that direction's order.
+      const auto mPq = fpdp::models::mironovEpsilon(orders, ro.forward, delta);
+      const auto mQp = fpdp::models::mironovEpsilon(orders, ro.reverse, delta);
+      const auto kPq = fpdp::models::cksEpsilon(orders, ro.forward, delta);
+      const auto kQp = fpdp::models::cksEpsilon(orders, ro.reverse, delta);
+      const auto m = mQp.epsilon > mPq.epsilon ? mQp : mPq;
+      const auto k = kQp.epsilon > kPq.epsilon ? kQp : kPq;
       BOOST_TEST(eps["eps_rdp_mironov"][i] == m.epsilon, boost::test_tools::tolerance(1e-14));
       BOOST_TEST(eps["eps_rdp_mironov_order"][i] == m.order);
       BOOST_TEST(eps["eps_rdp_cks"][i] == k.epsilon, boost::test_tools::tolerance(1e-14));
       BOOST_TEST(eps["eps_rdp_cks_order"][i] == k.order);
+      BOOST_TEST(eps["eps_rdp_mironov_pq"][i] == mPq.epsilon, boost::test_tools::tolerance(1e-14));
       // Where the truncated orders would have won, the reported eps is the larger, reliable one.
-      const auto withAll = fpdp::models::mironovEpsilon(orders, all, delta);
+      const auto withAll = fpdp::models::mironovEpsilon(orders, ro.all, delta);
       bool truncatedWins = false;
-      for (std::size_t j = 0; j < orders.size(); ++j) truncatedWins |= std::isnan(usable[j]) && withAll.order == orders[j];
+      for (std::size_t j = 0; j < orders.size(); ++j)
+        truncatedWins |= std::isnan(ro.forward[j]) && withAll.order == orders[j];
       if (truncatedWins) {
         checkedDifference = true;
-        BOOST_TEST(eps["eps_rdp_mironov"][i] > withAll.epsilon);
+        BOOST_TEST(eps["eps_rdp_mironov_pq"][i] > withAll.epsilon);
       }
     }
   }
@@ -339,4 +374,112 @@ BOOST_AUTO_TEST_CASE(unreliable_orders_are_left_out_of_the_eps_conversions) {
   BOOST_TEST(contains(o.out, "orders skipped as not reliable (their eps could be too small): 10 (truncated_suspect), "
                              "40 (truncated_suspect), 80 (truncated_suspect)"),
              o.out);
+}
+
+// eps_exact is the root of delta(eps) = delta by quadrature at each trial eps (MATH.md §7), not an interpolation on
+// the hockey-stick grid: CYS Figure 1's setting (lambda = 1) with K = 500 steps (c^K = 0.98^500 = 4e-5, so the pair is
+// Figure 1's to 1e-4) is two Gaussians of equal variance with mu^2 = 2 R_alpha/alpha (exact.csv), whose profile is
+// Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (MATH.md §6). The 0.05 grid's interpolation gave 0.1444 at
+// delta = 1e-5 against 0.1247 (+16 %); here the grid ends at 0.1, below every eps at delta <= 1e-4, where the grid
+// gave no number. Measured: at most 1.7e-5 relative from the closed form over delta = 1e-1 .. 1e-12 (the midpoint
+// rule at the kink of (p - e^eps q)_+, 2000 cells); checked to 1e-4.
+BOOST_AUTO_TEST_CASE(eps_exact_is_the_root_of_the_profile_not_a_grid_interpolation) {
+  TemporaryDirectory t("fpdp-eps-exact");
+  std::string text = readText(kSourceDir / "cases" / "figure1-lambda1.toml");
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  };
+  replace("steps = 10000", "steps = 500");
+  replace("file = \"data/figure1-records.csv\"",
+          "file = \"" + (kSourceDir / "cases" / "data" / "figure1-records.csv").string() + "\"");
+  replace("orders = [10, 20, 30]", "orders = [10, 20, 30]\nhockey_stick_eps_max = 0.1");
+  replace("fields = false", "fields = false\nplots = false");
+  writeText(t.path() / "figure1.toml", text);
+  const Outcome o = runFpdp(t.path() / "figure1.toml", t.path() / "out", t.path());
+  BOOST_TEST_REQUIRE(o.status == 0, o.out);
+  const Table exact = readTable(t.path() / "out" / "exact.csv");
+  const Table eps = readTable(t.path() / "out" / "epsilon.csv");
+  const double mu = std::sqrt(2.0 * exact["renyi_30_exact"].back() / 30.0);
+  BOOST_TEST(mu == 0.0398, boost::test_tools::tolerance(1e-3));
+  auto profile = [mu](double e) {
+    auto Phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+    return Phi(-e / mu + mu / 2) - std::exp(e) * Phi(-e / mu - mu / 2);
+  };
+  const double lastStep = eps["step"].back();
+  int beyondGrid = 0;
+  for (std::size_t i = 0; i < eps.rows(); ++i) {
+    if (eps["step"][i] != lastStep) continue;
+    const double delta = eps["delta"][i];
+    double truth = 0.0;
+    if (profile(0.0) > delta) {
+      double lo = 0.0, hi = 1.0;
+      for (int k = 0; k < 200; ++k) {
+        const double mid = 0.5 * (lo + hi);
+        (profile(mid) > delta ? lo : hi) = mid;
+      }
+      truth = hi;
+    }
+    BOOST_TEST_CONTEXT("delta " << delta << ": eps_exact " << eps["eps_exact"][i] << ", closed form " << truth) {
+      if (truth == 0.0) {
+        BOOST_TEST(eps["eps_exact"][i] == 0.0);
+        BOOST_TEST(eps["eps_exact_status"][i] == 1.0);  // delta(0) = TV <= delta
+        continue;
+      }
+      BOOST_TEST(eps["eps_exact"][i] == truth, boost::test_tools::tolerance(1e-4));
+      BOOST_TEST(eps["eps_exact_status"][i] == 0.0);
+      BOOST_TEST(eps["eps_exact"][i] == std::max(eps["eps_exact_pq"][i], eps["eps_exact_qp"][i]));
+      if (truth > 0.1) ++beyondGrid;
+    }
+  }
+  BOOST_TEST(beyondGrid >= 8);  // delta = 1e-5 .. 1e-12: eps beyond the grid's end 0.1
+  BOOST_TEST(contains(o.out, "eps exact (root of delta(eps) = delta by quadrature)           1.247"), o.out);
+}
+
+// The pair's eps does not depend on which dataset is called D: the logistic noisy-GD case (cases/
+// logistic-noisy-gd-1d.toml, K = 200) and the same with record 0 of D and of D' exchanged. Its two directions
+// differ (R_alpha(p || q) and R_alpha(q || p) by about 20 %), so an eps from one direction alone would change with
+// the exchange. Every eps column of the pair is the same, and each direction's column is the other's of the
+// exchanged run; at the small deltas eps_exact lies beyond 10, the default grid's end.
+BOOST_AUTO_TEST_CASE(exchanging_d_and_d_prime_keeps_every_eps) {
+  TemporaryDirectory t("fpdp-eps-exchange");
+  std::string text = readText(kSourceDir / "cases" / "logistic-noisy-gd-1d.toml");
+  const auto replace = [](std::string& s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    s.replace(at, from.size(), to);
+  };
+  replace(text, "every = 20", "every = 100\nfields = false\nplots = false");
+  std::string exchanged = text;
+  replace(exchanged, "records = [[1.2]", "records = [[-2.0]");
+  replace(exchanged, "record = [-2.0]", "record = [1.2]");
+  writeText(t.path() / "a.toml", text);
+  writeText(t.path() / "b.toml", exchanged);
+  const Outcome a = runFpdp(t.path() / "a.toml", t.path() / "a", t.path());
+  const Outcome b = runFpdp(t.path() / "b.toml", t.path() / "b", t.path());
+  BOOST_TEST_REQUIRE(a.status == 0, a.out);
+  BOOST_TEST_REQUIRE(b.status == 0, b.out);
+  const Table ea = readTable(t.path() / "a" / "epsilon.csv"), eb = readTable(t.path() / "b" / "epsilon.csv");
+  BOOST_TEST_REQUIRE(ea.rows() == eb.rows());
+  bool asymmetricRdp = false, asymmetricExact = false, beyondTen = false;
+  for (std::size_t i = 0; i < ea.rows(); ++i) {
+    BOOST_TEST_CONTEXT("row " << i << ", delta " << ea["delta"][i]) {
+      for (const char* c : {"eps_exact", "eps_rdp_mironov", "eps_rdp_cks", "eps_bound5_measured_gap_cks"})
+        BOOST_TEST(ea[c][i] == eb[c][i], boost::test_tools::tolerance(1e-12));
+      for (const char* m : {"eps_exact", "eps_rdp_mironov", "eps_rdp_cks"}) {
+        const std::string pq = std::string(m) + "_pq", qp = std::string(m) + "_qp";
+        BOOST_TEST(ea[pq][i] == eb[qp][i], boost::test_tools::tolerance(1e-12));
+        BOOST_TEST(ea[qp][i] == eb[pq][i], boost::test_tools::tolerance(1e-12));
+        BOOST_TEST(ea[m][i] == std::max(ea[pq][i], ea[qp][i]));
+      }
+      if (ea["step"][i] == 0) continue;
+      asymmetricRdp |= std::fabs(ea["eps_rdp_cks_pq"][i] - ea["eps_rdp_cks_qp"][i]) > 0.1 * ea["eps_rdp_cks"][i];
+      asymmetricExact |= std::fabs(ea["eps_exact_pq"][i] - ea["eps_exact_qp"][i]) > 0.1 * ea["eps_exact"][i];
+      beyondTen |= ea["eps_exact"][i] > 10.0 && std::isfinite(ea["eps_exact"][i]) && ea["eps_exact_status"][i] == 0;
+    }
+  }
+  BOOST_TEST(asymmetricRdp);
+  BOOST_TEST(asymmetricExact);
+  BOOST_TEST(beyondTen);
 }

@@ -1,7 +1,7 @@
 // RDP -> (eps, delta) conversions of MATH.md §7 against values computed by hand (independently, in Python, from the
-// formulas as printed), the continuous optimum for the Gaussian mechanism, and the exact eps from a sampled
-// hockey-stick curve against the closed-form Gaussian curve of MATH.md §6 (root by bisection), with its observed
-// order of convergence in the grid spacing.
+// formulas as printed and from dp_accounting's compute_epsilon rule), the continuous optimum for the Gaussian
+// mechanism, and the root finder of the exact eps(delta) against the closed-form Gaussian profile of MATH.md §6
+// (truth by bisection), against a cell sum with a floor and a flat end, and its evaluator contract.
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
@@ -29,23 +29,20 @@ double gaussianDelta(double mu, double eps) { return Phi(-eps / mu + mu / 2.0) -
 double gaussianExactEpsilon(double mu, double delta) {
   double lo = 0.0, hi = 1.0;
   while (gaussianDelta(mu, hi) > delta) hi *= 2.0;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 200 && hi - lo > 0.0; ++i) {
     const double mid = 0.5 * (lo + hi);
     (gaussianDelta(mu, mid) > delta ? lo : hi) = mid;
   }
   return hi;
 }
 
-struct Sampled {
-  std::vector<double> eps, delta;
-};
-Sampled sampleGaussian(double mu, double h, double epsMax) {
-  Sampled s;
-  for (int i = 0; i * h <= epsMax + 1e-12; ++i) {
-    s.eps.push_back(i * h);
-    s.delta.push_back(gaussianDelta(mu, i * h));
-  }
-  return s;
+// The order grid of divergence.orders = "dense" (models::denseRenyiOrders, dp_accounting's grid).
+std::vector<double> denseGrid() {
+  std::vector<double> a;
+  for (int k = 11; k <= 109; ++k) a.push_back(k / 10.0);
+  for (int k = 11; k <= 63; ++k) a.push_back(k);
+  for (double x : {128.0, 256.0, 512.0, 1024.0}) a.push_back(x);
+  return a;
 }
 
 }  // namespace
@@ -119,92 +116,212 @@ BOOST_AUTO_TEST_CASE(dense_grid_reaches_the_continuous_optimum_for_the_gaussian_
   BOOST_TEST(cksEpsilon(orders, renyi, delta).epsilon < m.epsilon);
 }
 
-BOOST_AUTO_TEST_CASE(exact_epsilon_from_the_gaussian_hockey_stick_curve) {
-  // mu = 1 and 0.3, delta = 1e-5 and 1e-2, grid spacings h = 0.04, 0.02, 0.01. The interpolation is linear in
-  // x = e^eps, where f(x) = delta is convex, so the result lies at or above the true crossing x*. Derived error bound:
-  // the chord exceeds f at x* by at most (1/8) h_x^2 max f'' (h_x = x_1 - x_0 <= x* (e^h - 1) e^h), and the chord's
-  // slope is f' somewhere on the interval, so x_c - x* <= (1/8) h_x^2 max f'' / min |f'|, and eps_c - eps* <=
-  // (x_c - x*)/x*. For the Gaussian curve (MATH.md §6) d delta/d eps = -e^eps Phi(z), z = -eps/mu - mu/2, so
-  // f'(x) = -Phi(z) and f''(x) = phi(z)/(mu x); max/min over [eps* - h, eps* + h]. The error at the three spacings
-  // varies with where the crossing falls in its interval (a factor w(1 - w)), so the test checks the bound, which
-  // scales as h^2, rather than an observed order.
-  auto phi = [](double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); };
-  for (double mu : {1.0, 0.3})
-    for (double delta : {1e-5, 1e-2}) {
-      const double truth = gaussianExactEpsilon(mu, delta);
-      for (double h : {0.04, 0.02, 0.01}) {
-        const auto s = sampleGaussian(mu, h, truth + 2.0);
-        const auto e = exactEpsilon(s.eps, s.delta, delta);
-        BOOST_TEST_REQUIRE(static_cast<int>(e.status) == static_cast<int>(ExactEpsilonStatus::Interpolated));
-        const double err = e.epsilon - truth;
-        double maxF2 = 0.0, minF1 = 1.0;  // f'' * x and |f'| over the interval
-        for (double eps = truth - h; eps <= truth + h; eps += h / 64) {
-          const double z = -eps / mu - mu / 2.0;
-          maxF2 = std::max(maxF2, phi(z) / mu * std::exp(-eps + truth));  // f'' x* = phi(z) x*/(mu x)
-          minF1 = std::min(minF1, Phi(z));
-        }
-        const double hx = std::expm1(h) * std::exp(h);  // h_x / x*
-        const double bound = hx * hx * maxF2 / (8.0 * minF1);
-        BOOST_TEST_MESSAGE("mu " << mu << " delta " << delta << " h " << h << " eps " << e.epsilon << " exact "
-                                 << truth << " error " << err << " bound " << bound);
-        BOOST_TEST(err >= -1e-12);  // conservative
-        BOOST_TEST(err <= bound);
-      }
-      // The RDP conversions are upper bounds of the exact value (R_alpha = alpha mu^2/2 on a dense order grid).
-      std::vector<double> orders, renyi;
-      for (double a = 1.01; a <= 200.0; a += 0.01) {
-        orders.push_back(a);
-        renyi.push_back(a * mu * mu / 2.0);
-      }
-      BOOST_TEST(cksEpsilon(orders, renyi, delta).epsilon > truth);
-      BOOST_TEST(mironovEpsilon(orders, renyi, delta).epsilon > cksEpsilon(orders, renyi, delta).epsilon);
-    }
+BOOST_AUTO_TEST_CASE(cks_follows_dp_accounting_compute_epsilon) {
+  // dp_accounting's rule (rdp_privacy_accountant.compute_epsilon), evaluated by hand in Python: per order 0 when
+  // delta^2 + expm1(-R) > 0, the CKS formula when alpha > 1.01, inf otherwise; then max(0, min).
+  // p = q (R = 0 at every order of the dense grid): 0; the formula alone gives 0.003501409677071506 (alpha = 1024).
+  const std::vector<double> dense = denseGrid();
+  const std::vector<double> zeros(dense.size(), 0.0);
+  BOOST_TEST(cksEpsilon(dense, zeros, 1e-5).epsilon == 0.0);
+  // Mironov's column is Prop. 3 as printed (no shortcut): log(1/delta)/(1024 - 1) at R = 0.
+  BOOST_TEST(mironovEpsilon(dense, zeros, 1e-5).epsilon == std::log(1e5) / 1023.0, boost::test_tools::tolerance(1e-14));
+  // R_2 = 0.01 at delta = 0.1: 0.01 + expm1(-0.01) > 0, so 0 (the formula alone: min over {2, 4} = 0.037748171506270745).
+  BOOST_TEST(cksEpsilon(std::vector<double>{2, 4}, std::vector<double>{0.01, 0.02}, 0.1).epsilon == 0.0);
+  // Either side of the threshold R = -log(1 - delta^2) = 0.010050335853501442 at delta = 0.1, order 3.
+  BOOST_TEST(cksEpsilon(std::vector<double>{3}, std::vector<double>{0.0100502}, 0.1).epsilon == 0.0);
+  BOOST_TEST(cksEpsilon(std::vector<double>{3}, std::vector<double>{0.0100504}, 0.1).epsilon == 0.20657169405480358,
+             boost::test_tools::tolerance(1e-13));
+  // Orders <= 1.01 do not use the formula: alone they give inf; the shortcut still applies to them.
+  BOOST_TEST(cksEpsilon(std::vector<double>{1.005}, std::vector<double>{0.5}, 1e-5).epsilon == kInf);
+  BOOST_TEST(cksEpsilon(std::vector<double>{1.005, 2}, std::vector<double>{0.0, 3.0}, 1e-5).epsilon == 0.0);
 }
 
-BOOST_AUTO_TEST_CASE(exact_epsilon_of_a_pair_takes_the_worse_direction) {
-  // Unequal variances make the two directions differ: N(0.5, 1) against N(0, 1.44) and the reverse. Sampled by
-  // quadrature of int max(p - e^eps q, 0) on a fine grid (trapezoid, h = 1e-3 on [-12, 12]), eps grid 0..3 by 0.01.
-  auto density = [](double x, double m, double v) { return std::exp(-0.5 * (x - m) * (x - m) / v) / std::sqrt(2 * M_PI * v); };
-  std::vector<double> eps, pq, qp;
-  for (int i = 0; i <= 300; ++i) {
-    const double e = 0.01 * i;
-    double a = 0, b = 0;
-    for (double x = -12; x <= 12; x += 1e-3) {
-      const double p = density(x, 0.5, 1.0), q = density(x, 0.0, 1.44);
-      a += std::max(p - std::exp(e) * q, 0.0) * 1e-3;
-      b += std::max(q - std::exp(e) * p, 0.0) * 1e-3;
+BOOST_AUTO_TEST_CASE(exact_epsilons_solve_the_gaussian_profile) {
+  // The closed-form profile of N(mu, 1) against N(0, 1) (MATH.md §6) as the evaluator: the root finder must return
+  // the bisection truth (200 halvings) to its tolerance 1e-10 relative, from any eps: mu = 0.0398 (CYS Figure 1,
+  // eps(1e-5) = 0.1247, where the 0.05 grid's interpolation gave 0.1444), mu = 1, and mu = 8, whose eps at small
+  // delta (about 80) lies far beyond any grid of divergence.hockey_stick_eps_max's default 10.
+  const std::vector<double> deltas{0.3, 1e-2, 1e-5, 1e-8, 1e-12};
+  for (double mu : {0.0398, 1.0, 8.0}) {
+    std::vector<ProfileRequest> requests;
+    for (double d : deltas) requests.push_back({0, d});
+    const PrivacyProfileEnds ends{0.0, kInf};  // no mass at eps = inf; log(p/q) is unbounded
+    const ProfileEvaluator closedForm = [&](std::span<const ProfileQuery> q, std::span<double> v,
+                                            std::span<const double>) {
+      for (std::size_t i = 0; i < q.size(); ++i) v[i] = gaussianDelta(mu, q[i].eps);
+    };
+    const auto found = exactEpsilons(requests, std::span(&ends, 1), closedForm);
+    for (std::size_t j = 0; j < deltas.size(); ++j) {
+      const double truth = gaussianExactEpsilon(mu, deltas[j]);
+      const auto& e = found[j];
+      BOOST_TEST_MESSAGE("mu " << mu << " delta " << deltas[j] << " eps " << e.epsilon << " truth " << truth
+                               << " rounds " << e.rounds);
+      if (gaussianDelta(mu, 0.0) <= deltas[j]) {  // TV <= delta
+        BOOST_TEST(static_cast<int>(e.status) == static_cast<int>(ExactEpsilonStatus::Zero));
+        BOOST_TEST(e.epsilon == 0.0);
+        continue;
+      }
+      BOOST_TEST_REQUIRE(static_cast<int>(e.status) == static_cast<int>(ExactEpsilonStatus::Root));
+      BOOST_TEST(std::fabs(e.epsilon - truth) <= 2e-10 * truth);
+      BOOST_TEST(gaussianDelta(mu, e.epsilon) <= deltas[j]);  // the answer's side of the root
+      BOOST_TEST(gaussianDelta(mu, e.lower) > deltas[j]);
+      BOOST_TEST(e.epsilon - e.lower <= 1e-10 * e.epsilon);
+      BOOST_TEST(e.deltaAtEpsilon == gaussianDelta(mu, e.epsilon));
+      BOOST_TEST(e.rounds <= 40);  // doubling plus a superlinear refinement, not plain bisection
     }
-    eps.push_back(e);
-    pq.push_back(a);
-    qp.push_back(b);
+    if (mu == 8.0) BOOST_TEST(found.back().epsilon > 10.0);
+    // The RDP conversions are upper bounds of the exact value (R_alpha = alpha mu^2/2 on a dense order grid).
+    std::vector<double> orders, renyi;
+    for (double a = 1.02; a <= 200.0; a += 0.01) {
+      orders.push_back(a);
+      renyi.push_back(a * mu * mu / 2.0);
+    }
+    for (std::size_t j = 0; j < deltas.size(); ++j) {
+      BOOST_TEST(cksEpsilon(orders, renyi, deltas[j]).epsilon >= found[j].epsilon);
+      BOOST_TEST(mironovEpsilon(orders, renyi, deltas[j]).epsilon >= cksEpsilon(orders, renyi, deltas[j]).epsilon);
+    }
   }
-  const double d = 1e-2;
-  const double one = exactEpsilon(eps, pq, d).epsilon, other = exactEpsilon(eps, qp, d).epsilon;
-  BOOST_TEST_REQUIRE(one != other);
-  BOOST_TEST(exactEpsilonOfPair(eps, pq, qp, d) == std::max(one, other));
-  BOOST_TEST(exactEpsilonOfPair(eps, qp, pq, d) == std::max(one, other));
-  // A direction whose grid ends above delta gives no number for the pair.
-  BOOST_TEST(std::isnan(exactEpsilonOfPair(eps, pq, qp, 1e-12)));
 }
 
-BOOST_AUTO_TEST_CASE(exact_epsilon_edge_cases) {
-  const std::vector<double> eps{0.0, 1.0, 2.0};
-  // Already below delta at the first grid point: that point, flagged (an upper bound).
-  auto e = exactEpsilon(eps, std::vector<double>{1e-6, 1e-7, 1e-8}, 1e-5);
-  BOOST_TEST(e.epsilon == 0.0);
-  BOOST_TEST(static_cast<int>(e.status) == static_cast<int>(ExactEpsilonStatus::AtGridStart));
-  // Still above delta at the last grid point: no number (the grid is too short).
-  e = exactEpsilon(eps, std::vector<double>{0.5, 0.4, 0.3}, 1e-5);
-  BOOST_TEST(std::isnan(e.epsilon));
-  BOOST_TEST(static_cast<int>(e.status) == static_cast<int>(ExactEpsilonStatus::BeyondGrid));
-  // Linear in e^eps: delta = 0.3 at eps = 0 and 0.1 at eps = 1, target 0.2 -> e^eps = 1 + (e - 1)/2.
-  e = exactEpsilon(std::vector<double>{0.0, 1.0}, std::vector<double>{0.3, 0.1}, 0.2);
-  BOOST_TEST(e.epsilon == std::log(1.0 + (std::exp(1.0) - 1.0) / 2.0), boost::test_tools::tolerance(1e-15));
-  // A bump (non-monotone samples): the last sample above delta decides (conservative).
-  e = exactEpsilon(std::vector<double>{0, 1, 2, 3}, std::vector<double>{0.3, 0.05, 0.2, 0.01}, 0.1);
-  BOOST_TEST(e.epsilon > 2.0);
-  BOOST_CHECK_THROW(exactEpsilon(std::vector<double>{0, 0}, std::vector<double>{1, 1}, 0.1), std::invalid_argument);
-  BOOST_CHECK_THROW(exactEpsilon(eps, std::vector<double>{1, 1}, 0.1), std::invalid_argument);
+BOOST_AUTO_TEST_CASE(exact_epsilons_start_from_samples_without_interpolating_them) {
+  // Samples of the profile on the grid 0, 0.05, ..., 1 (the hockey-stick grid of a run, cut short): the brackets
+  // start from them (delta(0) is not evaluated again; fewer rounds), the roots are the same to the tolerance, also
+  // beyond the samples' end (mu = 1: eps(1e-12) = 7.2), and a sample at 0 at or below delta answers alone.
+  const double mu = 1.0;
+  std::vector<ProfileSample> samples;
+  for (int k = 0; k <= 20; ++k) samples.push_back({0, 0.05 * k, gaussianDelta(mu, 0.05 * k)});
+  const PrivacyProfileEnds ends{0.0, kInf};
+  std::vector<ProfileRequest> requests;
+  for (double d : {0.3, 1e-2, 1e-5, 1e-12}) requests.push_back({0, d});
+  int atZero = 0;
+  const ProfileEvaluator evaluate = [&](std::span<const ProfileQuery> q, std::span<double> v, std::span<const double>) {
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      atZero += q[i].eps == 0.0;
+      v[i] = gaussianDelta(mu, q[i].eps);
+    }
+  };
+  const auto plain = exactEpsilons(requests, std::span(&ends, 1), evaluate);
+  BOOST_TEST(atZero == 4);
+  atZero = 0;
+  const auto seeded = exactEpsilons(requests, std::span(&ends, 1), evaluate, samples);
+  BOOST_TEST(atZero == 0);
+  for (std::size_t j = 0; j < requests.size(); ++j) {
+    const double truth = gaussianExactEpsilon(mu, requests[j].delta);
+    BOOST_TEST_MESSAGE("delta " << requests[j].delta << ": rounds " << plain[j].rounds << " unseeded, "
+                                << seeded[j].rounds << " from the samples");
+    BOOST_TEST(std::fabs(seeded[j].epsilon - truth) <= 2e-10 * truth);
+    BOOST_TEST(seeded[j].rounds <= plain[j].rounds);
+  }
+  // delta(0) = 0.383 as a sample: delta = 0.5 is answered without an evaluation.
+  bool called = false;
+  const ProfileRequest wide{0, 0.5};
+  const auto zero = exactEpsilons(std::span(&wide, 1), std::span(&ends, 1),
+                                  [&](std::span<const ProfileQuery>, std::span<double>, std::span<const double>) {
+                                    called = true;
+                                  },
+                                  samples);
+  BOOST_TEST(!called);
+  BOOST_TEST(static_cast<int>(zero[0].status) == static_cast<int>(ExactEpsilonStatus::Zero));
+  const std::vector<ProfileSample> bad{{1, 0.0, 0.1}};
+  BOOST_CHECK_THROW(exactEpsilons(requests, std::span(&ends, 1), evaluate, bad), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(exact_epsilons_of_a_cell_sum_and_its_ends) {
+  // A profile that is a finite sum, as on a mesh: cells (a, b) = (p, q) masses. delta(eps) = sum max(a - e^eps b, 0)
+  // is piecewise linear in e^eps with kinks at log(a/b); it is flat (= the floor, the mass of p where q = 0) beyond
+  // the largest log(a/b). Two directions (profile 0: p || q, 1: q || p) and the pair's maximum.
+  const std::vector<double> P{0.05, 0.25, 0.4, 0.2, 0.1, 0.0}, Q{0.0, 0.1, 0.3, 0.3, 0.25, 0.05};
+  auto sum = [&](const std::vector<double>& a, const std::vector<double>& b, double eps) {
+    double d = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) d += std::max(a[i] - std::exp(eps) * b[i], 0.0);
+    return d;
+  };
+  auto ends = [](const std::vector<double>& a, const std::vector<double>& b) {
+    PrivacyProfileEnds e;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] > b[i]) {
+        if (b[i] > 0) e.flatFrom = std::max(e.flatFrom, std::log(a[i] / b[i]));
+        else e.floor += a[i];
+      }
+    return e;
+  };
+  const PrivacyProfileEnds both[2] = {ends(P, Q), ends(Q, P)};
+  BOOST_TEST(both[0].floor == 0.05);
+  BOOST_TEST(both[1].floor == 0.05);
+  const ProfileEvaluator evaluate = [&](std::span<const ProfileQuery> q, std::span<double> v, std::span<const double>) {
+    for (std::size_t i = 0; i < q.size(); ++i) v[i] = q[i].profile == 0 ? sum(P, Q, q[i].eps) : sum(Q, P, q[i].eps);
+  };
+  // TV = 0.3 (0.30000000000000004 as summed); delta = 0.31: Zero; 0.1: on the piece where only the (0.25, 0.1) cell and the floor count:
+  // 0.05 + 0.25 - 0.1 e^eps = 0.1 -> eps = log 2 (p || q), and for q || p: 0.05 + (0.25 - 0.1 e^eps) + ... by hand
+  // below; 0.05: at the floor, reached at eps = log 2.5 (flatFrom) exactly; 0.01 < floor: Unreachable.
+  const std::vector<ProfileRequest> requests{{0, 0.31}, {0, 0.1}, {0, 0.05}, {0, 0.01}, {1, 0.1}};
+  const auto found = exactEpsilons(requests, both, evaluate);
+  BOOST_TEST(static_cast<int>(found[0].status) == static_cast<int>(ExactEpsilonStatus::Zero));
+  BOOST_TEST(found[0].epsilon == 0.0);
+  BOOST_TEST(static_cast<int>(found[1].status) == static_cast<int>(ExactEpsilonStatus::Root));
+  BOOST_TEST(found[1].epsilon == std::log(2.0), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(found[2].epsilon <= std::log(2.5) * (1 + 1e-10));
+  BOOST_TEST(sum(P, Q, found[2].epsilon) <= 0.05);
+  BOOST_TEST(sum(P, Q, found[2].lower) > 0.05);
+  BOOST_TEST(static_cast<int>(found[3].status) == static_cast<int>(ExactEpsilonStatus::Unreachable));
+  BOOST_TEST(found[3].epsilon == kInf);
+  // q || p at delta = 0.1: cells (q, p) with q > p: (0.05, 0) floor, (0.3, 0.2), (0.25, 0.1); at eps in
+  // [log 1.5, log 2.5) only (0.25, 0.1) and the floor: 0.05 + 0.25 - 0.1 e^eps = 0.1 -> eps = log 2 again; check
+  // that this lies in the piece: log 2 >= log 1.5. (The brute-force sum confirms it.)
+  BOOST_TEST(found[4].epsilon == std::log(2.0), boost::test_tools::tolerance(1e-10));
+  BOOST_TEST(sum(Q, P, found[4].epsilon) <= 0.1);
+  // The pair: the larger of the two, its status; NaN and Unreachable win.
+  PairEpsilon pair{found[1], found[0]};
+  BOOST_TEST(pair.epsilon() == found[1].epsilon);
+  BOOST_TEST(static_cast<int>(pair.status()) == static_cast<int>(ExactEpsilonStatus::Root));
+  pair.qp = found[3];
+  BOOST_TEST(pair.epsilon() == kInf);
+  BOOST_TEST(static_cast<int>(pair.status()) == static_cast<int>(ExactEpsilonStatus::Unreachable));
+  pair.qp = ExactEpsilon{};  // not computed
+  pair.qp.epsilon = kNaN;
+  BOOST_TEST(std::isnan(pair.epsilon()));
+  BOOST_TEST(static_cast<int>(pair.status()) == static_cast<int>(ExactEpsilonStatus::NotComputed));
+  // Non-finite ends: not computed, without an evaluation.
+  const PrivacyProfileEnds bad{kNaN, 0.0};
+  const ProfileRequest one{0, 0.1};
+  bool called = false;
+  const auto none = exactEpsilons(std::span(&one, 1), std::span(&bad, 1),
+                                  [&](std::span<const ProfileQuery>, std::span<double>, std::span<const double>) {
+                                    called = true;
+                                  });
+  BOOST_TEST(!called);
+  BOOST_TEST(std::isnan(none[0].epsilon));
+  BOOST_TEST(static_cast<int>(none[0].status) == static_cast<int>(ExactEpsilonStatus::NotComputed));
+  BOOST_CHECK_THROW(exactEpsilons(std::vector<ProfileRequest>{{0, 0.0}}, both, evaluate), std::invalid_argument);
+  BOOST_CHECK_THROW(exactEpsilons(std::vector<ProfileRequest>{{2, 0.1}}, both, evaluate), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(exact_epsilons_lowest_eps_only_rises_above_every_later_query) {
+  // The evaluator's lowestEps hint (an evaluator may drop the terms that vanish from there on): every query of a
+  // profile lies at or above the hint given with it and with every earlier call.
+  std::vector<double> lowest{0.0, 0.0};
+  bool ok = true;
+  const ProfileEvaluator evaluate = [&](std::span<const ProfileQuery> q, std::span<double> v,
+                                        std::span<const double> l) {
+    for (int j = 0; j < 2; ++j) {
+      if (l[j] < lowest[j]) ok = false;  // a hint may not fall back
+      lowest[j] = std::max(lowest[j], l[j]);
+    }
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (q[i].eps < lowest[static_cast<std::size_t>(q[i].profile)]) ok = false;
+      v[i] = gaussianDelta(q[i].profile == 0 ? 0.5 : 2.0, q[i].eps);
+    }
+  };
+  const PrivacyProfileEnds ends[2] = {{0.0, kInf}, {0.0, kInf}};
+  std::vector<ProfileRequest> requests;
+  for (double d : {0.1, 1e-3, 1e-9})  // all below TV (0.197 and 0.683): roots
+    for (int j = 0; j < 2; ++j) requests.push_back({j, d});
+  const auto found = exactEpsilons(requests, ends, evaluate);
+  BOOST_TEST(ok);
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    const double truth = gaussianExactEpsilon(requests[r].profile == 0 ? 0.5 : 2.0, requests[r].delta);
+    BOOST_TEST(std::fabs(found[r].epsilon - truth) <= 2e-10 * truth);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

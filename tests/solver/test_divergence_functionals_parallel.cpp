@@ -2,7 +2,8 @@
 // unequal-covariance pair, evaluated on all ranks of PETSC_COMM_WORLD and, on every rank, alone on PETSC_COMM_SELF.
 // d R/d alpha, E_alpha, the information ratios (whose gradients read ghost cells across the rank boundary), the
 // hockey-stick curves and the privacy-loss histograms must agree to 1e-12 relative (sums in a different order), the
-// statuses exactly. Registered with RANKS 2.
+// statuses exactly; R_alpha(q || p) likewise; eps(delta) to the root finder's tolerance, and bit for bit on every
+// rank. Registered with RANKS 2.
 #define BOOST_TEST_MODULE solver_divergence_functionals_parallel
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
@@ -48,7 +49,9 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
   models::Matrix Sigma(2, 2);
   Sigma << 0.5, 0.1, 0.1, 0.3;
   // Orders on both sides of the critical order 3, an eps grid, 64 histogram bins.
-  const solver::FunctionalSettings s{{1.5, 2.0, 2.9, 4.0}, models::uniformEpsGrid(2.0, 0.25), 64, Sigma};
+  solver::FunctionalSettings s{{1.5, 2.0, 2.9, 4.0}, models::uniformEpsGrid(2.0, 0.25), 64, Sigma};
+  s.epsilonDeltas = {0.2, 1e-3, 1e-8};
+  s.reverseDirection = true;
   const auto par = testing::functionalsOfExactAverages(p, q, 12.0, 64, s, PETSC_COMM_WORLD);
   const auto ser = testing::functionalsOfExactAverages(p, q, 12.0, 64, s, PETSC_COMM_SELF);
   requireClose(par.kl, ser.kl, "KL");
@@ -68,6 +71,31 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
                                 << par.renyi[k] << ", dR/dalpha " << par.dRenyiDAlpha[k] << ", I/E "
                                 << par.informationRatio[k]);
   }
+  // R_alpha(q || p) and KL(q || p), and eps(delta) of both directions: every rank takes the same root-finding path
+  // (the sums are reduced on rank 0 and broadcast), so the ranks hold bit-identical values; against one rank the
+  // sums differ in the order of the additions, the roots by the root finder's tolerance (1e-10 relative) at most.
+  requireClose(par.reverse.renyi, ser.reverse.renyi, "R(q||p)");
+  requireClose(par.reverse.kl, ser.reverse.kl, "KL(q||p)");
+  for (std::size_t k = 0; k < s.orders.size(); ++k)
+    BOOST_TEST((par.reverse.renyiStatus[k] == ser.reverse.renyiStatus[k]), "reverse status of order " << s.orders[k]);
+  BOOST_TEST_REQUIRE(par.exactEpsilon.size() == s.epsilonDeltas.size());
+  std::vector<double> mine;
+  for (std::size_t j = 0; j < s.epsilonDeltas.size(); ++j) {
+    for (auto [a, b] : {std::pair{&par.exactEpsilon[j].pair.pq, &ser.exactEpsilon[j].pair.pq},
+                        std::pair{&par.exactEpsilon[j].pair.qp, &ser.exactEpsilon[j].pair.qp}}) {
+      BOOST_TEST((a->status == b->status));
+      BOOST_TEST(std::fabs(a->epsilon - b->epsilon) <= 2e-10 * b->epsilon, "eps " << a->epsilon << " vs " << b->epsilon);
+      mine.insert(mine.end(), {a->epsilon, a->lower, a->deltaAtEpsilon, static_cast<double>(a->rounds)});
+    }
+    BOOST_TEST_MESSAGE("delta " << s.epsilonDeltas[j] << ": eps p||q " << par.exactEpsilon[j].pair.pq.epsilon
+                                << ", q||p " << par.exactEpsilon[j].pair.qp.epsilon);
+  }
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(size));
+  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+                MPI_DOUBLE, PETSC_COMM_WORLD);
+  for (int r = 1; r < size; ++r)
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      BOOST_TEST(all[static_cast<std::size_t>(r) * mine.size() + i] == all[i], "rank " << r << " value " << i);
   for (auto [a, b] : {std::pair{&par.privacyLossP, &ser.privacyLossP}, std::pair{&par.privacyLossQ, &ser.privacyLossQ}}) {
     // The range moves with the normalisation (masses summed in another order): 1e-15 relative.
     requireClose(a->lower, b->lower, "histogram lower");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "app/NumberFormat.hpp"
+#include "io/NumberText.hpp"
 
 namespace fpdp::app {
 
@@ -50,6 +51,7 @@ AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const 
     : case_(c), companion_(std::move(companion)) {
   names_ = {"kl", "tv"};
   for (const auto& o : c.divergence.orders) names_.push_back("renyi_" + o.label);
+  for (double delta : c.privacy.deltaGrid) names_.push_back("eps_exact_delta_" + io::shortestText(delta));
   columns_ = {"step", "t"};
   for (const auto& n : names_)
     for (const char* suffix : {"", "_error_estimate", "_certified", "_conservative"}) columns_.push_back(n + suffix);
@@ -75,6 +77,15 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
     const bool trusted = k >= v.renyiStatus.size() || v.renyiStatus[k] == solver::RenyiStatus::Finite ||
                          v.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected;
     out.push_back(numberAccuracy(v.renyi[k], at(0, renyi(k)), at(1, renyi(k)), rtol, trusted));
+  }
+  // eps_exact of the pair (the larger direction) at every delta of privacy.delta_grid.
+  for (std::size_t j = 0; j < case_.privacy.deltaGrid.size(); ++j) {
+    const auto eps = [j](const solver::DivergenceValues& c) {
+      return j < c.exactEpsilon.size() ? c.exactEpsilon[j].pair.epsilon() : kNaN;
+    };
+    const bool computed = j < v.exactEpsilon.size() &&
+                          v.exactEpsilon[j].pair.status() != models::ExactEpsilonStatus::NotComputed;
+    out.push_back(numberAccuracy(computed ? eps(v) : kNaN, at(0, eps), at(1, eps), rtol, computed));
   }
   return out;
 }
@@ -111,15 +122,26 @@ void AccuracyOutput::summary(std::ostream& s) const {
   }
   s << "companion solves on " << companion_.meshDescription << "\n";
   std::vector<std::string> uncertified;
+  const std::string shownEps = "eps_exact_delta_" + io::shortestText(case_.privacy.delta);
+  int hiddenEps = 0, hiddenEpsUncertified = 0;
   for (std::size_t k = 0; k < last_.size() && k < names_.size(); ++k) {
     const auto& a = last_[k];
+    if (!a.certified) uncertified.push_back(names_[k]);
+    // eps_exact at privacy.delta only; the other deltas are in accuracy.csv.
+    if (names_[k].rfind("eps_exact_delta_", 0) == 0 && names_[k] != shownEps) {
+      ++hiddenEps;
+      if (!a.certified) ++hiddenEpsUncertified;
+      continue;
+    }
     s << "    " << names_[k] << " = " << formatNumber(a.value, "%.6e") << "  error estimate "
       << formatNumber(a.estimate, "%.1e") << "  (" << formatNumber(a.estimate / std::fabs(a.value), "%.1e")
       << " relative)  " << (a.certified ? "certified" : "NOT CERTIFIED, conservative value " +
                                                            formatNumber(a.conservative, "%.6e"))
       << "\n";
-    if (!a.certified) uncertified.push_back(names_[k]);
   }
+  if (hiddenEps > 0)
+    s << "    eps_exact at the other " << hiddenEps << " deltas of privacy.delta_grid: " << hiddenEpsUncertified
+      << " not certified (accuracy.csv)\n";
   if (!uncertified.empty()) {
     // Not a WARNING line: `fpdp validate` fails a run on those, and an uncertified number is reported with its
     // conservative value, not wrong.

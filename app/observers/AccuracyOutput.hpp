@@ -1,6 +1,6 @@
 #pragma once
 // accuracy.csv and /accuracy in fpdp.h5 (docs/scheme.md §8, docs/output.md): for every KL, TV and R_alpha the run
-// writes, the estimate of its discretisation error from the companion solves on 2h and 4h
+// writes, and eps_exact at every delta of privacy.delta_grid, the estimate of its discretisation error from the companion solves on 2h and 4h
 // (app/run/CompanionSolve), whether it is certified, and the conservative value X_h + estimate (TV: at most 1) to use
 // where it is not.
 #include <optional>

@@ -47,8 +47,9 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, MPI_Comm c
   const RunPlan plan(coarse, comm, nullptr);
   std::vector<double> orders;
   for (const auto& o : coarse.divergence.orders) orders.push_back(o.alpha);
-  // The functionals the estimate compares: the divergences, without the privacy-loss histograms.
-  const solver::FunctionalSettings settings{orders, {}, 0, coarse.noise.sigmaFor(false, plan.dim), plan.representation};
+  // The functionals the estimate compares: the divergences and eps_exact, without curves and histograms.
+  solver::FunctionalSettings settings{orders, {}, 0, coarse.noise.sigmaFor(false, plan.dim), plan.representation};
+  settings.epsilonDeltas = coarse.privacy.deltaGrid;  // eps_exact at every delta of the run
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
   observers.add<CompanionCollector>(values);

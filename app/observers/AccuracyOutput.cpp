@@ -123,12 +123,16 @@ void AccuracyOutput::summary(std::ostream& s) const {
   s << "companion solves on " << companion_.meshDescription << "\n";
   std::vector<std::string> uncertified;
   const std::string shownEps = "eps_exact_delta_" + io::shortestText(case_.privacy.delta);
-  int hiddenEps = 0, hiddenEpsUncertified = 0;
+  int hiddenEps = 0, hiddenEpsUncertified = 0;  // numbers left out of the summary
   for (std::size_t k = 0; k < last_.size() && k < names_.size(); ++k) {
     const auto& a = last_[k];
     if (!a.certified) uncertified.push_back(names_[k]);
-    // eps_exact at privacy.delta only; the other deltas are in accuracy.csv.
-    if (names_[k].rfind("eps_exact_delta_", 0) == 0 && names_[k] != shownEps) {
+    // eps_exact at privacy.delta only, and of the dense order grid the orders the quantity table shows; the rest
+    // are in accuracy.csv.
+    const bool denseHidden = case_.divergence.denseOrders && names_[k].rfind("renyi_", 0) == 0 &&
+                             names_[k] != "renyi_2" && names_[k] != "renyi_10" && names_[k] != "renyi_32" &&
+                             names_[k] != "renyi_1024";
+    if ((names_[k].rfind("eps_exact_delta_", 0) == 0 && names_[k] != shownEps) || denseHidden) {
       ++hiddenEps;
       if (!a.certified) ++hiddenEpsUncertified;
       continue;
@@ -140,8 +144,9 @@ void AccuracyOutput::summary(std::ostream& s) const {
       << "\n";
   }
   if (hiddenEps > 0)
-    s << "    eps_exact at the other " << hiddenEps << " deltas of privacy.delta_grid: " << hiddenEpsUncertified
+    s << "    the other " << hiddenEps << " numbers (orders, deltas): " << hiddenEpsUncertified
       << " not certified (accuracy.csv)\n";
+  if (uncertified.size() > 12) uncertified.assign({std::to_string(uncertified.size()) + " numbers"});
   if (!uncertified.empty()) {
     // Not a WARNING line: `fpdp validate` fails a run on those, and an uncertified number is reported with its
     // conservative value, not wrong.

@@ -212,24 +212,30 @@ void warnings(std::ostream& s, const RunReport& r) {
   const solver::DivergenceValues& last = r.stepper.last();
   char b[600];
   // docs/noisy-gd.md §5: the implicit heat solve of a noisy-GD step gives the kernel heavier (rational) tails,
-  // which orders above 2 weight by r^alpha (logistic case: R_10 18.1 vs 30.69 converged).
+  // which orders above 2 weight by r^alpha (logistic case: R_10 18.1 vs 30.69 converged). One line for all orders.
+  std::string heavyTails;
   if (p.noisyGd && c.noisyGd.diffusion == "fokker_planck")
     for (const auto& o : c.divergence.orders)
-      if (o.alpha > 2.0)
-        s << "  WARNING: R_" << o.label << " (order > 2) by noisy_gd.diffusion = \"fokker_planck\" depends on the far "
-          << "tails, which implicit heat steps make too heavy (docs/noisy-gd.md §5): cross-check with "
-             "\"exact_convolution\" (diagonal Sigma)\n";
+      if (o.alpha > 2.0) heavyTails += (heavyTails.empty() ? "R_" : ", R_") + o.label;
+  if (!heavyTails.empty())
+    s << "  WARNING: " << heavyTails << " (orders > 2) by noisy_gd.diffusion = \"fokker_planck\" depend on the far "
+      << "tails, which implicit heat steps make too heavy (docs/noisy-gd.md §5): cross-check with "
+         "\"exact_convolution\" (diagonal Sigma)\n";
   constexpr double kShareTolerance = 1e-6;
   const auto& share = r.series.worstBoundaryShare();
+  std::string atWalls;
+  double worstShare = 0.0;
   for (std::size_t k = 0; k < share.size(); ++k)
     if (share[k] > kShareTolerance &&
         !(k < last.renyiStatus.size() && last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected)) {
-      std::snprintf(b, sizeof b,
-                    "  WARNING: R_%s is not reliable: up to %.1e of its integrand lies in the cells at the box "
-                    "walls (the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n",
-                    c.divergence.orders[k].label.c_str(), share[k]);
-      s << b;
+      atWalls += (atWalls.empty() ? "R_" : ", R_") + c.divergence.orders[k].label;
+      worstShare = std::max(worstShare, share[k]);
     }
+  if (!atWalls.empty()) {
+    std::snprintf(b, sizeof b, "up to %.1e", worstShare);
+    s << "  WARNING: " << atWalls << " not reliable: " << b << " of the integrand lies in the cells at the box walls "
+      << "(the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n";
+  }
   if (r.tracing) {
     const long violations = r.tracing->lemma4Violations();
     std::snprintf(b, sizeof b,

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "models/RdpConversion.hpp"
+#include "models/GaussianComposition.hpp"
 
 #ifndef FPDP_PLOT_SCRIPT
 #error "FPDP_PLOT_SCRIPT (the path of scripts/plot-run) must be defined by the build"
@@ -58,6 +59,8 @@ std::vector<std::string> epsilonColumns(bool exactColumn) {
       columns.push_back("eps_" + stem(item, kind) + "_mironov");
       columns.push_back("eps_" + stem(item, kind) + "_cks");
     }
+  // The accountants' baseline: every iterate released, exact Gaussian composition (models/GaussianComposition.hpp).
+  columns.insert(columns.end(), {"eps_composition", "composition_mu"});
   return columns;
 }
 constexpr std::size_t kExactColumns = 4;  // eps_exact, _pq, _qp, _status
@@ -193,6 +196,8 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
       e.push_back(applies ? models::cksEpsilon(orders_, r, delta).epsilon : kNaN);
     }
+    const double mu = compositionMu(t);
+    e.insert(e.end(), {models::gdpEpsilon(mu, delta), mu});
     epsilonRows_.push_back(e);
     if (epsilonCsv_) {
       std::vector<std::optional<double>> cells;
@@ -348,6 +353,32 @@ void PrivacyOutput::summary(std::ostream& s) const {
       std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
       s << b;
     }
+  const double composition = (*row)[col], mu = (*row)[col + 1];
+  s << "    every iterate released (the accountants' composition, exact GDP; MATH.md §8): ";
+  if (std::isnan(mu)) s << "not computed: " << compositionUnavailable() << "\n";
+  else {
+    s << "eps " << fmt(composition) << ", mu = " << fmt(mu, "%.6g");
+    const auto& P = bounds_.problem();
+    if (P.noisyGd && lastStep_ > 0)
+      s << " (per step " << fmt(mu / std::sqrt(static_cast<double>(lastStep_)), "%.6g") << ": noise multiplier z = "
+        << fmt(std::sqrt(static_cast<double>(lastStep_)) / mu, "%.6g") << ")";
+    s << "\n";
+  }
+}
+
+std::string PrivacyOutput::compositionUnavailable() const {
+  const auto& P = bounds_.problem();
+  if (!P.worstCaseGap) return "S_g/n is not known (give loss.sensitivity)";
+  if (!P.noisyGd && (P.Sigma - P.SigmaPrime).norm() != 0.0)
+    return "Sigma != Sigma': the two paths' laws are mutually singular (eps = inf for the whole path)";
+  return "";
+}
+
+double PrivacyOutput::compositionMu(double t) const {
+  if (!compositionUnavailable().empty()) return kNaN;
+  const auto& P = bounds_.problem();
+  const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(P.Sigma).eigenvalues().minCoeff();
+  return models::gaussianCompositionMu(*P.worstCaseGap, t, lambdaMin);
 }
 
 std::string drawPlots(const std::string& directory) {

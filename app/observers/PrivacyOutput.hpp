@@ -67,6 +67,11 @@ public:
   }
 
 private:
+  /// The accountants' baseline: mu of the exact Gaussian composition over [0, t], NaN with the reason when it does
+  /// not exist (MATH.md §8, models/GaussianComposition.hpp).
+  double compositionMu(double t) const;
+  std::string compositionUnavailable() const;
+
   const Case& case_;
   models::PrivacyBounds bounds_;
   std::vector<double> orders_;

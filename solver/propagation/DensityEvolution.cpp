@@ -76,7 +76,11 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
   FPDP_PETSC(PCSetType(pc, ti_.pcType.c_str()));
   PetscMPIInt size;
   FPDP_PETSC(MPI_Comm_size(comm, &size));
-  if (size > 1) FPDP_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));  // PETSc's own LU is serial only
+  // PETSc's own LU is serial only. SuperLU_dist, not MUMPS: MUMPS's parallel factorisation differed from run to run
+  // in the last bits (two identical 2-rank BDF2 runs of the OU case: divergence.csv rows apart by 1e-16, so a 2-rank
+  // restart was not bit-identical); SuperLU_dist's gives the same bits every run, at the same speed (OU 128^2, 200
+  // BDF2 steps on 2 ranks: 0.94-1.07 s with either, 2026-11-26). -pc_factor_mat_solver_type overrides it.
+  if (size > 1) FPDP_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERSUPERLU_DIST));
   FPDP_PETSC(KSPSetTolerances(ksp, 1e-12, 1e-50, PETSC_DEFAULT, PETSC_DEFAULT));
   FPDP_PETSC(TSSetFromOptions(ts_));
   // pc_type mg (case file or -pc_type): geometric multigrid on the mesh (GeometricMultigrid.hpp).

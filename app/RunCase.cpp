@@ -328,7 +328,7 @@ int runCase(const Case& c, const RunOptions& options) {
   } cleanup{success, rank, workDir, resume != nullptr};
 
   std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
-  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
+  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
   columns.insert(columns.end(), {"min_p", "min_q", "negative_cells_p", "negative_cells_q"});
   // Projected noisy GD: the boundary bins' masses (part of mass_p, mass_q; in every divergence as singular masses).
   const bool constrained = gd && gd->constrained();
@@ -510,7 +510,7 @@ int runCase(const Case& c, const RunOptions& options) {
       worstBoundaryShare[k] = std::max(worstBoundaryShare[k], v.renyiBoundaryShare[k]);
     totalNegative = std::max(totalNegative, v.p.negativeCells + v.q.negativeCells);
     std::vector<double> row{static_cast<double>(step), t, v.p.mass, v.q.mass, v.kl, v.tv};
-    row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+    appendRenyiColumns(row, v);
     row.insert(row.end(), {v.p.min, v.q.min, static_cast<double>(v.p.negativeCells),
                            static_cast<double>(v.q.negativeCells)});
     if (constrained) row.insert(row.end(), {v.p.singularMass, v.q.singularMass});
@@ -879,7 +879,7 @@ int runCase(const Case& c, const RunOptions& options) {
       if (last.renyiStatus[k] != solver::RenyiStatus::Finite)
         s << "  R_" << c.divergence.orders[k].label << " at the end: " << solver::renyiStatusName(last.renyiStatus[k])
           << (last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected
-                  ? " (the log-integrand grows toward the walls: R_alpha = +inf, not the box's finite number)\n"
+                  ? " (the fitted far-field precision of the integrand, alpha P_p + (1 - alpha) P_q, is not positive definite: R_alpha = +inf, not the box's finite number)\n"
               : last.renyiStatus[k] == solver::RenyiStatus::NoiseSuspect
                   ? " (" + formatShare(last.renyiNoiseShare[k]) +
                         " of E_alpha lies in cells at the scheme's noise floor, below " +

@@ -315,7 +315,8 @@ BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
 
   const Csv div = readCsv(out / "divergence.csv");
   BOOST_TEST(div.headerLine ==
-             "step,t,mass_p,mass_q,kl,tv,renyi_1.5,renyi_2,renyi_10,min_p,min_q,negative_cells_p,negative_cells_q");
+             "step,t,mass_p,mass_q,kl,tv,renyi_1.5,renyi_2,renyi_10,status_renyi_1.5,status_renyi_2,status_renyi_10,min_p,"
+             "min_q,negative_cells_p,negative_cells_q");
   // t_end = 2, dt = 0.005: 400 steps, output every 40 -> steps 0, 40, ..., 400.
   BOOST_TEST_REQUIRE(div.cells.size() == 11u);
   const double massP0 = div.value(0, "mass_p"), massQ0 = div.value(0, "mass_q");
@@ -365,6 +366,57 @@ BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
 }
 
 // (b) The HDF5 layout of the same run, cross-checked against the CSV and parameters.toml.
+BOOST_AUTO_TEST_CASE(unequal_noise_run_writes_inf_and_a_status_for_every_order) {
+  // Sigma != Sigma' (cases/anisotropic-ou-2d.toml, coarser and shorter): R_alpha is finite below an order fixed by the
+  // covariances and +inf above (MATH.md §6). divergence.csv must write inf exactly where the exact value is inf (at
+  // the orders away from the critical one) and carry the same status code as renyi.csv beside every value.
+  TemporaryDirectory t("fpdp-run-test");
+  const fs::path work = makeWorkDir(t);
+  std::string text = readText(kSourceDir / "cases" / "anisotropic-ou-2d.toml");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  };
+  replace("cells = [128, 128]", "cells = [96, 96]");
+  replace("t_end = 2.0", "t_end = 0.5");
+  replace("every = 50", "every = 25");
+  // Orders well away from the critical one (above 3 at t = 0.25, between 2 and 3 at t = 0.5: exact.csv), where the
+  // status is reliable.
+  replace("orders = [1.5, 2, 4, 10]", "orders = [1.5, 10]");
+  const fs::path file = work / "unequal.toml";
+  writeText(file, text);
+  const fs::path out = t.path() / "out";
+  const Outcome o = runFpdp("run " + q(file) + " --output " + q(out) + " --quiet", t.path());
+  requireSuccess(o);
+  const Csv div = readCsv(out / "divergence.csv");
+  const Csv exact = readCsv(out / "exact.csv");
+  const Csv renyi = readCsv(out / "renyi.csv");
+  BOOST_TEST_REQUIRE(div.cells.size() == 3u);  // steps 0, 25, 50
+  long infinite = 0, finite = 0;
+  for (std::size_t r = 1; r < div.cells.size(); ++r)
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::string label = k == 0 ? "1.5" : "10";
+      const double value = div.value(r, "renyi_" + label), status = div.value(r, "status_renyi_" + label);
+      const double truth = exact.value(r, "renyi_" + label + "_exact");
+      BOOST_TEST_CONTEXT("row " << r << " order " << label << ": written " << value << " status " << status << " exact "
+                                << truth) {
+        BOOST_TEST(status == renyi.value(2 * r + k, "status"));
+        BOOST_TEST(std::isinf(value) == (status == 1.0));  // inf exactly with infinite_detected
+        if (std::isinf(truth)) {
+          BOOST_TEST(std::isinf(value));
+          ++infinite;
+        } else {
+          BOOST_TEST(std::isfinite(value));
+          ++finite;
+        }
+      }
+    }
+  // The case has both kinds at both steps (R_1.5 finite, R_10 infinite): the test sees each.
+  BOOST_TEST(infinite >= 2);
+  BOOST_TEST(finite >= 2);
+}
+
 BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
   TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);

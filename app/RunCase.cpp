@@ -564,6 +564,7 @@ int runCase(const Case& c, const RunOptions& options) {
 
   auto u = mesh.createVector();
   disc.setInitialState(u, representation);
+  h5.writeReplicated("/run", "initial_resolution", {disc.initialResolution()});  // docs/output.md
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
   if (constrained) {
     gd->projectState(u);
@@ -978,6 +979,7 @@ int runCase(const Case& c, const RunOptions& options) {
     if (!divergences.informationUnavailable().empty())
       s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "
         << divergences.informationUnavailable() << "\n";
+    if (const std::string w = disc.underResolvedStartWarning(); !w.empty()) s << "  WARNING: " << w << "\n";
     if (truncated > 1e-10) {
       std::snprintf(b, sizeof b, "  WARNING: the box cuts off %.1e of the initial density (renormalised away)\n",
                     truncated);

@@ -417,6 +417,43 @@ BOOST_AUTO_TEST_CASE(unequal_noise_run_writes_inf_and_a_status_for_every_order) 
   BOOST_TEST(finite >= 2);
 }
 
+BOOST_AUTO_TEST_CASE(an_initial_density_narrower_than_a_cell_is_reported) {
+  // cases/figure1-lambda1.toml starts from N(0, 1e-8): standard deviation 0.38 cell widths, where the first step
+  // under-reports R_10 by 35 % (LangevinDiscretisation::kResolvedStartRatio). The run must say so in a WARNING and in
+  // fpdp.h5 (/run/initial_resolution); the same case from N(0, 4e-7) (2.4 cell widths) must not warn.
+  TemporaryDirectory t("fpdp-run-test");
+  const fs::path work = makeWorkDir(t);
+  std::string text = readText(kSourceDir / "cases" / "figure1-lambda1.toml");
+  auto replace = [&](std::string& in, const std::string& from, const std::string& to) {
+    const auto at = in.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    in.replace(at, from.size(), to);
+  };
+  replace(text, "data/figure1-records.csv", (kSourceDir / "cases" / "data" / "figure1-records.csv").string());
+  replace(text, "steps = 10000", "steps = 1");
+  replace(text, "every = 500", "every = 1");
+  for (const bool narrow : {true, false}) {
+    std::string variant = text;
+    if (!narrow) replace(variant, "covariance = 1e-8", "covariance = 4e-7");
+    const fs::path file = work / (narrow ? "narrow.toml" : "wide.toml");
+    writeText(file, variant);
+    const fs::path out = t.path() / (narrow ? "narrow" : "wide");
+    const Outcome o = runFpdp("run " + q(file) + " --output " + q(out), t.path());
+    requireSuccess(o);
+    BOOST_TEST(contains(o.out, "initial density is under-resolved") == narrow, o.out);
+    const hid_t f = H5Fopen((out / "fpdp.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(f >= 0);
+    const hid_t ds = H5Dopen2(f, "/run/initial_resolution", H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(ds >= 0);
+    double ratio = 0;
+    BOOST_TEST(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &ratio) >= 0);
+    H5Dclose(ds);
+    H5Fclose(f);
+    // sd / cell width: 1e-4 / 2.64e-4 and sqrt(4e-7) / 2.64e-4.
+    BOOST_TEST(ratio == (narrow ? 1e-4 : std::sqrt(4e-7)) / 2.64e-4, boost::test_tools::tolerance(1e-9));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(ou_1d_hdf5_layout) {
   TemporaryDirectory t("fpdp-run-test");
   const fs::path work = makeWorkDir(t);

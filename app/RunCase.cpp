@@ -601,7 +601,7 @@ int runCase(const Case& c, const RunOptions& options) {
                                                         gradientField(lossDPrime, c.mesh.dim), ts);
     gatherer = std::make_unique<solver::FieldGatherer>(mesh);
     std::vector<std::string> tc{"step", "s", "t", "kl"};
-    for (const auto& o : c.divergence.orders) tc.push_back("renyi_" + o.label);
+    for (const auto& name : renyiColumnNames(c.divergence.orders)) tc.push_back(name);
     for (const auto& o : c.divergence.orders) tc.push_back("renyi_" + o.label + "_change_in_step");
     tc.insert(tc.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
     if (rank == 0) tracingCsv.emplace(workDir + "/tracing.csv", tc);
@@ -615,7 +615,7 @@ int runCase(const Case& c, const RunOptions& options) {
       const auto v = divergences.evaluate(work);
       std::vector<double> row{static_cast<double>(k), st.s, c.noisyGd.eta * static_cast<double>(k) + st.s, v.kl};
       if (renyiRate) renyiRate->observeTracing(k, st, row[2], work, v);
-      row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+      appendRenyiColumns(row, v);
       for (std::size_t a = 0; a < orders.size(); ++a) row.push_back(v.renyi[a] - atStart.renyi[a]);
       row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
                              std::max(st.massErrorP, st.massErrorPPrime)});

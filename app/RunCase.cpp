@@ -884,7 +884,7 @@ int runCase(const Case& c, const RunOptions& options) {
       if (last.renyiStatus[k] != solver::RenyiStatus::Finite)
         s << "  R_" << c.divergence.orders[k].label << " at the end: " << solver::renyiStatusName(last.renyiStatus[k])
           << (last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected
-                  ? " (the fitted far-field precision of the integrand, alpha P_p + (1 - alpha) P_q, is not positive definite: R_alpha = +inf, not the box's finite number)\n"
+                  ? " (R_alpha = +inf, not the box's finite number: q = 0 where p > 0, or the fitted far-field precision alpha P_p + (1 - alpha) P_q of the integrand is not positive definite)\n"
               : last.renyiStatus[k] == solver::RenyiStatus::NoiseSuspect
                   ? " (" + formatShare(last.renyiNoiseShare[k]) +
                         " of E_alpha lies in cells at the scheme's noise floor, below " +

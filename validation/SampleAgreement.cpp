@@ -111,6 +111,7 @@ HistogramAgreement compareHistogram(const std::vector<std::int64_t>& counts, std
                                         boost::math::chi_squared_distribution<double>(out.degreesOfFreedom), chi))
                                   : 0.0;
   out.outsideFraction = static_cast<double>(outside) / n;
+  out.agrees = out.withinBand && out.pValue >= gamma;
   return out;
 }
 

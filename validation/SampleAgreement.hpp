@@ -14,7 +14,12 @@
 //    E[L1] + sqrt(2 log(1/gamma) / N). Above the band = the solver's discretisation error is resolved by the sample.
 //    Pearson chi-square over the bins whose expected count N P_i >= 5 (the rest pooled into one bin), with its
 //    p-value from the chi-square law of (bins - 1) degrees of freedom.
-// 2. Divergences from the solver's log-ratio averaged over samples (estimateDivergences):
+//    The density check is the verdict of `fpdp sample` (HistogramAgreement::agrees; exit status 1 on any failure).
+// 2. Divergences from the solver's log-ratio averaged over samples (estimateDivergences). Not independent of what it
+//    checks: the samples enter only through sum_i (n_i/N) log r_i with the SOLVER's r_i, whose expectation differs
+//    from the solver's own cell sum by sum_i (P_i^true - P_i) log r_i, first order in the density error weighted by
+//    log r (a density error where log r is flat, e.g. a symmetric one, is invisible). Reported as a consistency
+//    diagnostic; the density check above is what can fail on a wrong solver:
 //    KL ~ (1/N) sum_{theta_j ~ p} log r(theta_j),   E_alpha ~ (1/N) sum_{theta_j ~ q} r(theta_j)^alpha,
 //    with the CLT interval +- z s/sqrt(N) (s the sample standard deviation); R_alpha = log(E_alpha)/(alpha - 1)
 //    through the interval's ends (monotone). Their expectations are the bin sums sum_i P_i log r_i and
@@ -68,6 +73,10 @@ struct HistogramAgreement {
   int degreesOfFreedom = 0;
   double pValue = 0.0;
   double outsideFraction = 0.0;  // n_out / N
+  // The verdict (docs/validation.md §Monte Carlo): L1 within its band and the chi-square p-value >= 1 - confidence.
+  // Both compare the sample's counts with the solver's masses only, so a density error larger than the sampling
+  // error at this N fails it whatever the solver's divergences are.
+  bool agrees = false;
 };
 
 /// counts: per bin; outside: samples in no bin; mass: the solver's per-bin masses (normalised to 1 here).

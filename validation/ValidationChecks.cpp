@@ -305,6 +305,13 @@ std::vector<CheckResult> monteCarlo(const Table& agreement, const Table& sampleD
   }
   out.push_back(judged("Monte Carlo: L1(sample, solver) / band", worst, "<=", 1.0,
                        "band = E[L1] + McDiarmid margin at the sampler's confidence; worst " + where));
+  if (agreement.has("agrees")) {  // L1 band and chi-square together (validation/SampleAgreement.hpp)
+    double failing = 0;
+    for (std::size_t r = 0; r < agreement.rows(); ++r) failing += agreement.number(r, "agrees") != 1;
+    out.push_back(judged("Monte Carlo: density checks disagreeing", failing, "<=", 0.0,
+                         "sample histogram against the solver's masses: L1 band and chi-square at the sampler's "
+                         "confidence"));
+  }
   std::vector<std::string> quantities{"kl"};
   for (const auto& c : sampleDivergence.columns())
     if (c.rfind("renyi_", 0) == 0 && c.size() > 7 && c.substr(c.size() - 7) == "_agrees")

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/observers/FunctionalsOutput.hpp"
+
 namespace fpdp::app {
 
 std::vector<std::string> divergenceColumns(const Case& c, bool constrained) {
   std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
-  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
+  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
   columns.insert(columns.end(), {"min_p", "min_q", "negative_cells_p", "negative_cells_q"});
   // Projected noisy GD: the boundary bins' masses (part of mass_p, mass_q; in every divergence as singular masses).
   if (constrained) columns.insert(columns.end(), {"boundary_mass_p", "boundary_mass_q"});
@@ -16,7 +18,7 @@ std::vector<std::string> divergenceColumns(const Case& c, bool constrained) {
 
 std::vector<double> divergenceRow(long step, double t, const solver::DivergenceValues& v, bool constrained) {
   std::vector<double> row{static_cast<double>(step), t, v.p.mass, v.q.mass, v.kl, v.tv};
-  row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+  appendRenyiColumns(row, v);
   row.insert(row.end(), {v.p.min, v.q.min, static_cast<double>(v.p.negativeCells),
                          static_cast<double>(v.q.negativeCells)});
   if (constrained) row.insert(row.end(), {v.p.singularMass, v.q.singularMass});

@@ -14,6 +14,22 @@ double renyiStatusCode(solver::RenyiStatus s) {
   }
 }
 
+double writtenRenyi(double value, solver::RenyiStatus s) {
+  return s == solver::RenyiStatus::InfiniteDetected ? HUGE_VAL : value;
+}
+
+std::vector<std::string> renyiColumnNames(const std::vector<RenyiOrder>& orders) {
+  std::vector<std::string> names;
+  for (const auto& o : orders) names.push_back("renyi_" + o.label);
+  for (const auto& o : orders) names.push_back("status_renyi_" + o.label);
+  return names;
+}
+
+void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues& v) {
+  for (std::size_t k = 0; k < v.renyi.size(); ++k) row.push_back(writtenRenyi(v.renyi[k], v.renyiStatus[k]));
+  for (std::size_t k = 0; k < v.renyi.size(); ++k) row.push_back(renyiStatusCode(v.renyiStatus[k]));
+}
+
 FunctionalsOutput::FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders,
                                      std::vector<double> eps, int privacyLossBins)
     : orders_(std::move(orders)), eps_(std::move(eps)), bins_(privacyLossBins) {
@@ -46,10 +62,10 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
     // R_alpha(q || p) where the run computes it (FunctionalSettings::reverseDirection), else NaN.
     const bool reverse = k < v.reverse.renyi.size();
     const double nan = std::nan("");
-    const std::vector<double> row{s, t, orders_[k], v.renyi[k], v.renyiOnBox[k], renyiStatusCode(v.renyiStatus[k]),
-                                  v.dRenyiDAlpha[k], v.eAlphaMinusOne[k], v.logEAlpha[k], info,
-                                  v.informationRatio[k], infoSigma, v.informationRatioSigma[k],
-                                  reverse ? v.reverse.renyi[k] : nan,
+    const std::vector<double> row{s, t, orders_[k], writtenRenyi(v.renyi[k], v.renyiStatus[k]), v.renyiOnBox[k],
+                                  renyiStatusCode(v.renyiStatus[k]), v.dRenyiDAlpha[k], v.eAlphaMinusOne[k],
+                                  v.logEAlpha[k], info, v.informationRatio[k], infoSigma, v.informationRatioSigma[k],
+                                  reverse ? writtenRenyi(v.reverse.renyi[k], v.reverse.renyiStatus[k]) : nan,
                                   reverse ? renyiStatusCode(v.reverse.renyiStatus[k]) : nan};
     if (renyiCsv_) renyiCsv_->addRow(row);
     const char* names[] = {"renyi", "renyi_on_box", "status", "d_renyi_d_alpha", "e_alpha_minus_one", "log_e_alpha",

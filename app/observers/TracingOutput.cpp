@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "app/observers/FunctionalsOutput.hpp"
+
 namespace fpdp::app {
 
 TracingOutput::TracingOutput(const std::string& directory, bool writer, const RunPlan& plan,
@@ -25,7 +27,7 @@ TracingOutput::TracingOutput(const std::string& directory, bool writer, const Ru
                                                        gradientField(plan.losses.lossDPrime, plan.dim), ts);
   gatherer_ = std::make_unique<solver::FieldGatherer>(plan.mesh);
   std::vector<std::string> columns{"step", "s", "t", "kl"};
-  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label);
+  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
   for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label + "_change_in_step");
   columns.insert(columns.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
   if (writer) csv_.emplace(directory + "/tracing.csv", columns);
@@ -41,7 +43,7 @@ void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& at
     const auto v = divergences_.evaluate(work);
     std::vector<double> row{static_cast<double>(k), st.s, eta * static_cast<double>(k) + st.s, v.kl};
     if (renyiRate_) renyiRate_->observeTracing(k, st, row[2], work, v);
-    row.insert(row.end(), v.renyi.begin(), v.renyi.end());
+    appendRenyiColumns(row, v);
     for (std::size_t a = 0; a < v.renyi.size(); ++a) row.push_back(v.renyi[a] - atStart.renyi[a]);
     row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
                            std::max(st.massErrorP, st.massErrorPPrime)});

@@ -113,6 +113,8 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
   gradientGap = disc.measuredGradientGap();
   constants = caseLossConstants(c, losses, mesh.box());
   truncatedInitialMass = disc.truncatedInitialMass();
+  exactFirstStep =
+      gd && gd->canStepFromGaussian() && disc.initialResolution() < solver::LangevinDiscretisation::kResolvedStartRatio;
   buildOracle();
 }
 

@@ -71,6 +71,9 @@ public:
   double gradientGap = 0.0;
   models::LossConstants constants;
   double truncatedInitialMass = 0.0;
+  // A start narrower than the mesh resolves (docs/noisy-gd.md, "Under-resolved starts"): noisy GD takes its first
+  // step exactly from the Gaussian where it can; otherwise the summary warns.
+  bool exactFirstStep = false;
   // The closed form, where one exists.
   std::optional<validation::GaussianReference> langevinReference;
   std::optional<validation::NoisyGdReference> gdReference;

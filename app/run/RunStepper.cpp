@@ -21,6 +21,7 @@ RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals&
       tracing_(tracing),
       u_(plan.mesh.createVector()) {
   plan.disc.setInitialState(u_, plan.representation);
+  if (h5) h5->writeReplicated("/run", "initial_resolution", {plan.disc.initialResolution()});  // docs/output.md
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
   if (plan.constrained()) {
     plan.gd->projectState(u_);
@@ -82,7 +83,8 @@ void RunStepper::runNoisyGd() {
   for (long k = resumeStep_ < 0 ? 1 : resumeStep_ + 1; k <= steps && !faults_.stopped(); ++k) {
     // The tracing pair starts from step k-1, whose divergences the observers have if it was an output step.
     if (tracing_) tracing_->traceStep(k - 1, u_, lastStep_ == k - 1 ? last_ : divergences_.evaluate(u_));
-    const auto report = plan_.gd->step(u_);
+    const auto report = k == 1 && plan_.exactFirstStep ? plan_.gd->stepFromGaussian(u_, plan_.disc.problem().initial)
+                                                        : plan_.gd->step(u_);
     for (int i = 0; i < 6; ++i) {
       outflowP_.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
       outflowQ_.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];

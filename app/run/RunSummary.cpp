@@ -83,7 +83,8 @@ void describeConstants(std::ostream& s, const RunReport& r) {
 const char* renyiStatusExplanation(solver::RenyiStatus status) {
   switch (status) {
     case solver::RenyiStatus::InfiniteDetected:
-      return " (the log-integrand grows toward the walls: R_alpha = +inf, not the box's finite number)\n";
+      return " (R_alpha = +inf, not the box's finite number: q = 0 where p > 0, or the fitted far-field precision "
+             "alpha P_p + (1 - alpha) P_q of the integrand is not positive definite)\n";
     case solver::RenyiStatus::NoiseSuspect: return nullptr;  // with its share: see below
     default: return " (a non-negligible share of the integrand lies at the walls: the number is not reliable)\n";
   }
@@ -257,6 +258,8 @@ void warnings(std::ostream& s, const RunReport& r) {
   if (!r.divergences.informationUnavailable().empty())
     s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "
       << r.divergences.informationUnavailable() << "\n";
+  if (p.exactFirstStep) s << "  the initial density is narrower than the mesh resolves: step 1 taken exactly from it\n";
+  else if (const std::string w = p.disc.underResolvedStartWarning(); !w.empty()) s << "  WARNING: " << w << "\n";
   if (p.truncatedInitialMass > 1e-10) {
     std::snprintf(b, sizeof b, "  WARNING: the box cuts off %.1e of the initial density (renormalised away)\n",
                   p.truncatedInitialMass);

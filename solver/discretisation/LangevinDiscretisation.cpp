@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -87,6 +89,32 @@ LangevinDiscretisation::LangevinDiscretisation(const meshes::DistributedBoxMesh&
 double LangevinDiscretisation::truncatedInitialMass() const {
   const auto& box = mesh_.box();
   return 1.0 - problem_.initial.boxProbability(box.lower(), box.upper());
+}
+
+double LangevinDiscretisation::initialResolution() const {
+  const auto& box = mesh_.box();
+  const models::Matrix precision = problem_.initial.covariance().inverse();
+  double ratio = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < mesh_.dim(); ++a) {
+    const auto& axis = box.axis(a);
+    const double m = problem_.initial.mean()(a);
+    int cell = 0;
+    while (cell + 1 < axis.cells() && axis.face(cell + 1) <= m) ++cell;
+    ratio = std::min(ratio, 1.0 / std::sqrt(precision(a, a)) / axis.width(cell));
+  }
+  return ratio;
+}
+
+std::string LangevinDiscretisation::underResolvedStartWarning() const {
+  const double r = initialResolution();
+  if (!(r < kResolvedStartRatio)) return "";
+  char b[400];
+  std::snprintf(b, sizeof b,
+                "the initial density is under-resolved: its standard deviation is %.2g cell widths (< %.1f), so the "
+                "first steps under-report R_alpha (by about 35 %% at 0.38 and 1 %% at 1 after one step, decaying over "
+                "the steps); refine the mesh near the start or widen initial.covariance",
+                r, kResolvedStartRatio);
+  return b;
 }
 
 void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation representation) const {

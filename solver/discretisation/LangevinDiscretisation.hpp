@@ -58,6 +58,16 @@ public:
   void setInitialState(Vec u, meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages) const;
   /// 1 - (probability of the box under the initial Gaussian): what the renormalisation removed.
   double truncatedInitialMass() const;
+  /// How finely the mesh resolves the initial Gaussian: min over axes a of its conditional standard deviation along
+  /// a, 1/sqrt((V0^-1)_aa), over the width of the cell holding the mean (the nearest cell if the mean is outside).
+  double initialResolution() const;
+  /// Below this ratio the first steps under-report R_alpha (measured on cases/figure1-lambda1.toml, R_10 at K = 1 /
+  /// K = 10 against the closed form: ratio 0.38: -35 % / -3.5 %; 0.75: -5.5 % / -0.51 %; 1: -1.1 % / -0.10 %; 1.5:
+  /// -0.029 % / -0.0027 %; 2 - 4: <= 0.03 %; docs/scheme.md §5): the cell averages are exact, but the first step's
+  /// within-cell reconstruction cannot place a mass narrower than a cell.
+  static constexpr double kResolvedStartRatio = 1.5;
+  /// "" when initialResolution() >= kResolvedStartRatio, else the run summary's warning (without "WARNING: ").
+  std::string underResolvedStartWarning() const;
   /// max over cell centres of |grad L_D - grad L_D'| (MATH.md §1, the instance's measured gradient gap).
   double measuredGradientGap() const;
   /// Fills u with the discrete Gibbs densities exp(-L/D) at cell centres, each normalised to unit mass (the exact

@@ -7,6 +7,8 @@
 #include <span>
 #include <stdexcept>
 
+#include <Eigen/Eigenvalues>
+
 #include "solver/numerics/StableFunctions.hpp"
 
 namespace fpdp::solver {
@@ -211,9 +213,19 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
   const int layers = std::max(1, minCells / kCellsPerShellDivisor);
   std::array<double, 2 * kTailShells> local{}, global{};  // volumes, then volume-weighted distances
   const auto& vol = mesh.ownedVolumes();
+  std::array<double, 3> mid{0, 0, 0};
+  for (int a = 0; a < dim; ++a) {
+    mid[a] = 0.5 * (box.axis(a).lower() + box.axis(a).upper());
+    fitHalfWidth_[a] = 0.5 * (box.axis(a).upper() - box.axis(a).lower());
+  }
+  fitCoordinates_.assign(static_cast<std::size_t>(nOwned) * static_cast<std::size_t>(dim), 0.0);
+  fitInterior_.assign(static_cast<std::size_t>(nOwned), 0);
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    for (int a = 0; a < dim; ++a)
+      fitCoordinates_[static_cast<std::size_t>(l) * static_cast<std::size_t>(dim) + static_cast<std::size_t>(a)] =
+          (x[a] - mid[a]) / fitHalfWidth_[a];
     PetscInt indexDistance = std::numeric_limits<PetscInt>::max();
     double distance = kInf;  // from the cell centre to the nearest wall
     for (int a = 0; a < dim; ++a) {
@@ -222,6 +234,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       distance = std::min({distance, x[a] - box.axis(a).lower(), box.axis(a).upper() - x[a]});
     }
     const PetscInt layer = indexDistance / layers;
+    fitInterior_[l] = layer >= 1;  // the wall layers bend the log-densities of computed solutions (header comment)
     if (layer >= 1 && layer <= kTailShells) {
       shell_[l] = static_cast<int>(layer) - 1;
       local[shell_[l]] += vol[l];
@@ -240,6 +253,66 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       tailTestPossible_ = false;  // the mesh is too coarse for the shells: no growth test
     }
   }
+}
+
+bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, std::ptrdiff_t stride, double floorP,
+                                              double floorQ, models::Matrix& precisionP,
+                                              models::Matrix& precisionQ) const {
+  // Least squares for log f = c0 + sum_a c_a z_a + sum_{a<=b} c_ab z_a z_b (z the centres scaled to [-1, 1]^d, which
+  // keeps the normal equations well conditioned), f = p and f = q with the same design: the normal matrix and both
+  // right-hand sides are summed over the owned cells and reduced over the ranks.
+  const int dim = quadrature_.dim();
+  const std::size_t n = quadrature_.weights().size();
+  const int nb = 1 + dim + dim * (dim + 1) / 2;
+  const std::size_t nbs = static_cast<std::size_t>(nb);
+  std::vector<double> sums(nbs * nbs + 2 * nbs + 1, 0.0), global(sums.size());
+  double* A = sums.data();
+  double* bp = A + nbs * nbs;
+  double* bq = bp + nbs;
+  std::vector<double> phi(nbs);
+  for (std::size_t c = 0; c < n; ++c) {
+    const double pc = p[c * stride], qc = q[c * stride];
+    if (!fitInterior_[c] || !(pc > floorP) || !(qc > floorQ)) continue;
+    const double* z = &fitCoordinates_[c * static_cast<std::size_t>(dim)];
+    std::size_t m = 0;
+    phi[m++] = 1.0;
+    for (int a = 0; a < dim; ++a) phi[m++] = z[a];
+    for (int a = 0; a < dim; ++a)
+      for (int b = a; b < dim; ++b) phi[m++] = z[a] * z[b];
+    const double lp = std::log(pc), lq = std::log(qc);
+    for (std::size_t i = 0; i < nbs; ++i) {
+      for (std::size_t j = 0; j <= i; ++j) A[i * nbs + j] += phi[i] * phi[j];
+      bp[i] += phi[i] * lp;
+      bq[i] += phi[i] * lq;
+    }
+    sums.back() += 1.0;
+  }
+  FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
+                            quadrature_.comm()));
+  // At least twice as many cells as coefficients, or the quadratic is not determined by the data.
+  if (global.back() < 2.0 * nb) return false;
+  models::Matrix N(nb, nb);
+  models::Vector rp(nb), rq(nb);
+  for (int i = 0; i < nb; ++i) {
+    for (int j = 0; j <= i; ++j) N(i, j) = N(j, i) = global[static_cast<std::size_t>(i) * nbs + static_cast<std::size_t>(j)];
+    rp(i) = global[nbs * nbs + static_cast<std::size_t>(i)];
+    rq(i) = global[nbs * nbs + nbs + static_cast<std::size_t>(i)];
+  }
+  const auto solver = N.colPivHouseholderQr();
+  if (solver.rank() < nb) return false;  // the cells lie on a lower-dimensional set (a line, a plane)
+  const models::Vector cp = solver.solve(rp), cq = solver.solve(rq);
+  precisionP.resize(dim, dim);
+  precisionQ.resize(dim, dim);
+  int m = 1 + dim;
+  for (int a = 0; a < dim; ++a)
+    for (int b = a; b < dim; ++b, ++m) {
+      // d^2/dz_a dz_b of the fit: 2 c_aa on the diagonal, c_ab off it; x = mid + halfwidth z.
+      const double scale = 1.0 / (fitHalfWidth_[static_cast<std::size_t>(a)] * fitHalfWidth_[static_cast<std::size_t>(b)]);
+      const double f = a == b ? 2.0 : 1.0;
+      precisionP(a, b) = precisionP(b, a) = -f * cp(m) * scale;
+      precisionQ(a, b) = precisionQ(b, a) = -f * cq(m) * scale;
+    }
+  return true;
 }
 
 void DivergenceFunctionals::measureHealth(const double* p, const double* q, std::ptrdiff_t stride,
@@ -392,6 +465,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     out.renyiOnBox = out.renyi;
     out.renyiBoundaryShare.assign(K, nan);
     out.renyiTailLogMean.assign(K, {nan, nan, nan, nan});
+    out.renyiTailPrecision.assign(K, nan);
     out.renyiStatus.assign(K, RenyiStatus::Finite);
     out.logEAlpha = out.dRenyiDAlpha = out.informationRatio = out.informationRatioSigma = out.renyi;
     out.informationExcludedMassP = nan;
@@ -783,26 +857,45 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   SIS = em1 + 7 * K;
   shellSum = em1 + 8 * K;
 
-  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell.
+  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell (a diagnostic, not a criterion).
   out.renyiTailLogMean.assign(K, {});
-  std::vector<char> tailGrows(K, 0);
   for (std::size_t k = 0; k < K; ++k) {
     auto& L = out.renyiTailLogMean[k];
-    bool finite = tailTestPossible_;
     for (int m = 0; m < kTailShells; ++m) {
       const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
-      L[m] = shellSum[i] > 0 ? globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m] : -kInf;
-      finite = finite && std::isfinite(L[m]);
+      L[m] = tailTestPossible_ && shellSum[i] > 0 ? globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m]
+                                                  : -kInf;
     }
-    if (!finite) continue;
-    // Outward slopes s_m = (L_m - L_{m+1}) / (x_{m+1} - x_m) (m = 0 outermost, x the shell positions): growth
-    // toward the walls with s_m > 0 (first differences), convexity s_0 >= s_1 >= ... (second differences).
-    double slope[kTailShells - 1];
-    for (int m = 0; m + 1 < kTailShells; ++m)
-      slope[m] = (L[m] - L[m + 1]) / (shellPosition_[m + 1] - shellPosition_[m]);
-    bool grows = slope[kTailShells - 2] > 0.0;
-    for (int m = 0; m + 2 < kTailShells && grows; ++m) grows = slope[m] >= slope[m + 1];
-    tailGrows[k] = grows;
+  }
+  // The far-field model (header comment): P_alpha = alpha P_p + (1 - alpha) P_q, infinite iff not positive definite.
+  out.renyiTailPrecision.assign(K, nan);
+  std::vector<char> tailDiverges(K, 0);
+  {
+    models::Matrix Pp, Pq;
+    const double floorP = std::max(kNoiseFloorFactor * std::max(-out.p.min, 0.0), kTailFitFloor * out.p.max);
+    const double floorQ = std::max(kNoiseFloorFactor * std::max(-out.q.min, 0.0), kTailFitFloor * out.q.max);
+    // Singular masses exist only for laws projected onto a constraint set C inside the box (MATH.md §2.1): they are
+    // supported on C, there is no far field, and R_alpha is infinite only where q = 0 and p > 0 (handled above).
+    const bool projected = singular && !singular->empty();
+    if (!projected && fitTailPrecisions(p, q, stride, floorP, floorQ, Pp, Pq)) {
+      out.tailPrecisionP.assign(Pp.data(), Pp.data() + Pp.size());  // symmetric: row- = column-major
+      out.tailPrecisionQ.assign(Pq.data(), Pq.data() + Pq.size());
+      // The model applies to laws that decay within the box along every direction: the fitted Gaussians' standard
+      // deviations below the half-widths, lambda_min(D P D) > 1 with D = diag(half-widths). Otherwise (laws that fill
+      // the box, e.g. supported on it, or flat) the far field is not seen and nothing is concluded from it.
+      models::Matrix Dh = models::Matrix::Zero(dim, dim);
+      for (int a = 0; a < dim; ++a) Dh(a, a) = fitHalfWidth_[static_cast<std::size_t>(a)];
+      auto smallest = [](const models::Matrix& M) {
+        return Eigen::SelfAdjointEigenSolver<models::Matrix>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
+      };
+      const bool applies = smallest(Dh * Pp * Dh) > 1.0 && smallest(Dh * Pq * Dh) > 1.0;
+      for (std::size_t k = 0; k < K && applies; ++k) {
+        const models::Matrix Pa = orders_[k] * Pp + (1.0 - orders_[k]) * Pq;
+        const double lmin = smallest(Pa);
+        out.renyiTailPrecision[k] = lmin;
+        tailDiverges[k] = !(lmin > 0.0);
+      }
+    }
   }
   out.renyiBoundaryShare.assign(K, 0.0);
   out.logEAlpha.assign(K, kInf);
@@ -843,7 +936,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     const bool wallsMatter = out.renyiBoundaryShare[k] > kBoundaryShareTolerance;
     if (out.renyi[k] == kInf) {
       out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
-    } else if (wallsMatter && tailGrows[k]) {
+    } else if (tailDiverges[k]) {
       out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
       out.renyi[k] = kInf;
       out.eAlphaMinusOne[k] = kInf;

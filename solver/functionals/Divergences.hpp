@@ -21,25 +21,28 @@
 // negative q is an artefact, not a zero of the density, and must not turn them into +inf) and the p-mass of those
 // cells is reported (excludedMassP). Nothing is dropped silently. Truncation by the box is measured (renyiBoundaryShare).
 //
-// Divergent integrals (MATH.md §3, §6): R_alpha = +inf when int p^alpha q^(1-alpha) diverges outside any box (for
-// Gaussians: when alpha Sigma_q + (1 - alpha) Sigma_p is not positive definite), yet the box quadrature is finite.
-// Detection, per order, from the growth of the integrand toward the walls. Shells parallel to the walls: shell m
-// (m = 1..kTailShells) holds the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a), lies
-// in [m s, (m+1) s), s = max(1, N_min / kCellsPerShellDivisor) layers (1/16 of the half-width on a uniform mesh); the
-// layers m = 0 next to the walls are left out, since on a computed solution they carry the no-flux wall's boundary
-// layer, which bends the log-density there by O(1). L_m is the log of the mean of the normalised
-// p^alpha q^(1-alpha) over shell m, x_m the mean distance of its cells to the walls, and s_m = (L_m - L_{m+1}) /
-// (x_{m+1} - x_m) the outward slope (m = 1 outermost). If s_m > 0 (the log-integrand increases toward the walls:
-// first differences > 0) and s_1 >= s_2 >= ... (it is convex: second differences >= 0), the integrand grows at least
-// exponentially beyond the walls if the trend goes on, and the integral over R^d diverges. When that holds and the
-// wall cells' share of the integrand is not negligible (> kBoundaryShareTolerance), R_alpha is reported as +inf
-// (RenyiStatus::InfiniteDetected; the box number is kept in renyiOnBox). A non-negligible wall share without such
-// growth is RenyiStatus::TruncatedSuspect (e.g. equal covariances with the tilted centre alpha m_p + (1 - alpha) m_q
-// outside the box: the log-integrand is concave, the true R_alpha finite and larger than the box number). Shells,
-// not single lines of cells, because the shell means average over the walls (sums reduced over all ranks) and
-// because along a line the first few cells are dominated by the wall layer (docs/scheme.md §5). The test is a
-// heuristic on the computed tails: the log-integrand multiplies the relative errors of p and q there by alpha and
-// alpha - 1, so it needs tails that are resolved (docs/scheme.md §5 shows where it errs on a coarse mesh).
+// Divergent integrals (MATH.md §3, §6): R_alpha = +inf when int p^alpha q^(1-alpha) diverges outside any box, yet
+// the box quadrature is finite. For Gaussians N(m1, S1), N(m2, S2) the integral is finite iff the precision of the
+// integrand, P_alpha = alpha S1^-1 + (1 - alpha) S2^-1, is positive definite (MATH.md §6 states it as
+// S_alpha = alpha S2 + (1 - alpha) S1 > 0: the same condition for alpha > 1, since P_alpha = S1^-1 S_alpha S2^-1, both
+// pencils are positive definite at alpha = 1 and on an interval of alpha, and their determinants vanish together).
+// Detection, per order, from a model of the far field (TailModel): least-squares quadratics fitted to log p and to
+// log q over the cells where both are resolved (above the noise floor and 1e-30 of their maximum, outside the wall
+// layers), whose Hessians -P_p, -P_q give P_alpha = alpha P_p + (1 - alpha) P_q by linearity. If the smallest
+// eigenvalue of P_alpha is <= 0, the log-integrand does not decay along some direction (rotated ones included) and
+// R_alpha is reported as +inf (RenyiStatus::InfiniteDetected; the box number is kept in renyiOnBox). The model is
+// used only where both fitted laws decay within the box (their standard deviations along every direction below the
+// box's half-widths); laws that fill the box (supported on it, or flat) say nothing about a far field, and laws
+// with singular masses (projected onto a constraint set C inside the box, MATH.md §2.1) have none. Otherwise the
+// integrand decays along every direction and the order is finite; if the wall cells' share of the integrand is not
+// negligible (> kBoundaryShareTolerance) the box cuts part of it off: RenyiStatus::TruncatedSuspect (e.g. equal
+// covariances with the tilted centre alpha m_p + (1 - alpha) m_q outside the box: the true R_alpha is larger). The
+// model is exact for Gaussians and for the Gaussian-tailed laws of quadratic losses; for other laws it is the
+// quadratic trend of the log-densities over the resolved region (docs/scheme.md §5), and near the order where
+// P_alpha becomes singular its sign is only as good as the fitted Hessians (renyiTailPrecision reports it). The
+// shell means of the integrand toward the walls (renyiTailLogMean) are reported as a diagnostic only: their growth
+// is not a criterion (the mean over a shell parallel to the walls can grow toward the walls while the integrand
+// decays along every direction, e.g. a wide rotated integrand whose ridge meets the shells at the corners).
 //
 // Further functionals (MATH.md §3; derivations and accuracy in docs/scheme.md §5), by the same rule:
 //   d R_alpha/d alpha = KL(pi_alpha || p)/(alpha - 1)^2 = [ (alpha - 1) E'/E - log E ] / (alpha - 1)^2, pi_alpha the
@@ -133,7 +136,7 @@ struct FunctionalSettings {
 /// How far a computed R_alpha can be trusted (see the header comment).
 enum class RenyiStatus {
   Finite,            // the wall cells hold a negligible share of the integrand
-  InfiniteDetected,  // q = 0 where p > 0, or the log-integrand grows convexly toward a wall: R_alpha = +inf
+  InfiniteDetected,  // q = 0 where p > 0, or the fitted precision P_alpha of the integrand is not > 0: R_alpha = +inf
   TruncatedSuspect,  // a non-negligible share lies at the walls, without growth: the box underestimates R_alpha
   NoiseSuspect       // a non-negligible part of R_alpha rests on cells at the scheme's noise floor (renyiNoiseShare)
 };
@@ -179,8 +182,13 @@ struct DivergenceValues {
   std::vector<RenyiStatus> renyiStatus;  // per order (meaningless where renyi is NaN)
   std::vector<double> renyiOnBox;        // the box quadrature of R_alpha, also where renyi reports +inf
   // Per order: L_1..L_4, the log of the mean of p^alpha q^(1-alpha) over the tail shells, outermost first (-inf for
-  // an empty shell or a mesh too coarse for the shells).
+  // an empty shell or a mesh too coarse for the shells). A diagnostic: the status does not use it.
   std::vector<std::array<double, 4>> renyiTailLogMean;
+  // Per order: the smallest eigenvalue of the fitted precision P_alpha = alpha P_p + (1 - alpha) P_q of the
+  // integrand (the header comment); <= 0: InfiniteDetected. NaN where the fit was not possible or does not apply.
+  std::vector<double> renyiTailPrecision;
+  // The fitted precisions P_p, P_q of p and q (d x d, row-major; empty where the fit was not possible).
+  std::vector<double> tailPrecisionP, tailPrecisionQ;
 
   // Per order (NaN where a density is not finite):
   std::vector<double> logEAlpha;        // log E_alpha = (alpha - 1) R_alpha (finite where E_alpha overflows)
@@ -222,6 +230,7 @@ public:
   static constexpr double kNoiseRelativeTolerance = 1e-3;   // part of R_alpha resting on them, relative ...
   static constexpr double kNoiseAbsoluteTolerance = 1e-13;  // ... plus absolute (R_alpha = 0 at p = q)
 
+  static constexpr double kTailFitFloor = 1e-10;   // cells in the tail fit: p, q above this share of their max
   static constexpr double kPldMassFloor = 1e-20;  // privacy-loss histogram range: cells above this share of the max
 
   /// Collective. Only R_alpha (with d R/d alpha, E_alpha, I_alpha), KL and TV.
@@ -272,6 +281,14 @@ private:
   std::array<double, kTailShells> shellLogVolume_{};
   std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls
   bool tailTestPossible_ = false;  // every shell holds at least one cell
+  // The tail fit: per owned cell its centre scaled to [-1, 1]^d (dim values), and whether it lies outside the wall
+  // layers (the shells' layer thickness); the box's half-widths undo the scaling.
+  std::vector<double> fitCoordinates_;
+  std::vector<char> fitInterior_;
+  std::array<double, 3> fitHalfWidth_{1, 1, 1};
+  /// The fitted precisions -Hess log p, -Hess log q (collective; false when too few cells qualify).
+  bool fitTailPrecisions(const double* p, const double* q, std::ptrdiff_t stride, double floorP, double floorQ,
+                         models::Matrix& precisionP, models::Matrix& precisionQ) const;
 };
 
 }  // namespace fpdp::solver

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+
+#include <Eigen/Eigenvalues>
 
 namespace fpdp::solver {
 
@@ -237,6 +240,84 @@ std::string NoisyGradientDescent::describe() const {
 }  // namespace fpdp::solver
 
 namespace fpdp::solver {
+
+bool NoisyGradientDescent::canStepFromGaussian() const {
+  return !constrained() && settings_.noiseCross == std::array<double, 3>{0, 0, 0};
+}
+
+NoisyGradientDescent::StepReport NoisyGradientDescent::stepFromGaussian(Vec u, const models::Gaussian& start) const {
+  if (!canStepFromGaussian())
+    throw std::logic_error("NoisyGradientDescent::stepFromGaussian needs no constraint and a diagonal noise covariance");
+  const int dim = mesh_.dim();
+  const auto& box = mesh_.box();
+  // Gauss–Hermite rule for N(0, 1) (Golub–Welsch: the eigenvalues of the Jacobi matrix of the probabilists' Hermite
+  // polynomials, off-diagonal sqrt(k); weights = squared first components of the eigenvectors).
+  const int n = kGaussHermiteNodes;
+  models::Matrix J = models::Matrix::Zero(n, n);
+  for (int k = 1; k < n; ++k) J(k, k - 1) = J(k - 1, k) = std::sqrt(static_cast<double>(k));
+  const Eigen::SelfAdjointEigenSolver<models::Matrix> eig(J);
+  std::vector<double> z1(static_cast<std::size_t>(n)), w1(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) {
+    z1[k] = eig.eigenvalues()(k);
+    w1[k] = eig.eigenvectors()(0, k) * eig.eigenvectors()(0, k);
+  }
+  const models::Matrix L = start.covariance().llt().matrixL();
+  const bool pointValues = representation() == meshes::FieldRepresentation::PointValues;
+  const auto& vol = mesh_.ownedVolumes();
+  const PetscInt nOwned = mesh_.owned().size();
+  std::vector<double> acc(2 * static_cast<std::size_t>(nOwned), 0.0);
+  StepReport report;
+  // Per node and axis, the kernel's probability (or density) per cell along the axis: the cell value is their product.
+  std::array<std::vector<double>, 3> along;
+  long total = 1;
+  for (int a = 0; a < dim; ++a) total *= n;
+  for (long node = 0; node < total; ++node) {
+    models::Vector zn(dim);
+    double w = 1.0;
+    long rest = node;
+    for (int a = 0; a < dim; ++a) {
+      zn(a) = z1[static_cast<std::size_t>(rest % n)];
+      w *= w1[static_cast<std::size_t>(rest % n)];
+      rest /= n;
+    }
+    const models::Vector x = start.mean() + L * zn;
+    Point3 theta{0, 0, 0};
+    for (int a = 0; a < dim; ++a) theta[a] = x(a);
+    for (int field = 0; field < 2; ++field) {
+      const Point3 y = field == 0 ? pushD_.map(theta) : pushDPrime_.map(theta);
+      Outflow& out = field == 0 ? report.diffP : report.diffQ;
+      for (int a = 0; a < dim; ++a) {
+        const auto& axis = box.axis(a);
+        const double s = kernelStdDev_[a];
+        auto below = [&](double f) { return 0.5 * std::erfc(-(f - y[a]) / (s * std::sqrt(2.0))); };  // P(y + Z < f)
+        auto above = [&](double f) { return 0.5 * std::erfc((f - y[a]) / (s * std::sqrt(2.0))); };   // P(y + Z > f)
+        along[a].assign(static_cast<std::size_t>(axis.cells()), 0.0);
+        for (int i = 0; i < axis.cells(); ++i) {
+          const double lo = axis.face(i), hi = axis.face(i + 1), c = 0.5 * (lo + hi);
+          // Cell probabilities as differences of the smaller tail, so that far cells keep their digits.
+          along[a][static_cast<std::size_t>(i)] =
+              pointValues ? std::exp(-0.5 * (c - y[a]) * (c - y[a]) / (s * s)) / (s * std::sqrt(2.0 * M_PI))
+              : c < y[a]  ? below(hi) - below(lo)
+                          : above(lo) - above(hi);
+        }
+        // Beyond the walls, counted per face (a corner's mass on both of its faces: at the noise's 1e-19 scale).
+        out.mass[2 * a] += w * below(axis.lower());
+        out.mass[2 * a + 1] += w * above(axis.upper());
+      }
+      mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+        const std::array<PetscInt, 3> c{i, j, k};
+        double v = w;
+        for (int a = 0; a < dim; ++a) v *= along[a][static_cast<std::size_t>(c[a])];
+        acc[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(field)] += pointValues ? v : v / vol[l];
+      });
+    }
+  }
+  PetscScalar* a;
+  FPDP_PETSC(VecGetArray(u, &a));
+  for (std::size_t l = 0; l < acc.size(); ++l) a[l] = acc[l];
+  FPDP_PETSC(VecRestoreArray(u, &a));
+  return report;
+}
 
 void NoisyGradientDescent::setBoundary(SingularMasses masses) {
   if (masses.p.size() != bins_.size() || masses.q.size() != bins_.size())

@@ -31,6 +31,7 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "meshes/FieldRepresentation.hpp"
 #include "models/ConstraintSet.hpp"
+#include "models/Gaussian.hpp"
 #include "solver/noisygd/ConstraintProjection.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
@@ -89,6 +90,17 @@ public:
   };
   /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step.
   StepReport step(Vec u);
+  /// Whether stepFromGaussian applies: no constraint set and a diagonal noise covariance.
+  bool canStepFromGaussian() const;
+  /// The first step taken exactly from a Gaussian start theta_0 ~ N(m_0, V_0) instead of from the cell averages of u
+  /// (docs/noisy-gd.md, "Under-resolved starts"): p_1 = (T_D # N(m_0, V_0)) * N(0, 2 eta Sigma), whose cell averages
+  /// (point values for chapman_kolmogorov) are int N(x; m_0, V_0) P(T_D(x) + Z in cell) dx, by Gauss–Hermite
+  /// quadrature in x (kGaussHermiteNodes per axis of V_0's Cholesky factor) with the exact Gaussian cell probabilities
+  /// of Z; q_1 with T_D'. Exact for an affine T_D up to the quadrature's rounding-level error when V_0 is small
+  /// against the noise (the case it is for); for any smooth T_D the integrand is smooth on the scale of V_0. Mass
+  /// beyond the mesh is reported as outflow. Requires canStepFromGaussian(). Collective.
+  StepReport stepFromGaussian(Vec u, const models::Gaussian& start) const;
+  static constexpr int kGaussHermiteNodes = 16;
   /// Pi_C # of a state (the initial law theta_0 ~ Pi_C(N(m_0, V_0)), MATH.md §2.1): cells outside C are emptied into
   /// the boundary bins. Nothing happens without a constraint.
   void projectState(Vec u);

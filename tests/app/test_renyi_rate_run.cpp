@@ -203,6 +203,32 @@ BOOST_AUTO_TEST_CASE(lsi_constant_not_applicable_for_a_wide_start) {
   BOOST_TEST(contains(o.out, "c_theory not applicable: the initial covariance (largest eigenvalue 1.5) exceeds"), o.out);
 }
 
+BOOST_AUTO_TEST_CASE(a_stated_sensitivity_below_the_actual_gap_fails_lemma_2_and_lemma_4) {
+  // What the two checks can see (docs/validation.md): with the measured gap Lemma 2 holds by discrete Cauchy–Schwarz
+  // and Lemma 4 by construction, so they can only fail on a wrong S_g/n. Here loss.sensitivity = 0.15 states half the
+  // actual gradient gap (S_g/n = 0.3 for n = 1): both must fire.
+  TemporaryDirectory t("fpdp-renyi-rate");
+  const fs::path caseFile =
+      caseVariant(kSourceDir / "cases" / "noisy-gd-quadratic-1d.toml", t.path(), "wrong.toml",
+                  {{"steps = 200", "steps = 4\ntracing_substeps = 4"}, {"every = 20", "every = 2"},
+                   {"cells = [1500]", "cells = [600]"}, {"lambda = 1.0", "lambda = 1.0\nsensitivity = 0.15"}});
+  const Outcome o = runFpdp(caseFile, t.path() / "out", t.path());
+  BOOST_TEST_REQUIRE(o.status == 0, o.out);
+  const Table rate = readCsv(t.path() / "out" / "renyi_rate.csv");
+  long violations = 0;
+  for (std::size_t r = 0; r < rate.rows.size(); ++r) {
+    BOOST_TEST(std::fabs(rate.value(r, "Sv") - 0.15) <= 1e-12);
+    BOOST_TEST(rate.value(r, "margin_optimal_measured") >= -rate.value(r, "rate_tolerance"));  // the identity
+    violations += rate.rows[r].at("status") == "violation";
+  }
+  BOOST_TEST(violations > 0);
+  BOOST_TEST(contains(o.out, "VIOLATION"), o.out);
+  const Table tracing = readCsv(t.path() / "out" / "tracing.csv");
+  double above = 0;
+  for (std::size_t r = 0; r < tracing.rows.size(); ++r) above += tracing.value(r, "cells_above_bound");
+  BOOST_TEST(above > 0);
+}
+
 BOOST_AUTO_TEST_CASE(noisy_gd_tracing_and_two_ranks) {
   TemporaryDirectory t("fpdp-renyi-rate");
   const fs::path caseFile =

@@ -35,7 +35,9 @@
 #include <vector>
 
 #include "app/ParameterSchema.hpp"
+#include "app/PetscOptionPolicy.hpp"
 #include "models/Dataset.hpp"
+#include "models/InputFile.hpp"
 #include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
@@ -940,7 +942,8 @@ private:
     const toml::node* countNode = given("data", "count");
     if (!countNode) failMissing("data.count", count.type, count.allowed);
     const std::int64_t n = integer(*countNode, "data.count", count.allowed);
-    if (n < 1 || n > 10'000'000) fail("data.count", *countNode, "out of range", count.allowed);
+    if (n < 1 || static_cast<std::uint64_t>(n) > models::kMaxRecords)
+      fail("data.count", *countNode, "out of range", count.allowed);
     spec.n = static_cast<std::size_t>(n);
     const Parameter& seed = parameter("data", "seed");
     if (const toml::node* node = given("data", "seed")) {
@@ -1290,19 +1293,25 @@ private:
     const Parameter& options = parameter("solver", "petsc_options");
     const toml::node& node = required(options);
     c.solver.petsc_options = string(node, "solver.petsc_options", options.allowed);
-    // PETSc would take a stray word as an option value or ignore it; either way the user's intent is lost.
-    std::istringstream tokens(c.solver.petsc_options);
-    bool afterOption = false;
-    for (std::string token; tokens >> token;) {
-      if (token.front() == '-') {
-        afterOption = true;
-      } else if (afterOption) {
-        afterOption = false;
-      } else {
+    // PETSc would take a stray word as an option value or ignore it; either way the user's intent is lost. Every
+    // option is held against the allow-list (app/PetscOptionPolicy.hpp): a shared case must not write files.
+    std::istringstream stream(c.solver.petsc_options);
+    std::vector<std::string> tokens;
+    for (std::string token; stream >> token;) tokens.push_back(token);
+    // The same split as insertCaseOptions: "-1" or "-.5" after an option is its value, not an option.
+    const auto isName = [](const std::string& t) {
+      return t.size() >= 2 && t[0] == '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
+    };
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      if (!isName(tokens[i])) {
         fail("solver.petsc_options", node,
-             "token '" + token + "' is neither an option (starting with '-') nor the value of the option before it",
+             "token '" + tokens[i] + "' is neither an option (starting with '-') nor the value of the option before it",
              options.allowed);
       }
+      const std::string name = tokens[i];
+      const std::string value = i + 1 < tokens.size() && !isName(tokens[i + 1]) ? tokens[++i] : std::string();
+      if (const auto problem = caseFilePetscOptionProblem(name, value))
+        fail("solver.petsc_options", node, "option '" + name + "' " + *problem, options.allowed);
     }
   }
 
@@ -1557,7 +1566,133 @@ private:
 
 }  // namespace
 
+namespace {
+
+// toml++ builds one nested table per part of a dotted key and recurses over them: 40,000 parts overflowed the stack.
+// The text is scanned for the longest dotted key (in key-value pairs, table headers and inline tables) and the
+// deepest nesting of arrays and inline tables before toml++ sees it. A case file needs two key parts
+// ([table] key, or table.key) and three levels of arrays (noise.covariance); the limits leave room for any TOML a
+// person writes.
+constexpr std::size_t kMaxKeyParts = 16;
+constexpr std::size_t kMaxNesting = 16;
+
+struct NestingScan {
+  std::size_t keyParts = 0;  // the most parts of one dotted key
+  std::size_t nesting = 0;   // the deepest nesting of arrays and inline tables
+  std::size_t keyLine = 0, nestingLine = 0;  // where each maximum was first reached (1-based)
+};
+
+// A lenient scan: it never rejects text (toml++ reports syntax errors), it only measures; every step advances.
+NestingScan scanNesting(std::string_view t) {
+  NestingScan scan;
+  std::size_t i = 0, line = 1;
+  std::vector<char> open;  // '[' (array) or '{' (inline table) of the value being scanned
+  const auto at = [&](std::size_t k) { return k < t.size() ? t[k] : '\0'; };
+  const auto advance = [&] {
+    if (t[i] == '\n') ++line;
+    ++i;
+  };
+  // Skips a string starting at i (any of TOML's four kinds), escapes and newlines included.
+  const auto skipString = [&] {
+    const char q = t[i];
+    const bool multi = at(i + 1) == q && at(i + 2) == q;
+    i += multi ? 3 : 1;
+    while (i < t.size()) {
+      if (q == '"' && t[i] == '\\') {
+        advance();
+        if (i < t.size()) advance();
+        continue;
+      }
+      if (t[i] == q && (!multi || (at(i + 1) == q && at(i + 2) == q))) {
+        i += multi ? 3 : 1;
+        return;
+      }
+      if (!multi && t[i] == '\n') return;  // an unterminated string: toml++ reports it
+      advance();
+    }
+  };
+  const auto skipComment = [&] {
+    while (i < t.size() && t[i] != '\n') ++i;
+  };
+  // Scans a key (bare and quoted parts separated by dots) up to '=', ']' or the end of the line; counts its parts.
+  const auto scanKey = [&] {
+    std::size_t parts = 1;
+    while (i < t.size() && t[i] != '=' && t[i] != ']' && t[i] != '\n' && t[i] != '}' && t[i] != '#') {
+      if (t[i] == '"' || t[i] == '\'') skipString();
+      else {
+        if (t[i] == '.') ++parts;
+        advance();
+      }
+    }
+    if (parts > scan.keyParts) {
+      scan.keyParts = parts;
+      scan.keyLine = line;
+    }
+  };
+  bool lineStart = true;
+  while (i < t.size()) {
+    const char c = t[i];
+    if (open.empty() && lineStart) {
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        advance();
+        continue;
+      }
+      lineStart = false;
+      if (c == '#') skipComment();
+      else if (c == '[') {
+        while (at(i) == '[') ++i;
+        scanKey();
+        while (i < t.size() && t[i] != '\n') {  // the rest of the header line
+          if (t[i] == '"' || t[i] == '\'') skipString();
+          else ++i;
+        }
+      } else {
+        scanKey();
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      skipString();
+    } else if (c == '#') {
+      skipComment();
+    } else if (c == '[' || c == '{') {
+      open.push_back(c);
+      if (open.size() > scan.nesting) {
+        scan.nesting = open.size();
+        scan.nestingLine = line;
+      }
+      advance();
+      if (c == '{') scanKey();
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+      advance();
+    } else if (c == ',' && !open.empty() && open.back() == '{') {
+      advance();
+      scanKey();
+    } else {
+      if (c == '\n' && open.empty()) lineStart = true;
+      advance();
+    }
+  }
+  return scan;
+}
+
+}  // namespace
+
 Case readCaseString(std::string_view text, const std::filesystem::path& pretendPath) {
+  const NestingScan scan = scanNesting(text);
+  if (scan.keyParts > kMaxKeyParts)
+    throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(scan.keyLine) +
+                             ": a dotted key or table name of " + std::to_string(scan.keyParts) +
+                             " parts; allowed: at most " + std::to_string(kMaxKeyParts) +
+                             " parts (a case file needs 2: [table] key, or table.key)"),
+                     "", "", "");
+  if (scan.nesting > kMaxNesting)
+    throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(scan.nestingLine) +
+                             ": arrays or inline tables " + std::to_string(scan.nesting) +
+                             " levels deep; allowed: at most " + std::to_string(kMaxNesting) +
+                             " levels (a case file needs 3)"),
+                     "", "", "");
   toml::table root;
   try {
     root = toml::parse(text, pretendPath.string());
@@ -1574,13 +1709,12 @@ Case readCase(const std::filesystem::path& file) {
   const auto cannotRead = [&file](const std::string& reason) {
     return InputError(oneLine(file.string() + ": cannot read the case file: " + reason), "", "", "");
   };
-  std::error_code error;
-  if (std::filesystem::is_directory(file, error)) throw cannotRead("it is a directory");
-  errno = 0;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw cannotRead(errno != 0 ? std::strerror(errno) : "cannot open the file");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw cannotRead("read error");
+  std::string text;
+  try {
+    text = models::readInputFile(file, models::kMaxCaseFileBytes);  // a regular file of bounded size only
+  } catch (const models::InputFileError& e) {
+    throw cannotRead(e.what());
+  }
   return readCaseString(text, file);
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "app/CaseReader.hpp"
+#include "app/PetscOptionPolicy.hpp"
 
 namespace fpdp::app {
 
@@ -281,8 +282,12 @@ constexpr Parameter kParameters[] = {
      "(order 2 elsewhere); positivity is then measured and reported, not guaranteed.",
      "langevin"},
     {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
-     "whitespace-separated PETSc options: each token starts with '-' or is the value of the option before it", "",
-     "Further PETSc options, e.g. \"-ts_bdf_order 2\"; options on the command line override them."},
+     kCasePetscOptionsAllowed, "",
+     "Further PETSc options for the solver, e.g. \"-ts_bdf_order 2\"; options on the command line override them. A "
+     "case file is input that may come from anyone, so only the solver options of the allow-list may appear here "
+     "(app/PetscOptionPolicy.hpp); any other option is an error naming it. The options that set the horizon or the "
+     "steps (-ts_max_steps, -ts_max_time, -ts_dt, -ts_adapt_type, -ts_max_snes_failures, -ts_max_reject, -ts_error_if_step_fails, "
+     "-ts_exact_final_time, -ts_init_time, -ts_run_steps) and -options_file are refused on the command line too."},
 
     // [sampler]
     {"sampler", "particles", "integer", "—", Presence::Default, "100000", "an integer in [100, 10^10]", "",

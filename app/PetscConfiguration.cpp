@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/PetscOptionPolicy.hpp"
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::app {
@@ -101,6 +102,17 @@ LightSingletonStartup::~LightSingletonStartup() {
     std::error_code ec;
     std::filesystem::remove_all(privateBase_, ec);
   }
+}
+
+void refuseForbiddenOptions() {
+  char* all = nullptr;
+  FPDP_PETSC(PetscOptionsGetAll(nullptr, &all));
+  std::istringstream tokens(all ? all : "");
+  FPDP_PETSC(PetscFree(all));
+  for (std::string token; tokens >> token;)
+    if (const auto problem = forbiddenPetscOption(token))
+      throw SolverConfigurationError("PETSc option '" + token + "' (from the command line, PETSC_OPTIONS or a petscrc "
+                                     "file) " + *problem);
 }
 
 void insertCaseOptions(const SolverSpec& solver) {

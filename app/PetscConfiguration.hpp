@@ -68,6 +68,10 @@ struct SolverConfigurationError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws SolverConfigurationError if PETSc's options database holds an option no run may have
+/// (forbiddenPetscOption): the command line is checked before PETSc starts, this catches what PETSc read from the
+/// PETSC_OPTIONS environment variable and petscrc files.
+void refuseForbiddenOptions();
 /// Adds the case's petsc_options to the options database unless the command line already set them.
 void insertCaseOptions(const SolverSpec& solver);
 /// The time integrator in effect: -ts_type from the command line or petsc_options, else solver.ts_type; "auto" resolves

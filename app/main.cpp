@@ -38,6 +38,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   try {
+    refuseForbiddenOptions();
     insertCaseOptions(c.solver);
     validateSolverTypes(c);
     if (cl.command == "check") {

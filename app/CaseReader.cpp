@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -34,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "app/LossBuilding.hpp"
 #include "app/ParameterSchema.hpp"
 #include "app/PetscOptionPolicy.hpp"
 #include "models/Dataset.hpp"
@@ -59,6 +61,15 @@ constexpr std::size_t kMaxOrders = 1024;
 constexpr double kMaxSteps = 1e9;           // keeps t_end/dt far inside long and exactly representable
 constexpr double kStepTolerance = 1e-9;     // relative distance of t_end/dt from an integer
 constexpr double kSymmetryTolerance = 1e-12;
+// Numerical limits of the run, checked by the reader so that `fpdp check` refuses what the run cannot compute:
+constexpr double kMaxOrder = 1e6;           // Rényi orders: (alpha - 1) log(p/q) overflows near 1e305 (NaN at 1e308);
+                                            // beyond 1e6 R_alpha equals R_inf to within log(1/delta)/1e6 in eps
+constexpr double kMinRelativeCellWidth = 1e-10;  // cells narrower than this share of |coordinates| lose the digits
+                                                 // of their centres, faces and Gaussian cell averages
+constexpr double kMaxCellRate = 1e100;      // largest diffusion over squared cell width, D / h^2 (per time unit)
+constexpr double kMaxOutputInterval = 1e9;  // largest output interval dt * every in cell diffusion times h^2 / D:
+                                            // exp(T A) needs about sqrt(T |A|) Chebyshev terms per interval
+constexpr std::size_t kMaxLossChecks = 4'000'000;  // loss and gradient evaluations of the finiteness check
 constexpr std::size_t kValueWidth = 80;     // rendered values are cut here so a message stays one readable line
 
 // ---- Rendering values for messages ------------------------------------------------------------------------------
@@ -289,12 +300,15 @@ public:
     readLoss(c);
     readData(c);
     readNeighbour(c);
+    checkLossFinite(c);
     readNoise(c);
+    checkDiffusionScale(c);
     readInitial(c);
     checkDynamicsApplicability();
     if (c.dynamics == "langevin") readTime(c);
     else readNoisyGd(c);
     readOutput(c);
+    if (c.dynamics == "langevin") checkOutputInterval(c);
     readDivergence(c);
     readPrivacy(c);
     readSolver(c);
@@ -748,6 +762,41 @@ private:
         c.mesh.grading[i] = r;
       }
     }
+    checkCellWidths(c);
+  }
+
+  // The cells the run builds (meshes::Axis::graded) must have distinct faces and widths that are normal doubles
+  // and resolvable against the coordinates: e.g. 400 cells on [0, 5e-324] or 65536 cells graded by 1.2 are not.
+  void checkCellWidths(const Case& c) {
+    for (std::size_t i = 0; i < dim_; ++i) {
+      const bool graded = c.mesh.grading[i] != 1.0;
+      const std::string path = graded ? indexed("mesh.grading", i) : indexed("mesh.cells", i);
+      const toml::node& node = graded ? *given("mesh", "grading")->as_array()->get(i)
+                                      : *given("mesh", "cells")->as_array()->get(i);
+      const std::string allowed = graded ? std::string(parameter("mesh", "grading").allowed)
+                                         : std::string(parameter("mesh", "cells").allowed);
+      const std::string axis = " on axis " + std::to_string(i) + " ([" + floatLiteral(c.mesh.lower[i]) + ", " +
+                               floatLiteral(c.mesh.upper[i]) + "], " + std::to_string(c.mesh.cells[i]) + " cells";
+      double smallest = 0.0, largest = 0.0;
+      try {
+        const auto ax = meshes::Axis::graded(c.mesh.lower[i], c.mesh.upper[i], c.mesh.cells[i], c.mesh.grading[i]);
+        smallest = std::numeric_limits<double>::infinity();
+        for (int k = 0; k < ax.cells(); ++k) {
+          smallest = std::min(smallest, ax.width(k));
+          largest = std::max(largest, ax.width(k));
+        }
+      } catch (const std::exception&) {
+        fail(path, node, "gives cell faces that are not distinct increasing doubles" + axis + ")", allowed);
+      }
+      const double magnitude = std::max(std::abs(c.mesh.lower[i]), std::abs(c.mesh.upper[i]));
+      if (!(smallest >= DBL_MIN) || !std::isfinite(largest) || smallest < kMinRelativeCellWidth * magnitude)
+        fail(path, node,
+             "gives cells of width " + shortestDouble(smallest) + axis +
+                 "): cell widths must be normal doubles of at least 1e-10 of the largest |coordinate|",
+             allowed);
+      minWidth_[i] = smallest;
+      maxWidth_[i] = largest;
+    }
   }
 
   void readLoss(Case& c) {
@@ -1038,6 +1087,108 @@ private:
     c.neighbour.index = static_cast<std::size_t>(index);
   }
 
+  // l(theta; x) and its gradient must be finite where the run evaluates them: "0/0" or an overflowing lambda
+  // would otherwise give a NaN drift, S_g = 0 and a "bound" below the computed divergence. Checked at the cell
+  // centres of a sub-grid (every cell where cells x records allows, always the wall cells and the middle one) for
+  // every record of D and D'.
+  void checkLossFinite(const Case& c) const {
+    const auto loss = buildLoss(c.loss, static_cast<int>(dim_));
+    std::vector<models::Record> records(c.data.records.records().begin(), c.data.records.records().end());
+    if (c.neighbour.kind != models::NeighbourKind::Remove) records.push_back(c.neighbour.replacement);
+    const double perAxis = std::pow(static_cast<double>(kMaxLossChecks) / static_cast<double>(records.size()),
+                                    1.0 / static_cast<double>(dim_));
+    std::vector<std::vector<double>> points(dim_);
+    for (std::size_t a = 0; a < dim_; ++a) {
+      const auto ax = meshes::Axis::graded(c.mesh.lower[a], c.mesh.upper[a], c.mesh.cells[a], c.mesh.grading[a]);
+      const int n = ax.cells();
+      const int m = std::clamp(static_cast<int>(perAxis), 2, n);
+      for (int j = 0; j < m; ++j) points[a].push_back(ax.centre(static_cast<int>((static_cast<long>(j) * (n - 1)) / (m - 1))));
+      points[a].push_back(ax.centre(n / 2));
+    }
+    const std::string path = c.loss.type == "expression" ? (c.loss.gradient.empty() ? "loss.expression" : "loss.gradient")
+                             : c.loss.type == "quadratic" || c.loss.type == "double_well" ? "loss.lambda"
+                                                                                          : "loss.regularization";
+    const toml::node* node = given("loss", path.substr(5));
+    const toml::node& shown = node ? *node : *given("loss", "type");
+    // Very large datasets: every stride-th record (and always the neighbour's), so the check stays within budget.
+    std::size_t pointCount = 1;
+    for (const auto& p : points) pointCount *= p.size();
+    const std::size_t stride = std::max<std::size_t>(1, pointCount * records.size() / kMaxLossChecks);
+    std::vector<std::size_t> checked;
+    for (std::size_t r = 0; r < records.size(); r += stride) checked.push_back(r);
+    if (checked.back() != records.size() - 1) checked.push_back(records.size() - 1);
+    std::vector<std::size_t> index(dim_, 0);
+    models::Vector theta(static_cast<Eigen::Index>(dim_));
+    for (;;) {
+      for (std::size_t a = 0; a < dim_; ++a) theta[static_cast<Eigen::Index>(a)] = points[a][index[a]];
+      for (std::size_t r : checked) {
+        double value = 0.0;
+        models::Vector gradient;
+        try {
+          value = loss->value(theta, records[r]);
+          gradient = loss->gradient(theta, records[r]);
+        } catch (const std::exception& e) {
+          fail(path, shown, std::string("cannot be evaluated: ") + e.what(), parameter("loss", path.substr(5)).allowed);
+        }
+        if (!std::isfinite(value) || !gradient.allFinite()) {
+          std::string at = "(";
+          for (std::size_t a = 0; a < dim_; ++a) at += (a ? ", " : "") + shortestDouble(theta[static_cast<Eigen::Index>(a)]);
+          const std::string which = r < c.data.records.size() ? "record " + std::to_string(r) + " of the data"
+                                                              : std::string("the neighbour's record");
+          fail(path, shown,
+               std::string(std::isfinite(value) ? "gives a gradient" : "gives a loss value") +
+                   " that is not finite at the cell centre theta = " + at + ") with " + which +
+                   " (the loss and its gradient must be finite on the whole mesh)",
+               parameter("loss", path.substr(5)).allowed);
+        }
+      }
+      std::size_t a = 0;
+      while (a < dim_ && ++index[a] == points[a].size()) index[a++] = 0;
+      if (a == dim_) break;
+    }
+  }
+
+  // The noise's diffusion D = Sigma/2 against the cells: its eigenvalues must be normal doubles and D / h^2 (the
+  // operator's entries) must stay far from overflow.
+  void checkDiffusionScale(const Case& c) const {
+    const std::string path = c.noise.covariance ? "noise.covariance" : "noise.sigma";
+    const toml::node& node = *given("noise", path.substr(6));
+    const std::string allowed(parameter("noise", path.substr(6)).allowed);
+    double smallest = 0.5 * c.noise.sigma * c.noise.sigma, largest = smallest;
+    for (const auto* sigma : {&c.noise.covariance, &c.noise.covariancePrime}) {
+      if (!*sigma) continue;
+      const auto eigenvalues = Eigen::SelfAdjointEigenSolver<models::Matrix>(**sigma).eigenvalues();
+      smallest = std::min(smallest, 0.5 * eigenvalues.minCoeff());
+      largest = std::max(largest, 0.5 * eigenvalues.maxCoeff());
+    }
+    if (!(smallest >= DBL_MIN) || !std::isfinite(largest))
+      fail(path, node,
+           "gives a diffusion Sigma/2 with eigenvalues in [" + shortestDouble(smallest) + ", " + shortestDouble(largest) +
+               "], not normal finite doubles",
+           allowed);
+    double hmin = minWidth_[0];
+    for (std::size_t a = 1; a < dim_; ++a) hmin = std::min(hmin, minWidth_[a]);
+    const double rate = largest / hmin / hmin;
+    if (!(rate <= kMaxCellRate))
+      fail(path, node,
+           "gives a diffusion over the squared smallest cell width D / h^2 = " + shortestDouble(rate) +
+               ", more than 1e100",
+           allowed);
+    cellRate_ = rate;
+  }
+
+  // The output interval dt * output.every in units of the fastest cell diffusion time h^2 / D (checkDiffusionScale).
+  void checkOutputInterval(const Case& c) const {
+    const long every = std::min(c.output.every, c.time.steps());
+    const double interval = c.time.dt * static_cast<double>(every) * cellRate_;
+    if (!(interval <= kMaxOutputInterval))
+      fail("time.dt", *given("time", "dt"),
+           "times output.every = " + std::to_string(c.output.every) + " is " + shortestDouble(interval) +
+               " diffusion times of the smallest cell (h^2 / D), more than 1e9: the run's cost per output step "
+               "grows with it",
+           parameter("time", "dt").allowed);
+  }
+
   void readNoise(Case& c) const {
     const Parameter& sigma = parameter("noise", "sigma");
     const Parameter& cov = parameter("noise", "covariance");
@@ -1193,6 +1344,7 @@ private:
       const toml::node& entry = *orders.get(i);
       const double alpha = number(entry, path, allowed);
       if (!(alpha > 1)) fail(path, entry, "must be > 1", allowed);
+      if (alpha > kMaxOrder) fail(path, entry, "is larger than 1e6, the largest order fpdp computes", allowed);
       for (std::size_t j = 0; j < c.divergence.orders.size(); ++j) {
         if (c.divergence.orders[j].alpha == alpha) {
           fail(path, entry, "duplicates divergence.orders[" + std::to_string(j) + "]", allowed);
@@ -1559,6 +1711,8 @@ private:
   fs::path file_;
   std::string fileLabel_;
   std::size_t dim_ = 0;
+  mutable double cellRate_ = 0.0;  // D / h^2 of the noise and the smallest cell (checkDiffusionScale)
+  double minWidth_[kMaxDimension] = {}, maxWidth_[kMaxDimension] = {};  // cell widths per axis (checkCellWidths)
   std::string dimensionReason_;
   std::string lossType_;
   std::string dynamics_;

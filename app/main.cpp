@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -83,9 +84,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int fpdpMain(int argc, char** argv) {
   // `fpdp validate` runs the validation suite with child processes of this program; it starts no PETSc itself.
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     try {
@@ -162,4 +161,21 @@ int main(int argc, char** argv) {
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
   PetscFinalize();
   return status;
+}
+
+}  // namespace
+
+// Whatever the input, fpdp ends with one line and an exit status: an exception that no command caught (memory
+// exhausted while reading a case, say) is reported here instead of aborting the process.
+int main(int argc, char** argv) {
+  try {
+    return fpdpMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fpdp: run failed: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fpdp: run failed: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "fpdp: run failed: unknown exception\n");
+  }
+  return 1;
 }

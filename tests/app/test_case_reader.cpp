@@ -316,9 +316,9 @@ BOOST_AUTO_TEST_CASE(resolved_toml_writes_every_default) {
 }
 
 BOOST_AUTO_TEST_CASE(renyi_order_labels_are_the_numbers_as_written) {
-  std::string text = kMinimal + "[divergence]\norders = [2, 10, 1.5, 3.0, 3.25, 1e3, 0x20, 1.1, 1e20]\n";
+  std::string text = kMinimal + "[divergence]\norders = [2, 10, 1.5, 3.0, 3.25, 1e3, 0x20, 1.1, 1e6]\n";
   const Case c = parse(text);
-  BOOST_TEST(labelsOf(c) == (std::vector<std::string>{"2", "10", "1.5", "3", "3.25", "1000", "32", "1.1", "1e+20"}),
+  BOOST_TEST(labelsOf(c) == (std::vector<std::string>{"2", "10", "1.5", "3", "3.25", "1000", "32", "1.1", "1e+06"}),
              boost::test_tools::per_element());
   BOOST_TEST(c.divergence.orders[7].alpha == 1.1);
 }

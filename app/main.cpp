@@ -15,6 +15,7 @@
 #include "app/Checkpoint.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
+#include "app/MemoryEstimate.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
@@ -135,6 +136,8 @@ int fpdpMain(int argc, char** argv) {
     } else {
       c = fpdp::app::readCase(cl.casePath);
     }
+    // Before anything is allocated for the case: a run that cannot fit in this machine's memory is refused.
+    if (cl.command != "sample") fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty());
   } catch (const fpdp::app::InputError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   } catch (const fpdp::app::CheckpointError& e) {

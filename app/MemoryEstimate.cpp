@@ -1,0 +1,104 @@
+#include "app/MemoryEstimate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "app/CaseReader.hpp"
+
+namespace fpdp::app {
+
+namespace {
+
+// Peak resident bytes per cell of whole runs (two densities, 2-D), bench/README.md "Peak memory per cell": the
+// exponential integrator 487, the cheapest stepping configuration (Crank–Nicolson, BiCGStab + ILU(0)) 919, the
+// default stepping configuration (BDF2 with LU) 2763. 1-D and 3-D runs hold at least the 2-D vectors per cell.
+constexpr std::uint64_t kExponentialBytesPerCell = 487;
+constexpr std::uint64_t kSteppingBytesPerCell = 919;
+constexpr std::uint64_t kLuBytesPerCell = 2763;
+// One process's MPI, PETSc and HDF5 footprint (docs/scaling.md §4: about 100 MiB).
+constexpr std::uint64_t kFixedBytesPerRank = std::uint64_t{100} << 20;
+
+long environmentInteger(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end == '\0' && n > 0 ? n : 0;
+}
+
+std::string gib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiven) {
+  MemoryEstimate e;
+  e.cells = 1;
+  for (int a = 0; a < c.mesh.dim; ++a) e.cells *= static_cast<std::uint64_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
+  const bool exponential = c.dynamics == "langevin" && !exponentialObstacle(c) &&
+                           (c.solver.ts_type == kAutoTsType || c.solver.ts_type == kExponentialTsType) &&
+                           c.solver.petsc_options.empty();
+  if (solverOptionsGiven || exponential || c.dynamics != "langevin") {
+    e.bytesPerCell = kExponentialBytesPerCell;
+    e.basis = solverOptionsGiven ? "the lowest measured figure, as PETSc options may choose the integrator"
+                                 : exponential ? "the exponential integrator's measured figure"
+                                               : "the lowest measured figure";
+  } else if (c.solver.pc_type == "lu") {
+    e.bytesPerCell = kLuBytesPerCell;
+    e.basis = "the measured figure of stepping with LU";
+  } else {
+    e.bytesPerCell = kSteppingBytesPerCell;
+    e.basis = "the lowest measured figure of a stepping integrator";
+  }
+  e.bytes = e.cells * e.bytesPerCell + static_cast<std::uint64_t>(ranks) * kFixedBytesPerRank;
+  return e;
+}
+
+std::optional<std::uint64_t> availableMemory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::optional<std::uint64_t> available, total;
+  for (std::string line; std::getline(meminfo, line);) {
+    std::istringstream fields(line);
+    std::string name;
+    std::uint64_t kib = 0;
+    if (!(fields >> name >> kib)) continue;
+    if (name == "MemAvailable:") available = kib * 1024;
+    if (name == "MemTotal:") total = kib * 1024;
+  }
+  return available ? available : total;
+}
+
+void requireMemoryFits(const Case& c, bool solverOptionsGiven) {
+  const auto available = availableMemory();
+  if (!available) return;  // no /proc/meminfo: nothing to compare with
+  const long world = std::max(1L, environmentInteger("OMPI_COMM_WORLD_SIZE") > 0 ? environmentInteger("OMPI_COMM_WORLD_SIZE")
+                                                                                : environmentInteger("PMI_SIZE"));
+  const long local = std::min(world, environmentInteger("OMPI_COMM_WORLD_LOCAL_SIZE") > 0
+                                         ? environmentInteger("OMPI_COMM_WORLD_LOCAL_SIZE")
+                                         : world);
+  const MemoryEstimate e = estimateRunMemory(c, static_cast<int>(world), solverOptionsGiven);
+  // This node's share: its ranks' part of the cells and their fixed footprints.
+  const std::uint64_t node = e.cells * e.bytesPerCell / static_cast<std::uint64_t>(world) * static_cast<std::uint64_t>(local) +
+                             static_cast<std::uint64_t>(local) * kFixedBytesPerRank;
+  if (node <= *available) return;
+  std::string cells;
+  for (int a = 0; a < c.mesh.dim; ++a) cells += (a ? ", " : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
+  const std::string ranks = world > 1 ? " for the " + std::to_string(local) + " of " + std::to_string(world) +
+                                            " ranks on this node"
+                                      : "";
+  const std::string message = c.sourcePath.string() + ": mesh.cells = [" + cells + "]: the run needs at least " +
+                              gib(node) + ranks + " (" + std::to_string(e.cells) + " cells x " +
+                              std::to_string(e.bytesPerCell) + " B per cell, " + e.basis +
+                              ", + 100 MiB per rank), but this machine has " + gib(*available) +
+                              " available (MemAvailable); allowed: a mesh whose run fits in the memory available "
+                              "(fewer cells, or more nodes)";
+  throw InputError(message, "mesh.cells", "[" + cells + "]", "a mesh whose run fits in the memory available");
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,35 @@
+#pragma once
+// Before a run allocates anything: will it fit in the memory of this machine? A mesh of 16384^2 cells is an
+// allowed case that needs about 130 GB; without this check it grew until the kernel's OOM killer ended it.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "app/Case.hpp"
+
+namespace fpdp::app {
+
+/// A lower estimate of a run's resident memory, whole job: cells x the lowest measured bytes per cell of the
+/// integrator the case selects (bench/README.md, "Peak memory per cell"; docs/scaling.md §3) plus the fixed
+/// footprint of one process (MPI, PETSc, HDF5) per rank. Low on purpose: a run it refuses cannot fit.
+struct MemoryEstimate {
+  std::uint64_t bytes = 0;
+  std::uint64_t cells = 0;
+  std::uint64_t bytesPerCell = 0;
+  std::string basis;  // which figure was used, for the message
+};
+
+/// `solverOptionsGiven`: PETSc options on the command line, which may select another integrator than the case's:
+/// then the lowest figure of all (the exponential integrator's) is used.
+MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiven);
+
+/// The memory this machine can give a new process: MemAvailable of /proc/meminfo (else MemTotal), in bytes; none if
+/// it cannot be read.
+std::optional<std::uint64_t> availableMemory();
+
+/// Throws InputError (exit status 2) if the run of `c` cannot fit: its estimate for the ranks on this node
+/// (OMPI_COMM_WORLD_LOCAL_SIZE of OMPI_COMM_WORLD_SIZE, else all of them) exceeds availableMemory(). Called by
+/// fpdp for run, check and noise-study after the case is read and before anything is allocated for it.
+void requireMemoryFits(const Case& c, bool solverOptionsGiven);
+
+}  // namespace fpdp::app

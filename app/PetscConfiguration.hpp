@@ -89,11 +89,17 @@ public:
   PetscErrorCapture();
   ~PetscErrorCapture();
   const std::string& message() const { return message_; }
+  /// The first error's PETSc code (0: none).
+  PetscErrorCode code() const { return code_; }
+  /// Whether the first error is PETSc refusing its arguments or options (an unsupported or incompatible choice, a
+  /// value out of range): the solver configuration is at fault, not the run.
+  bool configurationError() const;
 
 private:
   static PetscErrorCode handler(MPI_Comm, int, const char*, const char*, PetscErrorCode, PetscErrorType, const char*,
                                 void*);
   std::string message_;
+  PetscErrorCode code_ = 0;
 };
 
 }  // namespace fpdp::app

@@ -21,6 +21,7 @@
 #include "app/RunCase.hpp"
 #include "app/SampleCase.hpp"
 #include "app/ValidateCommand.hpp"
+#include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
 
 namespace {
@@ -39,6 +40,8 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
   using namespace fpdp::app;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  // PETSc's errors are recorded, not printed as traces: a failure ends in one line (below).
+  PetscErrorCapture petscErrors;
   try {
     refuseForbiddenOptions();
     insertCaseOptions(c.solver);
@@ -80,6 +83,13 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
     return reportError(rank, "error: ", e.what(), 2);
   } catch (const OutputDirectoryError& e) {
     return reportError(rank, "error: ", e.what(), 2);
+  } catch (const fpdp::PetscFailure& e) {
+    // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit
+    // integrator for fpdp's implicit form, say) are bad input.
+    const std::string what = petscErrors.message().empty() ? std::string(e.what()) : "PETSc: " + petscErrors.message();
+    if (petscErrors.configurationError())
+      return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
+    return reportError(rank, "run failed: ", what, 1);
   } catch (const std::exception& e) {
     return reportError(rank, "run failed: ", e.what(), 1);
   }

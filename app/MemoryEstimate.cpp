@@ -60,6 +60,16 @@ MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiv
   return e;
 }
 
+MemoryEstimate estimateSampleMemory(const Case& c, int ranks, int threads) {
+  MemoryEstimate e = estimateRunMemory(c, ranks, false);
+  const std::uint64_t sets = 2 * c.sampler.outputSteps.size() * (static_cast<std::uint64_t>(threads) + 1);
+  e.bytesPerCell = 8 * sets;
+  e.basis = "8 B per cell for each of " + std::to_string(sets) +
+            " histograms (2 datasets x output steps x (threads + 1))";
+  e.bytes = e.cells * e.bytesPerCell + static_cast<std::uint64_t>(ranks) * kFixedBytesPerRank;
+  return e;
+}
+
 std::optional<std::uint64_t> availableMemory() {
   std::ifstream meminfo("/proc/meminfo");
   std::optional<std::uint64_t> available, total;
@@ -74,7 +84,7 @@ std::optional<std::uint64_t> availableMemory() {
   return available ? available : total;
 }
 
-void requireMemoryFits(const Case& c, bool solverOptionsGiven) {
+void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int> samplerThreads) {
   const auto available = availableMemory();
   if (!available) return;  // no /proc/meminfo: nothing to compare with
   const long world = std::max(1L, environmentInteger("OMPI_COMM_WORLD_SIZE") > 0 ? environmentInteger("OMPI_COMM_WORLD_SIZE")
@@ -82,7 +92,8 @@ void requireMemoryFits(const Case& c, bool solverOptionsGiven) {
   const long local = std::min(world, environmentInteger("OMPI_COMM_WORLD_LOCAL_SIZE") > 0
                                          ? environmentInteger("OMPI_COMM_WORLD_LOCAL_SIZE")
                                          : world);
-  const MemoryEstimate e = estimateRunMemory(c, static_cast<int>(world), solverOptionsGiven);
+  const MemoryEstimate e = samplerThreads ? estimateSampleMemory(c, static_cast<int>(world), *samplerThreads)
+                                          : estimateRunMemory(c, static_cast<int>(world), solverOptionsGiven);
   // This node's share: its ranks' part of the cells and their fixed footprints.
   const std::uint64_t node = e.cells * e.bytesPerCell / static_cast<std::uint64_t>(world) * static_cast<std::uint64_t>(local) +
                              static_cast<std::uint64_t>(local) * kFixedBytesPerRank;
@@ -97,7 +108,7 @@ void requireMemoryFits(const Case& c, bool solverOptionsGiven) {
                               std::to_string(e.bytesPerCell) + " B per cell, " + e.basis +
                               ", + 100 MiB per rank), but this machine has " + gib(*available) +
                               " available (MemAvailable); allowed: a mesh whose run fits in the memory available "
-                              "(fewer cells, or more nodes)";
+                              "(fewer cells, or more nodes" + (samplerThreads ? std::string(", fewer threads or sampler.output_steps") : std::string()) + ")";
   throw InputError(message, "mesh.cells", "[" + cells + "]", "a mesh whose run fits in the memory available");
 }
 

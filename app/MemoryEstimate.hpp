@@ -23,13 +23,18 @@ struct MemoryEstimate {
 /// then the lowest figure of all (the exponential integrator's) is used.
 MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiven);
 
+/// `fpdp sample` with `threads` threads per rank: every thread keeps a histogram of the mesh per output step and
+/// dataset (validation/MonteCarloSampler), 8 B per cell each, and one more set sums them.
+MemoryEstimate estimateSampleMemory(const Case& c, int ranks, int threads);
+
 /// The memory this machine can give a new process: MemAvailable of /proc/meminfo (else MemTotal), in bytes; none if
 /// it cannot be read.
 std::optional<std::uint64_t> availableMemory();
 
 /// Throws InputError (exit status 2) if the run of `c` cannot fit: its estimate for the ranks on this node
 /// (OMPI_COMM_WORLD_LOCAL_SIZE of OMPI_COMM_WORLD_SIZE, else all of them) exceeds availableMemory(). Called by
-/// fpdp for run, check and noise-study after the case is read and before anything is allocated for it.
-void requireMemoryFits(const Case& c, bool solverOptionsGiven);
+/// fpdp for every command that reads a case, after the case is read and before anything is allocated for it;
+/// `samplerThreads`: the command is `fpdp sample` with that many threads per rank.
+void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int> samplerThreads = std::nullopt);
 
 }  // namespace fpdp::app

@@ -147,7 +147,9 @@ int fpdpMain(int argc, char** argv) {
       c = fpdp::app::readCase(cl.casePath);
     }
     // Before anything is allocated for the case: a run that cannot fit in this machine's memory is refused.
-    if (cl.command != "sample") fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty());
+    fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty(),
+                                 cl.command == "sample" ? std::optional<int>(cl.threads.value_or(c.sampler.threads))
+                                                        : std::nullopt);
   } catch (const fpdp::app::InputError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   } catch (const fpdp::app::CheckpointError& e) {

@@ -70,6 +70,7 @@ constexpr double kMaxCellRate = 1e100;      // largest diffusion over squared ce
 constexpr double kMaxOutputInterval = 1e9;  // largest output interval dt * every in cell diffusion times h^2 / D:
                                             // exp(T A) needs about sqrt(T |A|) Chebyshev terms per interval
 constexpr std::size_t kMaxLossChecks = 4'000'000;  // loss and gradient evaluations of the finiteness check
+constexpr std::size_t kMaxNameLength = 200;  // case.name: "<name>-output.partial" stays within a file name's 255 bytes
 constexpr std::size_t kValueWidth = 80;     // rendered values are cut here so a message stays one readable line
 
 // ---- Rendering values for messages ------------------------------------------------------------------------------
@@ -497,6 +498,10 @@ private:
     if (const toml::node* node = given("case", "name")) {
       c.name = string(*node, "case.name", nameParameter.allowed);
       if (c.name.empty()) fail("case.name", *node, "must not be empty", nameParameter.allowed);
+      // The default output directory "<name>-output" and its ".partial" must be a file name (at most 255 bytes).
+      if (c.name.size() > kMaxNameLength)
+        fail("case.name", *node, "has " + std::to_string(c.name.size()) + " characters, more than 200",
+             nameParameter.allowed);
       for (char ch : c.name) {
         if (!isNameCharacter(ch)) {
           const auto u = static_cast<unsigned char>(ch);
@@ -696,6 +701,7 @@ private:
     for (char& ch : name) {
       if (!isNameCharacter(ch)) ch = '_';
     }
+    if (name.size() > kMaxNameLength) name.resize(kMaxNameLength);
     return name.empty() ? std::string("case") : name;
   }
 

@@ -44,8 +44,8 @@ constexpr Section kSections[] = {
 constexpr Parameter kParameters[] = {
     // [case]
     {"case", "name", "string", "—", Presence::Derived,
-     "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`",
-     "a non-empty string of letters, digits, '_', '.', '-'", "",
+     "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`, cut at 200",
+     "a non-empty string of at most 200 letters, digits, '_', '.', '-'", "",
      "Name of the case; the default output directory is `<name>-output`."},
     {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin, noisy_gd", "",
      "The stochastic dynamics: langevin, d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3), with "

@@ -15,7 +15,7 @@
 #include "app/Checkpoint.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
-#include "app/MemoryEstimate.hpp"
+#include "app/ResourceEstimate.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/RunCase.hpp"
@@ -150,6 +150,8 @@ int fpdpMain(int argc, char** argv) {
     fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty(),
                                  cl.command == "sample" ? std::optional<int>(cl.threads.value_or(c.sampler.threads))
                                                         : std::nullopt);
+    if (cl.command == "run" || cl.command == "noise-study" || cl.command == "check")
+      fpdp::app::requireOutputFits(c, cl.restart ? *cl.restart : cl.output.value_or(c.output.directory));
   } catch (const fpdp::app::InputError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   } catch (const fpdp::app::CheckpointError& e) {

@@ -1,6 +1,7 @@
 #pragma once
-// Before a run allocates anything: will it fit in the memory of this machine? A mesh of 16384^2 cells is an
-// allowed case that needs about 130 GB; without this check it grew until the kernel's OOM killer ended it.
+// Before a run allocates or writes anything: will it fit in the memory and on the disk of this machine? A mesh of
+// 16384^2 cells is an allowed case that needs about 130 GB of memory; without this check it grew until the kernel's
+// OOM killer ended it. 10^7 noisy-GD steps with fields at every 10th would write 10^6 field steps.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,5 +37,14 @@ std::optional<std::uint64_t> availableMemory();
 /// fpdp for every command that reads a case, after the case is read and before anything is allocated for it;
 /// `samplerThreads`: the command is `fpdp sample` with that many threads per rank.
 void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int> samplerThreads = std::nullopt);
+
+/// The least the run writes into its output directory: the densities p and q (8 B per cell each) at every output
+/// step when output.fields, the same again for the VTK files when output.vtk.
+std::uint64_t estimateOutputBytes(const Case& c);
+
+/// Throws InputError (exit status 2) if estimateOutputBytes(c) exceeds the space available to this user on the
+/// file system that will hold `outputDirectory` (its nearest existing ancestor). Called by fpdp for run and
+/// noise-study with the directory the run will write, and for check with the case's output.directory.
+void requireOutputFits(const Case& c, const std::string& outputDirectory);
 
 }  // namespace fpdp::app

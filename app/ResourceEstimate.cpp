@@ -1,8 +1,11 @@
-#include "app/MemoryEstimate.hpp"
+#include "app/ResourceEstimate.hpp"
+
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -110,6 +113,36 @@ void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int
                               " available (MemAvailable); allowed: a mesh whose run fits in the memory available "
                               "(fewer cells, or more nodes" + (samplerThreads ? std::string(", fewer threads or sampler.output_steps") : std::string()) + ")";
   throw InputError(message, "mesh.cells", "[" + cells + "]", "a mesh whose run fits in the memory available");
+}
+
+std::uint64_t estimateOutputBytes(const Case& c) {
+  if (!c.output.fields) return 0;
+  std::uint64_t cells = 1;
+  for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::uint64_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
+  const long steps = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
+  const std::uint64_t outputs = static_cast<std::uint64_t>(steps / c.output.every) + 1;
+  return outputs * cells * 16 * (c.output.vtk ? 2 : 1);
+}
+
+void requireOutputFits(const Case& c, const std::string& outputDirectory) {
+  const std::uint64_t needed = estimateOutputBytes(c);
+  if (needed == 0) return;
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::absolute(outputDirectory, ec);
+  if (ec) return;
+  while (!std::filesystem::exists(at, ec) && at.has_parent_path() && at.parent_path() != at) at = at.parent_path();
+  struct statvfs fs {};
+  if (statvfs(at.c_str(), &fs) != 0) return;  // nothing to compare with
+  const std::uint64_t available = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (needed <= available) return;
+  const long steps = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
+  const std::string message =
+      c.sourcePath.string() + ": output.every = " + std::to_string(c.output.every) + ": the run writes at least " +
+      gib(needed) + " of fields (" + std::to_string(steps / c.output.every + 1) + " output steps of p and q" +
+      (c.output.vtk ? ", and as VTK files" : "") + "), but the file system of '" + at.string() + "' has " +
+      gib(available) + " available; allowed: fewer output steps (a larger output.every), output.fields = false, or "
+      "output.vtk = false";
+  throw InputError(message, "output.every", std::to_string(c.output.every), "output steps whose fields fit on the disk");
 }
 
 }  // namespace fpdp::app

@@ -801,7 +801,6 @@ private:
                  "): cell widths must be normal doubles of at least 1e-10 of the largest |coordinate|",
              allowed);
       minWidth_[i] = smallest;
-      maxWidth_[i] = largest;
     }
   }
 
@@ -1156,7 +1155,7 @@ private:
 
   // The noise's diffusion D = Sigma/2 against the cells: its eigenvalues must be normal doubles and D / h^2 (the
   // operator's entries) must stay far from overflow.
-  void checkDiffusionScale(const Case& c) const {
+  void checkDiffusionScale(const Case& c) {
     const std::string path = c.noise.covariance ? "noise.covariance" : "noise.sigma";
     const toml::node& node = *given("noise", path.substr(6));
     const std::string allowed(parameter("noise", path.substr(6)).allowed);
@@ -1717,8 +1716,8 @@ private:
   fs::path file_;
   std::string fileLabel_;
   std::size_t dim_ = 0;
-  mutable double cellRate_ = 0.0;  // D / h^2 of the noise and the smallest cell (checkDiffusionScale)
-  double minWidth_[kMaxDimension] = {}, maxWidth_[kMaxDimension] = {};  // cell widths per axis (checkCellWidths)
+  double cellRate_ = 0.0;  // D / h^2 of the noise and the smallest cell (checkDiffusionScale)
+  double minWidth_[kMaxDimension] = {};  // the smallest cell width per axis (checkCellWidths)
   std::string dimensionReason_;
   std::string lossType_;
   std::string dynamics_;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,9 @@
 #include "app/Checkpoint.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
-#include "app/ResourceEstimate.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
 #include "app/SampleCase.hpp"
 #include "app/ValidateCommand.hpp"

@@ -181,7 +181,8 @@ time.dt or noisy_gd.steps in the case. So is -options_file (and -options_string)
 A case file's solver.petsc_options may hold only solver options: -ts_*, -ksp_*, -pc_*, -snes_*, -mg_*, -sub_*,
 -fpdp_* with plain values, and diagnostics ending in _view, _monitor or _converged_reason without a value; options
 that write, read or draw (-log_view, viewers such as -ksp_view ascii:FILE, -history, -malloc_dump, ...) only on
-the command line (docs/parameters.md, solver.petsc_options).
+the command line (docs/parameters.md, solver.petsc_options). PETSc reads no .petscrc or petscrc file
+(-skip_petscrc): options come from the command line, the case and PETSC_OPTIONS.
 
 Environment:
   FPDP_HUGE_PAGES=0    the heap in ordinary 4 KiB pages (default: reserved for transparent huge pages at start-up,

@@ -128,8 +128,7 @@ void refuseForbiddenOptions() {
   FPDP_PETSC(PetscFree(all));
   for (std::string token; tokens >> token;)
     if (const auto problem = forbiddenPetscOption(token))
-      throw SolverConfigurationError("PETSc option '" + token + "' (from the command line, PETSC_OPTIONS or a petscrc "
-                                     "file) " + *problem);
+      throw SolverConfigurationError("PETSc option '" + token + "' (from the command line or PETSC_OPTIONS) " + *problem);
 }
 
 void insertCaseOptions(const SolverSpec& solver) {

@@ -163,7 +163,11 @@ int fpdpMain(int argc, char** argv) {
   for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
   fpdp::app::reserveHugePageHeap(cells * 1536);
   // PETSc sees only its own options, never fpdp's.
-  std::vector<char*> petscArgv{argv[0]};
+  // PETSc would also read options from ./.petscrc and ./petscrc: files in the folder a shared case came in, which
+  // could carry -log_view :FILE past the case's allow-list. fpdp reads options only from the command line, the case
+  // and PETSC_OPTIONS.
+  static char skipPetscrc[] = "-skip_petscrc";
+  std::vector<char*> petscArgv{argv[0], skipPetscrc};
   for (auto& a : cl.petscArgs) petscArgv.push_back(a.data());
   petscArgv.push_back(nullptr);
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;

@@ -255,7 +255,7 @@ BOOST_AUTO_TEST_CASE(forbidden_petsc_options_on_the_command_line_are_refused) {
        {"-diffusion_ts_max_steps", "1"}, {}},
       {"-options_file", good, "PETSc option '-options_file' reads options from elsewhere",
        {"-options_file", options.string()}, {}},
-      {"PETSC_OPTIONS=-ts_max_steps", good, "PETSc option '-ts_max_steps' (from the command line, PETSC_OPTIONS",
+      {"PETSC_OPTIONS=-ts_max_steps", good, "PETSc option '-ts_max_steps' (from the command line or PETSC_OPTIONS)",
        {}, {{"PETSC_OPTIONS", "-ts_max_steps 2"}}},
   };
   for (const Input& input : cases) requireRefused(input, scratch.path());
@@ -263,12 +263,16 @@ BOOST_AUTO_TEST_CASE(forbidden_petsc_options_on_the_command_line_are_refused) {
 
 // The control: the same harness passes a valid case through check and run (status 0), so the refusals above are
 // the inputs' doing, not the limits'. A run under -fp_trap ends cleanly too (no floating-point exception is raised).
+// The working directory holds a .petscrc and a petscrc, as a shared case's folder might: PETSc must not read them
+// (fpdp starts it with -skip_petscrc), so neither the file they name is written nor the run cut short.
 BOOST_AUTO_TEST_CASE(valid_case_passes_under_the_same_limits) {
   TemporaryDirectory scratch("fpdp-hostile");
   const fs::path work = scratch.path() / "work";
   const fs::path log = scratch.path() / "log.txt";
   const fs::path good = fpdp::app::test::goodCaseDir() / "quadratic.toml";
   fs::create_directories(work);
+  writeText(work / ".petscrc", "-log_view :victim.txt\n-ts_max_steps 1\n");
+  writeText(work / "petscrc", "-log_view :victim.txt\n-ts_max_steps 1\n");
   const Outcome checked = runFpdp({"check", good.string()}, work, log);
   BOOST_TEST(checked.exited);
   BOOST_TEST(checked.status == 0, checked.output);
@@ -277,4 +281,9 @@ BOOST_AUTO_TEST_CASE(valid_case_passes_under_the_same_limits) {
   BOOST_TEST(ran.exited);
   BOOST_TEST(ran.status == 0, ran.output);
   BOOST_TEST(fs::exists(work / "out" / "divergence.csv"));
+  BOOST_TEST(!fs::exists(work / "victim.txt"), "PETSc read a petscrc file of the working directory");
+  // The whole horizon: t_end / dt = 200 steps, the last row of divergence.csv is step 200.
+  const std::string rows = readText(work / "out" / "divergence.csv");
+  const auto lastRow = rows.rfind('\n', rows.size() - 2);
+  BOOST_TEST(rows.substr(lastRow + 1, 4) == "200,", rows.substr(lastRow + 1));
 }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -34,8 +35,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "app/LossBuilding.hpp"
 #include "app/ParameterSchema.hpp"
+#include "app/PetscOptionPolicy.hpp"
 #include "models/Dataset.hpp"
+#include "models/InputFile.hpp"
 #include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
@@ -57,6 +61,16 @@ constexpr std::size_t kMaxOrders = 1024;
 constexpr double kMaxSteps = 1e9;           // keeps t_end/dt far inside long and exactly representable
 constexpr double kStepTolerance = 1e-9;     // relative distance of t_end/dt from an integer
 constexpr double kSymmetryTolerance = 1e-12;
+// Numerical limits of the run, checked by the reader so that `fpdp check` refuses what the run cannot compute:
+constexpr double kMaxOrder = 1e6;           // Rényi orders: (alpha - 1) log(p/q) overflows near 1e305 (NaN at 1e308);
+                                            // beyond 1e6 R_alpha equals R_inf to within log(1/delta)/1e6 in eps
+constexpr double kMinRelativeCellWidth = 1e-10;  // cells narrower than this share of |coordinates| lose the digits
+                                                 // of their centres, faces and Gaussian cell averages
+constexpr double kMaxCellRate = 1e100;      // largest diffusion over squared cell width, D / h^2 (per time unit)
+constexpr double kMaxOutputInterval = 1e9;  // largest output interval dt * every in cell diffusion times h^2 / D:
+                                            // exp(T A) needs about sqrt(T |A|) Chebyshev terms per interval
+constexpr std::size_t kMaxLossChecks = 4'000'000;  // loss and gradient evaluations of the finiteness check
+constexpr std::size_t kMaxNameLength = 200;  // case.name: "<name>-output.partial" stays within a file name's 255 bytes
 constexpr std::size_t kValueWidth = 80;     // rendered values are cut here so a message stays one readable line
 
 // ---- Rendering values for messages ------------------------------------------------------------------------------
@@ -287,12 +301,15 @@ public:
     readLoss(c);
     readData(c);
     readNeighbour(c);
+    checkLossFinite(c);
     readNoise(c);
+    checkDiffusionScale(c);
     readInitial(c);
     checkDynamicsApplicability();
     if (c.dynamics == "langevin") readTime(c);
     else readNoisyGd(c);
     readOutput(c);
+    if (c.dynamics == "langevin") checkOutputInterval(c);
     readDivergence(c);
     readPrivacy(c);
     readSolver(c);
@@ -491,6 +508,10 @@ private:
     if (const toml::node* node = given("case", "name")) {
       c.name = string(*node, "case.name", nameParameter.allowed);
       if (c.name.empty()) fail("case.name", *node, "must not be empty", nameParameter.allowed);
+      // The default output directory "<name>-output" and its ".partial" must be a file name (at most 255 bytes).
+      if (c.name.size() > kMaxNameLength)
+        fail("case.name", *node, "has " + std::to_string(c.name.size()) + " characters, more than 200",
+             nameParameter.allowed);
       for (char ch : c.name) {
         if (!isNameCharacter(ch)) {
           const auto u = static_cast<unsigned char>(ch);
@@ -690,6 +711,7 @@ private:
     for (char& ch : name) {
       if (!isNameCharacter(ch)) ch = '_';
     }
+    if (name.size() > kMaxNameLength) name.resize(kMaxNameLength);
     return name.empty() ? std::string("case") : name;
   }
 
@@ -755,6 +777,40 @@ private:
           fail(indexed("mesh.grading", i), *node->as_array()->get(i), "out of range", grading.allowed);
         c.mesh.grading[i] = r;
       }
+    }
+    checkCellWidths(c);
+  }
+
+  // The cells the run builds (meshes::Axis::graded) must have distinct faces and widths that are normal doubles
+  // and resolvable against the coordinates: e.g. 400 cells on [0, 5e-324] or 65536 cells graded by 1.2 are not.
+  void checkCellWidths(const Case& c) {
+    for (std::size_t i = 0; i < dim_; ++i) {
+      const bool graded = c.mesh.grading[i] != 1.0;
+      const std::string path = graded ? indexed("mesh.grading", i) : indexed("mesh.cells", i);
+      const toml::node& node = graded ? *given("mesh", "grading")->as_array()->get(i)
+                                      : *given("mesh", "cells")->as_array()->get(i);
+      const std::string allowed = graded ? std::string(parameter("mesh", "grading").allowed)
+                                         : std::string(parameter("mesh", "cells").allowed);
+      const std::string axis = " on axis " + std::to_string(i) + " ([" + floatLiteral(c.mesh.lower[i]) + ", " +
+                               floatLiteral(c.mesh.upper[i]) + "], " + std::to_string(c.mesh.cells[i]) + " cells";
+      double smallest = 0.0, largest = 0.0;
+      try {
+        const auto ax = meshes::Axis::graded(c.mesh.lower[i], c.mesh.upper[i], c.mesh.cells[i], c.mesh.grading[i]);
+        smallest = std::numeric_limits<double>::infinity();
+        for (int k = 0; k < ax.cells(); ++k) {
+          smallest = std::min(smallest, ax.width(k));
+          largest = std::max(largest, ax.width(k));
+        }
+      } catch (const std::exception&) {
+        fail(path, node, "gives cell faces that are not distinct increasing doubles" + axis + ")", allowed);
+      }
+      const double magnitude = std::max(std::abs(c.mesh.lower[i]), std::abs(c.mesh.upper[i]));
+      if (!(smallest >= DBL_MIN) || !std::isfinite(largest) || smallest < kMinRelativeCellWidth * magnitude)
+        fail(path, node,
+             "gives cells of width " + shortestDouble(smallest) + axis +
+                 "): cell widths must be normal doubles of at least 1e-10 of the largest |coordinate|",
+             allowed);
+      minWidth_[i] = smallest;
     }
   }
 
@@ -950,7 +1006,8 @@ private:
     const toml::node* countNode = given("data", "count");
     if (!countNode) failMissing("data.count", count.type, count.allowed);
     const std::int64_t n = integer(*countNode, "data.count", count.allowed);
-    if (n < 1 || n > 10'000'000) fail("data.count", *countNode, "out of range", count.allowed);
+    if (n < 1 || static_cast<std::uint64_t>(n) > models::kMaxRecords)
+      fail("data.count", *countNode, "out of range", count.allowed);
     spec.n = static_cast<std::size_t>(n);
     const Parameter& seed = parameter("data", "seed");
     if (const toml::node* node = given("data", "seed")) {
@@ -1043,6 +1100,108 @@ private:
       fail("neighbour.index", indexNode, "out of range: the dataset has " + entries(n, "record", "records"), allowed);
     }
     c.neighbour.index = static_cast<std::size_t>(index);
+  }
+
+  // l(theta; x) and its gradient must be finite where the run evaluates them: "0/0" or an overflowing lambda
+  // would otherwise give a NaN drift, S_g = 0 and a "bound" below the computed divergence. Checked at the cell
+  // centres of a sub-grid (every cell where cells x records allows, always the wall cells and the middle one) for
+  // every record of D and D'.
+  void checkLossFinite(const Case& c) const {
+    const auto loss = buildLoss(c.loss, static_cast<int>(dim_));
+    std::vector<models::Record> records(c.data.records.records().begin(), c.data.records.records().end());
+    if (c.neighbour.kind != models::NeighbourKind::Remove) records.push_back(c.neighbour.replacement);
+    const double perAxis = std::pow(static_cast<double>(kMaxLossChecks) / static_cast<double>(records.size()),
+                                    1.0 / static_cast<double>(dim_));
+    std::vector<std::vector<double>> points(dim_);
+    for (std::size_t a = 0; a < dim_; ++a) {
+      const auto ax = meshes::Axis::graded(c.mesh.lower[a], c.mesh.upper[a], c.mesh.cells[a], c.mesh.grading[a]);
+      const int n = ax.cells();
+      const int m = std::clamp(static_cast<int>(perAxis), 2, n);
+      for (int j = 0; j < m; ++j) points[a].push_back(ax.centre(static_cast<int>((static_cast<long>(j) * (n - 1)) / (m - 1))));
+      points[a].push_back(ax.centre(n / 2));
+    }
+    const std::string path = c.loss.type == "expression" ? (c.loss.gradient.empty() ? "loss.expression" : "loss.gradient")
+                             : c.loss.type == "quadratic" || c.loss.type == "double_well" ? "loss.lambda"
+                                                                                          : "loss.regularization";
+    const toml::node* node = given("loss", path.substr(5));
+    const toml::node& shown = node ? *node : *given("loss", "type");
+    // Very large datasets: every stride-th record (and always the neighbour's), so the check stays within budget.
+    std::size_t pointCount = 1;
+    for (const auto& p : points) pointCount *= p.size();
+    const std::size_t stride = std::max<std::size_t>(1, pointCount * records.size() / kMaxLossChecks);
+    std::vector<std::size_t> checked;
+    for (std::size_t r = 0; r < records.size(); r += stride) checked.push_back(r);
+    if (checked.back() != records.size() - 1) checked.push_back(records.size() - 1);
+    std::vector<std::size_t> index(dim_, 0);
+    models::Vector theta(static_cast<Eigen::Index>(dim_));
+    for (;;) {
+      for (std::size_t a = 0; a < dim_; ++a) theta[static_cast<Eigen::Index>(a)] = points[a][index[a]];
+      for (std::size_t r : checked) {
+        double value = 0.0;
+        models::Vector gradient;
+        try {
+          value = loss->value(theta, records[r]);
+          gradient = loss->gradient(theta, records[r]);
+        } catch (const std::exception& e) {
+          fail(path, shown, std::string("cannot be evaluated: ") + e.what(), parameter("loss", path.substr(5)).allowed);
+        }
+        if (!std::isfinite(value) || !gradient.allFinite()) {
+          std::string at = "(";
+          for (std::size_t a = 0; a < dim_; ++a) at += (a ? ", " : "") + shortestDouble(theta[static_cast<Eigen::Index>(a)]);
+          const std::string which = r < c.data.records.size() ? "record " + std::to_string(r) + " of the data"
+                                                              : std::string("the neighbour's record");
+          fail(path, shown,
+               std::string(std::isfinite(value) ? "gives a gradient" : "gives a loss value") +
+                   " that is not finite at the cell centre theta = " + at + ") with " + which +
+                   " (the loss and its gradient must be finite on the whole mesh)",
+               parameter("loss", path.substr(5)).allowed);
+        }
+      }
+      std::size_t a = 0;
+      while (a < dim_ && ++index[a] == points[a].size()) index[a++] = 0;
+      if (a == dim_) break;
+    }
+  }
+
+  // The noise's diffusion D = Sigma/2 against the cells: its eigenvalues must be normal doubles and D / h^2 (the
+  // operator's entries) must stay far from overflow.
+  void checkDiffusionScale(const Case& c) {
+    const std::string path = c.noise.covariance ? "noise.covariance" : "noise.sigma";
+    const toml::node& node = *given("noise", path.substr(6));
+    const std::string allowed(parameter("noise", path.substr(6)).allowed);
+    double smallest = 0.5 * c.noise.sigma * c.noise.sigma, largest = smallest;
+    for (const auto* sigma : {&c.noise.covariance, &c.noise.covariancePrime}) {
+      if (!*sigma) continue;
+      const auto eigenvalues = Eigen::SelfAdjointEigenSolver<models::Matrix>(**sigma).eigenvalues();
+      smallest = std::min(smallest, 0.5 * eigenvalues.minCoeff());
+      largest = std::max(largest, 0.5 * eigenvalues.maxCoeff());
+    }
+    if (!(smallest >= DBL_MIN) || !std::isfinite(largest))
+      fail(path, node,
+           "gives a diffusion Sigma/2 with eigenvalues in [" + shortestDouble(smallest) + ", " + shortestDouble(largest) +
+               "], not normal finite doubles",
+           allowed);
+    double hmin = minWidth_[0];
+    for (std::size_t a = 1; a < dim_; ++a) hmin = std::min(hmin, minWidth_[a]);
+    const double rate = largest / hmin / hmin;
+    if (!(rate <= kMaxCellRate))
+      fail(path, node,
+           "gives a diffusion over the squared smallest cell width D / h^2 = " + shortestDouble(rate) +
+               ", more than 1e100",
+           allowed);
+    cellRate_ = rate;
+  }
+
+  // The output interval dt * output.every in units of the fastest cell diffusion time h^2 / D (checkDiffusionScale).
+  void checkOutputInterval(const Case& c) const {
+    const long every = std::min(c.output.every, c.time.steps());
+    const double interval = c.time.dt * static_cast<double>(every) * cellRate_;
+    if (!(interval <= kMaxOutputInterval))
+      fail("time.dt", *given("time", "dt"),
+           "times output.every = " + std::to_string(c.output.every) + " is " + shortestDouble(interval) +
+               " diffusion times of the smallest cell (h^2 / D), more than 1e9: the run's cost per output step "
+               "grows with it",
+           parameter("time", "dt").allowed);
   }
 
   void readNoise(Case& c) const {
@@ -1200,6 +1359,7 @@ private:
       const toml::node& entry = *orders.get(i);
       const double alpha = number(entry, path, allowed);
       if (!(alpha > 1)) fail(path, entry, "must be > 1", allowed);
+      if (alpha > kMaxOrder) fail(path, entry, "is larger than 1e6, the largest order fpdp computes", allowed);
       for (std::size_t j = 0; j < c.divergence.orders.size(); ++j) {
         if (c.divergence.orders[j].alpha == alpha) {
           fail(path, entry, "duplicates divergence.orders[" + std::to_string(j) + "]", allowed);
@@ -1300,19 +1460,25 @@ private:
     const Parameter& options = parameter("solver", "petsc_options");
     const toml::node& node = required(options);
     c.solver.petsc_options = string(node, "solver.petsc_options", options.allowed);
-    // PETSc would take a stray word as an option value or ignore it; either way the user's intent is lost.
-    std::istringstream tokens(c.solver.petsc_options);
-    bool afterOption = false;
-    for (std::string token; tokens >> token;) {
-      if (token.front() == '-') {
-        afterOption = true;
-      } else if (afterOption) {
-        afterOption = false;
-      } else {
+    // PETSc would take a stray word as an option value or ignore it; either way the user's intent is lost. Every
+    // option is held against the allow-list (app/PetscOptionPolicy.hpp): a shared case must not write files.
+    std::istringstream stream(c.solver.petsc_options);
+    std::vector<std::string> tokens;
+    for (std::string token; stream >> token;) tokens.push_back(token);
+    // The same split as insertCaseOptions: "-1" or "-.5" after an option is its value, not an option.
+    const auto isName = [](const std::string& t) {
+      return t.size() >= 2 && t[0] == '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
+    };
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      if (!isName(tokens[i])) {
         fail("solver.petsc_options", node,
-             "token '" + token + "' is neither an option (starting with '-') nor the value of the option before it",
+             "token '" + tokens[i] + "' is neither an option (starting with '-') nor the value of the option before it",
              options.allowed);
       }
+      const std::string name = tokens[i];
+      const std::string value = i + 1 < tokens.size() && !isName(tokens[i + 1]) ? tokens[++i] : std::string();
+      if (const auto problem = caseFilePetscOptionProblem(name, value))
+        fail("solver.petsc_options", node, "option '" + name + "' " + *problem, options.allowed);
     }
   }
 
@@ -1561,6 +1727,8 @@ private:
   fs::path file_;
   std::string fileLabel_;
   std::size_t dim_ = 0;
+  double cellRate_ = 0.0;  // D / h^2 of the noise and the smallest cell (checkDiffusionScale)
+  double minWidth_[kMaxDimension] = {};  // the smallest cell width per axis (checkCellWidths)
   std::string dimensionReason_;
   std::string lossType_;
   std::string dynamics_;
@@ -1568,7 +1736,133 @@ private:
 
 }  // namespace
 
+namespace {
+
+// toml++ builds one nested table per part of a dotted key and recurses over them: 40,000 parts overflowed the stack.
+// The text is scanned for the longest dotted key (in key-value pairs, table headers and inline tables) and the
+// deepest nesting of arrays and inline tables before toml++ sees it. A case file needs two key parts
+// ([table] key, or table.key) and three levels of arrays (noise.covariance); the limits leave room for any TOML a
+// person writes.
+constexpr std::size_t kMaxKeyParts = 16;
+constexpr std::size_t kMaxNesting = 16;
+
+struct NestingScan {
+  std::size_t keyParts = 0;  // the most parts of one dotted key
+  std::size_t nesting = 0;   // the deepest nesting of arrays and inline tables
+  std::size_t keyLine = 0, nestingLine = 0;  // where each maximum was first reached (1-based)
+};
+
+// A lenient scan: it never rejects text (toml++ reports syntax errors), it only measures; every step advances.
+NestingScan scanNesting(std::string_view t) {
+  NestingScan scan;
+  std::size_t i = 0, line = 1;
+  std::vector<char> open;  // '[' (array) or '{' (inline table) of the value being scanned
+  const auto at = [&](std::size_t k) { return k < t.size() ? t[k] : '\0'; };
+  const auto advance = [&] {
+    if (t[i] == '\n') ++line;
+    ++i;
+  };
+  // Skips a string starting at i (any of TOML's four kinds), escapes and newlines included.
+  const auto skipString = [&] {
+    const char q = t[i];
+    const bool multi = at(i + 1) == q && at(i + 2) == q;
+    i += multi ? 3 : 1;
+    while (i < t.size()) {
+      if (q == '"' && t[i] == '\\') {
+        advance();
+        if (i < t.size()) advance();
+        continue;
+      }
+      if (t[i] == q && (!multi || (at(i + 1) == q && at(i + 2) == q))) {
+        i += multi ? 3 : 1;
+        return;
+      }
+      if (!multi && t[i] == '\n') return;  // an unterminated string: toml++ reports it
+      advance();
+    }
+  };
+  const auto skipComment = [&] {
+    while (i < t.size() && t[i] != '\n') ++i;
+  };
+  // Scans a key (bare and quoted parts separated by dots) up to '=', ']' or the end of the line; counts its parts.
+  const auto scanKey = [&] {
+    std::size_t parts = 1;
+    while (i < t.size() && t[i] != '=' && t[i] != ']' && t[i] != '\n' && t[i] != '}' && t[i] != '#') {
+      if (t[i] == '"' || t[i] == '\'') skipString();
+      else {
+        if (t[i] == '.') ++parts;
+        advance();
+      }
+    }
+    if (parts > scan.keyParts) {
+      scan.keyParts = parts;
+      scan.keyLine = line;
+    }
+  };
+  bool lineStart = true;
+  while (i < t.size()) {
+    const char c = t[i];
+    if (open.empty() && lineStart) {
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        advance();
+        continue;
+      }
+      lineStart = false;
+      if (c == '#') skipComment();
+      else if (c == '[') {
+        while (at(i) == '[') ++i;
+        scanKey();
+        while (i < t.size() && t[i] != '\n') {  // the rest of the header line
+          if (t[i] == '"' || t[i] == '\'') skipString();
+          else ++i;
+        }
+      } else {
+        scanKey();
+      }
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      skipString();
+    } else if (c == '#') {
+      skipComment();
+    } else if (c == '[' || c == '{') {
+      open.push_back(c);
+      if (open.size() > scan.nesting) {
+        scan.nesting = open.size();
+        scan.nestingLine = line;
+      }
+      advance();
+      if (c == '{') scanKey();
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+      advance();
+    } else if (c == ',' && !open.empty() && open.back() == '{') {
+      advance();
+      scanKey();
+    } else {
+      if (c == '\n' && open.empty()) lineStart = true;
+      advance();
+    }
+  }
+  return scan;
+}
+
+}  // namespace
+
 Case readCaseString(std::string_view text, const std::filesystem::path& pretendPath) {
+  const NestingScan scan = scanNesting(text);
+  if (scan.keyParts > kMaxKeyParts)
+    throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(scan.keyLine) +
+                             ": a dotted key or table name of " + std::to_string(scan.keyParts) +
+                             " parts; allowed: at most " + std::to_string(kMaxKeyParts) +
+                             " parts (a case file needs 2: [table] key, or table.key)"),
+                     "", "", "");
+  if (scan.nesting > kMaxNesting)
+    throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(scan.nestingLine) +
+                             ": arrays or inline tables " + std::to_string(scan.nesting) +
+                             " levels deep; allowed: at most " + std::to_string(kMaxNesting) +
+                             " levels (a case file needs 3)"),
+                     "", "", "");
   toml::table root;
   try {
     root = toml::parse(text, pretendPath.string());
@@ -1585,13 +1879,12 @@ Case readCase(const std::filesystem::path& file) {
   const auto cannotRead = [&file](const std::string& reason) {
     return InputError(oneLine(file.string() + ": cannot read the case file: " + reason), "", "", "");
   };
-  std::error_code error;
-  if (std::filesystem::is_directory(file, error)) throw cannotRead("it is a directory");
-  errno = 0;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw cannotRead(errno != 0 ? std::strerror(errno) : "cannot open the file");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw cannotRead("read error");
+  std::string text;
+  try {
+    text = models::readInputFile(file, models::kMaxCaseFileBytes);  // a regular file of bounded size only
+  } catch (const models::InputFileError& e) {
+    throw cannotRead(e.what());
+  }
   return readCaseString(text, file);
 }
 

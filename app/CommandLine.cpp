@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "app/PetscOptionPolicy.hpp"
+
 namespace fpdp::app {
 
 namespace {
@@ -61,6 +63,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
+      if (const auto problem = forbiddenPetscOption(t)) throw UsageError("PETSc option '" + t + "' " + *problem);
       cl.petscArgs.push_back(t);
       if (i + 1 < argc && !isPetscOptionName(argv[i + 1]) && std::string(argv[i + 1]).rfind("--", 0) != 0)
         cl.petscArgs.push_back(argv[++i]);
@@ -169,9 +172,17 @@ PETSc options (single dash) override the case file's [solver] keys, e.g.
                                         -ksp_type richardson or preonly, false with a Krylov method)
   -ts_bdf_order N                       BDF order
   -ksp_type gmres -pc_type gamg         iterative linear solver instead of the default direct LU
-  -ts_adapt_type basic                  adaptive time steps (default: fixed dt from the case)
   -log_view, -ts_view, -ksp_view        PETSc diagnostics
 An option that no solver component uses is an error (exit 2), so a misspelt option cannot be ignored.
+Options that set the horizon or the steps, or let a failed step pass (-ts_max_steps, -ts_max_time, -ts_dt,
+-ts_adapt_type, -ts_max_snes_failures, -ts_max_reject, -ts_error_if_step_fails, -ts_exact_final_time,
+-ts_init_time, -ts_run_steps; also after noisy GD's -diffusion_ prefix) are refused (exit 2): set time.t_end,
+time.dt or noisy_gd.steps in the case. So is -options_file (and -options_string), which would bypass that check.
+A case file's solver.petsc_options may hold only solver options: -ts_*, -ksp_*, -pc_*, -snes_*, -mg_*, -sub_*,
+-fpdp_* with plain values, and diagnostics ending in _view, _monitor or _converged_reason without a value; options
+that write, read or draw (-log_view, viewers such as -ksp_view ascii:FILE, -history, -malloc_dump, ...) only on
+the command line (docs/parameters.md, solver.petsc_options). PETSc reads no .petscrc or petscrc file
+(-skip_petscrc): options come from the command line, the case and PETSC_OPTIONS.
 
 Environment:
   FPDP_HUGE_PAGES=0    the heap in ordinary 4 KiB pages (default: reserved for transparent huge pages at start-up,

@@ -4,13 +4,13 @@
 #include <memory>
 
 #include "app/Case.hpp"
+#include "app/LossBuilding.hpp"
 #include "meshes/BoxMesh.hpp"
 #include "models/Loss.hpp"
 #include "models/LossConstants.hpp"
 
 namespace fpdp::app {
 
-std::shared_ptr<const models::Loss> buildLoss(const LossSpec& spec, int dim);
 meshes::BoxMesh buildBox(const MeshSpec& m);
 
 /// L_D and L_D' of the case: D, D' = the neighbour of D, with the per-example clipping of noisy GD.

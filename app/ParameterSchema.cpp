@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "app/CaseReader.hpp"
+#include "app/PetscOptionPolicy.hpp"
 
 namespace fpdp::app {
 
@@ -48,8 +49,8 @@ constexpr Section kSections[] = {
 constexpr Parameter kParameters[] = {
     // [case]
     {"case", "name", "string", "—", Presence::Derived,
-     "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`",
-     "a non-empty string of letters, digits, '_', '.', '-'", "",
+     "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`, cut at 200",
+     "a non-empty string of at most 200 letters, digits, '_', '.', '-'", "",
      "Name of the case; the default output directory is `<name>-output`."},
     {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin, noisy_gd", "",
      "The stochastic dynamics: langevin, d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3), with "
@@ -62,11 +63,13 @@ constexpr Parameter kParameters[] = {
     {"mesh", "upper", "array of d numbers", "parameter units", Presence::Required, "",
      "d finite numbers with upper[i] > lower[i]", "", "Upper corner of the computational box."},
     {"mesh", "cells", "array of d integers", "—", Presence::Required, "",
-     "d integers in [2, 65536] whose product is at most 268435456 (2^28)", "",
+     "d integers in [2, 65536] whose product is at most 268435456 (2^28), giving cells whose widths are normal "
+     "doubles of at least 1e-10 of the largest |mesh.lower|, |mesh.upper| on the axis", "",
      "Number of finite-volume cells along each axis."},
 
     {"mesh", "grading", "array of d numbers", "—", Presence::Derived, "all 1.0 (uniform)",
-     "d finite numbers in [1, 1.2]", "",
+     "d finite numbers in [1, 1.2] whose cells have distinct faces and widths that are normal doubles of at least "
+     "1e-10 of the largest |mesh.lower|, |mesh.upper| on the axis", "",
      "Per axis, the factor by which cell widths grow per cell from the middle of the axis towards both walls "
      "(symmetric geometric grading, docs/scheme.md); 1 is uniform."},
 
@@ -76,20 +79,21 @@ constexpr Parameter kParameters[] = {
      "with labels y = -1 or +1; huber: `l = H_delta(|theta - x|) + (mu/2) |theta|^2`; double_well: "
      "`l = (lambda/(8 w^2)) (|theta - x|^2 - w^2)^2` (non-convex); expression: a formula (docs/models.md)."},
     {"loss", "lambda", "number", "loss units / parameter units^2", Presence::Default, "1.0",
-     "a finite number > 0", "quadratic, double_well",
+     "a finite number > 0 with which the loss and its gradient are finite on the mesh", "quadratic, double_well",
      "Curvature lambda of the quadratic loss (its strong convexity), or of the double well across its wells."},
     {"loss", "regularization", "number", "loss units / parameter units^2", Presence::Default, "0.0",
-     "a finite number >= 0", "logistic, huber", "L2 regularisation mu (the loss's strong convexity)."},
+     "a finite number >= 0 with which the loss and its gradient are finite on the mesh", "logistic, huber", "L2 regularisation mu (the loss's strong convexity)."},
     {"loss", "delta", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "huber",
      "Huber threshold: quadratic for |theta - x| <= delta, linear beyond."},
     {"loss", "width", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "double_well",
      "Radius w of the double well's minima |theta - x| = w."},
     {"loss", "expression", "string", "loss units", Presence::Optional, "required with loss.type = \"expression\"",
-     "a muParser formula in theta1..thetad, x1..xd and y (y = 1 for every record)", "expression",
+     "a muParser formula in theta1..thetad, x1..xd and y (y = 1 for every record), finite with its gradient at "
+     "every cell centre for every record", "expression",
      "Per-example loss l(theta; x) as a formula, e.g. \"0.5*((theta1-x1)^2 + (theta2-x2)^2)\"."},
     {"loss", "gradient", "array of d strings", "loss units / parameter units", Presence::Optional,
      "central finite differences of loss.expression (relative accuracy ~1e-10, docs/models.md)",
-     "d muParser formulas, one per coordinate", "expression", "The gradient of loss.expression, if known."},
+     "d muParser formulas, one per coordinate, finite at every cell centre for every record", "expression", "The gradient of loss.expression, if known."},
     {"loss", "strong_convexity", "number", "loss units / parameter units^2", Presence::Optional,
      "computed (closed form, or estimated on a grid)", "a finite number >= 0", "",
      "lambda of MATH.md §5, if you want to state it rather than have it computed; the run says which was used."},
@@ -142,12 +146,14 @@ constexpr Parameter kParameters[] = {
 
     // [noise]
     {"noise", "sigma", "number", "parameter units / sqrt(time unit)", Presence::Optional,
-     "required unless noise.covariance is given", "a finite number > 0", "",
+     "required unless noise.covariance is given",
+     "a finite number > 0 with D = sigma^2 / 2 a normal double and D / h^2 <= 1e100 (h: the smallest cell width)", "",
      "Isotropic noise: Sigma = sigma^2 I (Langevin: d theta = -grad L dt + sqrt(2) sigma dW; noisy GD: "
      "N(0, 2 eta sigma^2 I) per step)."},
     {"noise", "covariance", "d x d array of numbers, or a number", "parameter units^2 / time unit", Presence::Optional,
      "none (noise.sigma)",
-     "a symmetric positive-definite d x d array (a number v means v I); exactly one of sigma and covariance", "",
+     "a symmetric positive-definite d x d array (a number v means v I); exactly one of sigma and covariance; the "
+     "eigenvalues of Sigma / 2 normal doubles, the largest over h^2 at most 1e100 (h: the smallest cell width)", "",
      "Anisotropic noise Sigma (BKPP; MATH.md §2.1, §2.3), for p (dataset D) and, unless covariance_prime is "
      "given, for q."},
     {"noise", "covariance_prime", "d x d array of numbers, or a number", "parameter units^2 / time unit",
@@ -166,7 +172,8 @@ constexpr Parameter kParameters[] = {
     {"time", "t_end", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
      "Final time.", "langevin"},
     {"time", "dt", "number", "time unit", Presence::Required, "",
-     "a finite number with 0 < dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps",
+     "a finite number with 0 < dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps; "
+     "dt * output.every at most 1e9 h^2 / D (h: the smallest cell width, D: the largest eigenvalue of Sigma / 2)",
      "", "Time step; the number of steps is t_end / dt.", "langevin"},
 
     // [noisy_gd]
@@ -239,7 +246,7 @@ constexpr Parameter kParameters[] = {
 
     // [divergence]
     {"divergence", "orders", "array of numbers, or the string \"dense\"", "—", Presence::Default, "[2, 10]",
-     "1 to 1024 distinct finite numbers > 1, or \"dense\"", "",
+     "1 to 1024 distinct numbers in (1, 1e6], or \"dense\"", "",
      "Rényi orders alpha; each gives the CSV column `renyi_<label>`, the label being the number as written: "
      "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`. \"dense\" is the grid of "
      "Google dp_accounting: 1.1 to 10.9 by 0.1, 11 to 63 by 1, 128, 256, 512, 1024 (156 orders, labels `1.1`, ..., "
@@ -288,8 +295,12 @@ constexpr Parameter kParameters[] = {
      "(order 2 elsewhere); positivity is then measured and reported, not guaranteed.",
      "langevin"},
     {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
-     "whitespace-separated PETSc options: each token starts with '-' or is the value of the option before it", "",
-     "Further PETSc options, e.g. \"-ts_bdf_order 2\"; options on the command line override them."},
+     kCasePetscOptionsAllowed, "",
+     "Further PETSc options for the solver, e.g. \"-ts_bdf_order 2\"; options on the command line override them. A "
+     "case file is input that may come from anyone, so only the solver options of the allow-list may appear here "
+     "(app/PetscOptionPolicy.hpp); any other option is an error naming it. The options that set the horizon or the "
+     "steps (-ts_max_steps, -ts_max_time, -ts_dt, -ts_adapt_type, -ts_max_snes_failures, -ts_max_reject, -ts_error_if_step_fails, "
+     "-ts_exact_final_time, -ts_init_time, -ts_run_steps) and -options_file are refused on the command line too."},
 
     // [sampler]
     {"sampler", "particles", "integer", "—", Presence::Default, "100000", "an integer in [100, 10^10]", "",

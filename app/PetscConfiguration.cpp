@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/PetscOptionPolicy.hpp"
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::app {
@@ -18,7 +19,24 @@ PetscErrorCode PetscErrorCapture::handler(MPI_Comm, int, const char*, const char
                                           const char* mess, void* ctx) {
   auto* self = static_cast<PetscErrorCapture*>(ctx);
   if (self->message_.empty() && mess && *mess) self->message_ = mess;
+  if (self->code_ == 0) self->code_ = n;
   return n;
+}
+
+bool PetscErrorCapture::configurationError() const {
+  switch (code_) {
+    case PETSC_ERR_SUP:
+    case PETSC_ERR_ARG_WRONG:
+    case PETSC_ERR_ARG_INCOMP:
+    case PETSC_ERR_ARG_OUTOFRANGE:
+    case PETSC_ERR_ARG_UNKNOWN_TYPE:
+    case PETSC_ERR_ARG_BADPTR:
+    case PETSC_ERR_ARG_SIZ:
+    case PETSC_ERR_ARG_WRONGSTATE:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::optional<int> launcherRank() {
@@ -101,6 +119,16 @@ LightSingletonStartup::~LightSingletonStartup() {
     std::error_code ec;
     std::filesystem::remove_all(privateBase_, ec);
   }
+}
+
+void refuseForbiddenOptions() {
+  char* all = nullptr;
+  FPDP_PETSC(PetscOptionsGetAll(nullptr, &all));
+  std::istringstream tokens(all ? all : "");
+  FPDP_PETSC(PetscFree(all));
+  for (std::string token; tokens >> token;)
+    if (const auto problem = forbiddenPetscOption(token))
+      throw SolverConfigurationError("PETSc option '" + token + "' (from the command line or PETSC_OPTIONS) " + *problem);
 }
 
 void insertCaseOptions(const SolverSpec& solver) {

@@ -68,6 +68,10 @@ struct SolverConfigurationError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws SolverConfigurationError if PETSc's options database holds an option no run may have
+/// (forbiddenPetscOption): the command line is checked before PETSc starts, this catches what PETSc read from the
+/// PETSC_OPTIONS environment variable and petscrc files.
+void refuseForbiddenOptions();
 /// Adds the case's petsc_options to the options database unless the command line already set them.
 void insertCaseOptions(const SolverSpec& solver);
 /// The time integrator in effect: -ts_type from the command line or petsc_options, else solver.ts_type; "auto" resolves
@@ -85,11 +89,17 @@ public:
   PetscErrorCapture();
   ~PetscErrorCapture();
   const std::string& message() const { return message_; }
+  /// The first error's PETSc code (0: none).
+  PetscErrorCode code() const { return code_; }
+  /// Whether the first error is PETSc refusing its arguments or options (an unsupported or incompatible choice, a
+  /// value out of range): the solver configuration is at fault, not the run.
+  bool configurationError() const;
 
 private:
   static PetscErrorCode handler(MPI_Comm, int, const char*, const char*, PetscErrorCode, PetscErrorType, const char*,
                                 void*);
   std::string message_;
+  PetscErrorCode code_ = 0;
 };
 
 }  // namespace fpdp::app

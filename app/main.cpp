@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,11 @@
 #include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
 #include "app/SampleCase.hpp"
 #include "app/ValidateCommand.hpp"
+#include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
 
 namespace {
@@ -37,7 +41,10 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
   using namespace fpdp::app;
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  // PETSc's errors are recorded, not printed as traces: a failure ends in one line (below).
+  PetscErrorCapture petscErrors;
   try {
+    refuseForbiddenOptions();
     insertCaseOptions(c.solver);
     validateSolverTypes(c);
     if (cl.command == "check") {
@@ -77,14 +84,19 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
     return reportError(rank, "error: ", e.what(), 2);
   } catch (const OutputDirectoryError& e) {
     return reportError(rank, "error: ", e.what(), 2);
+  } catch (const fpdp::PetscFailure& e) {
+    // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit
+    // integrator for fpdp's implicit form, say) are bad input.
+    const std::string what = petscErrors.message().empty() ? std::string(e.what()) : "PETSc: " + petscErrors.message();
+    if (petscErrors.configurationError())
+      return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
+    return reportError(rank, "run failed: ", what, 1);
   } catch (const std::exception& e) {
     return reportError(rank, "run failed: ", e.what(), 1);
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int fpdpMain(int argc, char** argv) {
   // `fpdp validate` runs the validation suite with child processes of this program; it starts no PETSc itself.
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     try {
@@ -135,6 +147,12 @@ int main(int argc, char** argv) {
     } else {
       c = fpdp::app::readCase(cl.casePath);
     }
+    // Before anything is allocated for the case: a run that cannot fit in this machine's memory is refused.
+    fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty(),
+                                 cl.command == "sample" ? std::optional<int>(cl.threads.value_or(c.sampler.threads))
+                                                        : std::nullopt);
+    if (cl.command == "run" || cl.command == "noise-study" || cl.command == "check")
+      fpdp::app::requireOutputFits(c, cl.restart ? *cl.restart : cl.output.value_or(c.output.directory));
   } catch (const fpdp::app::InputError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   } catch (const fpdp::app::CheckpointError& e) {
@@ -145,7 +163,11 @@ int main(int argc, char** argv) {
   for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
   fpdp::app::reserveHugePageHeap(cells * 1536);
   // PETSc sees only its own options, never fpdp's.
-  std::vector<char*> petscArgv{argv[0]};
+  // PETSc would also read options from ./.petscrc and ./petscrc: files in the folder a shared case came in, which
+  // could carry -log_view :FILE past the case's allow-list. fpdp reads options only from the command line, the case
+  // and PETSC_OPTIONS.
+  static char skipPetscrc[] = "-skip_petscrc";
+  std::vector<char*> petscArgv{argv[0], skipPetscrc};
   for (auto& a : cl.petscArgs) petscArgv.push_back(a.data());
   petscArgv.push_back(nullptr);
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
@@ -161,4 +183,21 @@ int main(int argc, char** argv) {
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
   PetscFinalize();
   return status;
+}
+
+}  // namespace
+
+// Whatever the input, fpdp ends with one line and an exit status: an exception that no command caught (memory
+// exhausted while reading a case, say) is reported here instead of aborting the process.
+int main(int argc, char** argv) {
+  try {
+    return fpdpMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fpdp: run failed: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fpdp: run failed: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "fpdp: run failed: unknown exception\n");
+  }
+  return 1;
 }

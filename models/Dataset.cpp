@@ -2,6 +2,7 @@
 // and a strict CSV reader for records. Every malformed input is reported with the file, line and field at fault,
 // because a silently skipped or misread record changes the dataset whose privacy loss is being computed.
 #include "models/Dataset.hpp"
+#include "models/InputFile.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -127,24 +128,24 @@ std::string expectedFieldsDescription(int dim, bool withLabels) {
 Dataset readCsvDataset(const std::string& path, int dim, bool withLabels) {
   if (dim < 1) throw std::invalid_argument("readCsvDataset: dimension must be at least 1, got " + std::to_string(dim));
 
-  std::error_code fsError;
-  if (std::filesystem::is_directory(path, fsError)) {
-    throw DataFileError("cannot read data file '" + path + "': Is a directory");
-  }
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) {
-    const int openErrno = errno;
-    throw DataFileError("cannot read data file '" + path +
-                        "': " + (openErrno != 0 ? std::strerror(openErrno) : "cannot open file"));
+  // Only a regular file, only up to the limit (models/InputFile.hpp): a FIFO or /dev/zero would never end.
+  std::string text;
+  try {
+    text = readInputFile(path, kMaxDataFileBytes);
+  } catch (const InputFileError& e) {
+    throw DataFileError("cannot read data file '" + path + "': " + e.what());
   }
 
   const std::size_t expectedCount = static_cast<std::size_t>(dim) + (withLabels ? 1 : 0);
   std::vector<Record> records;
   bool sawContentLine = false;  // the header may only be the first line that is neither blank nor a comment
-  std::string line;
-  for (std::size_t lineNumber = 1; std::getline(in, line); ++lineNumber) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();  // files written on Windows
+  std::size_t lineStart = 0;
+  for (std::size_t lineNumber = 1; lineStart < text.size(); ++lineNumber) {
+    std::size_t lineEnd = text.find('\n', lineStart);
+    if (lineEnd == std::string::npos) lineEnd = text.size();
+    std::string_view line(text.data() + lineStart, lineEnd - lineStart);
+    lineStart = lineEnd + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // files written on Windows
     const std::string_view content = trim(line);
     if (content.empty() || content.front() == '#') continue;
 
@@ -195,9 +196,10 @@ Dataset readCsvDataset(const std::string& path, int dim, bool withLabels) {
       }
       record.y = label;
     }
+    if (records.size() == kMaxRecords)
+      throw DataFileError(where + "more than " + std::to_string(kMaxRecords) + " records, the most a dataset may have");
     records.push_back(std::move(record));
   }
-  if (in.bad()) throw DataFileError("error while reading data file '" + path + "'");
   if (records.empty()) throw DataFileError("data file '" + path + "' contains no records");
   return Dataset(std::move(records));
 }

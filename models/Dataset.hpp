@@ -56,6 +56,10 @@ struct Neighbour {
   static Neighbour remove(std::size_t index) { return {index, Record{}, NeighbourKind::Remove}; }
 };
 
+/// The most records a dataset may have (data.count, a data file's records): the records live in memory through the
+/// run, about 80 B each in 3-D, and every gradient evaluation sums over them.
+inline constexpr std::size_t kMaxRecords = 10'000'000;
+
 /// Thrown for unreadable or malformed data files; message names the file, line and column.
 struct DataFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -63,7 +67,8 @@ struct DataFileError : std::runtime_error {
 
 /// Reads a CSV file of records: one record per line, dim comma-separated numbers, then the label
 /// if withLabels. Blank lines and lines starting with '#' are skipped; a first line that does not parse
-/// as numbers is taken as a header. Every other malformed line is an error naming file:line.
+/// as numbers is taken as a header. Every other malformed line is an error naming file:line. Only a regular file
+/// of at most kMaxDataFileBytes (models/InputFile.hpp) with at most kMaxRecords records is read.
 Dataset readCsvDataset(const std::string& path, int dim, bool withLabels);
 
 }  // namespace fpdp::models

@@ -21,9 +21,11 @@ PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxM
       const bool interior = c > 0 && c < g.cells - 1;  // walls get no correction along this axis
       const double xm = interior ? ax.centre(static_cast<int>(c - 1)) : 0.0, x0 = ax.centre(static_cast<int>(c)),
                    xp = interior ? ax.centre(static_cast<int>(c + 1)) : 0.0;
-      g.inverseLower.push_back(1.0 / (x0 - xm));
-      g.inverseUpper.push_back(1.0 / (xp - x0));
-      g.inverseSpan.push_back(1.0 / (xp - xm));
+      // Wall cells are never read (apply skips them); 0 there instead of 1/0 keeps the set-up free of a division by
+      // zero, so that a run under PETSc's -fp_trap does not stop here.
+      g.inverseLower.push_back(interior ? 1.0 / (x0 - xm) : 0.0);
+      g.inverseUpper.push_back(interior ? 1.0 / (xp - x0) : 0.0);
+      g.inverseSpan.push_back(interior ? 1.0 / (xp - xm) : 0.0);
       g.width.push_back(ax.width(static_cast<int>(c)));
     }
   }

@@ -48,7 +48,16 @@ std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
   // the backward recurrence well beyond the index where the terms fall below the tolerance makes the start error
   // (relative, of the size of the terms there) negligible.
   const double logTol = std::log(1.0 / tolerance);
-  const long start = static_cast<long>(std::ceil(2.0 * std::sqrt(2.0 * c * (logTol + 10.0)) + 2.0 * logTol + 40.0));
+  // The terms are about 2 sqrt(2 c log(1/tol)): bounded so that an output interval far too long for the operator
+  // (T rho = 2c of 1e300, say) is an error naming its cause, not an allocation failure or an endless recurrence.
+  constexpr double kMaxTerms = 1e7;
+  const double startEstimate = std::ceil(2.0 * std::sqrt(2.0 * c * (logTol + 10.0)) + 2.0 * logTol + 40.0);
+  if (!(startEstimate <= kMaxTerms))
+    throw std::invalid_argument("the exponential integrator needs about " + std::to_string(startEstimate) +
+                                " Chebyshev terms per output interval (T |A| / 2 = " + std::to_string(c) +
+                                "), more than 10^7: make time.dt * output.every shorter, or choose another "
+                                "solver.ts_type");
+  const long start = static_cast<long>(startEstimate);
   // Backward recurrence for the minimal solution: I_{k-1} = (2k / c) I_k + I_{k+1}; rescaled on overflow.
   std::vector<double> b(static_cast<std::size_t>(start) + 2, 0.0);
   b[static_cast<std::size_t>(start)] = 1e-300;

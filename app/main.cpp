@@ -20,6 +20,7 @@
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
+#include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
 #include "app/ValidateCommand.hpp"
 #include "meshes/PetscHandles.hpp"
@@ -48,6 +49,14 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
     insertCaseOptions(c.solver);
     validateSolverTypes(c);
     if (cl.command == "check") {
+      // Everything the run builds before its first step (models, mesh, discretisation, the integrator with the
+      // PETSc options), so that check refuses what run would refuse; nothing is written.
+      const RunPlan plan(c, PETSC_COMM_WORLD, nullptr);
+      if (plan.evolution) {
+        auto u = plan.mesh.createVector();
+        plan.disc.setInitialState(u, plan.representation);
+        plan.evolution->setUp(u);
+      }
       if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
                                  c.mesh.dim, c.data.records.size());
       return 0;

@@ -155,11 +155,29 @@ void Hdf5Output::writeReplicated(const std::string& group, const std::string& na
   replicated_.push_back({group, name, values, columns});
 }
 
+/// HDF5 that runs out of disk while writing leaves its file open, and its exit handlers then crash flushing it again
+/// (exit 139 and thousands of lines): the space fpdp.h5 needs is checked before it is created. It needs at most the
+/// field files it copies, the replicated arrays and the tables, plus HDF5's metadata (a generous 1 MiB and 10 %).
+/// A disk that fills from elsewhere while it is written is not covered.
+void Hdf5Output::requireSpaceFor(const std::string& file) const {
+  std::error_code ec;
+  std::uintmax_t bytes = 1u << 20;
+  for (long step : fieldSteps_) bytes += std::filesystem::file_size(stepFile(step), ec);
+  for (const auto& r : replicated_) bytes += 8 * r.values.size();
+  bytes += bytes / 10;
+  const auto space = std::filesystem::space(std::filesystem::path(file).parent_path(), ec);
+  if (!ec && space.available < bytes)
+    throw std::runtime_error("cannot write '" + file + "': No space left on device (it needs about " +
+                             std::to_string(bytes >> 20) + " MiB, " + std::to_string(space.available >> 20) +
+                             " MiB are free)");
+}
+
 void Hdf5Output::assemble() {
   if (closed_) throw std::logic_error("Hdf5Output: write after close");
   if (assembled_) return;
   onRankZero(comm_, [&] {
     const std::string tmp = path_ + ".tmp";
+    requireSpaceFor(tmp);
     hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) throw std::runtime_error("cannot create HDF5 file '" + tmp + "'");
     try {

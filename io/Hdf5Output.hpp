@@ -81,6 +81,7 @@ private:
     int columns;
   };
   void assemble();  // rank 0 writes fpdp.h5.tmp with everything but the tables (collective call)
+  void requireSpaceFor(const std::string& file) const;  // throws naming the file when the disk cannot hold it
   std::string path_, directory_;
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;

@@ -10,6 +10,12 @@
 namespace fpdp::models {
 
 namespace {
+/// log(a / b) for a >= 0, b > 0, and -inf for a = 0 without calling log(0), which raises the divide-by-zero flag
+/// (a run under -fp_trap stops on it).
+double logOfRatio(double a, double b) { return a > 0 ? std::log(a / b) : -std::numeric_limits<double>::infinity(); }
+}  // namespace
+
+namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -196,7 +202,7 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
       for (const auto& x : samples)
         if (x.profile == requests[r].profile && !(x.value > delta) && x.eps > s.lo && x.eps < s.hi) {
           s.hi = x.eps;
-          s.ghi = std::log(x.value / delta);
+          s.ghi = logOfRatio(x.value, delta);
           s.dhi = x.value;
         }
       if (s.lo >= s.cap) {
@@ -230,7 +236,7 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
         finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
         continue;
       }
-      const double g = std::log(d / delta);  // -inf for d = 0
+      const double g = logOfRatio(d, delta);  // -inf for d = 0
       if (s.phase == RootState::Bracketing) {
         if (d > delta) {
           s.lo = x;

@@ -37,6 +37,9 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
     asymptotic = true;
   } else if (d >= dCoarse) {  // not converging: nothing bounds the error
     a.estimate = INFINITY;
+  } else if (d == 0.0) {  // the two finer meshes agree to the last bit: the coarse pair's difference, extrapolated
+    a.estimate = 2.0 * dCoarse / 3.0;
+    asymptotic = true;
   } else {
     const double r = dCoarse / d;
     a.estimate = 2.0 * d / (std::min(r, 4.0) - 1.0);
@@ -138,7 +141,8 @@ void AccuracyOutput::summary(std::ostream& s) const {
       continue;
     }
     s << "    " << names_[k] << " = " << formatNumber(a.value, "%.6e") << "  error estimate "
-      << formatNumber(a.estimate, "%.1e") << "  (" << formatNumber(a.estimate / std::fabs(a.value), "%.1e")
+      << formatNumber(a.estimate, "%.1e") << "  ("
+      << (a.value != 0.0 ? formatNumber(a.estimate / std::fabs(a.value), "%.1e") : std::string("-"))
       << " relative)  " << (a.certified ? "certified" : "NOT CERTIFIED, conservative value " +
                                                            formatNumber(a.conservative, "%.6e"))
       << "\n";

@@ -227,6 +227,11 @@ PetscErrorCode DensityEvolution::monitor(TS, PetscInt step, PetscReal time, Vec 
   PetscFunctionReturn(0);
 }
 
+void DensityEvolution::setUp(Vec u) {
+  FPDP_PETSC(TSSetSolution(ts_, u));
+  FPDP_PETSC(TSSetUp(ts_));
+}
+
 void DensityEvolution::run(Vec u, const Observer& observer, double startTime) {
   observer_ = &observer;
   FPDP_PETSC(TSSetTime(ts_, startTime));

@@ -40,6 +40,7 @@ public:
   DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshes::MatHandle A, const TimeIntegration& ti);
 
   /// The observer is called for step 0 (initial state) and then after every step.
+  void setUp(Vec u) override;
   void run(Vec u, const Observer& observer, double startTime = 0.0) override;
   void resume(Vec u, const Observer& observer, const IntegratorState& state) override;
   /// Throws PetscFailure for a TS type whose history cannot be captured (supported: bdf, and the one-step

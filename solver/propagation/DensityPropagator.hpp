@@ -34,6 +34,9 @@ public:
   virtual ~DensityPropagator() = default;
   /// Called for step 0 (the initial state) and then after the steps the integrator reports; u must not be modified.
   using Observer = std::function<void(long step, double time, Vec u)>;
+  /// Everything run() sets up before its first step, on a state like u, without stepping: a configuration the
+  /// integrator cannot take fails here (PetscFailure) as it would in run() (`fpdp check`).
+  virtual void setUp(Vec /*u*/) {}
   /// Advance u in place from t = startTime by the configured number of steps.
   virtual void run(Vec u, const Observer& observer, double startTime = 0.0) = 0;
   /// Continues from `state` (u holds the solution at state.step): the observer is not called again for that step.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include "io/NumberText.hpp"
+#include "io/WriteFailure.hpp"
 
 namespace fpdp::io {
 
@@ -24,7 +25,7 @@ void CsvTable::setContinuedPaths(std::vector<std::string> paths) { continuedPath
 CsvTable::CsvTable(const std::string& path, std::vector<std::string> columns)
     : out_(path, continued(path) ? std::ios::app : std::ios::trunc | std::ios::out), path_(path),
       columns_(std::move(columns)) {
-  if (!out_) throw std::runtime_error("cannot write '" + path + "'");
+  if (!out_) throw writeFailure("write", path);
   if (continued(path)) return;
   for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
   out_ << '\n';
@@ -43,7 +44,7 @@ void CsvTable::addRow(const std::vector<double>& values) {
   line += '\n';
   out_.write(line.data(), static_cast<std::streamsize>(line.size()));
   out_.flush();
-  if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
+  if (!out_) throw writeFailure("write", path_);
 }
 
 void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& values) {
@@ -55,7 +56,7 @@ void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& value
   line += '\n';
   out_.write(line.data(), static_cast<std::streamsize>(line.size()));
   out_.flush();
-  if (!out_) throw std::runtime_error("write failed for '" + path_ + "'");
+  if (!out_) throw writeFailure("write", path_);
 }
 
 std::string textCsv(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows) {

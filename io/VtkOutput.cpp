@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 #include "io/NumberText.hpp"
+#include "io/WriteFailure.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,7 +59,7 @@ std::string dataArrayTag(const std::string& name, int components, std::uint64_t 
 void writeFileOrThrow(const std::string& path, const std::string& xml, const std::string& appended) {
   const std::string tmp = path + ".tmp";
   std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot create VTK file '" + tmp + "'");
+  if (!f) throw writeFailure("create VTK file", tmp);
   f << xml;
   if (!appended.empty()) {
     f << "  <AppendedData encoding=\"raw\">\n   _";
@@ -67,7 +68,7 @@ void writeFileOrThrow(const std::string& path, const std::string& xml, const std
   }
   f << "</VTKFile>\n";
   f.close();
-  if (!f) throw std::runtime_error("cannot write VTK file '" + tmp + "'");
+  if (!f) throw writeFailure("write VTK file", tmp);
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
@@ -78,10 +79,10 @@ void replaceFile(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot create '" + tmp + "'");
+    if (!f) throw writeFailure("create", tmp);
     f << text;
     f.close();
-    if (!f) throw std::runtime_error("cannot write '" + tmp + "'");
+    if (!f) throw writeFailure("write", tmp);
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);

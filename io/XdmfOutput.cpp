@@ -9,6 +9,7 @@
 
 #include "io/Hdf5Output.hpp"
 #include "io/NumberText.hpp"
+#include "io/WriteFailure.hpp"
 
 namespace fpdp::io {
 
@@ -87,10 +88,10 @@ void writeXdmf(const std::string& path, const std::string& h5FileName, const mes
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot create '" + tmp + "'");
+    if (!f) throw writeFailure("create", tmp);
     f << x.str();
     f.close();
-    if (!f) throw std::runtime_error("cannot write '" + tmp + "'");
+    if (!f) throw writeFailure("write", tmp);
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

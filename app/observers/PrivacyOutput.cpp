@@ -248,7 +248,13 @@ void PrivacyOutput::close() {
 void PrivacyOutput::summary(std::ostream& s) const {
   if (lastStep_ < 0) return;
   const auto& orderSpec = case_.divergence.orders;
-  const std::size_t shown = orderSpec.size() - 1;  // the last order of divergence.orders
+  // The last order of divergence.orders whose computed R_alpha is trustworthy (finite status); the last order if none.
+  std::size_t shown = orderSpec.size() - 1;
+  for (std::size_t k = orderSpec.size(); k-- > 0;)
+    if (k < last_.renyiStatus.size() && last_.renyiStatus[k] == solver::RenyiStatus::Finite) {
+      shown = k;
+      break;
+    }
   const double alpha = orders_[shown];
   char b[512];
   s << "\n  bounds on R_" << orderSpec[shown].label

@@ -481,9 +481,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
       fs::remove_all(work);
     } else {
       std::ofstream(work / "parameters.toml") << c.resolvedToml;
-      std::error_code ec;
-      fs::remove_all(dir, ec);  // absent or empty (checked above)
-      fs::rename(work, dir);
+      putInPlace(work.string(), dir.string());  // absent, empty or fpdp's own (checked above)
     }
   });
   success = true;

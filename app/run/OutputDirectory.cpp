@@ -93,6 +93,20 @@ void checkOutputDirectory(const std::string& dir) {
                              kOwnerMark + "); choose another --output");
 }
 
+void putInPlace(const std::string& work, const std::string& finalDir) {
+  std::error_code ec;
+  checkOutputDirectory(finalDir);  // still absent, empty or fpdp's own
+  if (!fs::exists(fs::symlink_status(finalDir, ec))) {
+    if (::rename(work.c_str(), finalDir.c_str()) != 0)
+      throw OutputDirectoryError("cannot rename '" + work + "' to '" + finalDir + "': " + std::strerror(errno));
+    return;
+  }
+  if (::renameat2(AT_FDCWD, work.c_str(), AT_FDCWD, finalDir.c_str(), RENAME_EXCHANGE) != 0)
+    throw OutputDirectoryError("cannot put '" + work + "' in the place of '" + finalDir + "': " + std::strerror(errno));
+  // `work` now holds the earlier output, which was empty or fpdp's own.
+  if (fs::is_empty(work, ec) || hasOwnerMark(work)) fs::remove_all(work, ec);
+}
+
 RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::string& finalDir,
                                        const std::string& resolvedToml, bool continued)
     : comm_(comm), rank_(rank), keep_(continued) {
@@ -133,17 +147,7 @@ void RunOutputDirectory::publish() {
     fs::remove(workDir_ + "/" + kCheckpointName, ec);
     io::Hdf5Output::removeStepFiles(workDir_);
     if (!hasOwnerMark(workDir_)) writeOwnerMark(workDir_);  // a run continued from an older DIR.partial
-    checkOutputDirectory(finalDir_);  // still absent, empty or fpdp's own
-    if (!fs::exists(fs::symlink_status(finalDir_, ec))) {
-      if (::rename(workDir_.c_str(), finalDir_.c_str()) != 0)
-        throw OutputDirectoryError("cannot rename '" + workDir_ + "' to '" + finalDir_ + "': " + std::strerror(errno));
-      return;
-    }
-    if (::renameat2(AT_FDCWD, workDir_.c_str(), AT_FDCWD, finalDir_.c_str(), RENAME_EXCHANGE) != 0)
-      throw OutputDirectoryError("cannot put '" + workDir_ + "' in the place of '" + finalDir_ +
-                                 "': " + std::strerror(errno));
-    // workDir_ now holds the earlier output, which was empty or fpdp's own.
-    if (fs::is_empty(workDir_, ec) || hasOwnerMark(workDir_)) fs::remove_all(workDir_, ec);
+    putInPlace(workDir_, finalDir_);
   });
   published_ = true;
 }

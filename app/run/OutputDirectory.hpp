@@ -33,6 +33,10 @@ void writeOwnerMark(const std::filesystem::path& dir);
 /// are removed; anything else (not fpdp's, a link, an interrupted run's checkpoint) throws OutputDirectoryError.
 void removeStalePartial(const std::filesystem::path& work, const std::string& finalDir);
 
+/// Puts the finished directory `work` in the place of `finalDir` (absent, empty or fpdp's own, checked again) by an
+/// atomic exchange, then removes what was there: at every moment finalDir is the old output or the new one.
+void putInPlace(const std::string& work, const std::string& finalDir);
+
 /// The output directory as written, without trailing separators and "." components; throws OutputDirectoryError for
 /// a path that names no directory of its own to replace (empty, "/", ".", "..", a path ending in "..") or that
 /// contains the working directory.

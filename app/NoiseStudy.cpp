@@ -100,7 +100,10 @@ int runNoiseStudy(const Case& c, const RunOptions& options) {
   const int d = c.mesh.dim;
   const double budget = c.noise.sigmaFor(false, d).trace();
   checkOutputDirectory(options.outputDirectory);
-  if (rank == 0) fs::create_directories(options.outputDirectory);
+  if (rank == 0) {  // fpdp's own folder of two runs: a later study may replace it (app/run/OutputDirectory)
+    fs::create_directories(options.outputDirectory);
+    writeOwnerMark(options.outputDirectory);
+  }
 
   std::array<double, 3> iso{0, 0, 0};
   for (int a = 0; a < d; ++a) iso[a] = budget / d;

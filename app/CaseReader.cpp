@@ -1560,9 +1560,20 @@ private:
     }
   }
 
+  // The resolved case (every key, defaults filled in), written into every output as parameters.toml: the model (case,
+  // mesh, loss, data, neighbour, noise, initial density), then the run (dynamics, output, functionals, solver,
+  // sampler, faults, accuracy).
   std::string serialise(const Case& c) const {
-    const bool logistic = c.loss.type == "logistic";
     toml::table root;
+    serialiseModel(c, root);
+    serialiseRun(c, root);
+    std::ostringstream out;
+    out << root << '\n';
+    return out.str();
+  }
+
+  void serialiseModel(const Case& c, toml::table& root) const {
+    const bool logistic = c.loss.type == "logistic";
     root.insert("case", toml::table{{"name", c.name}, {"dynamics", c.dynamics}});
 
     toml::array lower, upper, cells;
@@ -1648,6 +1659,9 @@ private:
     }
     root.insert("initial", toml::table{{"mean", vectorArray(c.initial.mean)}, {"covariance", covariance}});
 
+  }
+
+  void serialiseRun(const Case& c, toml::table& root) const {
     if (c.dynamics == "langevin") {
       root.insert("time", toml::table{{"t_end", c.time.t_end}, {"dt", c.time.dt}});
     } else {
@@ -1718,9 +1732,6 @@ private:
                                       {"negative_mass_tolerance", c.faults.negativeMassTolerance},
                                       {"wall_mass_tolerance", c.faults.wallMassTolerance}});
     root.insert("accuracy", toml::table{{"estimate", c.accuracy.estimate}, {"rtol", c.accuracy.rtol}});
-    std::ostringstream out;
-    out << root << '\n';
-    return out.str();
   }
 
   const toml::table& root_;

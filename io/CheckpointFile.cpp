@@ -1,4 +1,5 @@
 #include "io/CheckpointFile.hpp"
+#include "io/WriteFailure.hpp"
 
 #include <fcntl.h>
 #include <hdf5.h>
@@ -287,7 +288,7 @@ std::vector<unsigned char> checkpointImage(const CheckpointData& data) {
 /// Writes all of `bytes` to a new file `path` and syncs it; throws naming the path and errno.
 void writeWhole(const std::string& path, const std::vector<unsigned char>& bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  if (fd < 0) throw writeFailure("create", path);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -296,14 +297,14 @@ void writeWhole(const std::string& path, const std::vector<unsigned char>& bytes
       const int error = errno;
       ::close(fd);
       ::unlink(path.c_str());
-      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(n < 0 ? error : ENOSPC));
+      throw writeFailure("write", path, n < 0 ? error : ENOSPC);
     }
     done += static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const int error = errno;
     ::unlink(path.c_str());
-    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(error));
+    throw writeFailure("write", path, error);
   }
 }
 

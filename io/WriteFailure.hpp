@@ -8,9 +8,8 @@
 
 namespace fpdp::io {
 
-/// Call right after the failed operation, before anything else can change errno.
-inline std::runtime_error writeFailure(const std::string& what, const std::string& path) {
-  const int error = errno;
+/// Call right after the failed operation, before anything else can change errno, or pass the saved errno.
+inline std::runtime_error writeFailure(const std::string& what, const std::string& path, int error = errno) {
   return std::runtime_error("cannot " + what + " '" + path + "'" +
                             (error != 0 ? ": " + std::string(std::strerror(error)) : std::string()));
 }

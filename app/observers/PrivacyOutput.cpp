@@ -120,6 +120,7 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
 
 PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer)
     : case_(c), bounds_(std::move(problem)), directory_(directory), writer_(writer) {
+  setUpComposition();
   for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
   boundColumns_ = {"step", "t"};
   for (int item = 1; item <= 8; ++item)
@@ -178,6 +179,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
       boundRenyi.push_back(r);
     }
+  const double mu = compositionMu(t);
   for (double delta : case_.privacy.deltaGrid) {
     std::vector<double> e{static_cast<double>(step), t, delta};
     if (exactColumn_) {
@@ -196,7 +198,6 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
       e.push_back(applies ? models::cksEpsilon(orders_, r, delta).epsilon : kNaN);
     }
-    const double mu = compositionMu(t);
     e.insert(e.end(), {models::gdpEpsilon(mu, delta), mu});
     epsilonRows_.push_back(e);
     if (epsilonCsv_) {
@@ -361,7 +362,7 @@ void PrivacyOutput::summary(std::ostream& s) const {
     }
   const double composition = (*row)[col], mu = (*row)[col + 1];
   s << "    every iterate released (the accountants' composition, exact GDP; MATH.md §8): ";
-  if (std::isnan(mu)) s << "not computed: " << compositionUnavailable() << "\n";
+  if (std::isnan(mu)) s << "not computed: " << compositionUnavailable_ << "\n";
   else {
     s << "eps " << fmt(composition) << ", mu = " << fmt(mu, "%.6g");
     const auto& P = bounds_.problem();
@@ -372,20 +373,19 @@ void PrivacyOutput::summary(std::ostream& s) const {
   }
 }
 
-std::string PrivacyOutput::compositionUnavailable() const {
+void PrivacyOutput::setUpComposition() {
   const auto& P = bounds_.problem();
-  if (!P.worstCaseGap) return "S_g/n is not known (give loss.sensitivity)";
-  if (!P.noisyGd && (P.Sigma - P.SigmaPrime).norm() != 0.0)
-    return "Sigma != Sigma': the two paths' laws are mutually singular (eps = inf for the whole path)";
-  return "";
+  if (!P.worstCaseGap) {
+    compositionUnavailable_ = "S_g/n is not known (give loss.sensitivity)";
+  } else if (!P.noisyGd && (P.Sigma - P.SigmaPrime).norm() != 0.0) {
+    compositionUnavailable_ = "Sigma != Sigma': the two paths' laws are mutually singular (eps = inf for the whole path)";
+  } else {
+    const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(P.Sigma).eigenvalues().minCoeff();
+    compositionMuAtUnitTime_ = models::gaussianCompositionMu(*P.worstCaseGap, 1.0, lambdaMin);
+  }
 }
 
-double PrivacyOutput::compositionMu(double t) const {
-  if (!compositionUnavailable().empty()) return kNaN;
-  const auto& P = bounds_.problem();
-  const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(P.Sigma).eigenvalues().minCoeff();
-  return models::gaussianCompositionMu(*P.worstCaseGap, t, lambdaMin);
-}
+double PrivacyOutput::compositionMu(double t) const { return compositionMuAtUnitTime_ * std::sqrt(t); }
 
 std::string drawPlots(const std::string& directory) {
   const fs::path script(FPDP_PLOT_SCRIPT);

@@ -3,6 +3,7 @@
 // which of them apply and why not (bound_applicability.csv), the (eps, delta) figures of MATH.md §7 (epsilon.csv),
 // their HDF5 copies (/bounds, /epsilon), the summary's applicability and (eps, delta) tables, and the PNG plots
 // (scripts/plot-run). RunCase owns the run; this class owns these files.
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <utility>
@@ -67,10 +68,12 @@ public:
   }
 
 private:
-  /// The accountants' baseline: mu of the exact Gaussian composition over [0, t], NaN with the reason when it does
-  /// not exist (MATH.md §8, models/GaussianComposition.hpp).
+  /// The accountants' baseline: mu of the exact Gaussian composition over [0, t] = mu(1) sqrt(t), NaN with the reason
+  /// when it does not exist (MATH.md §8, models/GaussianComposition.hpp); set up once from the bound problem.
+  void setUpComposition();
   double compositionMu(double t) const;
-  std::string compositionUnavailable() const;
+  double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
+  std::string compositionUnavailable_;
 
   const Case& case_;
   models::PrivacyBounds bounds_;

@@ -1,7 +1,9 @@
 #pragma once
-// Shared by the tests that launch the fpdp executable: shell quoting, a self-removing temporary directory, and
-// whole-file text reading and writing.
-#include <cstdlib>  // mkdtemp (POSIX)
+// Shared by the tests that launch the fpdp executable: shell quoting, a self-removing temporary directory,
+// whole-file text reading and writing, and one `fpdp run` of a case file.
+#include <sys/wait.h>
+
+#include <cstdlib>  // mkdtemp (POSIX), std::system
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -55,5 +57,26 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+/// What `fpdp run CASE --output OUT --quiet` ended with: its exit status (-1 if a signal ended it) and its output.
+struct RunOutcome {
+  int status = -1;
+  std::string log;
+};
+
+/// Runs the case with `launcher` before the executable (e.g. mpiexec and its arguments; empty: serial); the output
+/// goes to OUT.log beside OUT.
+inline RunOutcome runCaseFile(const std::filesystem::path& caseFile, const std::filesystem::path& out,
+                              const std::string& launcher = "") {
+  const std::filesystem::path log = out.string() + ".log";
+  const std::string command = launcher + shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote(caseFile.string()) +
+                              " --output " + shellQuote(out.string()) + " --quiet > " + shellQuote(log.string()) +
+                              " 2>&1";
+  const int raw = std::system(command.c_str());
+  RunOutcome o;
+  if (raw != -1 && WIFEXITED(raw)) o.status = WEXITSTATUS(raw);
+  o.log = readText(log);
+  return o;
+}
 
 }  // namespace fpdp::app::test

@@ -6,8 +6,6 @@
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -48,11 +46,8 @@ Table readCsv(const fs::path& file) {
 }
 
 void run(const fs::path& caseFile, const fs::path& out) {
-  const fs::path log = out.string() + ".log";
-  const std::string command = shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote(caseFile.string()) + " --output " +
-                              shellQuote(out.string()) + " --quiet > " + shellQuote(log.string()) + " 2>&1";
-  const int status = std::system(command.c_str());
-  BOOST_REQUIRE_MESSAGE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, readText(log));
+  const auto r = fpdp::app::test::runCaseFile(caseFile, out);
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.log);
 }
 
 /// For every output step after the start and every quantity with a closed form: estimate >= |computed - exact|,

@@ -6,8 +6,6 @@
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -61,12 +59,8 @@ void run(const fs::path& caseFile, const fs::path& out, int ranks) {
   const std::string launcher =
       ranks > 1 ? shellQuote(FPDP_MPIEXEC) + " --allow-run-as-root --oversubscribe -n " + std::to_string(ranks) + " "
                 : "";
-  const fs::path log = out.string() + ".log";
-  const std::string command = launcher + shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote(caseFile.string()) +
-                              " --output " + shellQuote(out.string()) + " --quiet > " + shellQuote(log.string()) +
-                              " 2>&1";
-  const int status = std::system(command.c_str());
-  BOOST_REQUIRE_MESSAGE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, readText(log));
+  const auto r = fpdp::app::test::runCaseFile(caseFile, out, launcher);
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.log);
 }
 
 std::vector<std::vector<double>> rows(const fs::path& csv) {

@@ -18,8 +18,20 @@ double gaussianInformationRatio(const Vector& m1, const Matrix& S1, const Vector
 /// Equal covariances (any d): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), mu^2 = dm^T S^-1 dm (MATH.md §6),
 /// evaluated as [Phi(b) - Phi(a)] - expm1(eps) Phi(a) with the interval probability by Gauss–Legendre when b - a = mu
 /// is small, so tiny mu keeps its digits. d = 1 with unequal variances: {p > e^eps q} is where a quadratic is positive
-/// (an interval or the complement of one), delta = P(A) - e^eps Q(A) by normal CDFs. Throws otherwise.
+/// (an interval or the complement of one), delta = P(A) - e^eps Q(A) by normal CDFs. d = 2 with unequal covariances:
+/// the integral over y of the 1-D values of the conditional laws of x given y (weighted by the marginals of y), by
+/// tanh-sinh between the tangencies of the lines y = const to the curve p = e^eps q (relative accuracy ~1e-13,
+/// checked against a 2-D case with equal covariances computed this way). Throws for d = 3 with unequal covariances.
 double gaussianHockeyStick(const Vector& m1, const Matrix& S1, const Vector& m2, const Matrix& S2, double eps);
+
+/// Whether gaussianHockeyStick is a closed form of normal CDFs (equal covariances, or d = 1), cheap enough for a root
+/// finder; the 2-D line integral is not (milliseconds per value).
+bool gaussianHockeyStickIsCheap(const Matrix& S1, const Matrix& S2);
+
+/// eps(delta) of the pair of Gaussians (MATH.md §7): the larger of the two directions' smallest eps >= 0 with
+/// delta(eps) <= delta, each by bisection on gaussianHockeyStick to a relative width of 1e-13 (0 where TV <= delta).
+/// Needs gaussianHockeyStickIsCheap; delta in (0, 1).
+double gaussianExactEpsilon(const Vector& m1, const Matrix& S1, const Vector& m2, const Matrix& S2, double delta);
 
 /// Phi(b) - Phi(a) for a <= b, the standard normal probability of [a, b], with relative accuracy for narrow intervals.
 double normalIntervalProbability(double a, double b);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/Gaussian.hpp"
+#include "models/GaussianFunctionals.hpp"
 
 using namespace fpdp::models;
 using Box = std::array<double, 3>;
@@ -505,5 +506,34 @@ BOOST_AUTO_TEST_CASE(tensor_cell_averages_equal_cell_average) {
           const std::array<double, 3> hi{faces[0][i + 1], faces[1][j + 1], faces[2][k + 1]};
           BOOST_TEST(averages(i, j, k) == g.cellAverage(lo, hi));
         }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(hockey_stick_by_lines_2d_matches_the_closed_forms) {
+  // The 2-D path for unequal covariances (conditional laws along lines, tanh-sinh across them) against the closed form
+  // of equal covariances, approached by covariances that differ by 1e-9 (the path is taken, the value moves by about
+  // 1e-9), and against the 1-D unequal-variance form for a product law whose second axis is shared.
+  Vector m1(2), m2(2);
+  m1 << 0.5, -0.3;
+  m2 << 0.0, 0.2;
+  Matrix S(2, 2);
+  S << 1.0, 0.3, 0.3, 0.8;
+  for (double eps : {0.0, 0.3, 1.0}) {
+    const double closed = gaussianHockeyStick(m1, S, m2, S, eps);
+    const double lines = gaussianHockeyStick(m1, S, m2, (1.0 + 1e-9) * S, eps);
+    BOOST_TEST(std::fabs(lines - closed) <= 1e-8 * closed, "eps " << eps << ": " << lines << " vs " << closed);
+  }
+  // p = N(0.3, 0.7) x N(0, 1), q = N(0, 1) x N(0, 1): the second axis integrates out.
+  Vector a(2), b(2), a1(1), b1(1);
+  a << 0.3, 0.0;
+  b << 0.0, 0.0;
+  a1 << 0.3;
+  b1 << 0.0;
+  Matrix Sa = Matrix::Identity(2, 2), Sb = Matrix::Identity(2, 2);
+  Sa(0, 0) = 0.7;
+  for (double eps : {0.0, 0.1, 0.5}) {
+    const double lines = gaussianHockeyStick(a, Sa, b, Sb, eps);
+    const double one = gaussianHockeyStick(a1, Sa.topLeftCorner(1, 1), b1, Sb.topLeftCorner(1, 1), eps);
+    BOOST_TEST(std::fabs(lines - one) <= 1e-12 * one, "eps " << eps << ": " << lines << " vs " << one);
   }
 }

@@ -74,6 +74,8 @@ const char* exactEpsilonStatusName(ExactEpsilonStatus s) {
     case ExactEpsilonStatus::Root: return "root";
     case ExactEpsilonStatus::Zero: return "zero";
     case ExactEpsilonStatus::Unreachable: return "unreachable";
+    case ExactEpsilonStatus::TruncatedSuspect: return "truncated_suspect";
+    case ExactEpsilonStatus::NoiseLimited: return "noise_limited";
     default: return "not_computed";
   }
 }
@@ -296,9 +298,8 @@ double PairEpsilon::epsilon() const {
 
 ExactEpsilonStatus PairEpsilon::status() const {
   using S = ExactEpsilonStatus;
-  if (pq.status == S::NotComputed || qp.status == S::NotComputed) return S::NotComputed;
-  if (pq.status == S::Unreachable || qp.status == S::Unreachable) return S::Unreachable;
-  if (pq.status == S::Root || qp.status == S::Root) return S::Root;
+  for (S s : {S::NotComputed, S::Unreachable, S::NoiseLimited, S::TruncatedSuspect, S::Root})
+    if (pq.status == s || qp.status == s) return s;
   return S::Zero;
 }
 

@@ -44,9 +44,15 @@ enum class ExactEpsilonStatus {
   Root = 0,         // delta(eps) = delta solved in a bracket [lo, hi] of relative width <= the tolerance; eps = hi
   Zero = 1,         // delta(0) (the total variation) <= delta already: eps = 0
   Unreachable = 2,  // delta(eps) > delta for every eps: the mass of p where q = 0 exceeds delta; eps = +inf
-  NotComputed = 3   // the densities are not finite (or no profile was given): eps = NaN
+  NotComputed = 3,  // the densities are not finite (or no profile was given): eps = NaN
+  // Set by the caller that knows the cells (solver::DivergenceFunctionals), not by exactEpsilons:
+  TruncatedSuspect = 4,  // a root (or zero) whose delta(eps) rests on the wall cells by more than 1e-6: the box cuts
+                         // the tail that decides eps, which may be under-reported; widen the box
+  NoiseLimited = 5       // the root's delta(eps), or the mass that makes it unreachable, rests on cells at the noise
+                         // floor of a density (round-off negatives): eps is not resolved there
 };
-const char* exactEpsilonStatusName(ExactEpsilonStatus s);  // "root", "zero", "unreachable", "not_computed"
+// "root", "zero", "unreachable", "not_computed", "truncated_suspect", "noise_limited"
+const char* exactEpsilonStatusName(ExactEpsilonStatus s);
 
 struct ExactEpsilon {
   double epsilon = std::numeric_limits<double>::quiet_NaN();  // a default value is "not computed"
@@ -114,8 +120,8 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
                                         double tolerance = kExactEpsilonTolerance);
 
 /// Both directions of one pair at one delta, combined as MATH.md §7 says: eps = max(eps_pq, eps_qp); NaN when either
-/// is NaN. The status is that of the direction that gives eps (Unreachable if either is; NotComputed if either is
-/// NaN; Root before Zero).
+/// is NaN. The status: the first of NotComputed, Unreachable, NoiseLimited, TruncatedSuspect, Root, Zero that either
+/// direction has (a suspect direction may hide a larger eps than the other's).
 struct PairEpsilon {
   ExactEpsilon pq, qp;
   double epsilon() const;

@@ -9,6 +9,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "solver/functionals/HockeyStickKinks.hpp"
 #include "solver/numerics/StableFunctions.hpp"
 
 namespace fpdp::solver {
@@ -60,6 +61,18 @@ struct OrderSums {
 struct HockeyStickTerms {
   std::vector<double> a, b;
 };
+/// The terms of one direction whose share of delta(eps) makes eps suspect: the wall cells (the box cuts the tail
+/// beyond them) and the cells at a density's noise floor (values of round-off size).
+struct SuspectTerms {
+  HockeyStickTerms wall, noise;
+};
+
+/// sum max(a - x b, 0) over a few terms (no kink correction: the wall cells have none, the noise cells need none).
+double hockeyStickSum(const HockeyStickTerms& t, double x) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < t.a.size(); ++i) sum += std::max(t.a[i] - x * t.b[i], 0.0);
+  return sum;
+}
 
 /// The one hockey-stick quadrature (the eps grid and the eps(delta) roots): out[k] += sum_i max(a_i - x_k b_i, 0)
 /// for ascending x_k = e^eps_k >= 1, each term computed as such (no 1 - ...). A term is positive only while
@@ -83,7 +96,44 @@ void addHockeyStick(const HockeyStickTerms& t, std::span<const double> x, double
 /// bits and takes the same path through the root finder (an allreduce need not round alike on every rank). The
 /// terms that vanish at every eps the root finder will still ask for (a < e^eps b from its brackets' lower ends on)
 /// are dropped as the brackets narrow: they add exact zeros, so the sums do not change, only their cost.
-std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], const std::vector<double>& deltas,
+/// Marks the roots that rest on the walls or on the noise floor (models::ExactEpsilonStatus::TruncatedSuspect,
+/// NoiseLimited): the wall cells' share of delta(eps) above DivergenceFunctionals::kBoundaryShareTolerance (as for
+/// R_alpha), the noise cells' share above the same, or an unreachable delta whose floor (the mass of one density
+/// where the other is 0) is noise by more than the floor's excess over delta. Summed on rank 0 and broadcast, so
+/// every rank marks the same.
+void markSuspectRoots(std::vector<models::ExactEpsilon>& found, std::span<const models::ProfileRequest> requests,
+                      const SuspectTerms (&suspect)[2], const double (&floor)[2], MPI_Comm comm) {
+  using S = models::ExactEpsilonStatus;
+  std::vector<double> local(2 * found.size(), 0.0), global(local.size());
+  for (std::size_t j = 0; j < found.size(); ++j) {
+    const SuspectTerms& t = suspect[requests[j].profile];
+    if (found[j].status == S::Root || found[j].status == S::Zero) {
+      const double x = std::exp(found[j].epsilon);
+      local[2 * j] = hockeyStickSum(t.wall, x);
+      local[2 * j + 1] = hockeyStickSum(t.noise, x);
+    } else if (found[j].status == S::Unreachable) {
+      for (std::size_t i = 0; i < t.noise.a.size(); ++i)
+        if (t.noise.b[i] == 0.0) local[2 * j + 1] += t.noise.a[i];
+    }
+  }
+  FPDP_PETSC(MPI_Reduce(local.data(), global.data(), static_cast<PetscMPIInt>(local.size()), MPI_DOUBLE, MPI_SUM, 0,
+                        comm));
+  FPDP_PETSC(MPI_Bcast(global.data(), static_cast<PetscMPIInt>(global.size()), MPI_DOUBLE, 0, comm));
+  const double tol = DivergenceFunctionals::kBoundaryShareTolerance;
+  for (std::size_t j = 0; j < found.size(); ++j) {
+    const double wall = global[2 * j], noise = global[2 * j + 1], delta = requests[j].delta;
+    if (found[j].status == S::Unreachable) {
+      if (noise >= floor[requests[j].profile] - delta) found[j].status = S::NoiseLimited;
+    } else if (found[j].status == S::Root || found[j].status == S::Zero) {
+      const double at = found[j].deltaAtEpsilon;
+      if (noise > tol * at) found[j].status = S::NoiseLimited;
+      else if (wall > tol * at) found[j].status = S::TruncatedSuspect;
+    }
+  }
+}
+
+std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], std::optional<HockeyStickKinks> (&kinks)[2],
+                                              const SuspectTerms (&suspect)[2], const std::vector<double>& deltas,
                                               std::span<const models::ProfileSample> samples, MPI_Comm comm) {
   // The profile's ends: floor = the mass where the other density is 0, flatFrom = the largest log(a/b) over b > 0.
   double localFloor[2] = {0.0, 0.0}, floor[2] = {0.0, 0.0}, localFlat[2] = {0.0, 0.0}, flat[2];
@@ -120,6 +170,7 @@ std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], cons
           }
         t.a.resize(kept);
         t.b.resize(kept);
+        if (kinks[dir]) kinks[dir]->dropBelow(floorX);
       }
       // This direction's queries in ascending order of eps (addHockeyStick's order).
       index.clear();
@@ -131,13 +182,15 @@ std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], cons
       for (std::size_t k = 0; k < index.size(); ++k) x[k] = std::exp(queries[index[k]].eps);
       sums.assign(index.size(), 0.0);
       addHockeyStick(t, x, sums.data());
+      if (kinks[dir]) kinks[dir]->add(x, sums.data());
       for (std::size_t k = 0; k < index.size(); ++k) local[index[k]] = sums[k];
     }
     FPDP_PETSC(MPI_Reduce(local.data(), values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, MPI_SUM,
                           0, comm));
     FPDP_PETSC(MPI_Bcast(values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, 0, comm));
   };
-  const auto found = models::exactEpsilons(requests, ends, evaluate, samples);
+  auto found = models::exactEpsilons(requests, ends, evaluate, samples);
+  markSuspectRoots(found, requests, suspect, floor, comm);
   std::vector<ExactEpsilonAtDelta> out;
   for (std::size_t j = 0; j < deltas.size(); ++j) out.push_back({deltas[j], {found[2 * j], found[2 * j + 1]}});
   return out;
@@ -558,6 +611,30 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.
   if (singular && rank == 0)
     for (std::size_t j = 0; j < singular->p.size(); ++j) classify(1.0, singular->p[j], singular->q[j], false, -1, nullptr);
+  // The kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp, MATH.md §7) need the neighbours'
+  // point values: those of the gradient's ghosted vector. Where that vector does not exist (a rank owns fewer than 2
+  // cells along an axis) the sums stay the plain midpoint sums, second order (docs/scheme.md §5).
+  struct GhostedRead {
+    Vec v = nullptr;
+    const PetscScalar* a = nullptr;
+    ~GhostedRead() {
+      if (v) VecRestoreArrayRead(v, &a);
+    }
+  } ghosted;
+  std::optional<HockeyStickKinks> kinks[2];
+  if (gradients) {
+    const Vec v = work_->gradient->ghostedPoints();
+    FPDP_PETSC(VecGetArrayRead(v, &ghosted.a));
+    ghosted.v = v;
+    const meshes::OwnedBlock& block = work_->gradient->ghostedBlock();
+    kinks[0].emplace(*work_->mesh, ghosted.a, block, invMp, invMq, false);
+    if (E > 0 || D > 0) kinks[1].emplace(*work_->mesh, ghosted.a, block, invMp, invMq, true);
+    // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
+    const double one = 1.0;
+    double correction = 0.0;
+    kinks[0]->add({&one, 1}, &correction);
+    tv += 2.0 * correction;
+  }
 
   // Pass 3: per order, the global maximum M_alpha of log(|c| q) + alpha log r over the regular terms (and per tail
   // shell): the scale of the large-divergence sums, so that one exp per term and order suffices.
@@ -981,14 +1058,21 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   // the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
   if (E > 0 || D > 0) {
     HockeyStickTerms hsTerms[2];
-    for (const Term& t : terms) {
-      if (t.wp > t.wq) {
-        hsTerms[0].a.push_back(t.wp);
-        hsTerms[0].b.push_back(t.wq);
-      } else if (t.wq > t.wp) {
-        hsTerms[1].a.push_back(t.wq);
-        hsTerms[1].b.push_back(t.wp);
-      }
+    SuspectTerms suspect[2];
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      const Term& t = terms[i];
+      const int dir = t.wp > t.wq ? 0 : (t.wq > t.wp ? 1 : -1);
+      if (dir < 0) continue;
+      const double a = dir == 0 ? t.wp : t.wq, b = dir == 0 ? t.wq : t.wp;
+      hsTerms[dir].a.push_back(a);
+      hsTerms[dir].b.push_back(b);
+      // Cells (not singular masses) at a wall or at a density's noise floor (as for R_alpha's NoiseSuspect).
+      const bool noise = i < n && ((floorP > 0.0 && p[i * stride] <= floorP) || (floorQ > 0.0 && q[i * stride] <= floorQ));
+      for (auto [is, group] : {std::pair{i < n && t.boundary, &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
+        if (is) {
+          group->a.push_back(a);
+          group->b.push_back(b);
+        }
     }
     std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
     if (E > 0) {
@@ -996,6 +1080,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
       addHockeyStick(hsTerms[0], expEps, hs.data());
       addHockeyStick(hsTerms[1], expEps, hs.data() + E);
+      if (kinks[0]) kinks[0]->add(expEps, hs.data());
+      if (kinks[1]) kinks[1]->add(expEps, hs.data() + E);
       // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
       FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
       FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
@@ -1005,7 +1091,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
         samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
                                        {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
     }
-    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, settings_.epsilonDeltas, samples, comm);
+    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, kinks, suspect, settings_.epsilonDeltas, samples, comm);
   }
 
   if (settings_.privacyLossBins > 0 && !reverse) {

@@ -36,6 +36,10 @@ public:
   /// points: a global vector of mesh.dm() holding p (field 0) and q (field 1). Fills grad[l][a] = d_a log(p/q) at
   /// owned cell l (local order), a < dim (0 beyond). Collective.
   void apply(Vec points, std::vector<std::array<double, 3>>& grad) const;
+  /// The point values of the last apply with their ghosts (a local vector of the width-2 DMDA, p and q interlaced)
+  /// and its block: for the functionals that need the neighbours' values (HockeyStickKinks).
+  Vec ghostedPoints() const { return local_; }
+  const meshes::OwnedBlock& ghostedBlock() const { return ghosted_; }
 
 private:
   struct Stencil {

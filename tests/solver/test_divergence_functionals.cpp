@@ -55,33 +55,7 @@ double renyiSlope(const models::Gaussian& p, const models::Gaussian& q, double a
 /// Errors of every functional against the closed forms, for one mesh.
 struct Errors {
   double renyi = 0, kl = 0, slope = 0, info = 0, infoSigma = 0, hockey = 0;  // largest relative errors (hockey: abs)
-  double hockeyToKinkBound = 0;  // 1-D: largest ratio of the delta(eps) error to the kink bound below
 };
-
-/// 1-D: the midpoint rule's error for delta(eps) = int max(f, 0), f = p - e^eps q, is dominated by the cells where f
-/// changes sign (a kink): for f linear there with slope s, the error in that cell is s a^2/2 (a the distance of the
-/// kink from the cell's lower face, a <= h/2; symmetric above), at most |s| h^2/8. So |error| <= sum over kinks
-/// |f'(x_k)| h^2/8, up to O(h^3) from the curvature of f in those cells and O(h^4) elsewhere. The kinks are the
-/// roots of log p - log q = eps (found by bisection on a fine scan).
-double kinkBound(const models::Gaussian& p, const models::Gaussian& q, double eps, double L, double h) {
-  const double m1 = p.mean()[0], s1 = p.covariance()(0, 0), m2 = q.mean()[0], s2 = q.covariance()(0, 0);
-  auto pd = [](double x, double m, double v) { return std::exp(-0.5 * (x - m) * (x - m) / v) / std::sqrt(2 * std::numbers::pi * v); };
-  auto f = [&](double x) { return -0.5 * (x - m1) * (x - m1) / s1 + 0.5 * (x - m2) * (x - m2) / s2 + 0.5 * std::log(s2 / s1) - eps; };
-  double bound = 0;
-  const int scan = 20000;
-  for (int i = 0; i < scan; ++i) {
-    double a = -L + 2 * L * i / scan, b = -L + 2 * L * (i + 1) / scan;
-    if ((f(a) > 0) == (f(b) > 0)) continue;
-    for (int it = 0; it < 100; ++it) {
-      const double c = 0.5 * (a + b);
-      ((f(a) > 0) == (f(c) > 0) ? a : b) = c;
-    }
-    const double x = 0.5 * (a + b);
-    const double slope = -(x - m1) / s1 * pd(x, m1, s1) - std::exp(eps) * (-(x - m2) / s2) * pd(x, m2, s2);
-    bound += std::fabs(slope) * h * h / 8;
-  }
-  return bound;
-}
 
 Errors measure(const models::Gaussian& p, const models::Gaussian& q, double L, int cells,
                const std::vector<double>& orders, const std::vector<double>& eps, const models::Matrix& Sigma,
@@ -109,11 +83,6 @@ Errors measure(const models::Gaussian& p, const models::Gaussian& q, double L, i
       const double ePQ = std::fabs(v.hockeyStickPQ[k] - models::gaussianHockeyStick(m1, S1, m2, S2, eps[k]));
       const double eQP = std::fabs(v.hockeyStickQP[k] - models::gaussianHockeyStick(m2, S2, m1, S1, eps[k]));
       e.hockey = std::max({e.hockey, ePQ, eQP});
-      if (p.dim() == 1) {
-        const double h = 2 * L / cells;
-        e.hockeyToKinkBound = std::max({e.hockeyToKinkBound, ePQ / kinkBound(p, q, eps[k], L, h),
-                                        eQP / kinkBound(q, p, eps[k], L, h)});
-      }
     }
   // delta(0) is the total variation distance, both ways (the same sum of non-negative terms, read two ways).
   if (!eps.empty() && eps[0] == 0.0) {
@@ -123,16 +92,15 @@ Errors measure(const models::Gaussian& p, const models::Gaussian& q, double L, i
   return e;
 }
 
-/// Prints the refinement table and checks the observed orders: at least `order - 0.3` for R_alpha, KL, d R/d alpha
-/// and the information ratios between each pair of meshes. delta(eps): in 2-D (a kink curve crosses the cells at
-/// every offset, so the kink errors average) the observed order at least `hockeyOrder - 0.3`; in 1-D (one or two kink
-/// cells, whose error depends on where the kink falls) the error at most 1.5 times kinkBound (the margin for the
-/// O(h^3) curvature term).
+/// Prints the refinement table and checks the observed orders: at least `order - 0.3` for R_alpha, KL, d R/d alpha,
+/// the information ratios and delta(eps) between each pair of meshes. delta(eps) integrates max(p - e^eps q, 0),
+/// which has a kink where p = e^eps q: the plain midpoint sum is second order there (its error about |f'| h^2/8 per
+/// kink in 1-D), so the fourth order asked of delta is the kink correction's (HockeyStickKinks.hpp).
 void refinementStudy(const char* title, const models::Gaussian& p, const models::Gaussian& q, double L,
                      const std::vector<int>& cells, const std::vector<double>& orders, const std::vector<double>& eps,
                      const models::Matrix& Sigma, bool hockeyClosedForm, double order, double hockeyOrder) {
   BOOST_TEST_MESSAGE(title << "\n  N      R_alpha   rate   KL        rate   dR/da     rate   I/E       rate   "
-                              "I^S/E     rate   delta     rate  (1-D: delta error / kink bound)");
+                              "I^S/E     rate   delta     rate");
   Errors prev;
   for (std::size_t n = 0; n < cells.size(); ++n) {
     const Errors e = measure(p, q, L, cells[n], orders, eps, Sigma, hockeyClosedForm);
@@ -142,15 +110,14 @@ void refinementStudy(const char* title, const models::Gaussian& p, const models:
                   cells[n], e.renyi, rate(prev.renyi, e.renyi), e.kl, rate(prev.kl, e.kl), e.slope,
                   rate(prev.slope, e.slope), e.info, rate(prev.info, e.info), e.infoSigma,
                   rate(prev.infoSigma, e.infoSigma), e.hockey, rate(prev.hockey, e.hockey));
-    BOOST_TEST_MESSAGE(line << (p.dim() == 1 && hockeyClosedForm ? "  " + std::to_string(e.hockeyToKinkBound) : ""));
-    if (p.dim() == 1 && hockeyClosedForm) BOOST_TEST(e.hockeyToKinkBound <= 1.5, title << " delta at " << cells[n]);
+    BOOST_TEST_MESSAGE(line);
     if (n > 0) {
       BOOST_TEST(rate(prev.renyi, e.renyi) >= order - 0.3, title << " R_alpha at " << cells[n]);
       BOOST_TEST(rate(prev.kl, e.kl) >= order - 0.3, title << " KL at " << cells[n]);
       BOOST_TEST(rate(prev.slope, e.slope) >= order - 0.3, title << " dR/dalpha at " << cells[n]);
       BOOST_TEST(rate(prev.info, e.info) >= order - 0.3, title << " I/E at " << cells[n]);
       BOOST_TEST(rate(prev.infoSigma, e.infoSigma) >= order - 0.3, title << " I^Sigma/E at " << cells[n]);
-      if (hockeyClosedForm && p.dim() > 1)
+      if (hockeyClosedForm)
         BOOST_TEST(rate(prev.hockey, e.hockey) >= hockeyOrder - 0.3, title << " delta at " << cells[n]);
     }
     prev = e;
@@ -165,7 +132,7 @@ BOOST_AUTO_TEST_CASE(equal_covariances_1d) {
   const models::Gaussian p(vec({0.6}), models::Matrix::Identity(1, 1));
   const models::Gaussian q(vec({0.0}), models::Matrix::Identity(1, 1));
   refinementStudy("1-D, equal variances", p, q, 12.0, {60, 120, 240}, {1.5, 2.0, 4.0}, {0.0, 0.1, 0.5, 1.0, 2.0},
-                  0.5 * models::Matrix::Identity(1, 1), true, 4.0, 2.0);
+                  0.5 * models::Matrix::Identity(1, 1), true, 4.0, 4.0);
 }
 
 BOOST_AUTO_TEST_CASE(equal_covariances_2d) {
@@ -173,7 +140,7 @@ BOOST_AUTO_TEST_CASE(equal_covariances_2d) {
   const models::Gaussian p(vec({0.5, -0.3}), S);
   const models::Gaussian q(vec({0.0, 0.2}), S);
   refinementStudy("2-D, equal covariances", p, q, 8.0, {32, 64, 128}, {1.5, 2.0, 4.0}, {0.0, 0.25, 1.0, 2.0},
-                  mat2(0.5, 0.1, 0.3), true, 4.0, 2.0);
+                  mat2(0.5, 0.1, 0.3), true, 4.0, 4.0);
 }
 
 BOOST_AUTO_TEST_CASE(unequal_variances_1d) {
@@ -181,7 +148,7 @@ BOOST_AUTO_TEST_CASE(unequal_variances_1d) {
   const models::Gaussian p(vec({0.3}), 0.7 * models::Matrix::Identity(1, 1));
   const models::Gaussian q(vec({0.0}), models::Matrix::Identity(1, 1));
   refinementStudy("1-D, unequal variances", p, q, 12.0, {60, 120, 240}, {1.5, 2.0, 4.0}, {0.0, 0.1, 0.5, 1.0},
-                  0.5 * models::Matrix::Identity(1, 1), true, 4.0, 2.0);
+                  0.5 * models::Matrix::Identity(1, 1), true, 4.0, 4.0);
 }
 
 BOOST_AUTO_TEST_CASE(unequal_rotated_covariances_2d) {
@@ -376,4 +343,32 @@ BOOST_AUTO_TEST_CASE(singular_masses_enter_the_new_functionals_in_mass_form) {
   BOOST_TEST(massSplit == massWhole, tol);
   BOOST_TEST(whole.informationExcludedMassP == 0.0);
   BOOST_TEST(split.informationExcludedMassP > 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(hockey_stick_across_a_closed_kink_curve_2d) {
+  // Unequal covariances: {p = e^eps q} is an ellipse, tangent to the lines of axis 0 at two points, where the corrected
+  // line sums behave like a 3/2 power across lines (HockeyStickKinks.hpp). Against the closed form computed line by
+  // line (models::gaussianHockeyStick), with TV = delta(0). In 2-D the plain sum's O(h^2) kink errors nearly average
+  // out along a curve that crosses the cells at every offset, so this case shows the tangencies, not the correction
+  // (which the 1-D studies above require: order 4 where the plain sum has 2).
+  const double angle = std::numbers::pi / 6;
+  const models::Gaussian p(vec({0.3, 0.0}), rotated(angle, 1.5, 0.5));
+  const models::Gaussian q(vec({0.0, 0.1}), rotated(angle, 1.0, 0.5));
+  const std::vector<double> eps{0.0, 0.25, 0.5};
+  std::vector<double> exact;
+  for (double e : eps) exact.push_back(models::gaussianHockeyStick(p.mean(), p.covariance(), q.mean(), q.covariance(), e));
+  for (double e : eps) exact.push_back(models::gaussianHockeyStick(q.mean(), q.covariance(), p.mean(), p.covariance(), e));
+  for (int cells : {40, 80, 160, 320}) {
+    const auto v = testing::functionalsOfExactAverages(p, q, 12.0, cells, solver::FunctionalSettings{{2.0}, eps, 0, {}});
+    std::vector<double> got(v.hockeyStickPQ);
+    got.insert(got.end(), v.hockeyStickQP.begin(), v.hockeyStickQP.end());
+    std::vector<double> err;
+    for (std::size_t j = 0; j < got.size(); ++j) err.push_back(std::fabs(got[j] - exact[j]));
+    BOOST_TEST_MESSAGE(cells << " cells: TV " << v.tv << " (exact " << exact[0] << "), largest error "
+                             << *std::max_element(err.begin(), err.end()));
+    BOOST_TEST(std::fabs(v.tv - exact[0]) <= 1.5 * err[0] + 1e-15);
+    // The tangencies' O(h^2.5) term is not corrected and oscillates with their offset from the lattice: measured
+    // 2.3e-5 at 160 cells and 6.6e-6 at 320 (1.3e-5 at 80); a regression guard, not an order.
+    if (cells >= 160) BOOST_TEST(*std::max_element(err.begin(), err.end()) <= 3e-5, cells << " cells");
+  }
 }

@@ -139,7 +139,7 @@ void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& st
 /// The companion solves on the 2x and 4x coarser meshes: the error estimate of every number (docs/scheme.md §8).
 /// `announce`: say so on standard output while they run (they precede the run's own progress).
 CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, double& seconds) {
-  if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}};
+  if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}, "", ""};
   const auto start = Clock::now();
   if (announce) {
     std::printf("fpdp: error estimate: solving the case on the 2x and 4x coarser meshes first ...");

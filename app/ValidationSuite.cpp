@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/CaseReader.hpp"
+#include "io/NumberText.hpp"
 
 namespace fpdp::app {
 
@@ -48,7 +49,7 @@ constexpr ChecksKey kChecksSchema[] = {
     {"lower_bound", "tolerance", "number", true, "", "a number in (0, 1)", "Max |truth/bound - 1|."},
     {"exact", "from_step", "integer", false, "1", "an integer >= 0",
      "First step compared (at step 0 both are 0 and relative errors mean nothing)."},
-    {"exact", "tolerances", "table of numbers", true, "", "keys kl, l1, renyi_<alpha> (orders of the case); numbers > 0",
+    {"exact", "tolerances", "table of numbers", true, "", "keys kl, l1, tv, renyi_<alpha> (orders of the case), eps_exact_delta_<delta> (privacy.delta_grid, as in exact.csv); numbers > 0",
      "Max |relative error| of exact.csv per quantity (l1: the L1 error of p and q against the exact cell averages)."},
     {"lemma4", "tolerance", "number", true, "", "a number in [0, 1)",
      "sup|V_t - V'_t| <= (1 + tolerance) S_g/n at every tracing time (round-off), and no cell above the bound. "
@@ -166,8 +167,9 @@ public:
     if (root["exact"].is_table()) {
       ValidationChecks::Exact ex;
       ex.fromStep = integer(root, "exact", "from_step", 1, 0, 1L << 40);
-      std::set<std::string> allowedQuantities{"kl", "l1"};
+      std::set<std::string> allowedQuantities{"kl", "l1", "tv"};
       for (const auto& o : case_.divergence.orders) allowedQuantities.insert("renyi_" + o.label);
+      for (double delta : case_.privacy.deltaGrid) allowedQuantities.insert("eps_exact_delta_" + io::shortestText(delta));
       std::string allowedList;
       for (const auto& q : allowedQuantities) allowedList += (allowedList.empty() ? "" : ", ") + q;
       const auto* tol = root["exact"]["tolerances"].as_table();

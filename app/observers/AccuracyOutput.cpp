@@ -41,8 +41,12 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
     a.estimate = 2.0 * dCoarse / 3.0;
     asymptotic = true;
   } else {
+    // With the order capped at 2 (r = 4), the fine error follows from the finer pair, d/(r - 1), and equally from
+    // the coarser one, dCoarse/(r (r - 1)) = dCoarse/12. An observed ratio above 4 is either a faster route or two
+    // finer meshes agreeing by chance while the coarsest is not yet asymptotic (seen for eps_exact at small delta on
+    // 32^2): only the coarser pair's difference then bounds the error, so the larger of the two is taken.
     const double r = dCoarse / d;
-    a.estimate = 2.0 * d / (std::min(r, 4.0) - 1.0);
+    a.estimate = 2.0 * std::max(d / (std::min(r, 4.0) - 1.0), dCoarse / 12.0);
     asymptotic = r >= kAsymptoticRatio;
   }
   a.conservative = std::min(fine + a.estimate, upperLimit);
@@ -74,11 +78,13 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
   std::vector<NumberAccuracy> out;
   const auto kl = [](const solver::DivergenceValues& c) { return c.kl; };
   const auto tv = [](const solver::DivergenceValues& c) { return c.tv; };
-  out.push_back(numberAccuracy(v.kl, at(0, kl), at(1, kl), rtol, true));
-  out.push_back(numberAccuracy(v.tv, at(0, tv), at(1, tv), rtol, true, 1.0));
+  // A time error the companions share is not in the estimate: nothing is certified then.
+  const bool timeSeen = companion_.timeUnrefined.empty();
+  out.push_back(numberAccuracy(v.kl, at(0, kl), at(1, kl), rtol, timeSeen));
+  out.push_back(numberAccuracy(v.tv, at(0, tv), at(1, tv), rtol, timeSeen, 1.0));
   for (std::size_t k = 0; k < v.renyi.size(); ++k) {
-    const bool trusted = k >= v.renyiStatus.size() || v.renyiStatus[k] == solver::RenyiStatus::Finite ||
-                         v.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected;
+    const bool trusted = timeSeen && (k >= v.renyiStatus.size() || v.renyiStatus[k] == solver::RenyiStatus::Finite ||
+                                      v.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected);
     out.push_back(numberAccuracy(v.renyi[k], at(0, renyi(k)), at(1, renyi(k)), rtol, trusted));
   }
   // eps_exact of the pair (the larger direction) at every delta of privacy.delta_grid.
@@ -88,7 +94,13 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
     };
     const bool computed = j < v.exactEpsilon.size() &&
                           v.exactEpsilon[j].pair.status() != models::ExactEpsilonStatus::NotComputed;
-    out.push_back(numberAccuracy(computed ? eps(v) : kNaN, at(0, eps), at(1, eps), rtol, computed));
+    // A root that rests on the walls or on the noise floor is not bounded by the companions (they share the box and
+    // cannot resolve the noise): its conservative value is +inf.
+    const auto status = j < v.exactEpsilon.size() ? v.exactEpsilon[j].pair.status() : models::ExactEpsilonStatus::NotComputed;
+    const bool suspect = status == models::ExactEpsilonStatus::TruncatedSuspect ||
+                         status == models::ExactEpsilonStatus::NoiseLimited;
+    out.push_back(numberAccuracy(computed ? eps(v) : kNaN, at(0, eps), at(1, eps), rtol, computed && timeSeen && !suspect));
+    if (suspect) out.back().conservative = INFINITY;
   }
   return out;
 }
@@ -111,6 +123,8 @@ void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredSt
 void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {
   h5.writeTable("accuracy", columns_, rows_,
                 {{"companion_mesh", companion_.meshDescription},
+                 {"companion_time", companion_.timeDescription},
+                 {"time_error_not_estimated", companion_.timeUnrefined},
                  {"unavailable", companion_.unavailable},
                  {"rtol", formatNumber(case_.accuracy.rtol, "%.17g")}});
 }
@@ -123,7 +137,9 @@ void AccuracyOutput::summary(std::ostream& s) const {
     s << "no estimate: " << companion_.unavailable << "; no number is certified\n";
     return;
   }
-  s << "companion solves on " << companion_.meshDescription << "\n";
+  s << "companion solves on " << companion_.meshDescription
+    << (companion_.timeDescription.empty() ? "" : " with " + companion_.timeDescription) << "\n";
+  if (!companion_.timeUnrefined.empty()) s << "    no number is certified: " << companion_.timeUnrefined << "\n";
   std::vector<std::string> uncertified;
   const std::string shownEps = "eps_exact_delta_" + io::shortestText(case_.privacy.delta);
   int hiddenEps = 0, hiddenEpsUncertified = 0;  // numbers left out of the summary

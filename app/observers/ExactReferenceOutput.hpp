@@ -1,6 +1,7 @@
 #pragma once
 // exact.csv: where the case has a closed form (Gaussian laws: quadratic loss, no projection; MATH.md §6), the L1
-// errors of the computed cell values, and the exact KL and R_alpha beside the relative errors of the computed ones.
+// errors of the computed cell values, and the exact KL, TV, R_alpha and eps(delta) beside the relative errors of the
+// computed ones.
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ public:
 private:
   const ExactOracle& oracle_;
   std::vector<double> orders_;
+  std::vector<double> deltas_;  // privacy.delta_grid
   std::optional<io::CsvTable> csv_;
   std::optional<validation::CellErrors> lastErrors_;
 };

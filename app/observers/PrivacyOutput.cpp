@@ -322,6 +322,12 @@ void PrivacyOutput::summary(std::ostream& s) const {
       text += ": not computed, the densities are not finite";
     else if (status == models::ExactEpsilonStatus::Zero)
       text += ": delta(0) = TV <= delta";
+    else if (status == models::ExactEpsilonStatus::TruncatedSuspect)
+      text += ": TRUNCATED? delta(eps) rests on the wall cells (the box cuts the tail that decides eps, which may be "
+              "larger): widen the box";
+    else if (status == models::ExactEpsilonStatus::NoiseLimited)
+      text += ": NOISE-LIMITED: delta(eps) rests on cells at a density's noise floor (round-off), eps is not resolved "
+              "at this delta (conservative value +inf)";
     s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ') << text << "\n";
   } else {
     s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ')

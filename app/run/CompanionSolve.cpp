@@ -4,6 +4,7 @@
 
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/NumericalFaults.hpp"
+#include "app/PetscConfiguration.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"
 
@@ -11,26 +12,52 @@ namespace fpdp::app {
 
 namespace {
 
-/// Keeps the divergences of every output step.
+/// Keeps the divergences of every output step, by the run's step number (a companion with a `stepFactor` times
+/// longer time step reaches the run's step n at its step n / stepFactor).
 class CompanionCollector final : public RunObserver {
 public:
-  explicit CompanionCollector(std::map<long, solver::DivergenceValues>& values) : values_(values) {}
-  void observe(const OutputStep& s) override { values_[s.step] = s.values; }
+  CompanionCollector(std::map<long, solver::DivergenceValues>& values, long stepFactor)
+      : values_(values), stepFactor_(stepFactor) {}
+  void observe(const OutputStep& s) override { values_[s.step * stepFactor_] = s.values; }
 
 private:
   std::map<long, solver::DivergenceValues>& values_;
+  long stepFactor_;
 };
 
 constexpr int kSmallestCompanionCells = 4;
 
 }  // namespace
 
-Case companionCase(const Case& c, int factor) {
+bool hasTimeDiscretisationError(const Case& c) {
+  if (c.dynamics == "noisy_gd") return c.noisyGd.diffusion == "fokker_planck";
+  return effectiveTsType(c) != kExponentialTsType;
+}
+
+Case companionCase(const Case& c, int factor, std::string* timeUnrefined) {
   Case coarse = c;
   for (int a = 0; a < c.mesh.dim; ++a) {
     coarse.mesh.cells[a] = c.mesh.cells[a] / factor;
     coarse.mesh.grading[a] = std::pow(c.mesh.grading[a], factor);
   }
+  // The time step coarsened with the mesh (a joint refinement: the estimate then sees the time error too).
+  std::string why;
+  if (hasTimeDiscretisationError(c)) {
+    if (c.dynamics == "noisy_gd") {
+      if (c.noisyGd.diffusion_substeps % factor == 0)
+        coarse.noisyGd.diffusion_substeps = c.noisyGd.diffusion_substeps / factor;
+      else
+        why = "noisy_gd.diffusion_substeps = " + std::to_string(c.noisyGd.diffusion_substeps) +
+              " is not a multiple of " + std::to_string(factor);
+    } else if (c.output.every % factor == 0 && c.time.steps() % factor == 0) {
+      coarse.time.dt = c.time.dt * factor;
+      coarse.output.every = c.output.every / factor;
+    } else {
+      why = "output.every = " + std::to_string(c.output.every) + " and the " + std::to_string(c.time.steps()) +
+            " time steps are not both multiples of " + std::to_string(factor);
+    }
+  }
+  if (timeUnrefined) *timeUnrefined = why;
   coarse.output.plots = false;
   coarse.output.fields = false;
   coarse.output.vtk = false;
@@ -42,9 +69,12 @@ Case companionCase(const Case& c, int factor) {
 namespace {
 
 /// The divergences at every output step of one companion case. Collective.
-std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, MPI_Comm comm) {
+/// `fallback` (out): why solver.ts_type = "auto" fell back from the exponential integrator to BDF, or "".
+std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, long stepFactor, MPI_Comm comm,
+                                                  std::string& fallback) {
   std::map<long, solver::DivergenceValues> values;
   const RunPlan plan(coarse, comm, nullptr);
+  fallback = plan.autoFallback;
   std::vector<double> orders;
   for (const auto& o : coarse.divergence.orders) orders.push_back(o.alpha);
   // The functionals the estimate compares: the divergences and eps_exact, without curves and histograms.
@@ -52,7 +82,7 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, MPI_Comm c
   settings.epsilonDeltas = coarse.privacy.deltaGrid;  // eps_exact at every delta of the run
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
-  observers.add<CompanionCollector>(values);
+  observers.add<CompanionCollector>(values, stepFactor);
   NumericalFaultMonitor faults(coarse.faults, plan.mesh);
   const std::vector<std::string> columns = divergenceColumns(coarse, plan.constrained());
   RunStepper stepper(plan, divergences, faults, observers, columns, nullptr, nullptr);
@@ -64,12 +94,20 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, MPI_Comm c
 
 CompanionValues solveCompanions(const Case& c, MPI_Comm comm) {
   CompanionValues result;
-  const Case coarse[2] = {companionCase(c, 2), companionCase(c, 4)};
+  std::string timeUnrefined[2];
+  const Case coarse[2] = {companionCase(c, 2, &timeUnrefined[0]), companionCase(c, 4, &timeUnrefined[1])};
   for (int level = 0; level < 2; ++level) {
     result.meshDescription += level ? " and " : "";
     for (int a = 0; a < c.mesh.dim; ++a) result.meshDescription += (a ? "x" : "") + std::to_string(coarse[level].mesh.cells[a]);
   }
   result.meshDescription += " cells";
+  const bool langevinTs = hasTimeDiscretisationError(c) && c.dynamics != "noisy_gd";
+  result.timeUnrefined = !timeUnrefined[0].empty() ? timeUnrefined[0] : timeUnrefined[1];
+  if (hasTimeDiscretisationError(c) && result.timeUnrefined.empty())
+    result.timeDescription = langevinTs ? "time.dt x 2 and x 4" : "noisy_gd.diffusion_substeps / 2 and / 4";
+  if (!result.timeUnrefined.empty())
+    result.timeUnrefined = "the time step is not coarsened with the mesh (" + result.timeUnrefined +
+                           "), so the estimate does not see the time-discretisation error";
   for (int a = 0; a < c.mesh.dim; ++a)
     if (coarse[1].mesh.cells[a] < kSmallestCompanionCells)
       result.unavailable = "mesh.cells[" + std::to_string(a) + "] = " + std::to_string(c.mesh.cells[a]) +
@@ -78,7 +116,14 @@ CompanionValues solveCompanions(const Case& c, MPI_Comm comm) {
   if (!result.unavailable.empty()) return result;
   for (int level = 0; level < 2; ++level) {
     try {
-      result.atStep[level] = solveOne(coarse[level], comm);
+      const long stepFactor = langevinTs && timeUnrefined[level].empty() ? (level == 0 ? 2 : 4) : 1;
+      std::string fallback;
+      result.atStep[level] = solveOne(coarse[level], stepFactor, comm, fallback);
+      // "auto" expected the exponential integrator (exact in time) and fell back to BDF: a time error the companions
+      // did not coarsen.
+      if (!fallback.empty() && result.timeUnrefined.empty() && !hasTimeDiscretisationError(c))
+        result.timeUnrefined = "solver.ts_type = \"auto\" fell back to BDF, whose time-discretisation error the "
+                               "estimate does not see";
     } catch (const std::exception& e) {
       result.atStep[0].clear();
       result.atStep[1].clear();

@@ -188,12 +188,14 @@ void RunPlan::buildOracle() {
     const auto& r = *langevinReference;
     reference = ExactOracle{[&r](double a, long, double t) { return r.renyi(a, t); },
                             [&r](long, double t) { return r.kl(t); },
-                            [&r, this](Vec u, long, double t) { return r.densityErrors(mesh, u, t); }};
+                            [&r, this](Vec u, long, double t) { return r.densityErrors(mesh, u, t); },
+                            [&r](long, double t) { return std::pair{r.lawP(t), r.lawQ(t)}; }};
   } else if (gdReference) {
     const auto& r = *gdReference;
     reference = ExactOracle{[&r](double a, long k, double) { return r.renyi(a, k); },
                             [&r](long k, double) { return r.kl(k); },
-                            [&r, this](Vec u, long k, double) { return r.densityErrors(mesh, u, k, representation); }};
+                            [&r, this](Vec u, long k, double) { return r.densityErrors(mesh, u, k, representation); },
+                            [&r](long k, double) { return std::pair{r.lawP(k), r.lawQ(k)}; }};
   }
 }
 

@@ -34,6 +34,7 @@ struct ExactOracle {
   std::function<double(double, long, double)> renyi;
   std::function<double(long, double)> kl;
   std::function<validation::CellErrors(Vec, long, double)> errors;
+  std::function<std::pair<models::Gaussian, models::Gaussian>(long, double)> laws;  // p's and q's
 };
 
 /// Everything a run is made of, before any output. Not copyable: the discretisation, the propagator and the

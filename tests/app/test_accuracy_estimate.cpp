@@ -52,13 +52,16 @@ void run(const fs::path& caseFile, const fs::path& out) {
 
 /// For every output step after the start and every quantity with a closed form: estimate >= |computed - exact|,
 /// and certified only within rtol of the truth. Returns how many numbers were certified.
-int checkAgainstTruth(const fs::path& out, const std::vector<std::string>& orders, double rtol) {
+/// The quantities: KL, TV, R_alpha at `orders` and eps_exact at every delta of `deltas`.
+int checkAgainstTruth(const fs::path& out, const std::vector<std::string>& orders, double rtol,
+                      const std::vector<std::string>& deltas = {}) {
   const Table exact = readCsv(out / "exact.csv"), accuracy = readCsv(out / "accuracy.csv");
   BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
   int certified = 0;
   for (std::size_t n = 1; n < exact.size(); ++n) {
-    std::vector<std::pair<std::string, std::string>> quantities{{"kl", "kl_exact"}};
+    std::vector<std::pair<std::string, std::string>> quantities{{"kl", "kl_exact"}, {"tv", "tv_exact"}};
     for (const auto& o : orders) quantities.push_back({"renyi_" + o, "renyi_" + o + "_exact"});
+    for (const auto& d : deltas) quantities.push_back({"eps_exact_delta_" + d, "eps_exact_delta_" + d + "_exact"});
     for (const auto& [q, truthColumn] : quantities) {
       const auto& a = accuracy[n];
       const double value = a.at(q), truth = exact[n].at(truthColumn), estimate = a.at(q + "_error_estimate");
@@ -106,4 +109,22 @@ BOOST_AUTO_TEST_CASE(a_start_narrower_than_a_cell_is_flagged) {
   const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
   for (std::size_t n = 1; n + 1 < accuracy.size(); ++n)
     BOOST_TEST(accuracy[n].at("renyi_10_certified") == 0.0, "R_10 certified at step " << accuracy[n].at("step"));
+}
+
+BOOST_AUTO_TEST_CASE(the_default_case_certifies_no_eps_beyond_its_error) {
+  // 2-D Langevin, 128^2 with companions on 64^2 and 32^2: for small delta the 32^2 mesh is not yet asymptotic while
+  // 64^2 and 128^2 can agree by chance (measured 2026-11-26: eps_exact at delta 1e-11, relative errors 5.8e-4 and
+  // 4.5e-4, an estimate from the finer pair alone of 1.3e-4 would have certified a number off by 1.5e-3 against
+  // rtol 1e-3 x 3.26). Every delta of the default grid is checked against the closed form.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  std::string text = readText(kSourceDir / "cases" / "default.toml");
+  const auto at = text.find("[output]");
+  BOOST_REQUIRE(at != std::string::npos);
+  text.insert(at + 8, "\nplots = false\nfields = false");
+  writeText(tmp.path() / "default.toml", text);
+  run(tmp.path() / "default.toml", tmp.path() / "out");
+  std::vector<std::string> deltas;
+  for (int e = 1; e <= 12; ++e) deltas.push_back(e < 4 ? "0." + std::string(static_cast<std::size_t>(e - 1), '0') + "1"
+                                                        : "1e-" + std::string(e < 10 ? "0" : "") + std::to_string(e));
+  checkAgainstTruth(tmp.path() / "out", {"1.5", "2", "5", "10"}, 1e-3, deltas);
 }

@@ -344,9 +344,12 @@ BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
   // time (dt = 0.005) give errors of order h^2 ~ 1e-3 times a constant well below one for these smooth Gaussians;
   // in practice the relative errors of KL / Rényi and the L1 error of p are a few 1e-5 to 1e-4.
   const Csv exact = readCsv(out / "exact.csv");
-  BOOST_TEST(exact.headerLine ==
-             "step,t,l1_error_p,l1_error_q,kl_exact,kl_rel_error,renyi_1.5_exact,renyi_1.5_rel_error,"
-             "renyi_2_exact,renyi_2_rel_error,renyi_10_exact,renyi_10_rel_error");
+  std::string header = "step,t,l1_error_p,l1_error_q,kl_exact,kl_rel_error,tv_exact,tv_rel_error,renyi_1.5_exact,"
+                       "renyi_1.5_rel_error,renyi_2_exact,renyi_2_rel_error,renyi_10_exact,renyi_10_rel_error";
+  for (const char* d : {"0.1", "0.01", "0.001", "1e-04", "1e-05", "1e-06", "1e-07", "1e-08", "1e-09", "1e-10", "1e-11",
+                        "1e-12"})
+    header += std::string(",eps_exact_delta_") + d + "_exact,eps_exact_delta_" + d + "_rel_error";
+  BOOST_TEST(exact.headerLine == header);
   BOOST_TEST_REQUIRE(exact.cells.size() == div.cells.size());
   const std::size_t last = exact.cells.size() - 1;
   BOOST_TEST(exact.value(last, "step") == 400.0);
@@ -363,6 +366,10 @@ BOOST_AUTO_TEST_CASE(ou_1d_run_matches_the_exact_solution) {
                v = 0.5 * std::exp(-2 * t2) + 0.49 * (1 - std::exp(-2 * t2));
   BOOST_TEST(relativeDifference(exact.value(last, "kl_exact"), dm * dm / (2 * v)) <= 1e-12);
   BOOST_TEST(relativeDifference(exact.value(last, "renyi_10_exact"), 10 * dm * dm / (2 * v)) <= 1e-12);
+  // TV of two normals with one variance: erf(dm / (2 sqrt(2 v))); the computed TV within the scheme's error.
+  BOOST_TEST(relativeDifference(exact.value(last, "tv_exact"), std::erf(dm / (2 * std::sqrt(2 * v)))) <= 1e-12);
+  BOOST_TEST(std::fabs(exact.value(last, "tv_rel_error")) <= 1e-3);
+  BOOST_TEST(std::fabs(exact.value(last, "eps_exact_delta_1e-05_rel_error")) <= 1e-3);
 }
 
 // (b) The HDF5 layout of the same run, cross-checked against the CSV and parameters.toml.

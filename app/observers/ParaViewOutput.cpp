@@ -1,15 +1,22 @@
 #include "app/observers/ParaViewOutput.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::app {
 
 namespace {
 
-/// log(p/q) as log p - log q (no overflow of the ratio); NaN where it is undefined.
-double logRatio(double p, double q) {
+/// log(p/q) as log p - log q (no overflow of the ratio), each density raised to its noise floor first (docs/output.md):
+/// a scheme that is not sign-preserving leaves round-off values (of either sign) where the density is below them, and
+/// there the ratio is not known; NaN only where a density is <= 0 with no floor (an exact zero).
+double logRatio(double p, double q, double floorP, double floorQ) {
+  p = std::max(p, floorP);
+  q = std::max(q, floorQ);
   if (p > 0 && q > 0) return std::log(p) - std::log(q);
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -55,17 +62,26 @@ void ParaViewOutput::writeStep(long step, double time, Vec p, Vec q, const std::
   std::vector<io::CellArray> cells{{"p", 1, std::vector<double>(n)},
                                    {"q", 1, std::vector<double>(n)},
                                    {"log_ratio", 1, std::vector<double>(n)},
+                                   {"log_ratio_resolved", 1, std::vector<double>(n)},
                                    {integrandName_, 1, std::vector<double>(n)},
                                    {"drift_p", 3, driftP_},
                                    {"drift_q", 3, driftQ_}};
+  // The noise floors: 10 times the most negative value of each density over the mesh (the divergences' noise floor,
+  // solver::DivergenceFunctionals::kNoiseFloorFactor), 0 without negative values.
+  PetscReal minP = 0, minQ = 0;
+  FPDP_PETSC(VecMin(p, nullptr, &minP));
+  FPDP_PETSC(VecMin(q, nullptr, &minQ));
+  const double factor = solver::DivergenceFunctionals::kNoiseFloorFactor;
+  const double floorP = factor * std::max(-minP, 0.0), floorQ = factor * std::max(-minQ, 0.0);
   const PetscScalar *pa, *qa;
   FPDP_PETSC(VecGetArrayRead(p, &pa));
   FPDP_PETSC(VecGetArrayRead(q, &qa));
   for (std::size_t l = 0; l < n; ++l) {
     cells[0].values[l] = pa[l];
     cells[1].values[l] = qa[l];
-    cells[2].values[l] = logRatio(pa[l], qa[l]);
-    cells[3].values[l] = renyiIntegrand(pa[l], qa[l], alpha_);
+    cells[2].values[l] = logRatio(pa[l], qa[l], floorP, floorQ);
+    cells[3].values[l] = pa[l] > floorP && qa[l] > floorQ ? 1.0 : 0.0;
+    cells[4].values[l] = renyiIntegrand(pa[l], qa[l], alpha_);
   }
   FPDP_PETSC(VecRestoreArrayRead(q, &qa));
   FPDP_PETSC(VecRestoreArrayRead(p, &pa));

@@ -70,13 +70,19 @@ def expected(directory, ranks, arrays, case_index):
     out_steps = []
     for s in steps:
         p, q = s["p"], s["q"]
-        both = (p > 0) & (q > 0)
+        # docs/output.md: each density raised to its noise floor (10 x its most negative value, 0 without one);
+        # NaN only where a density is <= 0 with no floor; log_ratio_resolved = 1 above both floors.
+        floor_p, floor_q = 10 * max(-float(p.min()), 0.0), 10 * max(-float(q.min()), 0.0)
+        pf, qf = np.maximum(p, floor_p), np.maximum(q, floor_q)
+        both = (pf > 0) & (qf > 0)
+        resolved = ((p > floor_p) & (q > floor_q)).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_ratio = np.where(both, np.log(p) - np.log(q), np.nan)
+            log_ratio = np.where(both, np.log(pf) - np.log(qf), np.nan)
             integrand = np.where(p <= 0, 0.0,
                                  np.where(q <= 0, np.inf, np.exp(alpha * np.log(p) + (1 - alpha) * np.log(q))))
         key = f"{case_index}/{s['step']}/"
-        arrays.update({key + "p": p, key + "q": q, key + "log_ratio": log_ratio, key + f"renyi_integrand_{label}": integrand})
+        arrays.update({key + "p": p, key + "q": q, key + "log_ratio": log_ratio, key + "log_ratio_resolved": resolved,
+                       key + f"renyi_integrand_{label}": integrand})
         arrays.update({key + name: v for name, v in drift_cells.items()})
         out_steps.append({
             "step": s["step"], "time": s["time"], "group": s["group"],

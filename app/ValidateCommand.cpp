@@ -264,6 +264,19 @@ std::vector<CheckResult> checkRun(const ValidationCase& vc, const fs::path& runD
           ch.boundsTolerance.value_or(0.0)));
       writeFormulaBounds(runDir / "formula_bounds.csv", divergence, problem);
     }
+    if (ch.exchanged) {
+      const fs::path otherDir = runDir.parent_path() / ch.exchanged->of;  // the same report's runs/
+      const auto eps = readTableIfPresent(otherDir / "epsilon.csv"), renyi = readTableIfPresent(otherDir / "renyi.csv"),
+                 div = readTableIfPresent(otherDir / "divergence.csv");
+      if (eps && renyi && div) {
+        const Table ownEps = readTable(runDir / "epsilon.csv"), ownRenyi = readTable(runDir / "renyi.csv");
+        addAll(validation::exchangedPair({*eps, *renyi, *div}, {ownEps, ownRenyi, divergence}, ch.exchanged->tolerance));
+      } else {
+        add(validation::judged("exchanged D, D'", NAN, "<=", ch.exchanged->tolerance,
+                               "case " + ch.exchanged->of + " has not run in this report (select it too; it must sort "
+                               "before " + vc.name + ")"));
+      }
+    }
     if (ch.regression) {
       for (const auto& file : ch.regression->files) {
         const fs::path refFile = options.referencesDirectory / vc.name / file;

@@ -65,6 +65,12 @@ constexpr ChecksKey kChecksSchema[] = {
      "truncation error, relative to max |rate identity| (MATH.md §4)."},
     {"renyi_rate", "lsi_tolerance", "number", false, "0", "a number in [0, 1)",
      "renyi_rate.csv: c_eff/c_theory >= 1 - lsi_tolerance wherever it is finite (CYS Lemma 3 with Lemma 5's c)."},
+    {"exchanged", "of", "string", true, "", "the name of another case of the suite that sorts before this one",
+     "This case is that case with D and D' exchanged (D' of the other is D here, and its replaced record is the "
+     "neighbour's record here): p and q exchange, so eps_exact, TV and the RDP eps must be the same and the two "
+     "directions (eps_exact_pq and _qp, renyi and renyi_reverse) exchanged (MATH.md §7: eps is the larger direction)."},
+    {"exchanged", "tolerance", "number", true, "", "a number in (0, 1)",
+     "Max relative difference of every compared value (inf equals inf)."},
     {"regression", "tolerance", "number", true, "", "a number in (0, 1)",
      "Every value of the listed files within this relative change of validation/references/NAME/<file>."},
     {"regression", "files", "array of strings", false, "[\"divergence.csv\"]",
@@ -208,6 +214,15 @@ public:
                             ? number(root, "renyi_rate", "lsi_tolerance", 0.0, false, 1.0, true)
                             : 0.0;
       v.renyiRate = rr;
+    }
+    if (root["exchanged"].is_table()) {
+      ValidationChecks::Exchanged ex;
+      ex.of = *root["exchanged"]["of"].value<std::string>();
+      if (ex.of.empty() || ex.of.find('/') != std::string::npos || ex.of.find("..") != std::string::npos)
+        fail("exchanged.of", root["exchanged"].as_table()->get("of"), "not a case name",
+             "the name of another case of the suite");
+      ex.tolerance = number(root, "exchanged", "tolerance", 0.0, true, 1.0, true);
+      v.exchanged = ex;
     }
     if (root["regression"].is_table()) {
       ValidationChecks::Regression rg;

@@ -52,6 +52,11 @@ struct ValidationChecks {
     std::vector<std::string> files;
   };
   std::optional<Regression> regression;            // [regression]
+  struct Exchanged {
+    std::string of;  // the case with D and D' the other way round
+    double tolerance = 0.0;
+  };
+  std::optional<Exchanged> exchanged;              // [exchanged]
 };
 
 struct ValidationCase {

@@ -231,6 +231,57 @@ std::vector<CheckResult> exactErrors(const Table& exact, const std::vector<std::
   return out;
 }
 
+namespace {
+
+/// |a - b| / max(|a|, |b|), 0 when both are 0, both +inf (or -inf), or both NaN; +inf when only one is finite.
+double symmetricDifference(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0.0 : HUGE_VAL;
+  if (std::isinf(a) || std::isinf(b)) return a == b ? 0.0 : HUGE_VAL;
+  const double scale = std::max(std::fabs(a), std::fabs(b));
+  return scale == 0.0 ? 0.0 : std::fabs(a - b) / scale;
+}
+
+}  // namespace
+
+std::vector<CheckResult> exchangedPair(const PairTables& original, const PairTables& exchanged, double tolerance) {
+  std::vector<CheckResult> out;
+  // One group: the largest difference of column `a` of the original against column `b` of the exchanged run.
+  auto group = [&](const std::string& name, const Table& A, const Table& B, const std::vector<std::string>& keys,
+                   const std::vector<std::pair<std::string, std::string>>& pairs) {
+    for (const auto& c : keys)
+      if (!A.has(c) || !B.has(c)) return out.push_back(judged(name, NAN, "<=", tolerance, "no column " + c));
+    for (const auto& [a, b] : pairs)
+      if (!A.has(a) || !B.has(b)) return out.push_back(judged(name, NAN, "<=", tolerance, "no column " + a + "/" + b));
+    if (A.rows() != B.rows() || A.rows() == 0)
+      return out.push_back(judged(name, NAN, "<=", tolerance,
+                                  std::to_string(A.rows()) + " rows against " + std::to_string(B.rows())));
+    double worst = 0.0;
+    std::string where = "every row equal";
+    for (std::size_t r = 0; r < A.rows(); ++r) {
+      for (const auto& k : keys)
+        if (A.number(r, k) != B.number(r, k))
+          return out.push_back(judged(name, NAN, "<=", tolerance, "row " + std::to_string(r) + ": " + k + " differs"));
+      for (const auto& [a, b] : pairs) {
+        const double d = symmetricDifference(A.number(r, a), B.number(r, b));
+        if (d > worst || (std::isinf(d) && !std::isinf(worst))) {
+          worst = d;
+          where = a + " against " + b + " at step " + fmtG(A.number(r, "step"));
+        }
+      }
+    }
+    out.push_back(judged(name, worst, "<=", tolerance, where));
+  };
+  group("exchanged D, D': eps_exact, both directions", original.epsilon, exchanged.epsilon, {"step", "delta"},
+        {{"eps_exact", "eps_exact"}, {"eps_exact_pq", "eps_exact_qp"}, {"eps_exact_qp", "eps_exact_pq"},
+         {"eps_exact_status", "eps_exact_status"}});
+  group("exchanged D, D': eps from RDP", original.epsilon, exchanged.epsilon, {"step", "delta"},
+        {{"eps_rdp_cks", "eps_rdp_cks"}, {"eps_rdp_mironov", "eps_rdp_mironov"}, {"eps_rdp_cks_pq", "eps_rdp_cks_qp"}});
+  group("exchanged D, D': R_alpha(p||q) = R_alpha(q||p)", original.renyi, exchanged.renyi, {"step", "alpha"},
+        {{"renyi", "renyi_reverse"}, {"renyi_reverse", "renyi"}});
+  group("exchanged D, D': TV", original.divergence, exchanged.divergence, {"step"}, {{"tv", "tv"}});
+  return out;
+}
+
 std::vector<CheckResult> lemma4(const Table& tracing, double relativeTolerance) {
   const auto gap = tracing.values("sup_drift_gap"), bound = tracing.values("lemma4_bound"),
              cells = tracing.values("cells_above_bound");

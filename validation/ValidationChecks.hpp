@@ -15,6 +15,8 @@
 //   monteCarlo            the sampler's histograms and divergences agree with the solver (docs/sampler.md).
 //   renyiRate             §4: rate identity vs d/dt of R_alpha, CYS Lemma 2's margin, the LSI constant (Lemma 3).
 //   compareWithReference  regression against a stored table.
+//   exchangedPair         §7: a case and the same case with D and D' exchanged give the same eps, TV and RDP eps,
+//                         and each direction of the one is the other direction of the other.
 //   convergenceInK        beyond the assumptions: are the increments of R_alpha over the last output steps shrinking?
 #include <cstddef>
 #include <functional>
@@ -93,6 +95,18 @@ std::vector<CheckResult> exactErrors(const Table& exact, const std::vector<std::
 /// no cell above the bound (cells_above_bound = 0 everywhere); and an INFO row counting the tracing times whose KL or
 /// R_alpha is not finite (reported, not judged).
 std::vector<CheckResult> lemma4(const Table& tracing, double relativeTolerance);
+
+/// The tables of one run (epsilon.csv, renyi.csv, divergence.csv).
+struct PairTables {
+  const Table& epsilon;
+  const Table& renyi;
+  const Table& divergence;
+};
+/// `exchanged` is `original` with D and D' exchanged (p and q swap): row for row (the same steps, deltas, orders),
+/// eps_exact, TV and eps_rdp_cks / eps_rdp_mironov (the larger direction) equal, eps_exact_pq of the one equal to
+/// eps_exact_qp of the other, and R_alpha(p || q) of the one equal to R_alpha(q || p) of the other. measured = the
+/// largest relative difference per group (both +inf, or both NaN, count as equal).
+std::vector<CheckResult> exchangedPair(const PairTables& original, const PairTables& exchanged, double tolerance);
 
 /// divergence.csv: max over steps of |mass - 1| for p and q, <= tolerance.
 CheckResult massConservation(const Table& divergence, double tolerance);

@@ -10,6 +10,7 @@ namespace fpdp::app {
 
 double relativeError(double computed, double exact) {
   if (std::isinf(exact) && std::isinf(computed) && (exact > 0) == (computed > 0)) return 0.0;
+  if (std::isinf(exact) != std::isinf(computed)) return INFINITY;  // a finite value for an infinite one, or the reverse
   if (exact == 0) return computed;
   return (computed - exact) / exact;
 }

@@ -13,8 +13,8 @@
 
 namespace fpdp::app {
 
-/// (computed - exact) / exact, with the cases a division cannot express: both infinite agree (0), exact 0 gives the
-/// computed value itself.
+/// (computed - exact) / exact, with the cases a division cannot express: both infinite with one sign agree (0), one
+/// infinite and the other not is +inf, exact 0 gives the computed value itself.
 double relativeError(double computed, double exact);
 
 class ExactReferenceOutput final : public RunObserver {

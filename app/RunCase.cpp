@@ -196,6 +196,7 @@ int runCase(const Case& c, const RunOptions& options) {
   io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
   RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion));
   NumericalFaultMonitor faults(c.faults, plan.mesh);
+  faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
   out.observers.add<CheckpointWriter>(comm, rank, dir, c, plan.steps(), plan.noCheckpoints,

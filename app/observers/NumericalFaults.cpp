@@ -76,7 +76,7 @@ bool NumericalFaultMonitor::check(long step, double t, Vec u, const std::array<d
           where("negative_mass", step, t) + "negative mass / mass of " + name + " = " + sci(figure) + " (" +
           std::to_string(g.negativeCells) + " negative cells, smallest value " + sci(g.min) +
           ") exceeds faults.negative_mass_tolerance = " + sci(spec_.negativeMassTolerance, "%.3g") +
-          " (the scheme is not sign-preserving here: refine the mesh, use solver.spatial_order = 2 or a smaller dt)";
+          " (the scheme is not sign-preserving here: " + negativeRemedy_ + ")";
       record(negative_, "negative_mass", figure, !(figure <= spec_.negativeMassTolerance), step, t, message);
     }
     {

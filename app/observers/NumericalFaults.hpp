@@ -55,6 +55,9 @@ public:
   bool check(long step, double t, Vec u, const std::array<double, 2>& beyondBox = {0.0, 0.0},
              const WallFigures& walls = {});
   bool stopped() const { return stopMessage_.has_value(); }
+  /// What the negative-mass message suggests, for the settings in effect (negativeMassRemedy); "refine the mesh" until
+  /// set.
+  void setNegativeMassRemedy(std::string remedy) { negativeRemedy_ = std::move(remedy); }
   /// Throws NumericalFault with the message of the fault that stopped the run; nothing if none did.
   void throwIfStopped() const;
   /// Summary lines: the largest figures met, and a WARNING for each fault that occurred without stopping the run.
@@ -65,6 +68,7 @@ public:
   void restoreState(const io::CheckpointData& ck);
 
 private:
+  std::string negativeRemedy_ = "refine the mesh";
   struct Worst {
     double figure = 0.0;        // the largest share (or count of non-finite cells) seen
     long step = -1, firstStep = -1;  // where the figure was largest; where it first exceeded the tolerance

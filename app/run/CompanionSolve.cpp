@@ -84,6 +84,7 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, long stepF
   RunObservers observers;
   observers.add<CompanionCollector>(values, stepFactor);
   NumericalFaultMonitor faults(coarse.faults, plan.mesh);
+  faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   const std::vector<std::string> columns = divergenceColumns(coarse, plan.constrained());
   RunStepper stepper(plan, divergences, faults, observers, columns, nullptr, nullptr);
   stepper.run();

@@ -1,5 +1,6 @@
 #include "app/run/RunPlan.hpp"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "app/Checkpoint.hpp"
@@ -133,6 +134,20 @@ void RunPlan::buildPropagator() {
         evolution = std::make_unique<solver::ExponentialEvolution>(
             mesh, disc.spatialOperator(), weights,
             solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
+        // The expansion's error bound holds in the chi^2 norm of the Gibbs density; a start with mass where that
+        // density is negligible turns it into no bound in the max norm (a double well with small noise blew up to
+        // -7e6). "auto" then takes BDF; an explicit "exponential" is the user's choice.
+        const auto start = mesh.createVector();
+        disc.setInitialState(start);
+        const double factor = solver::chiSquaredToMaxNormFactor(weights, start, 2);
+        if (!(factor <= solver::kLargestNormFactor) && requestedTsType(c.solver) == kAutoTsType) {
+          evolution.reset();
+          std::ostringstream why;
+          why << "the start puts mass where the Gibbs density exp(-L/D) is negligible: the expansion's error bound, "
+                 "made in the chi^2 norm of that density, is G = "
+              << factor << " times larger in the max norm (allowed " << solver::kLargestNormFactor << ")";
+          autoFallback = why.str();
+        }
       } catch (const std::logic_error& e) {  // std::invalid_argument included
         const std::string reason = "exp(T A) needs a Scharfetter–Gummel operator with detailed balance (noise Sigma "
                                    "and Sigma' multiples of the identity, solver.spatial_order = 2): " +
@@ -197,6 +212,18 @@ void RunPlan::buildOracle() {
                             [&r, this](Vec u, long k, double) { return r.densityErrors(mesh, u, k, representation); },
                             [&r](long k, double) { return std::pair{r.lawP(k), r.lawQ(k)}; }};
   }
+}
+
+std::string RunPlan::negativeMassRemedy() const {
+  std::string remedy = "refine the mesh";
+  if (c.solver.spatial_order != 2) remedy += ", use solver.spatial_order = 2";
+  if (dynamic_cast<const solver::ExponentialEvolution*>(evolution.get()))
+    remedy += ", or use solver.ts_type = \"bdf\"";
+  else if (evolution)
+    remedy += ", or use a smaller time.dt";
+  else if (c.noisyGd.diffusion == "fokker_planck")
+    remedy += ", or use more noisy_gd.diffusion_substeps";
+  return remedy;
 }
 
 double RunPlan::tEnd() const {

@@ -84,6 +84,8 @@ public:
   const models::Dataset& DPrime() const { return losses.lossDPrime->data(); }
   bool fourthOrder() const { return accuracy.order == 4; }
   bool constrained() const { return gd && gd->constrained(); }
+  /// What a negative-mass fault can be mended by, for this plan's settings (only settings not already in effect).
+  std::string negativeMassRemedy() const;
   long steps() const { return noisyGd ? c.noisyGd.steps : c.time.steps(); }
   double tEnd() const;
   /// S_g as stated in the case, else this pair's (MATH.md §1), if known.

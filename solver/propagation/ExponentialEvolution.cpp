@@ -81,6 +81,56 @@ std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
   return b;
 }
 
+double chiSquaredToMaxNormFactor(Vec w, Vec u, int fields) {
+  const PetscScalar *wa, *ua;
+  PetscInt n = 0;
+  FPDP_PETSC(VecGetLocalSize(u, &n));
+  FPDP_PETSC(VecGetArrayRead(w, &wa));
+  FPDP_PETSC(VecGetArrayRead(u, &ua));
+  // Per field: max log W, max log |u|, and the log-sum-exp of 2 (log |u| - log W) (shifted by its running maximum).
+  std::vector<double> local(3 * static_cast<std::size_t>(fields), -INFINITY), sums(static_cast<std::size_t>(fields), 0.0);
+  bool overflow = false;
+  for (PetscInt i = 0; i < n; ++i) {
+    const auto f = static_cast<std::size_t>(i % fields);
+    const double wi = wa[i], ui = std::fabs(ua[i]);
+    if (!(wi > 0.0)) {
+      overflow = overflow || ui > 0.0;
+      continue;
+    }
+    local[3 * f] = std::max(local[3 * f], std::log(wi));
+    if (!(ui > 0.0)) continue;
+    local[3 * f + 1] = std::max(local[3 * f + 1], std::log(ui));
+    const double x = 2.0 * (std::log(ui) - std::log(wi));
+    if (x > local[3 * f + 2]) {
+      sums[f] = sums[f] * std::exp(local[3 * f + 2] - x) + 1.0;
+      local[3 * f + 2] = x;
+    } else {
+      sums[f] += std::exp(x - local[3 * f + 2]);
+    }
+  }
+  FPDP_PETSC(VecRestoreArrayRead(u, &ua));
+  FPDP_PETSC(VecRestoreArrayRead(w, &wa));
+  // The shifts are made global (the maximum over ranks), then the sums rescaled to it and added.
+  std::vector<double> global(local.size());
+  FPDP_PETSC(MPI_Allreduce(local.data(), global.data(), static_cast<PetscMPIInt>(local.size()), MPI_DOUBLE, MPI_MAX,
+                           PetscObjectComm(reinterpret_cast<PetscObject>(u))));
+  std::vector<double> scaled(sums.size()), total(sums.size());
+  for (std::size_t f = 0; f < sums.size(); ++f)
+    scaled[f] = std::isfinite(local[3 * f + 2]) ? sums[f] * std::exp(local[3 * f + 2] - global[3 * f + 2]) : 0.0;
+  FPDP_PETSC(MPI_Allreduce(scaled.data(), total.data(), static_cast<PetscMPIInt>(total.size()), MPI_DOUBLE, MPI_SUM,
+                           PetscObjectComm(reinterpret_cast<PetscObject>(u))));
+  int anyOverflow = overflow ? 1 : 0, globalOverflow = 0;
+  FPDP_PETSC(MPI_Allreduce(&anyOverflow, &globalOverflow, 1, MPI_INT, MPI_MAX, PetscObjectComm(reinterpret_cast<PetscObject>(u))));
+  if (globalOverflow) return INFINITY;
+  double worst = 0.0;
+  for (std::size_t f = 0; f < sums.size(); ++f) {
+    if (!std::isfinite(global[3 * f + 1])) continue;  // u = 0 in this field
+    const double logG = global[3 * f] + 0.5 * (global[3 * f + 2] + std::log(total[f])) - global[3 * f + 1];
+    worst = std::max(worst, std::exp(logG));  // +inf beyond the double range
+  }
+  return worst;
+}
+
 double detailedBalanceDefect(Mat A, Vec w) {
   meshes::MatHandle B, Bt;
   meshes::VecHandle winv;

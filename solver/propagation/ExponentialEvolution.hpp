@@ -44,6 +44,17 @@ std::vector<double> scaledBesselCoefficients(double c, double tolerance);
 /// a symmetric B; +inf if an entry is not finite. Collective.
 double detailedBalanceDefect(Mat A, Vec w);
 
+/// How far the expansion's error guarantee, made in the norm of W^-1 (the chi^2 norm relative to the Gibbs density),
+/// is from the max norm for the state u: G = max_i W_i ||u / W||_2 / max_i |u_i|, per field, the larger. The
+/// truncation (and the round-off of the recurrence) then err by up to about G times kChebyshevTruncation relative to
+/// max |u|: G is 1 for the Gibbs density itself and grows without bound (to +inf when u / W overflows) for a state
+/// with mass where the Gibbs density is negligible, e.g. a start in a region the potential makes improbable by
+/// hundreds of orders of magnitude (a double well with small noise). Computed in logarithms. Collective.
+double chiSquaredToMaxNormFactor(Vec w, Vec u, int fields);
+
+/// The largest G accepted by solver.ts_type = "auto" for the exponential integrator: G kChebyshevTruncation <= 1e-9.
+inline constexpr double kLargestNormFactor = 1e6;
+
 struct ExponentialSettings {
   double dt = 0.01;     // the case's step: defines the step numbers and times of the outputs
   long steps = 100;     // steps of the run

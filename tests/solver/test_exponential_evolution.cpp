@@ -290,3 +290,43 @@ BOOST_AUTO_TEST_CASE(built_from_the_rows_equals_built_from_the_matrix) {
   PetscOptionsClearValue(nullptr, "-fpdp_exponential_aij");
   BOOST_TEST(aij.describe().find("AIJ") != std::string::npos, aij.describe());
 }
+
+BOOST_AUTO_TEST_CASE(the_norm_factor_is_small_for_the_gibbs_density_and_huge_for_a_start_it_makes_improbable) {
+  // G = max W ||u / W||_2 / max |u| (chiSquaredToMaxNormFactor). For u = c W^2 V (the Gibbs density pi, W = sqrt(pi /
+  // V)) with equal volumes: G = max(W) sqrt(sum c^2 W^2 V^2) / max(c W^2 V) = sqrt(sum W^2) / max W >= 1, at most
+  // sqrt(cells); for u equal to 1 in a cell where W is 1e-200 of its maximum, G >= 1e200 (+inf when u / W overflows).
+  Setup s(PETSC_COMM_WORLD, 1, 40);
+  auto u = s.mesh.createVector();
+  PetscInt n;
+  PetscScalar* a;
+  const PetscScalar* w;
+  BOOST_REQUIRE(VecGetLocalSize(u, &n) == 0);
+  BOOST_REQUIRE(VecGetArray(u, &a) == 0);
+  BOOST_REQUIRE(VecGetArrayRead(s.weights, &w) == 0);
+  for (PetscInt i = 0; i < n; ++i) a[i] = w[i] * w[i];
+  BOOST_REQUIRE(VecRestoreArrayRead(s.weights, &w) == 0);
+  BOOST_REQUIRE(VecRestoreArray(u, &a) == 0);
+  const double gibbs = solver::chiSquaredToMaxNormFactor(s.weights, u, 2);
+  BOOST_TEST(gibbs >= 1.0);
+  BOOST_TEST(gibbs <= std::sqrt(40.0) * (1 + 1e-12));
+  // Mass only where the weight is smallest: G = max W / min W there, far beyond the allowed factor.
+  BOOST_REQUIRE(VecGetArray(u, &a) == 0);
+  BOOST_REQUIRE(VecGetArrayRead(s.weights, &w) == 0);
+  double wMin = INFINITY, wMax = 0;
+  PetscInt at = 0;
+  for (PetscInt i = 0; i < n; i += 2) {
+    if (w[i] < wMin) wMin = w[i], at = i;
+    wMax = std::max(wMax, w[i]);
+  }
+  for (PetscInt i = 0; i < n; ++i) a[i] = i == at ? 1.0 : 0.0;
+  BOOST_REQUIRE(VecRestoreArrayRead(s.weights, &w) == 0);
+  BOOST_REQUIRE(VecRestoreArray(u, &a) == 0);
+  double globalMin = 0, globalMax = 0;
+  MPI_Allreduce(&wMin, &globalMin, 1, MPI_DOUBLE, MPI_MIN, PETSC_COMM_WORLD);
+  MPI_Allreduce(&wMax, &globalMax, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  const double displaced = solver::chiSquaredToMaxNormFactor(s.weights, u, 2);
+  BOOST_TEST_MESSAGE("Gibbs start: G = " << gibbs << "; unit mass in the least probable cell: G = " << displaced
+                                         << " (max W / min W = " << globalMax / globalMin << ")");
+  BOOST_TEST(displaced >= 0.99 * globalMax / globalMin);
+  BOOST_TEST(displaced > solver::kLargestNormFactor);
+}

@@ -248,7 +248,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
     if (!(d > 0.0 && d < 1.0)) throw std::invalid_argument("DivergenceFunctionals: eps(delta) needs delta in (0, 1)");
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
   // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
-  // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
+  // renyiSums (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
   orderIndex_.resize(orders_.size());
   for (std::size_t k = 0; k < orders_.size(); ++k) orderIndex_[k] = k;
   std::sort(orderIndex_.begin(), orderIndex_.end(), [&](std::size_t a, std::size_t b) { return orders_[a] < orders_[b]; });

@@ -114,9 +114,10 @@ double nextTrial(RootState& s, double tolerance) {
 
 }  // namespace
 
-std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests,
-                                        std::span<const PrivacyProfileEnds> ends, const ProfileEvaluator& evaluate,
-                                        std::span<const ProfileSample> samples, double tolerance) {
+namespace {
+
+void checkExactEpsilonInputs(std::span<const ProfileRequest> requests, std::span<const PrivacyProfileEnds> ends,
+                             std::span<const ProfileSample> samples, double tolerance) {
   if (!(tolerance > 0.0 && tolerance < 1.0))
     throw std::invalid_argument("exactEpsilons: tolerance " + std::to_string(tolerance) + " is not in (0, 1)");
   for (const auto& r : requests) {
@@ -130,18 +131,26 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
     if (x.profile < 0 || static_cast<std::size_t>(x.profile) >= ends.size() || !(x.eps >= 0.0) || !std::isfinite(x.eps))
       throw std::invalid_argument("exactEpsilons: a sample of profile " + std::to_string(x.profile) + " at eps " +
                                   std::to_string(x.eps));
-  // delta(0) where a sample gives it (NaN: evaluate).
-  std::vector<double> atZero(ends.size(), kNaN);
-  for (const auto& x : samples)
-    if (x.eps == 0.0) atZero[static_cast<std::size_t>(x.profile)] = x.value;
-  const std::size_t R = requests.size();
-  std::vector<ExactEpsilon> out(R);
-  std::vector<RootState> st(R);
+}
+
+/// The root finders of exactEpsilons, one per request, advanced together: each round evaluates the pending trial of
+/// every unfinished request in one call of the evaluator (round 0: delta(0)), then moves each request's bracket.
+struct ExactEpsilonSearch {
+  std::span<const ProfileRequest> requests;
+  std::span<const PrivacyProfileEnds> ends;
+  const ProfileEvaluator& evaluate;
+  std::span<const ProfileSample> samples;
+  double tolerance;
+  std::size_t R = requests.size();
+  std::vector<ExactEpsilon> out = std::vector<ExactEpsilon>(R);
+  std::vector<RootState> st = std::vector<RootState>(R);
   std::vector<ProfileQuery> queries;
-  std::vector<std::size_t> who;
+  std::vector<std::size_t> who;  // the request of each query
   std::vector<double> values;
-  std::vector<double> lowest(ends.size());
-  auto round = [&] {
+  std::vector<double> lowest = std::vector<double>(ends.size());
+
+  /// Evaluates the pending queries (no call without one) and counts the round for their requests.
+  void round() {
     values.assign(queries.size(), kNaN);
     std::fill(lowest.begin(), lowest.end(), kInf);
     for (std::size_t i = 0; i < who.size(); ++i) {
@@ -150,77 +159,93 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
     }
     if (!queries.empty()) evaluate(queries, values, lowest);
     for (std::size_t i = 0; i < who.size(); ++i) ++out[who[i]].rounds;
-  };
-  auto finish = [&](std::size_t r, double eps, ExactEpsilonStatus status, double lower, double deltaAt) {
+  }
+  void finish(std::size_t r, double eps, ExactEpsilonStatus status, double lower, double deltaAt) {
     out[r].epsilon = eps;
     out[r].status = status;
     out[r].lower = lower;
     out[r].deltaAtEpsilon = deltaAt;
     st[r].phase = RootState::Done;
-  };
-
-  // Round 0: delta(0) of every request whose profile has finite ends and no sample at 0.
-  std::vector<double> d0(R, kNaN);
-  std::vector<std::size_t> started;
-  for (std::size_t r = 0; r < R; ++r) {
-    const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
-    if (!std::isfinite(e.floor) || std::isnan(e.flatFrom)) {
-      finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
-      continue;
-    }
-    started.push_back(r);
-    d0[r] = atZero[static_cast<std::size_t>(requests[r].profile)];
-    if (!std::isnan(d0[r])) continue;
-    queries.push_back({requests[r].profile, 0.0});
-    who.push_back(r);
   }
-  round();
-  for (std::size_t i = 0; i < who.size(); ++i) d0[who[i]] = values[i];
-  for (const std::size_t r : started) {
-    const double delta = requests[r].delta;
-    const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
-    if (std::isnan(d0[r])) {
-      finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
-    } else if (d0[r] <= delta) {
-      finish(r, 0.0, ExactEpsilonStatus::Zero, 0.0, d0[r]);
-    } else if (e.floor > delta) {
-      finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);
-    } else {
-      RootState& s = st[r];
-      s.phase = RootState::Bracketing;
-      s.lo = 0.0;
-      s.glo = std::log(d0[r] / delta);
-      // Beyond flatFrom every term a - e^eps b with b > 0 is negative, so delta = floor <= delta there; the cap lies
-      // a little further so that rounding of e^eps b cannot leave one such term positive.
-      const double flat = std::max(e.flatFrom, 0.0);
-      s.cap = flat + 1e-12 * std::max(1.0, flat) + 1e-300;
-      s.trial = std::min(kFirstTrial, s.cap);
-      // The samples' bracket: the largest sample above delta, then the smallest sample beyond it at or below delta.
-      for (const auto& x : samples)
-        if (x.profile == requests[r].profile && x.value > delta && x.eps > s.lo) {
-          s.lo = x.eps;
-          s.glo = std::log(x.value / delta);
-        }
-      for (const auto& x : samples)
-        if (x.profile == requests[r].profile && !(x.value > delta) && x.eps > s.lo && x.eps < s.hi) {
-          s.hi = x.eps;
-          s.ghi = logOfRatio(x.value, delta);
-          s.dhi = x.value;
-        }
-      if (s.lo >= s.cap) {
-        finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);  // as in the bracketing below
-      } else if (std::isfinite(s.hi)) {
-        s.phase = RootState::Refining;
-        s.widthMark = s.hi - s.lo;
-        if (s.hi - s.lo <= tolerance * s.hi) finish(r, s.hi, ExactEpsilonStatus::Root, s.lo, s.dhi);
-        else s.trial = nextTrial(s, tolerance);
-      } else if (s.lo > 0.0) {
-        s.trial = std::min(2.0 * s.lo, s.cap);
+
+  /// Round 0: delta(0) of every request whose profile has finite ends and no sample at 0; then each request is
+  /// settled (not computed, zero, unreachable) or its bracket started.
+  void start() {
+    // delta(0) where a sample gives it (NaN: evaluate).
+    std::vector<double> atZero(ends.size(), kNaN);
+    for (const auto& x : samples)
+      if (x.eps == 0.0) atZero[static_cast<std::size_t>(x.profile)] = x.value;
+    std::vector<double> d0(R, kNaN);
+    std::vector<std::size_t> started;
+    for (std::size_t r = 0; r < R; ++r) {
+      const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
+      if (!std::isfinite(e.floor) || std::isnan(e.flatFrom)) {
+        finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
+        continue;
+      }
+      started.push_back(r);
+      d0[r] = atZero[static_cast<std::size_t>(requests[r].profile)];
+      if (!std::isnan(d0[r])) continue;
+      queries.push_back({requests[r].profile, 0.0});
+      who.push_back(r);
+    }
+    round();
+    for (std::size_t i = 0; i < who.size(); ++i) d0[who[i]] = values[i];
+    for (const std::size_t r : started) {
+      const double delta = requests[r].delta;
+      const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
+      if (std::isnan(d0[r])) {
+        finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
+      } else if (d0[r] <= delta) {
+        finish(r, 0.0, ExactEpsilonStatus::Zero, 0.0, d0[r]);
+      } else if (e.floor > delta) {
+        finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);
+      } else {
+        startBracket(r, d0[r]);
       }
     }
   }
 
-  for (int iteration = 0;; ++iteration) {
+  /// A request with delta(0) > delta >= its floor: bracketing from eps = 0, or refining at once where the samples
+  /// bracket the root.
+  void startBracket(std::size_t r, double d0) {
+    const double delta = requests[r].delta;
+    const auto& e = ends[static_cast<std::size_t>(requests[r].profile)];
+    RootState& s = st[r];
+    s.phase = RootState::Bracketing;
+    s.lo = 0.0;
+    s.glo = std::log(d0 / delta);
+    // Beyond flatFrom every term a - e^eps b with b > 0 is negative, so delta = floor <= delta there; the cap lies
+    // a little further so that rounding of e^eps b cannot leave one such term positive.
+    const double flat = std::max(e.flatFrom, 0.0);
+    s.cap = flat + 1e-12 * std::max(1.0, flat) + 1e-300;
+    s.trial = std::min(kFirstTrial, s.cap);
+    // The samples' bracket: the largest sample above delta, then the smallest sample beyond it at or below delta.
+    for (const auto& x : samples)
+      if (x.profile == requests[r].profile && x.value > delta && x.eps > s.lo) {
+        s.lo = x.eps;
+        s.glo = std::log(x.value / delta);
+      }
+    for (const auto& x : samples)
+      if (x.profile == requests[r].profile && !(x.value > delta) && x.eps > s.lo && x.eps < s.hi) {
+        s.hi = x.eps;
+        s.ghi = logOfRatio(x.value, delta);
+        s.dhi = x.value;
+      }
+    if (s.lo >= s.cap) {
+      finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);  // as in the bracketing below
+    } else if (std::isfinite(s.hi)) {
+      s.phase = RootState::Refining;
+      s.widthMark = s.hi - s.lo;
+      if (s.hi - s.lo <= tolerance * s.hi) finish(r, s.hi, ExactEpsilonStatus::Root, s.lo, s.dhi);
+      else s.trial = nextTrial(s, tolerance);
+    } else if (s.lo > 0.0) {
+      s.trial = std::min(2.0 * s.lo, s.cap);
+    }
+  }
+
+  /// One round of the unfinished requests' trials; false when none is left.
+  bool advance() {
     queries.clear();
     who.clear();
     for (std::size_t r = 0; r < R; ++r)
@@ -228,67 +253,82 @@ std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests
         queries.push_back({requests[r].profile, st[r].trial});
         who.push_back(r);
       }
-    if (queries.empty()) break;
+    if (queries.empty()) return false;
     round();
-    for (std::size_t i = 0; i < who.size(); ++i) {
-      const std::size_t r = who[i];
-      RootState& s = st[r];
-      const double delta = requests[r].delta, d = values[i], x = s.trial;
-      if (std::isnan(d)) {
-        finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
-        continue;
-      }
-      const double g = logOfRatio(d, delta);  // -inf for d = 0
-      if (s.phase == RootState::Bracketing) {
-        if (d > delta) {
-          s.lo = x;
-          s.glo = g;
-          if (x >= s.cap) {
-            // delta(eps) > delta up to where it has reached its limit: only rounding between the caller's floor and
-            // its sum can lead here (floor = delta to the last bits).
-            finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);
-          } else {
-            s.trial = std::min(2.0 * x, s.cap);
-          }
-          continue;
+    for (std::size_t i = 0; i < who.size(); ++i) update(who[i], values[i]);
+    return true;
+  }
+
+  /// Request r's bracket after delta(trial) = d: doubled while bracketing, narrowed (Illinois) while refining.
+  void update(std::size_t r, double d) {
+    RootState& s = st[r];
+    const double delta = requests[r].delta, x = s.trial;
+    if (std::isnan(d)) {
+      finish(r, kNaN, ExactEpsilonStatus::NotComputed, kNaN, kNaN);
+      return;
+    }
+    const double g = logOfRatio(d, delta);  // -inf for d = 0
+    if (s.phase == RootState::Bracketing) {
+      if (d > delta) {
+        s.lo = x;
+        s.glo = g;
+        if (x >= s.cap) {
+          // delta(eps) > delta up to where it has reached its limit: only rounding between the caller's floor and
+          // its sum can lead here (floor = delta to the last bits).
+          finish(r, kInf, ExactEpsilonStatus::Unreachable, kInf, kNaN);
+        } else {
+          s.trial = std::min(2.0 * x, s.cap);
         }
+        return;
+      }
+      s.hi = x;
+      s.ghi = g;
+      s.dhi = d;
+      s.phase = RootState::Refining;
+      s.widthMark = s.hi - s.lo;
+      s.roundsSinceHalving = 0;
+      s.lastSide = 0;
+    } else {
+      const int side = d <= delta ? +1 : -1;
+      if (side > 0) {
         s.hi = x;
         s.ghi = g;
         s.dhi = d;
-        s.phase = RootState::Refining;
+      } else {
+        s.lo = x;
+        s.glo = g;
+      }
+      // Illinois: the same end replaced twice in a row halves the other end's value, so that the retained end
+      // moves too (superlinear convergence instead of regula falsi's one-sided creep).
+      if (side == s.lastSide) (side > 0 ? s.glo : s.ghi) *= 0.5;
+      s.lastSide = side;
+      if (s.hi - s.lo <= 0.5 * s.widthMark) {
         s.widthMark = s.hi - s.lo;
         s.roundsSinceHalving = 0;
-        s.lastSide = 0;
       } else {
-        const int side = d <= delta ? +1 : -1;
-        if (side > 0) {
-          s.hi = x;
-          s.ghi = g;
-          s.dhi = d;
-        } else {
-          s.lo = x;
-          s.glo = g;
-        }
-        // Illinois: the same end replaced twice in a row halves the other end's value, so that the retained end
-        // moves too (superlinear convergence instead of regula falsi's one-sided creep).
-        if (side == s.lastSide) (side > 0 ? s.glo : s.ghi) *= 0.5;
-        s.lastSide = side;
-        if (s.hi - s.lo <= 0.5 * s.widthMark) {
-          s.widthMark = s.hi - s.lo;
-          s.roundsSinceHalving = 0;
-        } else {
-          ++s.roundsSinceHalving;
-        }
+        ++s.roundsSinceHalving;
       }
-      if (s.hi - s.lo <= tolerance * s.hi || out[r].rounds >= kMaxRounds) {
-        finish(r, s.hi, ExactEpsilonStatus::Root, s.lo, s.dhi);
-        continue;
-      }
-      s.trial = nextTrial(s, tolerance);
-      if (s.roundsSinceHalving >= 3) s.roundsSinceHalving = 0;  // the bisection just proposed halves the bracket
     }
+    if (s.hi - s.lo <= tolerance * s.hi || out[r].rounds >= kMaxRounds) {
+      finish(r, s.hi, ExactEpsilonStatus::Root, s.lo, s.dhi);
+      return;
+    }
+    s.trial = nextTrial(s, tolerance);
+    if (s.roundsSinceHalving >= 3) s.roundsSinceHalving = 0;  // the bisection just proposed halves the bracket
   }
-  return out;
+};
+
+}  // namespace
+
+std::vector<ExactEpsilon> exactEpsilons(std::span<const ProfileRequest> requests,
+                                        std::span<const PrivacyProfileEnds> ends, const ProfileEvaluator& evaluate,
+                                        std::span<const ProfileSample> samples, double tolerance) {
+  checkExactEpsilonInputs(requests, ends, samples, tolerance);
+  ExactEpsilonSearch search{requests, ends, evaluate, samples, tolerance};
+  search.start();
+  while (search.advance()) {
+  }
+  return std::move(search.out);
 }
 
 double PairEpsilon::epsilon() const {

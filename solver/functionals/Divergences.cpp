@@ -31,8 +31,9 @@ struct DivergenceFunctionals::Term {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// Regular terms of one group (DivergenceFunctionals::evaluatePoints, pass 4), as arrays.
+/// Regular terms of one group (DivergenceFunctionals::RenyiSumsPass), as arrays.
 constexpr std::size_t kTermBlock = 128;
 struct TermBlock {
   std::size_t size = 0;
@@ -55,6 +56,24 @@ struct OrderSums {
   double wallEm1 = 0, wallS0 = 0;                 // wall cells: E_alpha - 1 and S0
   double shellScaled = 0, shellExact = 0;         // shell cells: t (times the shell factor later), exact values
 };
+/// The per-order sums of DivergenceFunctionals::renyiSums, one array of 8 K + S values (K orders, S = K kTailShells):
+/// [0,K) E_alpha - 1 (stable), [K,2K) its wall part, [2K,3K) E' (stable), [3K,4K) S0 = sum |c| q r^alpha e^-M,
+/// [4K,5K) its wall part, [5K,6K) sum of the same times u, [6K,7K) times |grad u|^2, [7K,8K) times the Sigma form,
+/// [8K, 8K+S) the shells (scaled by their own max).
+template <typename T>
+struct SumArrays {
+  T *em1, *em1Wall, *dE, *S0, *S0Wall, *S1, *SI, *SIS, *shellSum;
+  SumArrays(T* s, std::size_t K)
+      : em1(s), em1Wall(s + K), dE(s + 2 * K), S0(s + 3 * K), S0Wall(s + 4 * K), S1(s + 5 * K), SI(s + 6 * K),
+        SIS(s + 7 * K), shellSum(s + 8 * K) {}
+};
+
+/// The noise floors of p and q (docs/scheme.md §5, "Noise floor"): kNoiseFloorFactor times the size of each
+/// density's most negative value (0 without one); values at or below them are no better known than the sign errors.
+std::pair<double, double> noiseFloors(const DivergenceValues& v) {
+  return {DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.p.min, 0.0),
+          DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.q.min, 0.0)};
+}
 
 /// The hockey-stick terms of one direction (MATH.md §3): the pairs (a, b) = (|c| p, |c| q) (or exchanged) of the
 /// terms with a > b, normalised like every functional's terms; for eps >= 0 the others contribute nothing.
@@ -229,7 +248,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
     if (!(d > 0.0 && d < 1.0)) throw std::invalid_argument("DivergenceFunctionals: eps(delta) needs delta in (0, 1)");
   if (settings_.privacyLossBins < 0) throw std::invalid_argument("DivergenceFunctionals: privacyLossBins < 0");
   // Orders sorted ascending, grouped into arithmetic runs (gaps equal to 1e-9 relative), for the recurrence of
-  // evaluatePoints (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
+  // renyiSums (the dense grid: 1.1..11 by 0.1, 12..63 by 1, then four single orders).
   orderIndex_.resize(orders_.size());
   for (std::size_t k = 0; k < orders_.size(); ++k) orderIndex_[k] = k;
   std::sort(orderIndex_.begin(), orderIndex_.end(), [&](std::size_t a, std::size_t b) { return orders_[a] < orders_[b]; });
@@ -479,13 +498,54 @@ DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses*
 }
 
 
+/// Pass 2 of evaluatePoints: the Terms of one evaluation, in cell order (then the singular masses, on rank 0), and
+/// this rank's parts of the sums that need no order.
+struct DivergenceFunctionals::Terms {
+  std::vector<Term> terms;
+  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
+  bool infinite = false;  // q = 0 where p > 0
+};
+
+/// The kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp, MATH.md §7) need the neighbours'
+/// point values: those of the gradient's ghosted vector, held open as long as the corrections. Where that vector does
+/// not exist (a rank owns fewer than 2 cells along an axis) the sums stay the plain midpoint sums, second order
+/// (docs/scheme.md §5): `kinks` stay empty.
+struct DivergenceFunctionals::KinkCorrections {
+  std::optional<HockeyStickKinks> kinks[2];  // p against q, and q against p
+  Vec v = nullptr;
+  const PetscScalar* a = nullptr;
+
+  KinkCorrections() = default;
+  KinkCorrections(const KinkCorrections&) = delete;
+  KinkCorrections& operator=(const KinkCorrections&) = delete;
+  ~KinkCorrections() {
+    if (v) VecRestoreArrayRead(v, &a);
+  }
+  /// Both directions when `exchangedToo` (the hockey-stick sums need them), else p against q (for TV) only.
+  void open(const LogRatioWorkspace& work, double invMp, double invMq, bool exchangedToo) {
+    const Vec ghosted = work.gradient->ghostedPoints();
+    FPDP_PETSC(VecGetArrayRead(ghosted, &a));
+    v = ghosted;
+    const meshes::OwnedBlock& block = work.gradient->ghostedBlock();
+    kinks[0].emplace(*work.mesh, a, block, invMp, invMq, false);
+    if (exchangedToo) kinks[1].emplace(*work.mesh, a, block, invMp, invMq, true);
+  }
+};
+
+/// Pass 3 of evaluatePoints: per order, the global maximum M_alpha of log(|c| q) + alpha log r over the regular terms
+/// (and per tail shell), the scale of the large-divergence sums, so that one exp per term and order suffices.
+struct DivergenceFunctionals::OrderScales {
+  std::vector<double> globalMax;  // K orders, then per order its kTailShells shells; -inf: no regular term
+  std::vector<double> logScale, scale, invScale;  // M_alpha (0 without a regular term), e^M, e^-M
+  std::vector<double> shellFactor;  // per order and shell: e^(M_alpha - the shell's maximum)
+  std::vector<char> shellDirect;    // the shell is summed by exp of its own terms, not from the order's scaled ones
+  std::vector<double> rescale;      // e^(M_k - M_next), next the order after k in its run (the far-branch recurrence)
+};
+
 DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* singularMasses, bool reverse) const {
-  const auto& w = quadrature_.weights();
-  const std::size_t n = w.size();
   const MPI_Comm comm = quadrature_.comm();
-  const int dim = quadrature_.dim();
   DivergenceValues out;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::size_t K = orders_.size();
   // The reverse direction (evaluateDirections) computes only what its consumers read: KL and R_alpha with their
   // statuses; no gradients, hockey-stick sums (both directions come from the forward pass), histograms or eps roots.
@@ -508,56 +568,112 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
 
   // Pass 1: masses and health of each density.
   measureHealth(p, q, stride, singular, out);
-  const double mass[2] = {out.p.mass, out.q.mass};
   out.renyi.assign(K, kInf);
   out.eAlphaMinusOne.assign(K, kInf);
-  if (!out.p.finite || !out.q.finite || !(mass[0] > 0) || !(mass[1] > 0)) {
-    out.kl = out.tv = nan;
-    std::fill(out.renyi.begin(), out.renyi.end(), nan);
-    std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), nan);
-    out.renyiOnBox = out.renyi;
-    out.renyiBoundaryShare.assign(K, nan);
-    out.renyiTailLogMean.assign(K, {nan, nan, nan, nan});
-    out.renyiTailPrecision.assign(K, nan);
-    out.renyiStatus.assign(K, RenyiStatus::Finite);
-    out.logEAlpha = out.dRenyiDAlpha = out.informationRatio = out.informationRatioSigma = out.renyi;
-    out.informationExcludedMassP = nan;
-    out.hockeyStickPQ.assign(E, nan);
-    out.hockeyStickQP.assign(E, nan);
-    for (std::size_t j = 0; j < D; ++j) out.exactEpsilon.push_back({settings_.epsilonDeltas[j], {}});  // NotComputed
-    // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
-    for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
-      h->lower = h->upper = h->massInfinity = h->clampedMass = nan;
-      h->mass.assign(static_cast<std::size_t>(reverse ? 0 : std::max(settings_.privacyLossBins, 0)), nan);
-    }
+  if (!out.p.finite || !out.q.finite || !(out.p.mass > 0) || !(out.q.mass > 0)) {
+    markNotComputable(out, reverse);
     return out;
   }
 
   // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
   std::vector<std::array<double, 3>> noGradient;
   const bool gradients = work_->gradient && !reverse;
-  if (!gradients) noGradient.assign(n, {nan, nan, nan});  // no gradients: the information ratios are NaN
+  if (!gradients) noGradient.assign(quadrature_.weights().size(), {kNaN, kNaN, kNaN});  // information ratios NaN
   const std::vector<std::array<double, 3>>& gradWork = gradients ? work_->logRatioGradient() : noGradient;
 
   // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
-  const double invMp = 1.0 / mass[0], invMq = 1.0 / mass[1];
+  const double invMp = 1.0 / out.p.mass, invMq = 1.0 / out.q.mass;
+  Terms measured = measureTerms(p, q, stride, singular, gradWork, invMp, invMq, out.p.max);
+  KinkCorrections kinks;
+  if (gradients) {
+    kinks.open(*work_, invMp, invMq, E > 0 || D > 0);
+    // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
+    const double one = 1.0;
+    double correction = 0.0;
+    kinks.kinks[0]->add({&one, 1}, &correction);
+    measured.tv += 2.0 * correction;
+  }
+
+  // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
+  const OrderScales scales = orderScales(measured.terms);
+  const std::vector<double> sums = renyiSums(measured.terms, scales);
+  std::vector<double> global(sums.size());
+  FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
+                            comm));
+  double scalars[5] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
+                       measured.infinite ? 1.0 : 0.0},
+         gScalars[5];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
+  FPDP_PETSC(MPI_Allreduce(&measured.underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
+  const bool isInfinite = gScalars[4] > 0;
+  out.kl = isInfinite ? kInf : gScalars[0];
+  out.tv = 0.5 * gScalars[1];
+  out.excludedMassP = gScalars[2];
+  out.informationExcludedMassP = gScalars[3];
+
+  // R_alpha and what is said of it: the tails, the values, their statuses, the noise floor.
+  tailLogMeans(global, scales, out);
+  const std::vector<char> tailDiverges = tailDivergence(p, q, stride, singular, out);
+  renyiFromSums(global, scales, isInfinite, gradients, out);
+  tailStatuses(tailDiverges, out);
+  noiseFloorShares(p, q, stride, measured.terms, global, scales, out);
+
+  if (E > 0 || D > 0) hockeyStickAndRoots(p, q, stride, measured.terms, kinks, out);
+  if (settings_.privacyLossBins > 0 && !reverse) {
+    // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
+    out.privacyLossP = privacyLossHistogram(measured.terms, 0);
+    out.privacyLossQ = privacyLossHistogram(measured.terms, 1);
+  }
+  return out;
+}
+
+/// Every value NaN, and the shapes the outputs need, when a density is not finite or has no positive mass.
+void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool reverse) const {
+  const std::size_t K = orders_.size();
+  const std::size_t E = reverse ? 0 : settings_.hockeyStickEps.size();
+  const std::size_t D = reverse ? 0 : settings_.epsilonDeltas.size();
+  out.kl = out.tv = kNaN;
+  std::fill(out.renyi.begin(), out.renyi.end(), kNaN);
+  std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), kNaN);
+  out.renyiOnBox = out.renyi;
+  out.renyiBoundaryShare.assign(K, kNaN);
+  out.renyiTailLogMean.assign(K, {kNaN, kNaN, kNaN, kNaN});
+  out.renyiTailPrecision.assign(K, kNaN);
+  out.renyiStatus.assign(K, RenyiStatus::Finite);
+  out.logEAlpha = out.dRenyiDAlpha = out.informationRatio = out.informationRatioSigma = out.renyi;
+  out.informationExcludedMassP = kNaN;
+  out.hockeyStickPQ.assign(E, kNaN);
+  out.hockeyStickQP.assign(E, kNaN);
+  for (std::size_t j = 0; j < D; ++j) out.exactEpsilon.push_back({settings_.epsilonDeltas[j], {}});  // NotComputed
+  // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
+  for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
+    h->lower = h->upper = h->massInfinity = h->clampedMass = kNaN;
+    h->mass.assign(static_cast<std::size_t>(reverse ? 0 : std::max(settings_.privacyLossBins, 0)), kNaN);
+  }
+}
+
+DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p, const double* q,
+                                                                 std::ptrdiff_t stride, const SingularMasses* singular,
+                                                                 const std::vector<std::array<double, 3>>& gradient,
+                                                                 double invMp, double invMq, double maxP) const {
+  const auto& w = quadrature_.weights();
+  const std::size_t n = w.size();
+  const int dim = quadrature_.dim();
   constexpr double kNegligible = 1e-200;
-  long underflow = 0;
-  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
-  bool infinite = false;
-  std::vector<Term> terms;
+  Terms out;
+  std::vector<Term>& terms = out.terms;
   terms.reserve(n + (singular ? singular->p.size() : 0));
-  const double pMaxNormalised = out.p.max * invMp;
+  const double pMaxNormalised = maxP * invMp;
   auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
     const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(qRaw, 0.0) * invMq;
-    tv += wc * std::fabs(pc - qc);
+    out.tv += wc * std::fabs(pc - qc);
     Term t;
     t.boundary = boundary, t.shell = shell, t.wp = wc * pc, t.wq = wc * qc;
     if (qRaw < 0.0) {
       // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
       // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
-      excludedP += wc * pc;
+      out.excludedP += wc * pc;
       terms.push_back(t);  // Skip: still counted by the hockey-stick sums (like TV)
       return;
     }
@@ -566,9 +682,9 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       // both true densities are below the range of doubles there and their contribution is not resolvable, so it is
       // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
       if (pc > 0.0 && pc <= kNegligible * pMaxNormalised) {
-        ++underflow;
+        ++out.underflow;
       } else if (pc > 0.0) {
-        infinite = true;
+        out.infinite = true;
         t.kind = Term::Infinite;
       }
       terms.push_back(t);
@@ -577,7 +693,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     t.logWq = std::log(wc * qc);
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
       t.kind = Term::PZero;
-      kl += wc * qc;
+      out.kl += wc * qc;
       terms.push_back(t);
       return;
     }
@@ -589,7 +705,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     t.nearOne = std::fabs(rho) < 0.5;
     t.u = t.nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
     t.l1l = t.nearOne ? log1pMinusLinear(rho) : 0.0;
-    kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
+    out.kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
     if (grad) {
       double g2 = 0.0, gs = 0.0;
       for (int a = 0; a < dim; ++a) {
@@ -599,47 +715,28 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       if (std::isfinite(g2) && std::isfinite(gs)) {
         t.G = g2, t.GS = gs;
       } else {
-        excludedInfoP += wc * pc;  // a stencil cell has p <= 0 or q <= 0: log r has no gradient there
+        out.excludedInfoP += wc * pc;  // a stencil cell has p <= 0 or q <= 0: log r has no gradient there
       }
     }
     terms.push_back(t);
   };
   for (std::size_t c = 0; c < n; ++c)
-    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradWork[c].data());
+    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradient[c].data());
   int rank = 0;
-  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
+  FPDP_PETSC(MPI_Comm_rank(quadrature_.comm(), &rank));
   // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.
   if (singular && rank == 0)
     for (std::size_t j = 0; j < singular->p.size(); ++j) classify(1.0, singular->p[j], singular->q[j], false, -1, nullptr);
-  // The kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp, MATH.md §7) need the neighbours'
-  // point values: those of the gradient's ghosted vector. Where that vector does not exist (a rank owns fewer than 2
-  // cells along an axis) the sums stay the plain midpoint sums, second order (docs/scheme.md §5).
-  struct GhostedRead {
-    Vec v = nullptr;
-    const PetscScalar* a = nullptr;
-    ~GhostedRead() {
-      if (v) VecRestoreArrayRead(v, &a);
-    }
-  } ghosted;
-  std::optional<HockeyStickKinks> kinks[2];
-  if (gradients) {
-    const Vec v = work_->gradient->ghostedPoints();
-    FPDP_PETSC(VecGetArrayRead(v, &ghosted.a));
-    ghosted.v = v;
-    const meshes::OwnedBlock& block = work_->gradient->ghostedBlock();
-    kinks[0].emplace(*work_->mesh, ghosted.a, block, invMp, invMq, false);
-    if (E > 0 || D > 0) kinks[1].emplace(*work_->mesh, ghosted.a, block, invMp, invMq, true);
-    // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
-    const double one = 1.0;
-    double correction = 0.0;
-    kinks[0]->add({&one, 1}, &correction);
-    tv += 2.0 * correction;
-  }
+  return out;
+}
 
-  // Pass 3: per order, the global maximum M_alpha of log(|c| q) + alpha log r over the regular terms (and per tail
-  // shell): the scale of the large-divergence sums, so that one exp per term and order suffices.
+DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const std::vector<Term>& terms) const {
+  const std::size_t K = orders_.size();
   const std::size_t S = K * kTailShells;
-  std::vector<double> localMax(K + S, -kInf), globalMax(K + S);
+  OrderScales out;
+  std::vector<double> localMax(K + S, -kInf);
+  std::vector<double>& globalMax = out.globalMax;
+  globalMax.resize(K + S);
   for (const Term& t : terms) {
     if (t.kind != Term::Regular) continue;
     for (std::size_t k = 0; k < K; ++k) {
@@ -652,78 +749,78 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     }
   }
   FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + S), MPI_DOUBLE, MPI_MAX,
-                            comm));
-  std::vector<double> logScale(K), scale(K), invScale(K), shellFactor(S);
-  std::vector<char> shellDirect(S);
+                            quadrature_.comm()));
+  out.logScale.resize(K);
+  out.scale.resize(K);
+  out.invScale.resize(K);
+  out.shellFactor.resize(S);
+  out.shellDirect.resize(S);
   for (std::size_t k = 0; k < K; ++k) {
-    const double M = logScale[k] = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
-    scale[k] = std::exp(M);  // may be +inf: then E_alpha > 1e308 and the stable sums are not used
-    invScale[k] = std::exp(-M);
+    const double M = out.logScale[k] = std::isfinite(globalMax[k]) ? globalMax[k] : 0.0;
+    out.scale[k] = std::exp(M);  // may be +inf: then E_alpha > 1e308 and the stable sums are not used
+    out.invScale[k] = std::exp(-M);
     for (int m = 0; m < kTailShells; ++m) {
       const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
       const double gap = std::isfinite(globalMax[K + i]) ? M - globalMax[K + i] : 0.0;
       // The shell sums are scaled by their own maximum: from the order's scaled term when that loses nothing.
-      shellDirect[i] = gap > 600.0;
-      shellFactor[i] = std::exp(gap);
+      out.shellDirect[i] = gap > 600.0;
+      out.shellFactor[i] = std::exp(gap);
     }
   }
-
-  // rescale[k] = e^{M_k - M_next}, next the order after k in its run (the far-branch recurrence).
-  std::vector<double> rescale(K, 1.0);
+  out.rescale.assign(K, 1.0);
   for (const OrderRun& run : runs_)
     for (std::size_t j = run.begin; j + 1 < run.end; ++j) {
       const std::size_t k = orderIndex_[j], kNext = orderIndex_[j + 1];
-      if (std::isfinite(globalMax[k]) && std::isfinite(globalMax[kNext])) rescale[k] = std::exp(globalMax[k] - globalMax[kNext]);
+      if (std::isfinite(globalMax[k]) && std::isfinite(globalMax[kNext]))
+        out.rescale[k] = std::exp(globalMax[k] - globalMax[kNext]);
     }
+  return out;
+}
 
-  // Pass 4: the per-order sums. Layout: [0,K) E_alpha - 1 (stable), [K,2K) its wall part, [2K,3K) E' (stable),
-  // [3K,4K) S0 = sum |c| q r^alpha e^-M, [4K,5K) its wall part, [5K,6K) sum of the same times u,
-  // [6K,7K) times |grad u|^2, [7K,8K) times the Sigma form, [8K, 8K+S) the shells (scaled by their own max).
-  std::vector<double> sums(8 * K + S, 0.0);
-  double* em1 = sums.data();
-  double* em1Wall = em1 + K;
-  double* dE = em1 + 2 * K;
-  double* S0 = em1 + 3 * K;
-  double* S0Wall = em1 + 4 * K;
-  double* S1 = em1 + 5 * K;
-  double* SI = em1 + 6 * K;
-  double* SIS = em1 + 7 * K;
-  double* shellSum = em1 + 8 * K;
-  // Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
-  // b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
-  //   em1l(x + b) = em1l(x) + em1l(b) + expm1(x) (em1l(b) + b),   expm1(x + b) = expm1(x) e^b + expm1(b)
-  // (the first is e^x em1l(b) + em1l(x) + b expm1(x) rearranged: every term of one sign when x and b are, so no
-  // cancellation), carried as E1 = |c| q em1l(alpha u) and X = |c| q expm1(alpha u); in the scaled far branch
-  //   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
-  // Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
-  // recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
-  // The parts of the sums that do not depend on the order (|c| q l1l(rho), |c| q u, ...) are added once per cell into
-  // difference arrays over the sorted orders (a cell is near r = 1 for a prefix of each run, far after it), so the
-  // loop over orders only carries what does:
-  //   near: E_alpha - 1 += E1 + alpha |c| q l1l,  E' += X u + |c| q l1l,  e^M S_j += (|c| q + X) {1, u, G, G_Sigma};
-  //   far:  S_j += t {1, u, G, G_Sigma},  E_alpha - 1 += e^M t - |c| q - alpha (|c| p - |c| q),  E' += e^M t u - (...).
+/// Pass 4 of evaluatePoints: the per-order sums (SumArrays) over the regular terms.
+/// Successive orders of an arithmetic run (alpha_{j+1} = alpha_j + Delta, OrderRun) share one exp per cell: with
+/// b = Delta u, e^b, expm1(b) and em1l(b) = e^b - 1 - b,
+///   em1l(x + b) = em1l(x) + em1l(b) + expm1(x) (em1l(b) + b),   expm1(x + b) = expm1(x) e^b + expm1(b)
+/// (the first is e^x em1l(b) + em1l(x) + b expm1(x) rearranged: every term of one sign when x and b are, so no
+/// cancellation), carried as E1 = |c| q em1l(alpha u) and X = |c| q expm1(alpha u); in the scaled far branch
+///   t_{j+1} = t_j e^b e^{M_j - M_{j+1}}.
+/// Each step adds a few ulps (at most ~100 steps: < 1e-13 relative). A scaled value that has underflowed is
+/// recomputed by one exp as soon as its true value (log t = log(|c| q) + alpha u - M, one FMA) is not negligible.
+/// The parts of the sums that do not depend on the order (|c| q l1l(rho), |c| q u, ...) are added once per cell into
+/// difference arrays over the sorted orders (a cell is near r = 1 for a prefix of each run, far after it), so the
+/// loop over orders only carries what does:
+///   near: E_alpha - 1 += E1 + alpha |c| q l1l,  E' += X u + |c| q l1l,  e^M S_j += (|c| q + X) {1, u, G, G_Sigma};
+///   far:  S_j += t {1, u, G, G_Sigma},  E_alpha - 1 += e^M t - |c| q - alpha (|c| p - |c| q),  E' += e^M t u - (...).
+/// Cells inner, orders outer, block by block: the regular terms are grouped by the extra sums they feed (none, the
+/// wall sums, one tail shell), copied kTermBlock at a time into arrays (TermBlock), and for each order one loop over
+/// the block's cells advances every cell's recurrence and sums the block's share of that order in registers. With
+/// the orders inner (term by term) each cell's recurrence is one chain of dependent multiplications and every term
+/// reads and writes all per-order arrays; with the cells inner the chains are independent and the per-order arrays
+/// are written once per block. Only the order of the additions changes (round-off).
+struct DivergenceFunctionals::RenyiSumsPass {
   enum NearConst { cWq, cWqU, cWqG, cWqGS, cWqL1l, kNear };
   enum FarConst { fWq, fDp, kFar };
-  std::vector<double> nearDiff(kNear * (K + 1), 0.0), farDiff(kFar * (K + 1), 0.0);
-  std::vector<double> accE1(K, 0.0), accX(K, 0.0), accXU(K, 0.0), accXG(K, 0.0), accXGS(K, 0.0);
-  std::vector<double> farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0);
-  double pZeroWq = 0.0;
-  for (const Term& t : terms) {
-    if (t.kind != Term::PZero) continue;
-    pZeroWq += t.wq;
-    if (t.boundary)
-      for (std::size_t k = 0; k < K; ++k) em1Wall[k] += t.wq * (orders_[k] - 1.0);
-  }
-  // Cells inner, orders outer, block by block: the regular terms are grouped by the extra sums they feed (none, the
-  // wall sums, one tail shell), copied kTermBlock at a time into arrays (TermBlock), and for each order one loop over
-  // the block's cells advances every cell's recurrence and sums the block's share of that order in registers. With
-  // the orders inner (term by term) each cell's recurrence is one chain of dependent multiplications and every term
-  // reads and writes all per-order arrays; with the cells inner the chains are independent and the per-order arrays
-  // are written once per block. Only the order of the additions changes (round-off).
-  std::vector<std::uint32_t> grouped;  // indices of the regular terms, by group
-  {
-    // Group g = wall + 2 (shell + 1): a wall cell lies in no shell (the shells start one layer in), but nothing
-    // below relies on that.
+  const DivergenceFunctionals& f;
+  const OrderScales& sc;
+  const std::size_t K;
+  SumArrays<double> sums;
+  std::vector<double> nearDiff, farDiff;
+  std::vector<double> accE1, accX, accXU, accXG, accXGS;
+  std::vector<double> farS0, farS1, farSI, farSIS;
+  TermBlock b;
+  BlockRunState st;
+  bool extra = false;  // the block feeds the wall or shell sums
+
+  RenyiSumsPass(const DivergenceFunctionals& functionals, const OrderScales& scales, double* out)
+      : f(functionals), sc(scales), K(functionals.orders_.size()), sums(out, K),
+        nearDiff(kNear * (K + 1), 0.0), farDiff(kFar * (K + 1), 0.0),
+        accE1(K, 0.0), accX(K, 0.0), accXU(K, 0.0), accXG(K, 0.0), accXGS(K, 0.0),
+        farS0(K, 0.0), farS1(K, 0.0), farSI(K, 0.0), farSIS(K, 0.0) {}
+
+  /// Indices of the regular terms, by group g = wall + 2 (shell + 1): a wall cell lies in no shell (the shells start
+  /// one layer in), but nothing below relies on that.
+  static std::vector<std::uint32_t> groupRegularTerms(const std::vector<Term>& terms) {
+    std::vector<std::uint32_t> grouped;
     constexpr int kGroups = 2 * (kTailShells + 1);
     auto groupOf = [](const Term& t) { return (t.boundary ? 1 : 0) + 2 * (t.shell + 1); };
     std::array<std::size_t, kGroups + 1> start{};
@@ -733,70 +830,11 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     grouped.resize(start[kGroups]);
     for (std::size_t c = 0; c < terms.size(); ++c)
       if (terms[c].kind == Term::Regular) grouped[start[static_cast<std::size_t>(groupOf(terms[c]))]++] = static_cast<std::uint32_t>(c);
+    return grouped;
   }
-  TermBlock b;
-  BlockRunState st;
-  // One order's extra sums (wall cells, shells) over the block, from the state the order left: the near state (E1, X)
-  // or the far scaled value. A loop of its own, so that the main loop keeps its nine sums in registers.
-  auto addExtras = [&](OrderSums& s, std::size_t k, double alpha) {
-    const bool direct = b.shell >= 0 && shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
-    const double shellMax = b.shell >= 0 ? globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)] : 0.0;
-    double wallEm1 = 0, wallS0 = 0, shellScaled = 0, shellExact = 0;
-    for (std::size_t c = 0; c < b.size; ++c) {
-      const bool near = st.near[c];
-      const double scaled = near ? (b.wq[c] + st.X[c]) * invScale[k] : st.scaled[c];
-      if (b.wall) {
-        wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * scale[k] - b.wq[c] - alpha * b.dp[c];
-        wallS0 += scaled;
-      }
-      if (b.shell >= 0) {
-        if (!direct && scaled >= 1e-290) {
-          shellScaled += scaled;
-        } else {
-          const double l = b.logWq[c] + alpha * b.u[c] - shellMax;
-          if (l > -690.0) shellExact += std::exp(l);
-        }
-      }
-    }
-    s.wallEm1 = wallEm1, s.wallS0 = wallS0, s.shellScaled = shellScaled, s.shellExact = shellExact;
-  };
-  auto addNear = [&](OrderSums& s, std::size_t c) {
-    const double X = st.X[c];
-    s.e1 += st.E1[c];
-    s.x += X;
-    s.xu += X * b.u[c];
-    s.xg += X * b.G[c];
-    s.xgs += X * b.GS[c];
-  };
-  auto addFar = [&](OrderSums& s, std::size_t c) {
-    const double t = st.scaled[c];
-    s.s0 += t;
-    s.s1 += t * b.u[c];
-    s.sI += t * b.G[c];
-    s.sIS += t * b.GS[c];
-  };
-  auto flush = [&](std::size_t k, const OrderSums& s) {
-    accE1[k] += s.e1;
-    accX[k] += s.x;
-    accXU[k] += s.xu;
-    accXG[k] += s.xg;
-    accXGS[k] += s.xgs;
-    farS0[k] += s.s0;
-    farS1[k] += s.s1;
-    farSI[k] += s.sI;
-    farSIS[k] += s.sIS;
-    if (b.wall) {
-      em1Wall[k] += s.wallEm1;
-      S0Wall[k] += s.wallS0;
-    }
-    if (b.shell >= 0) {
-      const std::size_t i = k * kTailShells + static_cast<std::size_t>(b.shell);
-      // (shellFactor may be +inf where the shell is summed directly; shellScaled is 0 there)
-      shellSum[i] += (s.shellScaled > 0.0 ? s.shellScaled * shellFactor[i] : 0.0) + s.shellExact;
-    }
-  };
-  for (std::size_t first = 0; first < grouped.size();) {
-    // The next block: up to kTermBlock terms of one group.
+
+  /// The next block: up to kTermBlock terms of one group, from grouped[first] on (first is advanced past them).
+  void load(const std::vector<Term>& terms, const std::vector<std::uint32_t>& grouped, std::size_t& first) {
     const Term& head = terms[grouped[first]];
     b.wall = head.boundary;
     b.shell = head.shell;
@@ -809,204 +847,305 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       b.wqL1l[c] = t.wq * t.l1l;
       b.nearOne[c] = t.nearOne;
     }
-    const bool extra = b.wall || b.shell >= 0;
-    for (const OrderRun& run : runs_) {
-      // The run's first order: fresh values (the series near r = 1, one exp elsewhere).
-      std::size_t k = orderIndex_[run.begin];
-      {
-        const double alpha = orders_[k], M = globalMax[k];
-        OrderSums s;
-        for (std::size_t c = 0; c < b.size; ++c) {
-          const double x = alpha * b.u[c];
-          const bool near = b.nearOne[c] && std::fabs(x) < 0.5;
-          st.near[c] = near;
-          st.switchAt[c] = near ? run.end : run.begin;
-          if (near) {
-            const double e = expm1MinusLinear(x);
-            st.E1[c] = b.wq[c] * e;
-            st.X[c] = b.wq[c] * (x + e);
-            addNear(s, c);
-          } else {
-            st.scaled[c] = std::exp(b.logWq[c] + x - M);
-            addFar(s, c);
-          }
-        }
-        if (extra) addExtras(s, k, alpha);
-        flush(k, s);
-      }
-      if (run.end - run.begin >= 2) {
-        for (std::size_t c = 0; c < b.size; ++c) {
-          const double bb = run.delta * b.u[c];
-          st.eb[c] = std::exp(bb);
-          st.recurse[c] = std::isfinite(st.eb[c]) && st.eb[c] > 0.0;  // e^b out of range: one exp per order instead
-          if (st.near[c]) {
-            const double em1lb = expm1MinusLinear(bb);
-            st.wqEm1lb[c] = b.wq[c] * em1lb;
-            st.wqExpm1b[c] = b.wq[c] * (bb + em1lb);
-            st.em1lbPlusB[c] = em1lb + bb;
-          }
-        }
-        for (std::size_t j = run.begin + 1; j < run.end; ++j) {
-          const std::size_t kPrev = k;
-          k = orderIndex_[j];
-          const double alpha = orders_[k], M = globalMax[k], rescaleFromPrev = rescale[kPrev];
-          OrderSums s;
-          for (std::size_t c = 0; c < b.size; ++c) {
-            const double x = alpha * b.u[c];
-            bool near = st.near[c];
-            if (near && std::fabs(x) < 0.5) {
-              st.E1[c] += std::fma(st.X[c], st.em1lbPlusB[c], st.wqEm1lb[c]);
-              st.X[c] = std::fma(st.X[c], st.eb[c], st.wqExpm1b[c]);
-              addNear(s, c);
-            } else {
-              if (near || !st.recurse[c]) {
-                if (near) st.switchAt[c] = j;
-                st.near[c] = near = false;  // leaving the series region (or no recurrence): a fresh value
-                st.scaled[c] = std::exp(b.logWq[c] + x - M);
-              } else {
-                double t = st.scaled[c] * (st.eb[c] * rescaleFromPrev);
-                if (t < 1e-290) {
-                  const double l = b.logWq[c] + x - M;
-                  t = l > -690.0 ? std::exp(l) : t;
-                }
-                st.scaled[c] = t;
-              }
-              addFar(s, c);
-            }
-          }
-          if (extra) addExtras(s, k, alpha);
-          flush(k, s);
-        }
-      }
-      // The order-independent parts, over the near prefix [begin, switchAt) and the far rest of the run.
-      for (std::size_t c = 0; c < b.size; ++c) {
-        const std::size_t from = run.begin, to = st.switchAt[c], end = run.end;
-        const double nearConst[kNear] = {b.wq[c], b.wq[c] * b.u[c], b.wq[c] * b.G[c], b.wq[c] * b.GS[c], b.wqL1l[c]};
-        const double farConst[kFar] = {b.wq[c], b.dp[c]};
-        if (from < to)
-          for (int cc = 0; cc < kNear; ++cc) {
-            nearDiff[cc * (K + 1) + from] += nearConst[cc];
-            nearDiff[cc * (K + 1) + to] -= nearConst[cc];
-          }
-        if (to < end)
-          for (int cc = 0; cc < kFar; ++cc) {
-            farDiff[cc * (K + 1) + to] += farConst[cc];
-            farDiff[cc * (K + 1) + end] -= farConst[cc];
-          }
+    extra = b.wall || b.shell >= 0;
+  }
+
+  /// The block's share of every order of one run, then its order-independent parts.
+  void addRun(const OrderRun& run) {
+    addFirstOrder(run);
+    if (run.end - run.begin >= 2) addLaterOrders(run);
+    addOrderIndependent(run);
+  }
+
+  /// The run's first order: fresh values (the series near r = 1, one exp elsewhere).
+  void addFirstOrder(const OrderRun& run) {
+    const std::size_t k = f.orderIndex_[run.begin];
+    const double alpha = f.orders_[k], M = sc.globalMax[k];
+    OrderSums s;
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const double x = alpha * b.u[c];
+      const bool near = b.nearOne[c] && std::fabs(x) < 0.5;
+      st.near[c] = near;
+      st.switchAt[c] = near ? run.end : run.begin;
+      if (near) {
+        const double e = expm1MinusLinear(x);
+        st.E1[c] = b.wq[c] * e;
+        st.X[c] = b.wq[c] * (x + e);
+        addNear(s, c);
+      } else {
+        st.scaled[c] = std::exp(b.logWq[c] + x - M);
+        addFar(s, c);
       }
     }
+    if (extra) addExtras(s, k, alpha);
+    flush(k, s);
   }
-  // Combine: prefix sums of the difference arrays over the sorted orders, then the formulas above.
-  double nearSum[kNear] = {0, 0, 0, 0, 0}, farSum[kFar] = {0, 0};
-  for (std::size_t j = 0; j < K; ++j) {
-    for (int c = 0; c < kNear; ++c) nearSum[c] += nearDiff[c * (K + 1) + j];
-    for (int c = 0; c < kFar; ++c) farSum[c] += farDiff[c * (K + 1) + j];
-    const std::size_t k = orderIndex_[j];
-    const double alpha = orders_[k];
-    const bool scaleFinite = std::isfinite(scale[k]);
-    em1[k] = accE1[k] + alpha * nearSum[cWqL1l] + (alpha - 1.0) * pZeroWq +
-             (scaleFinite ? scale[k] * farS0[k] - farSum[fWq] - alpha * farSum[fDp] : kInf);
-    dE[k] = accXU[k] + nearSum[cWqL1l] + pZeroWq +
-            (scaleFinite ? scale[k] * farS1[k] - farSum[fDp] : std::numeric_limits<double>::quiet_NaN());
-    S0[k] = (nearSum[cWq] + accX[k]) * invScale[k] + farS0[k];
-    S1[k] = (nearSum[cWqU] + accXU[k]) * invScale[k] + farS1[k];
-    SI[k] = (nearSum[cWqG] + accXG[k]) * invScale[k] + farSI[k];
-    SIS[k] = (nearSum[cWqGS] + accXGS[k]) * invScale[k] + farSIS[k];
-  }
-  std::vector<double> global(sums.size());
-  FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
-                            comm));
-  double scalars[5] = {kl, tv, excludedP, excludedInfoP, infinite ? 1.0 : 0.0}, gScalars[5];
-  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
-  FPDP_PETSC(MPI_Allreduce(&underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
-  const bool isInfinite = gScalars[4] > 0;
-  out.kl = isInfinite ? kInf : gScalars[0];
-  out.tv = 0.5 * gScalars[1];
-  out.excludedMassP = gScalars[2];
-  out.informationExcludedMassP = gScalars[3];
-  em1 = global.data();
-  em1Wall = em1 + K;
-  dE = em1 + 2 * K;
-  S0 = em1 + 3 * K;
-  S0Wall = em1 + 4 * K;
-  S1 = em1 + 5 * K;
-  SI = em1 + 6 * K;
-  SIS = em1 + 7 * K;
-  shellSum = em1 + 8 * K;
 
-  // Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell (a diagnostic, not a criterion).
+  /// The run's other orders by the recurrences, from the state its first order left.
+  void addLaterOrders(const OrderRun& run) {
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const double bb = run.delta * b.u[c];
+      st.eb[c] = std::exp(bb);
+      st.recurse[c] = std::isfinite(st.eb[c]) && st.eb[c] > 0.0;  // e^b out of range: one exp per order instead
+      if (st.near[c]) {
+        const double em1lb = expm1MinusLinear(bb);
+        st.wqEm1lb[c] = b.wq[c] * em1lb;
+        st.wqExpm1b[c] = b.wq[c] * (bb + em1lb);
+        st.em1lbPlusB[c] = em1lb + bb;
+      }
+    }
+    std::size_t k = f.orderIndex_[run.begin];
+    for (std::size_t j = run.begin + 1; j < run.end; ++j) {
+      const std::size_t kPrev = k;
+      k = f.orderIndex_[j];
+      const double alpha = f.orders_[k], M = sc.globalMax[k], rescaleFromPrev = sc.rescale[kPrev];
+      OrderSums s;
+      for (std::size_t c = 0; c < b.size; ++c) {
+        const double x = alpha * b.u[c];
+        bool near = st.near[c];
+        if (near && std::fabs(x) < 0.5) {
+          st.E1[c] += std::fma(st.X[c], st.em1lbPlusB[c], st.wqEm1lb[c]);
+          st.X[c] = std::fma(st.X[c], st.eb[c], st.wqExpm1b[c]);
+          addNear(s, c);
+        } else {
+          if (near || !st.recurse[c]) {
+            if (near) st.switchAt[c] = j;
+            st.near[c] = near = false;  // leaving the series region (or no recurrence): a fresh value
+            st.scaled[c] = std::exp(b.logWq[c] + x - M);
+          } else {
+            double t = st.scaled[c] * (st.eb[c] * rescaleFromPrev);
+            if (t < 1e-290) {
+              const double l = b.logWq[c] + x - M;
+              t = l > -690.0 ? std::exp(l) : t;
+            }
+            st.scaled[c] = t;
+          }
+          addFar(s, c);
+        }
+      }
+      if (extra) addExtras(s, k, alpha);
+      flush(k, s);
+    }
+  }
+
+  /// The order-independent parts, over the near prefix [begin, switchAt) and the far rest of the run.
+  void addOrderIndependent(const OrderRun& run) {
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const std::size_t from = run.begin, to = st.switchAt[c], end = run.end;
+      const double nearConst[kNear] = {b.wq[c], b.wq[c] * b.u[c], b.wq[c] * b.G[c], b.wq[c] * b.GS[c], b.wqL1l[c]};
+      const double farConst[kFar] = {b.wq[c], b.dp[c]};
+      if (from < to)
+        for (int cc = 0; cc < kNear; ++cc) {
+          nearDiff[cc * (K + 1) + from] += nearConst[cc];
+          nearDiff[cc * (K + 1) + to] -= nearConst[cc];
+        }
+      if (to < end)
+        for (int cc = 0; cc < kFar; ++cc) {
+          farDiff[cc * (K + 1) + to] += farConst[cc];
+          farDiff[cc * (K + 1) + end] -= farConst[cc];
+        }
+    }
+  }
+
+  /// One order's extra sums (wall cells, shells) over the block, from the state the order left: the near state
+  /// (E1, X) or the far scaled value. A loop of its own, so that the main loop keeps its nine sums in registers.
+  void addExtras(OrderSums& s, std::size_t k, double alpha) const {
+    const bool direct = b.shell >= 0 && sc.shellDirect[k * kTailShells + static_cast<std::size_t>(b.shell)];
+    const double shellMax = b.shell >= 0 ? sc.globalMax[K + k * kTailShells + static_cast<std::size_t>(b.shell)] : 0.0;
+    double wallEm1 = 0, wallS0 = 0, shellScaled = 0, shellExact = 0;
+    for (std::size_t c = 0; c < b.size; ++c) {
+      const bool near = st.near[c];
+      const double scaled = near ? (b.wq[c] + st.X[c]) * sc.invScale[k] : st.scaled[c];
+      if (b.wall) {
+        wallEm1 += near ? st.E1[c] + alpha * b.wqL1l[c] : scaled * sc.scale[k] - b.wq[c] - alpha * b.dp[c];
+        wallS0 += scaled;
+      }
+      if (b.shell >= 0) {
+        if (!direct && scaled >= 1e-290) {
+          shellScaled += scaled;
+        } else {
+          const double l = b.logWq[c] + alpha * b.u[c] - shellMax;
+          if (l > -690.0) shellExact += std::exp(l);
+        }
+      }
+    }
+    s.wallEm1 = wallEm1, s.wallS0 = wallS0, s.shellScaled = shellScaled, s.shellExact = shellExact;
+  }
+  void addNear(OrderSums& s, std::size_t c) const {
+    const double X = st.X[c];
+    s.e1 += st.E1[c];
+    s.x += X;
+    s.xu += X * b.u[c];
+    s.xg += X * b.G[c];
+    s.xgs += X * b.GS[c];
+  }
+  void addFar(OrderSums& s, std::size_t c) const {
+    const double t = st.scaled[c];
+    s.s0 += t;
+    s.s1 += t * b.u[c];
+    s.sI += t * b.G[c];
+    s.sIS += t * b.GS[c];
+  }
+  /// The block's sums of order k into the accumulators.
+  void flush(std::size_t k, const OrderSums& s) {
+    accE1[k] += s.e1;
+    accX[k] += s.x;
+    accXU[k] += s.xu;
+    accXG[k] += s.xg;
+    accXGS[k] += s.xgs;
+    farS0[k] += s.s0;
+    farS1[k] += s.s1;
+    farSI[k] += s.sI;
+    farSIS[k] += s.sIS;
+    if (b.wall) {
+      sums.em1Wall[k] += s.wallEm1;
+      sums.S0Wall[k] += s.wallS0;
+    }
+    if (b.shell >= 0) {
+      const std::size_t i = k * kTailShells + static_cast<std::size_t>(b.shell);
+      // (shellFactor may be +inf where the shell is summed directly; shellScaled is 0 there)
+      sums.shellSum[i] += (s.shellScaled > 0.0 ? s.shellScaled * sc.shellFactor[i] : 0.0) + s.shellExact;
+    }
+  }
+
+  /// Combine: prefix sums of the difference arrays over the sorted orders, then the formulas of the class comment.
+  /// pZeroWq: sum |c| q over the terms with p = 0.
+  void combine(double pZeroWq) {
+    double nearSum[kNear] = {0, 0, 0, 0, 0}, farSum[kFar] = {0, 0};
+    for (std::size_t j = 0; j < K; ++j) {
+      for (int c = 0; c < kNear; ++c) nearSum[c] += nearDiff[c * (K + 1) + j];
+      for (int c = 0; c < kFar; ++c) farSum[c] += farDiff[c * (K + 1) + j];
+      const std::size_t k = f.orderIndex_[j];
+      const double alpha = f.orders_[k];
+      const bool scaleFinite = std::isfinite(sc.scale[k]);
+      sums.em1[k] = accE1[k] + alpha * nearSum[cWqL1l] + (alpha - 1.0) * pZeroWq +
+                    (scaleFinite ? sc.scale[k] * farS0[k] - farSum[fWq] - alpha * farSum[fDp] : kInf);
+      sums.dE[k] = accXU[k] + nearSum[cWqL1l] + pZeroWq +
+                   (scaleFinite ? sc.scale[k] * farS1[k] - farSum[fDp] : std::numeric_limits<double>::quiet_NaN());
+      sums.S0[k] = (nearSum[cWq] + accX[k]) * sc.invScale[k] + farS0[k];
+      sums.S1[k] = (nearSum[cWqU] + accXU[k]) * sc.invScale[k] + farS1[k];
+      sums.SI[k] = (nearSum[cWqG] + accXG[k]) * sc.invScale[k] + farSI[k];
+      sums.SIS[k] = (nearSum[cWqGS] + accXGS[k]) * sc.invScale[k] + farSIS[k];
+    }
+  }
+};
+
+std::vector<double> DivergenceFunctionals::renyiSums(const std::vector<Term>& terms, const OrderScales& scales) const {
+  const std::size_t K = orders_.size();
+  std::vector<double> sums(8 * K + K * kTailShells, 0.0);
+  RenyiSumsPass pass(*this, scales, sums.data());
+  double pZeroWq = 0.0;
+  for (const Term& t : terms) {
+    if (t.kind != Term::PZero) continue;
+    pZeroWq += t.wq;
+    if (t.boundary)
+      for (std::size_t k = 0; k < K; ++k) pass.sums.em1Wall[k] += t.wq * (orders_[k] - 1.0);
+  }
+  const std::vector<std::uint32_t> grouped = RenyiSumsPass::groupRegularTerms(terms);
+  for (std::size_t first = 0; first < grouped.size();) {
+    pass.load(terms, grouped, first);
+    for (const OrderRun& run : runs_) pass.addRun(run);
+  }
+  pass.combine(pZeroWq);
+  return sums;
+}
+
+/// Tail shells: log of the mean of the normalised p^alpha q^(1-alpha) over each shell (a diagnostic, not a
+/// criterion), from the reduced shell sums.
+void DivergenceFunctionals::tailLogMeans(const std::vector<double>& sums, const OrderScales& scales,
+                                         DivergenceValues& out) const {
+  const std::size_t K = orders_.size();
+  const double* shellSum = SumArrays(sums.data(), K).shellSum;
   out.renyiTailLogMean.assign(K, {});
   for (std::size_t k = 0; k < K; ++k) {
     auto& L = out.renyiTailLogMean[k];
     for (int m = 0; m < kTailShells; ++m) {
       const std::size_t i = k * kTailShells + static_cast<std::size_t>(m);
-      L[m] = tailTestPossible_ && shellSum[i] > 0 ? globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m]
-                                                  : -kInf;
+      L[m] = tailTestPossible_ && shellSum[i] > 0
+                 ? scales.globalMax[K + i] + std::log(shellSum[i]) - shellLogVolume_[m]
+                 : -kInf;
     }
   }
-  // The far-field model (header comment): P_alpha = alpha P_p + (1 - alpha) P_q, infinite iff not positive definite.
-  out.renyiTailPrecision.assign(K, nan);
+}
+
+/// The far-field model (header comment): P_alpha = alpha P_p + (1 - alpha) P_q, infinite iff not positive definite.
+/// Per order: whether the integrand's tails diverge (out.renyiTailPrecision: the smallest eigenvalue of P_alpha).
+std::vector<char> DivergenceFunctionals::tailDivergence(const double* p, const double* q, std::ptrdiff_t stride,
+                                                        const SingularMasses* singular, DivergenceValues& out) const {
+  const std::size_t K = orders_.size();
+  const int dim = quadrature_.dim();
+  out.renyiTailPrecision.assign(K, kNaN);
   std::vector<char> tailDiverges(K, 0);
-  {
-    models::Matrix Pp, Pq;
-    const double floorP = std::max(kNoiseFloorFactor * std::max(-out.p.min, 0.0), kTailFitFloor * out.p.max);
-    const double floorQ = std::max(kNoiseFloorFactor * std::max(-out.q.min, 0.0), kTailFitFloor * out.q.max);
-    // Singular masses exist only for laws projected onto a constraint set C inside the box (MATH.md §2.1): they are
-    // supported on C, there is no far field, and R_alpha is infinite only where q = 0 and p > 0 (handled above).
-    const bool projected = singular && !singular->empty();
-    if (!projected && fitTailPrecisions(p, q, stride, floorP, floorQ, Pp, Pq)) {
-      out.tailPrecisionP.assign(Pp.data(), Pp.data() + Pp.size());  // symmetric: row- = column-major
-      out.tailPrecisionQ.assign(Pq.data(), Pq.data() + Pq.size());
-      // The model applies to laws that decay within the box along every direction: the fitted Gaussians' standard
-      // deviations below the half-widths, lambda_min(D P D) > 1 with D = diag(half-widths). Otherwise (laws that fill
-      // the box, e.g. supported on it, or flat) the far field is not seen and nothing is concluded from it.
-      models::Matrix Dh = models::Matrix::Zero(dim, dim);
-      for (int a = 0; a < dim; ++a) Dh(a, a) = fitHalfWidth_[static_cast<std::size_t>(a)];
-      auto smallest = [](const models::Matrix& M) {
-        return Eigen::SelfAdjointEigenSolver<models::Matrix>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
-      };
-      const bool applies = smallest(Dh * Pp * Dh) > 1.0 && smallest(Dh * Pq * Dh) > 1.0;
-      for (std::size_t k = 0; k < K && applies; ++k) {
-        const models::Matrix Pa = orders_[k] * Pp + (1.0 - orders_[k]) * Pq;
-        const double lmin = smallest(Pa);
-        out.renyiTailPrecision[k] = lmin;
-        tailDiverges[k] = !(lmin > 0.0);
-      }
+  models::Matrix Pp, Pq;
+  const double floorP = std::max(kNoiseFloorFactor * std::max(-out.p.min, 0.0), kTailFitFloor * out.p.max);
+  const double floorQ = std::max(kNoiseFloorFactor * std::max(-out.q.min, 0.0), kTailFitFloor * out.q.max);
+  // Singular masses exist only for laws projected onto a constraint set C inside the box (MATH.md §2.1): they are
+  // supported on C, there is no far field, and R_alpha is infinite only where q = 0 and p > 0 (handled above).
+  const bool projected = singular && !singular->empty();
+  if (!projected && fitTailPrecisions(p, q, stride, floorP, floorQ, Pp, Pq)) {
+    out.tailPrecisionP.assign(Pp.data(), Pp.data() + Pp.size());  // symmetric: row- = column-major
+    out.tailPrecisionQ.assign(Pq.data(), Pq.data() + Pq.size());
+    // The model applies to laws that decay within the box along every direction: the fitted Gaussians' standard
+    // deviations below the half-widths, lambda_min(D P D) > 1 with D = diag(half-widths). Otherwise (laws that fill
+    // the box, e.g. supported on it, or flat) the far field is not seen and nothing is concluded from it.
+    models::Matrix Dh = models::Matrix::Zero(dim, dim);
+    for (int a = 0; a < dim; ++a) Dh(a, a) = fitHalfWidth_[static_cast<std::size_t>(a)];
+    auto smallest = [](const models::Matrix& M) {
+      return Eigen::SelfAdjointEigenSolver<models::Matrix>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
+    };
+    const bool applies = smallest(Dh * Pp * Dh) > 1.0 && smallest(Dh * Pq * Dh) > 1.0;
+    for (std::size_t k = 0; k < K && applies; ++k) {
+      const models::Matrix Pa = orders_[k] * Pp + (1.0 - orders_[k]) * Pq;
+      const double lmin = smallest(Pa);
+      out.renyiTailPrecision[k] = lmin;
+      tailDiverges[k] = !(lmin > 0.0);
     }
   }
+  return tailDiverges;
+}
+
+/// R_alpha, log E_alpha, d R_alpha/d alpha, the information ratios and the wall shares from the reduced sums.
+void DivergenceFunctionals::renyiFromSums(const std::vector<double>& sums, const OrderScales& scales, bool isInfinite,
+                                          bool gradients, DivergenceValues& out) const {
+  const std::size_t K = orders_.size();
+  const SumArrays s(sums.data(), K);
   out.renyiBoundaryShare.assign(K, 0.0);
   out.logEAlpha.assign(K, kInf);
   out.dRenyiDAlpha.assign(K, kInf);
-  out.informationRatio.assign(K, nan);
-  out.informationRatioSigma.assign(K, nan);
+  out.informationRatio.assign(K, kNaN);
+  out.informationRatioSigma.assign(K, kNaN);
   for (std::size_t k = 0; k < K; ++k) {
     const double alpha = orders_[k];
     if (isInfinite) continue;  // q = 0 where p > 0: R_alpha = E_alpha = +inf, I_alpha/E_alpha undefined
     // Small divergences (E_alpha - 1 < 1 from the stable sums): log E = log1p(E - 1), E'/E = E'/(1 + (E - 1)), the
     // share of E_alpha - 1 at the walls. Large ones (or E_alpha - 1 overflowing): log E = M + log S0,
     // E'/E = S1/S0, the share of E_alpha at the walls.
-    const bool small = std::isfinite(em1[k]) && em1[k] < 1.0 && std::isfinite(scale[k]);
+    const bool small = std::isfinite(s.em1[k]) && s.em1[k] < 1.0 && std::isfinite(scales.scale[k]);
     double logE, dLogE;
     if (small) {
-      logE = std::log1p(std::max(em1[k], 0.0));
-      dLogE = dE[k] / (1.0 + em1[k]);
-      out.eAlphaMinusOne[k] = em1[k];
-      out.renyiBoundaryShare[k] = em1[k] > 0 ? em1Wall[k] / em1[k] : 0.0;
+      logE = std::log1p(std::max(s.em1[k], 0.0));
+      dLogE = s.dE[k] / (1.0 + s.em1[k]);
+      out.eAlphaMinusOne[k] = s.em1[k];
+      out.renyiBoundaryShare[k] = s.em1[k] > 0 ? s.em1Wall[k] / s.em1[k] : 0.0;
     } else {
-      logE = globalMax[k] + std::log(S0[k]);
-      dLogE = S1[k] / S0[k];
-      out.eAlphaMinusOne[k] = std::isfinite(em1[k]) && std::isfinite(scale[k]) ? em1[k] : std::expm1(logE);
-      out.renyiBoundaryShare[k] = S0[k] > 0 ? S0Wall[k] / S0[k] : 0.0;
+      logE = scales.globalMax[k] + std::log(s.S0[k]);
+      dLogE = s.S1[k] / s.S0[k];
+      out.eAlphaMinusOne[k] = std::isfinite(s.em1[k]) && std::isfinite(scales.scale[k]) ? s.em1[k] : std::expm1(logE);
+      out.renyiBoundaryShare[k] = s.S0[k] > 0 ? s.S0Wall[k] / s.S0[k] : 0.0;
     }
     out.logEAlpha[k] = logE;
     out.renyi[k] = logE / (alpha - 1.0);
     // d R/d alpha = [(alpha - 1) E'/E - log E]/(alpha - 1)^2 = KL(pi_alpha || p)/(alpha - 1)^2 >= 0.
     out.dRenyiDAlpha[k] = ((alpha - 1.0) * dLogE - logE) / ((alpha - 1.0) * (alpha - 1.0));
     // I_alpha/E_alpha: both sums carry the same scale e^-M.
-    out.informationRatio[k] = S0[k] > 0 && gradients ? SI[k] / S0[k] : nan;
-    out.informationRatioSigma[k] = S0[k] > 0 && gradients ? SIS[k] / S0[k] : nan;
+    out.informationRatio[k] = s.S0[k] > 0 && gradients ? s.SI[k] / s.S0[k] : kNaN;
+    out.informationRatioSigma[k] = s.S0[k] > 0 && gradients ? s.SIS[k] / s.S0[k] : kNaN;
   }
-  // Status of each order; a divergent integral is reported as +inf, the box number kept aside.
+}
+
+/// Status of each order; a divergent integral is reported as +inf, the box number kept aside (renyiOnBox).
+void DivergenceFunctionals::tailStatuses(const std::vector<char>& tailDiverges, DivergenceValues& out) const {
+  const std::size_t K = orders_.size();
   out.renyiOnBox = out.renyi;
   out.renyiStatus.assign(K, RenyiStatus::Finite);
   for (std::size_t k = 0; k < K; ++k) {
@@ -1019,30 +1158,37 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
       out.eAlphaMinusOne[k] = kInf;
       out.logEAlpha[k] = kInf;
       out.dRenyiDAlpha[k] = kInf;
-      out.informationRatio[k] = out.informationRatioSigma[k] = nan;  // I_alpha and E_alpha both diverge
+      out.informationRatio[k] = out.informationRatioSigma[k] = kNaN;  // I_alpha and E_alpha both diverge
     } else if (wallsMatter) {
       out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
     }
   }
+}
 
-  // Noise floor (docs/scheme.md §5, "Noise floor"). A scheme that is not sign-preserving (BDF2, Crank–Nicolson, a
-  // loose linear-solver tolerance, the fourth-order reconstruction) leaves sign errors of size nu = max(-min u, 0) in
-  // the tails, and positive values of that size are no better known. There p^alpha q^(1-alpha) turns the noise of
-  // p/q into a factor up to (noise ratio)^alpha: R_alpha can be off by orders of magnitude while KL and low orders
-  // are fine. The cells with p <= kNoiseFloorFactor nu_p or q <= kNoiseFloorFactor nu_q carry a share N/E of
-  // E_alpha; R_alpha - log(E_alpha - N)/(alpha - 1) is how much of R_alpha rests on them. Nothing to do (and no
-  // cost) when neither density has a negative value.
+/// Noise floor (docs/scheme.md §5, "Noise floor"). A scheme that is not sign-preserving (BDF2, Crank–Nicolson, a
+/// loose linear-solver tolerance, the fourth-order reconstruction) leaves sign errors of size nu = max(-min u, 0) in
+/// the tails, and positive values of that size are no better known. There p^alpha q^(1-alpha) turns the noise of
+/// p/q into a factor up to (noise ratio)^alpha: R_alpha can be off by orders of magnitude while KL and low orders
+/// are fine. The cells with p <= kNoiseFloorFactor nu_p or q <= kNoiseFloorFactor nu_q carry a share N/E of
+/// E_alpha; R_alpha - log(E_alpha - N)/(alpha - 1) is how much of R_alpha rests on them. Nothing to do (and no
+/// cost) when neither density has a negative value.
+void DivergenceFunctionals::noiseFloorShares(const double* p, const double* q, std::ptrdiff_t stride,
+                                             const std::vector<Term>& terms, const std::vector<double>& sums,
+                                             const OrderScales& scales, DivergenceValues& out) const {
+  const std::size_t K = orders_.size();
+  const std::size_t n = quadrature_.weights().size();
+  const double* S0 = SumArrays(sums.data(), K).S0;
   out.renyiNoiseShare.assign(K, 0.0);
-  const double floorP = kNoiseFloorFactor * std::max(-out.p.min, 0.0);
-  const double floorQ = kNoiseFloorFactor * std::max(-out.q.min, 0.0);
+  const auto [floorP, floorQ] = noiseFloors(out);
   if (floorP > 0.0 || floorQ > 0.0) {  // the extrema are global: every rank takes this branch or none
     std::vector<double> noise(K, 0.0), gNoise(K);
     for (std::size_t c = 0; c < n; ++c) {
       const Term& t = terms[c];
       if (t.kind != Term::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
-      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(t.logWq + orders_[k] * t.u - logScale[k]);  // S0's scale
+      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(t.logWq + orders_[k] * t.u - scales.logScale[k]);  // S0's scale
     }
-    FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM, comm));
+    FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM,
+                              quadrature_.comm()));
     for (std::size_t k = 0; k < K; ++k) {
       if (!(S0[k] > 0.0) || !std::isfinite(out.renyi[k])) continue;
       const double share = std::min(gNoise[k] / S0[k], 1.0);
@@ -1053,97 +1199,103 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
         out.renyiStatus[k] = RenyiStatus::NoiseSuspect;
     }
   }
+}
 
-  // Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0) and with p, q exchanged (addHockeyStick): on
-  // the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
-  if (E > 0 || D > 0) {
-    HockeyStickTerms hsTerms[2];
-    SuspectTerms suspect[2];
-    for (std::size_t i = 0; i < terms.size(); ++i) {
-      const Term& t = terms[i];
-      const int dir = t.wp > t.wq ? 0 : (t.wq > t.wp ? 1 : -1);
-      if (dir < 0) continue;
-      const double a = dir == 0 ? t.wp : t.wq, b = dir == 0 ? t.wq : t.wp;
-      hsTerms[dir].a.push_back(a);
-      hsTerms[dir].b.push_back(b);
-      // Cells (not singular masses) at a wall or at a density's noise floor (as for R_alpha's NoiseSuspect).
-      const bool noise = i < n && ((floorP > 0.0 && p[i * stride] <= floorP) || (floorQ > 0.0 && q[i * stride] <= floorQ));
-      for (auto [is, group] : {std::pair{i < n && t.boundary, &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
-        if (is) {
-          group->a.push_back(a);
-          group->b.push_back(b);
-        }
-    }
-    std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
-    if (E > 0) {
-      std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
-      for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
-      addHockeyStick(hsTerms[0], expEps, hs.data());
-      addHockeyStick(hsTerms[1], expEps, hs.data() + E);
-      if (kinks[0]) kinks[0]->add(expEps, hs.data());
-      if (kinks[1]) kinks[1]->add(expEps, hs.data() + E);
-      // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
-      FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
-      FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
-      out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
-      out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
-      for (std::size_t k = 0; k < E && D > 0; ++k)
-        samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
-                                       {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
-    }
-    if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, kinks, suspect, settings_.epsilonDeltas, samples, comm);
-  }
-
-  if (settings_.privacyLossBins > 0 && !reverse) {
-    // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
-    const int B = settings_.privacyLossBins;
-    for (int dir = 0; dir < 2; ++dir) {
-      PrivacyLossHistogram& h = dir == 0 ? out.privacyLossP : out.privacyLossQ;
-      auto weightOf = [dir](const Term& t) { return dir == 0 ? t.wp : t.wq; };
-      auto valueOf = [dir](const Term& t) { return dir == 0 ? t.u : -t.u; };
-      // The mass at +inf: Infinite terms under p (q = 0), PZero terms under q (p = 0).
-      const Term::Kind atInfinity = dir == 0 ? Term::Infinite : Term::PZero;
-      double localMaxMass = 0.0, globalMaxMass = 0.0;
-      for (const Term& t : terms)
-        if (t.kind == Term::Regular) localMaxMass = std::max(localMaxMass, weightOf(t));
-      FPDP_PETSC(MPI_Allreduce(&localMaxMass, &globalMaxMass, 1, MPI_DOUBLE, MPI_MAX, comm));
-      const double floor = kPldMassFloor * globalMaxMass;
-      double range[2] = {kInf, kInf};  // min and -max
-      for (const Term& t : terms)
-        if (t.kind == Term::Regular && weightOf(t) >= floor && weightOf(t) > 0) {
-          range[0] = std::min(range[0], valueOf(t));
-          range[1] = std::min(range[1], -valueOf(t));
-        }
-      double gRange[2];
-      FPDP_PETSC(MPI_Allreduce(range, gRange, 2, MPI_DOUBLE, MPI_MIN, comm));
-      double lo = gRange[0], hi = -gRange[1];
-      if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -0.5, hi = 0.5;  // no finite value carries mass
-      if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)))) lo -= 0.5, hi += 0.5;
-      std::vector<double> bins(static_cast<std::size_t>(B) + 2, 0.0), gBins(bins.size());
-      const double width = (hi - lo) / B;
-      for (const Term& t : terms) {
-        const double m = weightOf(t);
-        if (t.kind == atInfinity) {
-          bins[static_cast<std::size_t>(B)] += m;
-          continue;
-        }
-        if (t.kind != Term::Regular || !(m > 0)) continue;
-        const double x = valueOf(t);
-        if (x < lo || x > hi) bins[static_cast<std::size_t>(B) + 1] += m;
-        const double b = std::floor((x - lo) / width);
-        const int bin = b < 0 ? 0 : (b >= B ? B - 1 : static_cast<int>(b));
-        bins[static_cast<std::size_t>(bin)] += m;
+/// Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0) and with p, q exchanged (addHockeyStick): on
+/// the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
+void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride,
+                                                const std::vector<Term>& terms, KinkCorrections& kinkCorrections,
+                                                DivergenceValues& out) const {
+  const std::size_t n = quadrature_.weights().size();
+  const std::size_t E = settings_.hockeyStickEps.size(), D = settings_.epsilonDeltas.size();
+  const MPI_Comm comm = quadrature_.comm();
+  const auto [floorP, floorQ] = noiseFloors(out);
+  std::optional<HockeyStickKinks>(&kinks)[2] = kinkCorrections.kinks;
+  HockeyStickTerms hsTerms[2];
+  SuspectTerms suspect[2];
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const Term& t = terms[i];
+    const int dir = t.wp > t.wq ? 0 : (t.wq > t.wp ? 1 : -1);
+    if (dir < 0) continue;
+    const double a = dir == 0 ? t.wp : t.wq, b = dir == 0 ? t.wq : t.wp;
+    hsTerms[dir].a.push_back(a);
+    hsTerms[dir].b.push_back(b);
+    // Cells (not singular masses) at a wall or at a density's noise floor (as for R_alpha's NoiseSuspect).
+    const bool noise = i < n && ((floorP > 0.0 && p[i * stride] <= floorP) || (floorQ > 0.0 && q[i * stride] <= floorQ));
+    for (auto [is, group] : {std::pair{i < n && t.boundary, &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
+      if (is) {
+        group->a.push_back(a);
+        group->b.push_back(b);
       }
-      FPDP_PETSC(MPI_Allreduce(bins.data(), gBins.data(), static_cast<PetscMPIInt>(bins.size()), MPI_DOUBLE, MPI_SUM,
-                                comm));
-      h.lower = lo;
-      h.upper = hi;
-      h.mass.assign(gBins.begin(), gBins.begin() + B);
-      h.massInfinity = gBins[static_cast<std::size_t>(B)];
-      h.clampedMass = gBins[static_cast<std::size_t>(B) + 1];
-    }
   }
-  return out;
+  std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
+  if (E > 0) {
+    std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
+    for (std::size_t k = 0; k < E; ++k) expEps[k] = std::exp(settings_.hockeyStickEps[k]);
+    addHockeyStick(hsTerms[0], expEps, hs.data());
+    addHockeyStick(hsTerms[1], expEps, hs.data() + E);
+    if (kinks[0]) kinks[0]->add(expEps, hs.data());
+    if (kinks[1]) kinks[1]->add(expEps, hs.data() + E);
+    // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
+    FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
+    FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
+    out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
+    out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+    for (std::size_t k = 0; k < E && D > 0; ++k)
+      samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
+                                     {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
+  }
+  if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, kinks, suspect, settings_.epsilonDeltas, samples, comm);
+}
+
+/// The privacy-loss distribution of one direction: log(p/q) under p (direction 0) or log(q/p) under q (1).
+PrivacyLossHistogram DivergenceFunctionals::privacyLossHistogram(const std::vector<Term>& terms, int dir) const {
+  const MPI_Comm comm = quadrature_.comm();
+  const int B = settings_.privacyLossBins;
+  PrivacyLossHistogram h;
+  auto weightOf = [dir](const Term& t) { return dir == 0 ? t.wp : t.wq; };
+  auto valueOf = [dir](const Term& t) { return dir == 0 ? t.u : -t.u; };
+  // The mass at +inf: Infinite terms under p (q = 0), PZero terms under q (p = 0).
+  const Term::Kind atInfinity = dir == 0 ? Term::Infinite : Term::PZero;
+  double localMaxMass = 0.0, globalMaxMass = 0.0;
+  for (const Term& t : terms)
+    if (t.kind == Term::Regular) localMaxMass = std::max(localMaxMass, weightOf(t));
+  FPDP_PETSC(MPI_Allreduce(&localMaxMass, &globalMaxMass, 1, MPI_DOUBLE, MPI_MAX, comm));
+  const double floor = kPldMassFloor * globalMaxMass;
+  double range[2] = {kInf, kInf};  // min and -max
+  for (const Term& t : terms)
+    if (t.kind == Term::Regular && weightOf(t) >= floor && weightOf(t) > 0) {
+      range[0] = std::min(range[0], valueOf(t));
+      range[1] = std::min(range[1], -valueOf(t));
+    }
+  double gRange[2];
+  FPDP_PETSC(MPI_Allreduce(range, gRange, 2, MPI_DOUBLE, MPI_MIN, comm));
+  double lo = gRange[0], hi = -gRange[1];
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -0.5, hi = 0.5;  // no finite value carries mass
+  if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)))) lo -= 0.5, hi += 0.5;
+  std::vector<double> bins(static_cast<std::size_t>(B) + 2, 0.0), gBins(bins.size());
+  const double width = (hi - lo) / B;
+  for (const Term& t : terms) {
+    const double m = weightOf(t);
+    if (t.kind == atInfinity) {
+      bins[static_cast<std::size_t>(B)] += m;
+      continue;
+    }
+    if (t.kind != Term::Regular || !(m > 0)) continue;
+    const double x = valueOf(t);
+    if (x < lo || x > hi) bins[static_cast<std::size_t>(B) + 1] += m;
+    const double b = std::floor((x - lo) / width);
+    const int bin = b < 0 ? 0 : (b >= B ? B - 1 : static_cast<int>(b));
+    bins[static_cast<std::size_t>(bin)] += m;
+  }
+  FPDP_PETSC(MPI_Allreduce(bins.data(), gBins.data(), static_cast<PetscMPIInt>(bins.size()), MPI_DOUBLE, MPI_SUM,
+                            comm));
+  h.lower = lo;
+  h.upper = hi;
+  h.mass.assign(gBins.begin(), gBins.begin() + B);
+  h.massInfinity = gBins[static_cast<std::size_t>(B)];
+  h.clampedMass = gBins[static_cast<std::size_t>(B) + 1];
+  return h;
 }
 
 }  // namespace fpdp::solver

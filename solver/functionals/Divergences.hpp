@@ -270,6 +270,28 @@ private:
   std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)
   struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so
                 // that they do not stay allocated beside the time stepper's (peak memory, docs/scaling.md §3)
+  // The stages of evaluatePoints (Divergences.cpp), in the order it runs them, and what they hand on.
+  struct Terms;            // one Term per cell and singular mass, with this rank's KL, TV and excluded masses
+  struct KinkCorrections;  // the kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp)
+  struct OrderScales;      // per order the scale M_alpha of the large-divergence sums
+  struct RenyiSumsPass;    // the per-order sums over the regular terms, block by block
+  void markNotComputable(DivergenceValues& out, bool reverse) const;
+  Terms measureTerms(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
+                     const std::vector<std::array<double, 3>>& gradient, double invMassP, double invMassQ,
+                     double maxP) const;
+  OrderScales orderScales(const std::vector<Term>& terms) const;
+  std::vector<double> renyiSums(const std::vector<Term>& terms, const OrderScales& scales) const;
+  void tailLogMeans(const std::vector<double>& sums, const OrderScales& scales, DivergenceValues& out) const;
+  std::vector<char> tailDivergence(const double* p, const double* q, std::ptrdiff_t stride,
+                                   const SingularMasses* singular, DivergenceValues& out) const;
+  void renyiFromSums(const std::vector<double>& sums, const OrderScales& scales, bool infinite, bool gradients,
+                     DivergenceValues& out) const;
+  void tailStatuses(const std::vector<char>& tailDiverges, DivergenceValues& out) const;
+  void noiseFloorShares(const double* p, const double* q, std::ptrdiff_t stride, const std::vector<Term>& terms,
+                        const std::vector<double>& sums, const OrderScales& scales, DivergenceValues& out) const;
+  void hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride, const std::vector<Term>& terms,
+                           KinkCorrections& kinks, DivergenceValues& out) const;
+  PrivacyLossHistogram privacyLossHistogram(const std::vector<Term>& terms, int direction) const;
   struct OrderRun {
     std::size_t begin, end;  // positions in orderIndex_
     double delta;            // common gap of the orders in the run

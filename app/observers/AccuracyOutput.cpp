@@ -6,6 +6,7 @@
 
 #include "app/NumberFormat.hpp"
 #include "io/NumberText.hpp"
+#include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
 
@@ -13,10 +14,23 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kRoundOff = 1e-12;               // relative differences below this are round-off
 constexpr double kAsymptoticRatio = 2.8284271247; // 2^1.5: observed order >= 1.5
+const std::vector<std::string> kProfileColumns{"step",
+                                                "t",
+                                                "eps",
+                                                "delta_pq",
+                                                "delta_pq_error_estimate",
+                                                "delta_pq_certified",
+                                                "delta_pq_conservative",
+                                                "delta_pq_status",
+                                                "delta_qp",
+                                                "delta_qp_error_estimate",
+                                                "delta_qp_certified",
+                                                "delta_qp_conservative",
+                                                "delta_qp_status"};
 }
 
 NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
-                              double upperLimit) {
+                              double upperLimit, double largestRatio) {
   NumberAccuracy a{fine, kNaN, kNaN, false};
   const auto plusInf = [](double x) { return std::isinf(x) && x > 0; };
   if (plusInf(fine) && plusInf(coarse) && plusInf(coarser)) {  // +inf on every mesh: infinite
@@ -47,15 +61,24 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
     // 32^2): only the coarser pair's difference then bounds the error, so the larger of the two is taken.
     const double r = dCoarse / d;
     a.estimate = 2.0 * std::max(d / (std::min(r, 4.0) - 1.0), dCoarse / 12.0);
-    asymptotic = r >= kAsymptoticRatio;
+    // The asymptotic range of the route's order p: 2^1.5 <= r <= 2^(p + 0.5). A ratio beyond it is not that order
+    // converging but errors of different signs or sizes meeting by chance (measured: r = 8.5 on the default case's
+    // delta(1.85) at t = 2.8, whose estimate was 2.4 times too small).
+    asymptotic = r >= kAsymptoticRatio && r <= largestRatio;
   }
   a.conservative = std::min(fine + a.estimate, upperLimit);
   a.certified = trusted && asymptotic && a.estimate <= rtol * std::fabs(fine);
   return a;
 }
 
+double largestConvergenceRatio(const Case& c) {
+  if (c.dynamics == "noisy_gd" && c.noisyGd.diffusion == "chapman_kolmogorov") return INFINITY;  // spectral
+  const double order = c.dynamics == "noisy_gd" || c.solver.spatial_order == 2 ? 2.0 : 4.0;
+  return std::pow(2.0, order + 0.5);
+}
+
 AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion)
-    : case_(c), companion_(std::move(companion)) {
+    : case_(c), companion_(std::move(companion)), largestRatio_(largestConvergenceRatio(c)) {
   names_ = {"kl", "tv"};
   for (const auto& o : c.divergence.orders) names_.push_back("renyi_" + o.label);
   for (double delta : c.privacy.deltaGrid) names_.push_back("eps_exact_delta_" + io::shortestText(delta));
@@ -63,6 +86,34 @@ AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const 
   for (const auto& n : names_)
     for (const char* suffix : {"", "_error_estimate", "_certified", "_conservative"}) columns_.push_back(n + suffix);
   if (writer) csv_.emplace(directory + "/accuracy.csv", columns_);
+  eps_ = models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep);
+  if (writer && !eps_.empty())
+    profileCsv_.emplace(directory + "/hockey_stick_accuracy.csv", kProfileColumns);
+}
+
+std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const solver::DivergenceValues& v) const {
+  const solver::DivergenceValues* coarse[2] = {nullptr, nullptr};
+  for (int level = 0; level < 2; ++level)
+    if (const auto it = companion_.atStep[level].find(step); it != companion_.atStep[level].end())
+      coarse[level] = &it->second;
+  const bool timeSeen = companion_.timeUnrefined.empty();
+  std::vector<NumberAccuracy> out;
+  for (std::size_t k = 0; k < eps_.size(); ++k)
+    for (int dir = 0; dir < 2; ++dir) {
+      const auto value = [k, dir](const solver::DivergenceValues* d) {
+        if (!d) return kNaN;
+        const auto& curve = dir == 0 ? d->hockeyStickPQ : d->hockeyStickQP;
+        return k < curve.size() ? curve[k] : kNaN;
+      };
+      // A value resting on the walls or on the noise floor (or past the box's largest log-ratio at a wall) is not
+      // bounded by the companions, which share the box: not certified, conservative value 1.
+      const auto& statuses = dir == 0 ? v.hockeyStickStatusPQ : v.hockeyStickStatusQP;
+      const bool judged = k < statuses.size() && statuses[k] == static_cast<int>(models::ExactEpsilonStatus::Root);
+      out.push_back(numberAccuracy(value(&v), value(coarse[0]), value(coarse[1]), case_.accuracy.rtol,
+                                   timeSeen && judged, 1.0, largestRatio_));
+      if (!judged) out.back().conservative = 1.0;
+    }
+  return out;
 }
 
 std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::DivergenceValues& v) const {
@@ -80,12 +131,12 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
   const auto tv = [](const solver::DivergenceValues& c) { return c.tv; };
   // A time error the companions share is not in the estimate: nothing is certified then.
   const bool timeSeen = companion_.timeUnrefined.empty();
-  out.push_back(numberAccuracy(v.kl, at(0, kl), at(1, kl), rtol, timeSeen));
-  out.push_back(numberAccuracy(v.tv, at(0, tv), at(1, tv), rtol, timeSeen, 1.0));
+  out.push_back(numberAccuracy(v.kl, at(0, kl), at(1, kl), rtol, timeSeen, INFINITY, largestRatio_));
+  out.push_back(numberAccuracy(v.tv, at(0, tv), at(1, tv), rtol, timeSeen, 1.0, largestRatio_));
   for (std::size_t k = 0; k < v.renyi.size(); ++k) {
     const bool trusted = timeSeen && (k >= v.renyiStatus.size() || v.renyiStatus[k] == solver::RenyiStatus::Finite ||
                                       v.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected);
-    out.push_back(numberAccuracy(v.renyi[k], at(0, renyi(k)), at(1, renyi(k)), rtol, trusted));
+    out.push_back(numberAccuracy(v.renyi[k], at(0, renyi(k)), at(1, renyi(k)), rtol, trusted, INFINITY, largestRatio_));
   }
   // eps_exact of the pair (the larger direction) at every delta of privacy.delta_grid.
   for (std::size_t j = 0; j < case_.privacy.deltaGrid.size(); ++j) {
@@ -99,7 +150,8 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
     const auto status = j < v.exactEpsilon.size() ? v.exactEpsilon[j].pair.status() : models::ExactEpsilonStatus::NotComputed;
     const bool suspect = status == models::ExactEpsilonStatus::TruncatedSuspect ||
                          status == models::ExactEpsilonStatus::NoiseLimited;
-    out.push_back(numberAccuracy(computed ? eps(v) : kNaN, at(0, eps), at(1, eps), rtol, computed && timeSeen && !suspect));
+    out.push_back(numberAccuracy(computed ? eps(v) : kNaN, at(0, eps), at(1, eps), rtol,
+                                 computed && timeSeen && !suspect, INFINITY, largestRatio_));
     if (suspect) out.back().conservative = INFINITY;
   }
   return out;
@@ -111,12 +163,28 @@ void AccuracyOutput::observe(const OutputStep& s) {
   for (const auto& a : last_) row.insert(row.end(), {a.value, a.estimate, a.certified ? 1.0 : 0.0, a.conservative});
   rows_.push_back(row);
   if (csv_) csv_->addRow(row);
+  const auto profile = evaluateProfile(s.step, s.values);
+  for (std::size_t k = 0; k < eps_.size(); ++k) {
+    std::vector<double> r{static_cast<double>(s.step), s.t, eps_[k]};
+    for (int dir = 0; dir < 2; ++dir) {
+      const auto& a = profile[2 * k + static_cast<std::size_t>(dir)];
+      const auto& statuses = dir == 0 ? s.values.hockeyStickStatusPQ : s.values.hockeyStickStatusQP;
+      const double status = k < statuses.size() ? statuses[k] : kNaN;
+      r.insert(r.end(), {a.value, a.estimate, a.certified ? 1.0 : 0.0, a.conservative, status});
+    }
+    if (profileCsv_) profileCsv_->addRow(r);
+    profileRows_.push_back(std::move(r));
+  }
 }
 
-void AccuracyOutput::saveState(io::CheckpointData& ck) const { ck.putTable("/accuracy/rows", rows_, columns_.size()); }
+void AccuracyOutput::saveState(io::CheckpointData& ck) const {
+  ck.putTable("/accuracy/rows", rows_, columns_.size());
+  ck.putTable("/accuracy/profile_rows", profileRows_, kProfileColumns.size());
+}
 
 void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
   rows_ = ck.table("/accuracy/rows", columns_.size(), at.outputSteps);
+  profileRows_ = ck.table("/accuracy/profile_rows", kProfileColumns.size(), at.outputSteps * eps_.size());
   last_ = evaluate(at.step, at.values);
 }
 
@@ -127,9 +195,15 @@ void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {
                  {"time_error_not_estimated", companion_.timeUnrefined},
                  {"unavailable", companion_.unavailable},
                  {"rtol", formatNumber(case_.accuracy.rtol, "%.17g")}});
+  if (!eps_.empty())
+    h5.writeTable("hockey_stick_accuracy", kProfileColumns, profileRows_,
+                  {{"companion_mesh", companion_.meshDescription}, {"unavailable", companion_.unavailable}});
 }
 
-void AccuracyOutput::close() { csv_.reset(); }
+void AccuracyOutput::close() {
+  csv_.reset();
+  profileCsv_.reset();
+}
 
 void AccuracyOutput::summary(std::ostream& s) const {
   s << "  accuracy (accuracy.rtol = " << formatNumber(case_.accuracy.rtol, "%g") << ", accuracy.csv): ";

@@ -1,8 +1,9 @@
 #pragma once
 // accuracy.csv and /accuracy in fpdp.h5 (docs/scheme.md §8, docs/output.md): for every KL, TV and R_alpha the run
-// writes, and eps_exact at every delta of privacy.delta_grid, the estimate of its discretisation error from the companion solves on 2h and 4h
-// (app/run/CompanionSolve), whether it is certified, and the conservative value X_h + estimate (TV: at most 1) to use
-// where it is not.
+// writes, and eps_exact at every delta of privacy.delta_grid, the estimate of its discretisation error from the
+// companion solves on 2h and 4h (app/run/CompanionSolve), whether it is certified, and the conservative value
+// X_h + estimate (TV: at most 1) to use where it is not; the same for delta(eps) both ways on the eps grid of
+// hockey_stick.csv, in hockey_stick_accuracy.csv and /hockey_stick_accuracy.
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,12 +24,17 @@ struct NumberAccuracy {
 
 /// The accuracy of X_h from the companions' X_2h and X_4h (NaN: no companion) at relative tolerance rtol
 /// (docs/scheme.md §8): with d = |X_h - X_2h| and the convergence ratio r = |X_2h - X_4h| / d, the estimate is
-/// 2 d / (min(r, 4) - 1) (Richardson's error for the observed order, at most second order, times a safety factor 2;
-/// +inf where r <= 1, the meshes not converging), or 2 max(d, |X_2h - X_4h|) where the coarsest mesh is already at
-/// round-off. Certified: `trusted` (the number's own status allows it), r >= 2^1.5 (the asymptotic range of a
-/// second-order scheme) and estimate <= rtol |X_h|. `upperLimit`: the largest value the quantity can take (TV: 1).
+/// 2 max(d / (min(r, 4) - 1), |X_2h - X_4h| / 12) (Richardson's error for the observed order, at most second order,
+/// from the finer and from the coarser pair, times a safety factor 2; +inf where r <= 1, the meshes not converging),
+/// or 2 max(d, |X_2h - X_4h|) where the coarsest mesh is already at round-off. Certified: `trusted` (the number's own
+/// status allows it), 2^1.5 <= r <= largestRatio (the asymptotic range of the route's order) and estimate <= rtol
+/// |X_h|. `upperLimit`: the largest value the quantity can take (TV: 1).
 NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
-                              double upperLimit = INFINITY);
+                              double upperLimit = INFINITY, double largestRatio = INFINITY);
+
+/// The largest convergence ratio of the case's route that counts as asymptotic: 2^(p + 0.5) for its spatial order p
+/// (2, or 4 with solver.spatial_order = 4), unbounded for the spectral chapman_kolmogorov route.
+double largestConvergenceRatio(const Case& c);
 
 class AccuracyOutput final : public RunObserver {
 public:
@@ -45,14 +51,20 @@ public:
 
 private:
   std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
+  /// delta_pq and delta_qp at every eps of the grid, in that order per eps.
+  std::vector<NumberAccuracy> evaluateProfile(long step, const solver::DivergenceValues& v) const;
 
   const Case& case_;
   CompanionValues companion_;
+  double largestRatio_;
   std::vector<std::string> names_;  // kl, tv, renyi_<label>...
   std::vector<std::string> columns_;
   std::vector<std::vector<double>> rows_;
   std::vector<NumberAccuracy> last_;
   std::optional<io::CsvTable> csv_;
+  std::vector<double> eps_;  // the hockey-stick eps grid
+  std::vector<std::vector<double>> profileRows_;  // step, t, eps, then (value, estimate, certified, conservative) x 2
+  std::optional<io::CsvTable> profileCsv_;
 };
 
 }  // namespace fpdp::app

@@ -7,6 +7,7 @@
 #include "app/PetscConfiguration.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"
+#include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
 
@@ -80,6 +81,8 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, long stepF
   // The functionals the estimate compares: the divergences and eps_exact, without curves and histograms.
   solver::FunctionalSettings settings{orders, {}, 0, coarse.noise.sigmaFor(false, plan.dim), plan.representation};
   settings.epsilonDeltas = coarse.privacy.deltaGrid;  // eps_exact at every delta of the run
+  // delta(eps) on the run's eps grid (hockey_stick.csv's error estimates).
+  settings.hockeyStickEps = models::uniformEpsGrid(coarse.divergence.hockeyStickEpsMax, coarse.divergence.hockeyStickEpsStep);
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
   observers.add<CompanionCollector>(values, stepFactor);

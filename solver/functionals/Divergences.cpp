@@ -151,6 +151,42 @@ void markSuspectRoots(std::vector<models::ExactEpsilon>& found, std::span<const 
   }
 }
 
+/// The statuses of delta(eps) on the eps grid, one direction (x_k = e^eps_k ascending, values the reduced sums): as
+/// markSuspectRoots, the wall and noise cells' shares of each value above DivergenceFunctionals::kBoundaryShareTolerance
+/// (NoiseLimited before TruncatedSuspect); and past the largest log(a/b) of the box, where delta(eps) has fallen to
+/// its floor, TruncatedSuspect if that largest log-ratio lies at a wall cell (the profile's tail is beyond the box).
+/// Reduced on rank 0 and broadcast (every rank the same). Codes of models::ExactEpsilonStatus.
+std::vector<int> profileStatuses(const HockeyStickTerms& all, const SuspectTerms& suspect, std::span<const double> x,
+                                 std::span<const double> values, MPI_Comm comm) {
+  const std::size_t E = x.size();
+  std::vector<double> local(2 * E, 0.0), global(2 * E);
+  for (std::size_t k = 0; k < E; ++k) {
+    local[2 * k] = hockeyStickSum(suspect.wall, x[k]);
+    local[2 * k + 1] = hockeyStickSum(suspect.noise, x[k]);
+  }
+  FPDP_PETSC(MPI_Reduce(local.data(), global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
+  FPDP_PETSC(MPI_Bcast(global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
+  auto largestLogRatio = [](const HockeyStickTerms& t) {
+    double m = -INFINITY;
+    for (std::size_t i = 0; i < t.a.size(); ++i)
+      if (t.b[i] > 0.0) m = std::max(m, std::log(t.a[i]) - std::log(t.b[i]));
+    return m;
+  };
+  const double localMax[2] = {largestLogRatio(all), largestLogRatio(suspect.wall)};
+  double globalMax[2];
+  FPDP_PETSC(MPI_Allreduce(localMax, globalMax, 2, MPI_DOUBLE, MPI_MAX, comm));  // a maximum: exact on every rank
+  const bool tailAtWall = std::isfinite(globalMax[0]) && globalMax[1] >= globalMax[0];
+  const double tol = DivergenceFunctionals::kBoundaryShareTolerance;
+  std::vector<int> status(E, static_cast<int>(models::ExactEpsilonStatus::Root));
+  for (std::size_t k = 0; k < E; ++k) {
+    const double wall = global[2 * k], noise = global[2 * k + 1], v = values[k];
+    if (noise > tol * v) status[k] = static_cast<int>(models::ExactEpsilonStatus::NoiseLimited);
+    else if (wall > tol * v || (tailAtWall && std::log(x[k]) >= globalMax[0]))
+      status[k] = static_cast<int>(models::ExactEpsilonStatus::TruncatedSuspect);
+  }
+  return status;
+}
+
 std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], std::optional<HockeyStickKinks> (&kinks)[2],
                                               const SuspectTerms (&suspect)[2], const std::vector<double>& deltas,
                                               std::span<const models::ProfileSample> samples, MPI_Comm comm) {
@@ -644,6 +680,8 @@ void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool revers
   out.informationExcludedMassP = kNaN;
   out.hockeyStickPQ.assign(E, kNaN);
   out.hockeyStickQP.assign(E, kNaN);
+  out.hockeyStickStatusPQ.assign(E, static_cast<int>(models::ExactEpsilonStatus::NotComputed));
+  out.hockeyStickStatusQP.assign(E, static_cast<int>(models::ExactEpsilonStatus::NotComputed));
   for (std::size_t j = 0; j < D; ++j) out.exactEpsilon.push_back({settings_.epsilonDeltas[j], {}});  // NotComputed
   // The histograms keep their shape (the output's per-bin arrays must have privacyLossBins entries per step).
   for (PrivacyLossHistogram* h : {&out.privacyLossP, &out.privacyLossQ}) {
@@ -1241,6 +1279,8 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
     FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
     out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
     out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
+    out.hockeyStickStatusPQ = profileStatuses(hsTerms[0], suspect[0], expEps, out.hockeyStickPQ, comm);
+    out.hockeyStickStatusQP = profileStatuses(hsTerms[1], suspect[1], expEps, out.hockeyStickQP, comm);
     for (std::size_t k = 0; k < E && D > 0; ++k)
       samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
                                      {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});

@@ -199,6 +199,9 @@ struct DivergenceValues {
   double informationExcludedMassP = 0.0;
   // delta(eps) on FunctionalSettings::hockeyStickEps: int max(p - e^eps q, 0) and int max(q - e^eps p, 0).
   std::vector<double> hockeyStickPQ, hockeyStickQP;
+  // How far each of them can be judged (models::ExactEpsilonStatus codes: 0 as computed, 4 truncated_suspect, 5
+  // noise_limited; docs/output.md, hockey_stick_accuracy.csv).
+  std::vector<int> hockeyStickStatusPQ, hockeyStickStatusQP;
   // Privacy-loss distributions: log(p/q) under p, and log(q/p) under q (empty without bins).
   PrivacyLossHistogram privacyLossP, privacyLossQ;
   // eps(delta) at FunctionalSettings::epsilonDeltas, in that order (empty without them).

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "app/NumberFormat.hpp"
+#include "app/observers/StepColumns.hpp"
 #include "io/NumberText.hpp"
 
 namespace fpdp::app {
@@ -56,13 +57,30 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
 
 AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion)
     : case_(c), companion_(std::move(companion)) {
-  names_ = {"kl", "tv"};
-  for (const auto& o : c.divergence.orders) names_.push_back("renyi_" + o.label);
-  for (double delta : c.privacy.deltaGrid) names_.push_back("eps_exact_delta_" + io::shortestText(delta));
-  columns_ = {"step", "t"};
-  for (const auto& n : names_)
-    for (const char* suffix : {"", "_error_estimate", "_certified", "_conservative"}) columns_.push_back(n + suffix);
-  if (writer) csv_.emplace(directory + "/accuracy.csv", columns_);
+  // The numbers estimated: name, units, what they are.
+  namespace u = io::units;
+  struct Quantity {
+    std::string name, units, what;
+  };
+  std::vector<Quantity> quantities{{"kl", u::kNats, "KL(p || q)"}, {"tv", u::kOne, "the total variation distance"}};
+  for (const auto& o : c.divergence.orders)
+    quantities.push_back({"renyi_" + o.label, u::kNats, "R_" + o.label + "(p || q)"});
+  for (double delta : c.privacy.deltaGrid)
+    quantities.push_back({"eps_exact_delta_" + io::shortestText(delta), u::kNats,
+                          "eps_exact at delta = " + io::shortestText(delta)});
+  columns_ = {outputStepColumn(), outputTimeColumn()};
+  for (const auto& q : quantities) {
+    names_.push_back(q.name);
+    columns_.insert(columns_.end(),
+                    {io::real(q.name, q.units, "The run's value of " + q.what + "."),
+                     io::real(q.name + "_error_estimate", q.units,
+                              "The estimate of the discretisation error of " + q.what + " (NaN: none)."),
+                     io::integer(q.name + "_certified", u::kOne,
+                                 "1 where " + q.what + " is certified to accuracy.rtol, else 0."),
+                     io::real(q.name + "_conservative", q.units,
+                              "The conservative value of " + q.what + ", the value plus the estimate.")});
+  }
+  if (writer) csv_.emplace(directory + "/accuracy.csv", io::columnNames(columns_));
 }
 
 std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::DivergenceValues& v) const {
@@ -122,11 +140,14 @@ void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredSt
 
 void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {
   h5.writeTable("accuracy", columns_, rows_,
-                {{"companion_mesh", companion_.meshDescription},
-                 {"companion_time", companion_.timeDescription},
-                 {"time_error_not_estimated", companion_.timeUnrefined},
-                 {"unavailable", companion_.unavailable},
-                 {"rtol", formatNumber(case_.accuracy.rtol, "%.17g")}});
+                {{"companion_mesh", "The meshes of the companion solves.", companion_.meshDescription},
+                 {"companion_time", "How the companion solves coarsened the time step (empty: not at all).",
+                  companion_.timeDescription},
+                 {"time_error_not_estimated", "Why a time error is not in the estimate (empty: it is).",
+                  companion_.timeUnrefined},
+                 {"unavailable", "Why there is no estimate (empty: there is one).", companion_.unavailable},
+                 {"rtol", "accuracy.rtol, the relative tolerance of the certification.",
+                  formatNumber(case_.accuracy.rtol, "%.17g")}});
 }
 
 void AccuracyOutput::close() { csv_.reset(); }

@@ -11,6 +11,7 @@
 #include "app/Case.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/RunObserver.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 
 namespace fpdp::app {
@@ -49,7 +50,7 @@ private:
   const Case& case_;
   CompanionValues companion_;
   std::vector<std::string> names_;  // kl, tv, renyi_<label>...
-  std::vector<std::string> columns_;
+  std::vector<io::Column> columns_;
   std::vector<std::vector<double>> rows_;
   std::vector<NumberAccuracy> last_;
   std::optional<io::CsvTable> csv_;

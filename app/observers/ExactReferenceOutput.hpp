@@ -9,6 +9,7 @@
 #include "app/Case.hpp"
 #include "app/run/RunObserver.hpp"
 #include "app/run/RunPlan.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 
 namespace fpdp::app {
@@ -31,6 +32,8 @@ public:
 
 private:
   const ExactOracle& oracle_;
+  bool writer_;
+  std::vector<io::Column> columns_;
   std::vector<double> orders_;
   std::vector<double> deltas_;  // privacy.delta_grid
   std::optional<io::CsvTable> csv_;

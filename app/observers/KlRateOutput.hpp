@@ -10,6 +10,7 @@
 
 #include "app/Case.hpp"
 #include "app/run/RunObserver.hpp"
+#include "io/Column.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "solver/functionals/KlRate.hpp"
 #include "solver/noisygd/NoisyGradientDescent.hpp"
@@ -29,6 +30,8 @@ public:
   void writeHdf5(io::Hdf5Output& h5) override;
 
 private:
+  /// The columns of kl_rate.csv.
+  static const std::vector<io::Column>& columns();
   struct Row {
     long step;
     double t, kl, identity, boundIntegrand, tv;

@@ -78,7 +78,7 @@ private:
   const Case& case_;
   models::PrivacyBounds bounds_;
   std::vector<double> orders_;
-  std::vector<std::string> boundColumns_, epsilonColumns_;
+  std::vector<io::Column> boundColumns_, epsilonColumns_;
   std::vector<std::vector<double>> boundRows_, epsilonRows_;  // NaN where a value does not exist
   std::optional<io::CsvTable> boundsCsv_, epsilonCsv_;
   std::string applicabilityText_;

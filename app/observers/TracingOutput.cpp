@@ -26,11 +26,22 @@ TracingOutput::TracingOutput(const std::string& directory, bool writer, const Ru
   tracer_ = std::make_unique<solver::TracingDiffusion>(plan.mesh.box(), gradientField(plan.losses.lossD, plan.dim),
                                                        gradientField(plan.losses.lossDPrime, plan.dim), ts);
   gatherer_ = std::make_unique<solver::FieldGatherer>(plan.mesh);
-  std::vector<std::string> columns{"step", "s", "t", "kl"};
-  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
-  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label + "_change_in_step");
-  columns.insert(columns.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
-  if (writer) csv_.emplace(directory + "/tracing.csv", columns);
+  namespace u = io::units;
+  columns_ = {io::integer("step", u::kSteps, "The noisy-GD step k the tracing pair starts from."),
+              io::real("s", u::kTime, "The time within the step."),
+              io::real("t", u::kTime, "The time eta k + s."),
+              io::real("kl", u::kNats, "KL of the tracing pair.")};
+  for (auto& column : renyiColumns(c.divergence.orders, "(p_s || p'_s) of the tracing pair")) columns_.push_back(std::move(column));
+  for (const auto& o : c.divergence.orders)
+    columns_.push_back(io::real("renyi_" + o.label + "_change_in_step", u::kNats,
+                                "The change of R_" + o.label + " since the start of the step."));
+  columns_.insert(columns_.end(),
+                  {io::real("sup_drift_gap", u::kDrift, "The sup over the cells of the drift difference |V_s - V'_s|."),
+                   io::real("lemma4_bound", u::kDrift, "Lemma 4's bound S_g/n on the drift difference."),
+                   io::integer("cells_above_bound", u::kCells, "The number of cells where the drift difference "
+                                                               "exceeds lemma4_bound."),
+                   io::real("mass_error", u::kOne, "The mass conservation error of the tracing densities.")});
+  if (writer) csv_.emplace(directory + "/tracing.csv", io::columnNames(columns_));
 }
 
 void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& atStart) {

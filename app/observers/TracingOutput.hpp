@@ -10,6 +10,7 @@
 #include "app/observers/RenyiRateOutput.hpp"
 #include "app/run/RunObserver.hpp"
 #include "app/run/RunPlan.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 #include "solver/noisygd/TracingDiffusion.hpp"
 
@@ -44,6 +45,7 @@ private:
   double lemma4Bound_;
   std::unique_ptr<solver::TracingDiffusion> tracer_;
   std::unique_ptr<solver::FieldGatherer> gatherer_;
+  std::vector<io::Column> columns_;
   std::optional<io::CsvTable> csv_;
   long lemma4Violations_ = 0;
   double worstDriftGapRatio_ = 0.0;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <Eigen/Eigenvalues>
 
@@ -50,7 +51,8 @@ const std::vector<io::Column>& KlRateOutput::columns() {
                "d KL/dt as the central difference of the computed KL (NaN at the ends)."),
       io::real("kl_bound_integrated", u::kNats, "The integrated Young bound on KL."),
       io::real("bound_to_kl", u::kOne, "kl_bound_integrated / kl."),
-      io::real("kl_bound_crude", u::kNats, "The bound t sup|b - b'|^2 / (4 lambda_min(Sigma)) (NaN unless Sigma = Sigma')."),
+      io::real("kl_bound_crude", u::kNats,
+               "The bound t sup|b - b'|^2 / (4 lambda_min(Sigma)) (NaN unless Sigma = Sigma')."),
       io::real("tv", u::kOne, "The total variation distance."),
       io::real("tv_pinsker_bound", u::kOne, "Pinsker's bound sqrt(KL/2) on TV."),
       io::real("gap_sq_x", u::kDriftSquared, "E_p[(b - b')_x^2], the squared drift difference along x."),
@@ -59,12 +61,13 @@ const std::vector<io::Column>& KlRateOutput::columns() {
   return columns;
 }
 
-void KlRateOutput::writeHdf5(io::Hdf5Output&) {
-  if (!writer_) return;
+void KlRateOutput::writeHdf5(io::Hdf5Output& h5) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const bool equalNoise = (sigma_ - sigmaPrime_).norm() == 0.0;
   const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(sigma_).eigenvalues().minCoeff();
-  io::CsvTable csv(directory_ + "/kl_rate.csv", io::columnNames(columns()));
+  std::optional<io::CsvTable> csv;
+  if (writer_) csv.emplace(directory_ + "/kl_rate.csv", io::columnNames(columns()));
+  std::vector<std::vector<double>> table;
   double integral = 0.0;
   for (std::size_t n = 0; n < rows_.size(); ++n) {
     const auto& r = rows_[n];
@@ -74,9 +77,12 @@ void KlRateOutput::writeHdf5(io::Hdf5Output&) {
                           : kNaN;
     const double bound = rows_.front().kl + integral;
     const double crude = equalNoise ? models::klBoundSameNoise(gradientGap_, lambdaMin, r.t) : kNaN;
-    csv.addRow({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound, r.kl > 0 ? bound / r.kl : kNaN, crude,
-                r.tv, std::sqrt(0.5 * r.kl), r.gapSquared[0], r.gapSquared[1], r.gapSquared[2]});
+    table.push_back({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound, r.kl > 0 ? bound / r.kl : kNaN,
+                     crude, r.tv, std::sqrt(0.5 * r.kl), r.gapSquared[0], r.gapSquared[1], r.gapSquared[2]});
+    if (csv) csv->addRow(table.back());
   }
+  csv.reset();
+  h5.writeTable("kl_rate", columns(), table);  // collective
 }
 
 }  // namespace fpdp::app

@@ -5,6 +5,7 @@
 // Each writer declares its columns once, as a list of these; the CSV header is the list's names
 // (columnNames), the HDF5 datasets take the rest.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fpdp::io {

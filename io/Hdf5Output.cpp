@@ -173,6 +173,9 @@ void Hdf5Output::removeStepFiles(const std::string& directory) {
 
 void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& fields) {
   if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFields after the tables or close");
+  for (const Field& field : fields)
+    if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
+      throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
   const std::string file = stepFile(step), tmp = file + ".tmp";
   const std::string group = stepGroup(step);
   PetscViewer viewer;
@@ -184,8 +187,6 @@ void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& f
   }
   FPDP_PETSC(PetscViewerHDF5PopGroup(viewer));
   for (const Field& field : fields) {
-    if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
-      throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
     const std::string dataset = group + "/" + field.info.name;
     FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, dataset.c_str(), "units", PETSC_STRING, field.info.units.c_str()));
     FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, dataset.c_str(), "description", PETSC_STRING,

@@ -22,7 +22,8 @@ namespace fpdp::app {
 using CheckpointError = io::CheckpointFileError;
 
 constexpr const char* kCheckpointName = "checkpoint.h5";
-constexpr int kCheckpointFormat = 1;  // /format/version: the meaning of the names below
+constexpr int kCheckpointFormat = 2;  // /format/version: the meaning of the names (docs/output.md); 2: /exact/rows,
+                                      // /tracing/rows, units and descriptions in /hdf5/replicated
 
 /// The run an `fpdp run --restart DIR` continues: DIR (where the finished run goes) and DIR.partial.
 struct RestartTarget {

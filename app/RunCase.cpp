@@ -74,7 +74,7 @@ struct RunOutputs {
     const auto gradientD = gradientField(plan.losses.lossD, plan.dim);
     const auto gradientDPrime = gradientField(plan.losses.lossDPrime, plan.dim);
     const auto& orders = f.settings.orders;
-    series = &observers.add<DivergenceSeries>(dir, writer, divergenceColumns(c, plan.constrained()), orders.size());
+    series = &observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
     accuracy = &observers.add<AccuracyOutput>(dir, writer, c, std::move(companion));

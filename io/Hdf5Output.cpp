@@ -8,27 +8,13 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
 namespace fpdp::io {
 
 namespace {
-
-
-void writeDoubles(hid_t loc, const std::string& name, const std::vector<double>& v) {
-  hsize_t n = v.size();
-  hid_t space = H5Screate_simple(1, &n, nullptr);
-  hid_t ds = H5Dcreate2(loc, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (ds < 0) {
-    H5Sclose(space);
-    throw std::runtime_error("HDF5: cannot create dataset " + name);
-  }
-  herr_t e = H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
-  H5Dclose(ds);
-  H5Sclose(space);
-  if (e < 0) throw std::runtime_error("HDF5: cannot write dataset " + name);
-}
 
 void writeString(hid_t loc, const std::string& name, const std::string& s) {
   hid_t type = H5Tcopy(H5T_C_S1);
@@ -46,6 +32,7 @@ void writeString(hid_t loc, const std::string& name, const std::string& s) {
 void writeStringAttribute(hid_t loc, const std::string& name, const std::string& s) {
   hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, s.empty() ? 1 : s.size());
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
   hid_t space = H5Screate(H5S_SCALAR);
   hid_t at = H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
   herr_t e = at < 0 ? -1 : H5Awrite(at, type, s.empty() ? "" : s.data());
@@ -62,6 +49,63 @@ void writeIntAttribute(hid_t loc, const std::string& name, long v) {
   if (at >= 0) H5Aclose(at);
   H5Sclose(space);
   if (e < 0) throw std::runtime_error("HDF5: cannot write attribute " + name);
+}
+
+/// The attributes of a dataset (docs/output.md, "fpdp.h5"): units, description and a status column's code table.
+void describe(hid_t ds, const Column& info) {
+  if (info.units.empty() || info.description.empty())
+    throw std::logic_error("HDF5: dataset " + info.name + " has no units or no description");
+  writeStringAttribute(ds, "units", info.units);
+  writeStringAttribute(ds, "description", info.description);
+  if (!info.statusCodes.empty()) writeStringAttribute(ds, "status_codes", info.statusCodes);
+}
+
+/// A dataset of shape `dims` (values in C order) at `path` below `loc`: int64 for an integer column (every value an
+/// integer, else std::logic_error), float64 otherwise; with its attributes.
+void writeDataset(hid_t loc, const std::string& path, const Column& info, const std::vector<hsize_t>& dims,
+                  const std::vector<double>& values, hid_t lcpl = H5P_DEFAULT) {
+  hsize_t count = 1;
+  for (hsize_t d : dims) count *= d;
+  if (count != values.size()) throw std::logic_error("HDF5: dataset " + path + " has the wrong size");
+  std::vector<std::int64_t> integers;
+  if (info.integer()) {
+    integers.reserve(values.size());
+    for (double v : values) {
+      if (!(std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18))
+        throw std::logic_error("HDF5: the integer dataset " + path + " holds the value " + std::to_string(v));
+      integers.push_back(static_cast<std::int64_t>(v));
+    }
+  }
+  const hid_t fileType = info.integer() ? H5T_STD_I64LE : H5T_NATIVE_DOUBLE;
+  const hid_t memType = info.integer() ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+  const void* data = info.integer() ? static_cast<const void*>(integers.data()) : values.data();
+  hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  hid_t ds = H5Dcreate2(loc, path.c_str(), fileType, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Sclose(space);
+  if (ds < 0) throw std::runtime_error("HDF5: cannot create dataset " + path);
+  try {
+    if (count > 0 && H5Dwrite(ds, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+      throw std::runtime_error("HDF5: cannot write dataset " + path);
+    describe(ds, info);
+  } catch (...) {
+    H5Dclose(ds);
+    throw;
+  }
+  H5Dclose(ds);
+}
+
+/// A scalar fixed-length string dataset (units "text") with its description.
+void writeText(hid_t loc, const Text& t) {
+  writeString(loc, t.name, t.text);
+  hid_t ds = H5Dopen2(loc, t.name.c_str(), H5P_DEFAULT);
+  if (ds < 0) throw std::runtime_error("HDF5: cannot reopen string " + t.name);
+  try {
+    describe(ds, Column{t.name, units::kText, t.description, Column::Type::Real, {}});
+  } catch (...) {
+    H5Dclose(ds);
+    throw;
+  }
+  H5Dclose(ds);
 }
 
 hid_t makeGroup(hid_t loc, const char* name) {
@@ -127,18 +171,27 @@ void Hdf5Output::removeStepFiles(const std::string& directory) {
   std::filesystem::remove_all(directory + "/fields", ec);
 }
 
-void Hdf5Output::writeFields(long step, double time, const std::vector<std::pair<std::string, Vec>>& fields) {
+void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& fields) {
   if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFields after the tables or close");
+  for (const Field& field : fields)
+    if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
+      throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
   const std::string file = stepFile(step), tmp = file + ".tmp";
   const std::string group = stepGroup(step);
   PetscViewer viewer;
   FPDP_PETSC(PetscViewerHDF5Open(comm_, tmp.c_str(), FILE_MODE_WRITE, &viewer));
   FPDP_PETSC(PetscViewerHDF5PushGroup(viewer, group.c_str()));
-  for (const auto& [name, vec] : fields) {
-    FPDP_PETSC(PetscObjectSetName(reinterpret_cast<PetscObject>(vec), name.c_str()));
-    FPDP_PETSC(VecView(vec, viewer));
+  for (const Field& field : fields) {
+    FPDP_PETSC(PetscObjectSetName(reinterpret_cast<PetscObject>(field.vec), field.info.name.c_str()));
+    FPDP_PETSC(VecView(field.vec, viewer));
   }
   FPDP_PETSC(PetscViewerHDF5PopGroup(viewer));
+  for (const Field& field : fields) {
+    const std::string dataset = group + "/" + field.info.name;
+    FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, dataset.c_str(), "units", PETSC_STRING, field.info.units.c_str()));
+    FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, dataset.c_str(), "description", PETSC_STRING,
+                                             field.info.description.c_str()));
+  }
   PetscReal t = time;
   PetscInt s = static_cast<PetscInt>(step);
   FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, group.c_str(), "time", PETSC_REAL, &t));
@@ -149,10 +202,15 @@ void Hdf5Output::writeFields(long step, double time, const std::vector<std::pair
   fieldSteps_.push_back(step);
 }
 
-void Hdf5Output::writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
+void Hdf5Output::writeReplicated(const std::string& group, const Column& info, const std::vector<double>& values,
                                  int columns) {
   if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeReplicated after the tables or close");
-  replicated_.push_back({group, name, values, columns});
+  // The checkpoint keeps the index as tab-separated lines (saveState).
+  for (const std::string* text : {&group, &info.name, &info.units, &info.description})
+    if (text->empty() || text->find_first_of("\t\n") != std::string::npos)
+      throw std::logic_error("Hdf5Output::writeReplicated: empty text or a tab or line break in " + info.name);
+  if (info.integer()) throw std::logic_error("Hdf5Output::writeReplicated: " + info.name + " must be real");
+  replicated_.push_back({group, info, values, columns});
 }
 
 /// HDF5 that runs out of disk while writing leaves its file open, and its exit handlers then crash flushing it again
@@ -185,18 +243,24 @@ void Hdf5Output::assemble() {
       writeIntAttribute(f, "ranks", size_);
       writeIntAttribute(f, "dim", mesh_.dim());
       writeStringAttribute(f, "solver", solver_);
-      writeString(f, "parameters", parameters_);
+      writeText(f, {"parameters", "The resolved case as TOML, identical to parameters.toml.", parameters_});
       hid_t m = makeGroup(f, "mesh");
       const char* axisNames[3] = {"x", "y", "z"};
       for (int a = 0; a < mesh_.dim(); ++a) {
         const auto& ax = mesh_.box().axis(a);
         std::vector<double> centres(static_cast<std::size_t>(ax.cells()));
         for (int i = 0; i < ax.cells(); ++i) centres[i] = ax.centre(i);
-        writeDoubles(m, std::string(axisNames[a]) + "_faces", ax.faces());
-        writeDoubles(m, std::string(axisNames[a]) + "_centres", centres);
+        const std::string axis = axisNames[a];
+        writeDataset(m, axis + "_faces",
+                     real(axis + "_faces", units::kParameter,
+                          "The cell faces along axis " + axis + ", from the lower wall to the upper wall."),
+                     {ax.faces().size()}, ax.faces());
+        writeDataset(m, axis + "_centres",
+                     real(axis + "_centres", units::kParameter, "The cell centres along axis " + axis + "."),
+                     {centres.size()}, centres);
       }
       H5Gclose(m);
-      H5Gclose(makeGroup(f, "fields"));
+      if (!fieldSteps_.empty()) H5Gclose(makeGroup(f, "fields"));  // output.fields = false: no /fields
       for (long step : fieldSteps_) {
         const std::string file = stepFile(step), group = stepGroup(step);
         hid_t src = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -207,21 +271,16 @@ void Hdf5Output::assemble() {
       }
       hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
       H5Pset_create_intermediate_group(lcpl, 1);
-      for (const auto& r : replicated_) {
-        const hsize_t n = r.values.size();
-        const hsize_t dims[2] = {r.columns > 1 ? n / static_cast<hsize_t>(r.columns) : n,
-                                 static_cast<hsize_t>(r.columns)};
-        hid_t space = H5Screate_simple(r.columns > 1 ? 2 : 1, dims, nullptr);
-        const std::string name = r.group + "/" + r.name;
-        hid_t ds = H5Dcreate2(f, name.c_str(), H5T_NATIVE_DOUBLE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-        herr_t e = ds < 0 ? -1 : (n == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                                        r.values.data()));
-        if (ds >= 0) H5Dclose(ds);
-        H5Sclose(space);
-        if (e < 0) {
-          H5Pclose(lcpl);
-          throw std::runtime_error("HDF5: cannot write dataset " + name);
+      try {
+        for (const auto& r : replicated_) {
+          const hsize_t n = r.values.size(), columns = static_cast<hsize_t>(r.columns);
+          const std::vector<hsize_t> dims = r.columns > 1 ? std::vector<hsize_t>{n / columns, columns}
+                                                          : std::vector<hsize_t>{n};
+          writeDataset(f, r.group + "/" + r.info.name, r.info, dims, r.values, lcpl);
         }
+      } catch (...) {
+        H5Pclose(lcpl);
+        throw;
       }
       H5Pclose(lcpl);
     } catch (...) {
@@ -239,7 +298,8 @@ void Hdf5Output::saveState(CheckpointData& ck) const {
   std::string index;
   for (std::size_t i = 0; i < replicated_.size(); ++i) {
     const auto& r = replicated_[i];
-    index += r.group + "\t" + r.name + "\t" + std::to_string(r.columns) + "\n";
+    index += r.group + "\t" + r.info.name + "\t" + std::to_string(r.columns) + "\t" + r.info.units + "\t" +
+             r.info.description + "\n";
     ck.put("/hdf5/replicated_" + std::to_string(i), r.values);
   }
   ck.putText("/hdf5/replicated", index);
@@ -258,11 +318,20 @@ void Hdf5Output::restoreState(const CheckpointData& ck) {
   std::istringstream in(ck.text("/hdf5/replicated"));
   std::string line;
   while (std::getline(in, line)) {
-    const auto a = line.find('\t'), b = line.rfind('\t');
-    if (a == std::string::npos || b == a) ck.fail("/hdf5/replicated", "malformed line '" + line + "'");
+    // group, name, columns, units, description (saveState)
+    std::vector<std::string> fields;
+    for (std::size_t from = 0;;) {
+      const auto tab = line.find('\t', from);
+      fields.push_back(line.substr(from, tab == std::string::npos ? std::string::npos : tab - from));
+      if (tab == std::string::npos) break;
+      from = tab + 1;
+    }
+    if (fields.size() != 5) ck.fail("/hdf5/replicated", "malformed line '" + line + "'");
+    for (const auto& field : fields)
+      if (field.empty()) ck.fail("/hdf5/replicated", "an empty field in '" + line + "'");
     int columns = 0;
     try {
-      columns = std::stoi(line.substr(b + 1));
+      columns = std::stoi(fields[2]);
     } catch (const std::exception&) {
       columns = 0;
     }
@@ -270,12 +339,8 @@ void Hdf5Output::restoreState(const CheckpointData& ck) {
     const std::string name = "/hdf5/replicated_" + std::to_string(replicated_.size());
     const auto& values = ck.array(name);
     if (values.size() % static_cast<std::size_t>(columns) != 0) ck.fail(name, "not a whole number of rows");
-    replicated_.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), values, columns});
+    replicated_.push_back({fields[0], real(fields[1], fields[3], fields[4]), values, columns});
   }
-}
-
-void Hdf5Output::writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows) {
-  writeTable("series", columns, rows);  // /series is a table like /bounds and /epsilon
 }
 
 namespace {
@@ -315,36 +380,30 @@ void writeGroupOnRankZero(MPI_Comm comm, const std::string& path, const std::str
 }
 }  // namespace
 
-void Hdf5Output::writeTable(const std::string& group, const std::vector<std::string>& columns,
-                            const std::vector<std::vector<double>>& rows,
-                            const std::vector<std::pair<std::string, std::string>>& texts) {
+void Hdf5Output::writeTable(const std::string& group, const std::vector<Column>& columns,
+                            const std::vector<std::vector<double>>& rows, const std::vector<Text>& texts) {
   assemble();
   writeGroupOnRankZero(comm_, path_ + ".tmp", group, [&](hid_t g) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       std::vector<double> col(rows.size());
-      for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
-      writeDoubles(g, columns[c], col);
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r].size() != columns.size())
+          throw std::logic_error("HDF5: a row of /" + group + " has " + std::to_string(rows[r].size()) +
+                                 " values for " + std::to_string(columns.size()) + " columns");
+        col[r] = rows[r][c];
+      }
+      writeDataset(g, columns[c].name, columns[c], {rows.size()}, col);
     }
-    for (const auto& [name, text] : texts) writeString(g, name, text);
+    for (const Text& t : texts) writeText(g, t);
   }, "table");
 }
 
-void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>& arrays) {
+void Hdf5Output::writeArrays(const std::string& group, const std::vector<Array>& arrays,
+                             const std::vector<Text>& texts) {
   assemble();
   writeGroupOnRankZero(comm_, path_ + ".tmp", group, [&](hid_t g) {
-    for (const Array& a : arrays) {
-      std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-      hsize_t count = 1;
-      for (hsize_t d : dims) count *= d;
-      if (count != a.values.size()) throw std::logic_error("HDF5: dataset " + a.name + " has the wrong size");
-      hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-      hid_t ds = H5Dcreate2(g, a.name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      herr_t e = ds < 0 ? -1 : (count == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                                          a.values.data()));
-      if (ds >= 0) H5Dclose(ds);
-      H5Sclose(space);
-      if (e < 0) throw std::runtime_error("HDF5: cannot write dataset " + group + "/" + a.name);
-    }
+    for (const Array& a : arrays) writeDataset(g, a.info.name, a.info, {a.shape.begin(), a.shape.end()}, a.values);
+    for (const Text& t : texts) writeText(g, t);
   }, "arrays");
 }
 

@@ -5,8 +5,10 @@
 //   /mesh/x_faces, x_centres, (y_*, z_*)   axis coordinates
 //   /fields/step_NNNNNNNN/  one group per output step with the fields, attributes step and time:
 //        p, q               cell averages, dataset shape (nx) / (ny, nx) / (nz, ny, nx), x fastest
-//   /series/<column>        the divergence time series, one dataset per CSV column (same names)
-// Fields are written collectively through PETSc's parallel HDF5 viewer; the small datasets by rank 0.
+//   /series/<column>, ...   the tables of the observers (writeTable, writeArrays), one dataset per column
+// Every dataset carries the string attributes `units` and `description`, and a status column its `status_codes`
+// (io/Column.hpp); integer columns are int64, the rest float64. Fields are written collectively through PETSc's
+// parallel HDF5 viewer; the small datasets by rank 0.
 //
 // Kill safety (docs/output.md, "Files during a run"): no HDF5 file is ever open between output steps, and none is
 // visible under its final name before it is complete. During the run each output step's fields go to their own file
@@ -18,6 +20,7 @@
 #include <petscviewerhdf5.h>
 
 #include "io/CheckpointFile.hpp"
+#include "io/Column.hpp"
 
 #include <string>
 #include <vector>
@@ -36,30 +39,33 @@ public:
   Hdf5Output(const Hdf5Output&) = delete;
   Hdf5Output& operator=(const Hdf5Output&) = delete;
 
-  /// Writes the named scalar fields (each a vector on mesh.scalarDM()) for output step `step` at `time`: the file
-  /// DIR/fields/step_NNNNNNNN.h5, complete when it appears under that name. Collective.
-  void writeFields(long step, double time, const std::vector<std::pair<std::string, Vec>>& fields);
-  /// A small array held identically on every rank (rank 0's copy), for dataset `name` in `group` (created if
-  /// absent) of fpdp.h5: shape [n] for columns = 1, [n / columns, columns] otherwise. Kept until fpdp.h5 is
-  /// assembled; call before writeSeries.
-  void writeReplicated(const std::string& group, const std::string& name, const std::vector<double>& values,
+  /// A scalar field on mesh.scalarDM() and what it means (units, description; a field is float64).
+  struct Field {
+    Column info;
+    Vec vec;
+  };
+  /// Writes the fields for output step `step` at `time`: the file DIR/fields/step_NNNNNNNN.h5, complete when it
+  /// appears under that name, its datasets with their `units` and `description`. Collective.
+  void writeFields(long step, double time, const std::vector<Field>& fields);
+  /// A small float64 array held identically on every rank (rank 0's copy), for dataset info.name in `group`
+  /// (created if absent) of fpdp.h5: shape [n] for columns = 1, [n / columns, columns] otherwise. Kept (with its
+  /// units and description, in the checkpoint too) until fpdp.h5 is assembled; call before writeTable.
+  void writeReplicated(const std::string& group, const Column& info, const std::vector<double>& values,
                        int columns = 1);
-  /// Writes (replacing) the time series; collective call, rank 0 writes.
-  void writeSeries(const std::vector<std::string>& columns, const std::vector<std::vector<double>>& rows);
-  /// Writes (replacing) the group /<group> with one float64 dataset per column and one string dataset per entry of
-  /// `texts`; collective call (closes the parallel viewer first), rank 0 writes. writeSeries is writeTable("series").
-  void writeTable(const std::string& group, const std::vector<std::string>& columns,
-                  const std::vector<std::vector<double>>& rows,
-                  const std::vector<std::pair<std::string, std::string>>& texts = {});
-  /// A float64 dataset of any rank (shape outermost first, values in C order) for writeArrays.
+  /// Writes (replacing) the group /<group> with one dataset per column (float64, or int64 for integer columns; each
+  /// with its attributes) and one string dataset per entry of `texts`; collective call (closes the parallel viewer
+  /// first), rank 0 writes. Throws std::logic_error if an integer column holds a value that is not an integer.
+  void writeTable(const std::string& group, const std::vector<Column>& columns,
+                  const std::vector<std::vector<double>>& rows, const std::vector<Text>& texts = {});
+  /// A dataset of any rank (shape outermost first, values in C order) for writeArrays.
   struct Array {
-    std::string name;
+    Column info;
     std::vector<unsigned long long> shape;
     std::vector<double> values;
   };
-  /// Writes (replacing) the group `group` with the given datasets (e.g. /renyi, /hockey_stick, /privacy_loss);
-  /// collective call, rank 0 writes. Like writeSeries, it closes the parallel viewer first.
-  void writeArrays(const std::string& group, const std::vector<Array>& arrays);
+  /// Writes (replacing) the group `group` with the given datasets (e.g. /renyi, /hockey_stick, /privacy_loss) and
+  /// string datasets; collective call, rank 0 writes. Like writeTable, it closes the parallel viewer first.
+  void writeArrays(const std::string& group, const std::vector<Array>& arrays, const std::vector<Text>& texts = {});
   /// Completes fpdp.h5 (assembling it if no table was written) and renames it into place; later calls are errors.
   void close();
   static std::string stepGroup(long step);
@@ -76,7 +82,8 @@ public:
 
 private:
   struct Replicated {
-    std::string group, name;
+    std::string group;
+    Column info;
     std::vector<double> values;
     int columns;
   };

@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "app/NumberFormat.hpp"
+#include "app/observers/PrivacyOutput.hpp"
+#include "app/observers/StepColumns.hpp"
 #include "io/NumberText.hpp"
 #include "models/DivergenceGrids.hpp"
 
@@ -14,19 +16,26 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kRoundOff = 1e-12;               // relative differences below this are round-off
 constexpr double kAsymptoticRatio = 2.8284271247; // 2^1.5: observed order >= 1.5
-const std::vector<std::string> kProfileColumns{"step",
-                                                "t",
-                                                "eps",
-                                                "delta_pq",
-                                                "delta_pq_error_estimate",
-                                                "delta_pq_certified",
-                                                "delta_pq_conservative",
-                                                "delta_pq_status",
-                                                "delta_qp",
-                                                "delta_qp_error_estimate",
-                                                "delta_qp_certified",
-                                                "delta_qp_conservative",
-                                                "delta_qp_status"};
+/// The columns of hockey_stick_accuracy.csv and /hockey_stick_accuracy.
+std::vector<io::Column> profileColumns() {
+  namespace u = io::units;
+  std::vector<io::Column> columns{io::integer("step", u::kSteps, "The output step."),
+                                  io::real("t", u::kTime, "The time of the output step."),
+                                  io::real("eps", u::kNats, "eps of the hockey-stick grid.")};
+  const std::string codes = exactEpsilonStatusCodes();
+  for (const char* dir : {"pq", "qp"}) {
+    const std::string d = std::string("delta_") + dir, what = std::string("delta_") + dir + "(eps)";
+    columns.insert(columns.end(),
+                   {io::real(d, u::kOne, "The run's value of " + what + "."),
+                    io::real(d + "_error_estimate", u::kOne, "The estimate of the discretisation error of " + what + "."),
+                    io::integer(d + "_certified", u::kOne, "1 where " + what + " is certified to accuracy.rtol, else 0."),
+                    io::real(d + "_conservative", u::kOne, "The conservative value of " + what + " (at most 1)."),
+                    io::status(d + "_status", "Whether the companions can judge " + what +
+                                                  " (0; 4 truncated_suspect, 5 noise_limited: not certified).",
+                               codes)});
+  }
+  return columns;
+}
 }
 
 NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
@@ -79,16 +88,33 @@ double largestConvergenceRatio(const Case& c) {
 
 AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion)
     : case_(c), companion_(std::move(companion)), largestRatio_(largestConvergenceRatio(c)) {
-  names_ = {"kl", "tv"};
-  for (const auto& o : c.divergence.orders) names_.push_back("renyi_" + o.label);
-  for (double delta : c.privacy.deltaGrid) names_.push_back("eps_exact_delta_" + io::shortestText(delta));
-  columns_ = {"step", "t"};
-  for (const auto& n : names_)
-    for (const char* suffix : {"", "_error_estimate", "_certified", "_conservative"}) columns_.push_back(n + suffix);
-  if (writer) csv_.emplace(directory + "/accuracy.csv", columns_);
+  // The numbers estimated: name, units, what they are.
+  namespace u = io::units;
+  struct Quantity {
+    std::string name, units, what;
+  };
+  std::vector<Quantity> quantities{{"kl", u::kNats, "KL(p || q)"}, {"tv", u::kOne, "the total variation distance"}};
+  for (const auto& o : c.divergence.orders)
+    quantities.push_back({"renyi_" + o.label, u::kNats, "R_" + o.label + "(p || q)"});
+  for (double delta : c.privacy.deltaGrid)
+    quantities.push_back({"eps_exact_delta_" + io::shortestText(delta), u::kNats,
+                          "eps_exact at delta = " + io::shortestText(delta)});
+  columns_ = {outputStepColumn(), outputTimeColumn()};
+  for (const auto& q : quantities) {
+    names_.push_back(q.name);
+    columns_.insert(columns_.end(),
+                    {io::real(q.name, q.units, "The run's value of " + q.what + "."),
+                     io::real(q.name + "_error_estimate", q.units,
+                              "The estimate of the discretisation error of " + q.what + " (NaN: none)."),
+                     io::integer(q.name + "_certified", u::kOne,
+                                 "1 where " + q.what + " is certified to accuracy.rtol, else 0."),
+                     io::real(q.name + "_conservative", q.units,
+                              "The conservative value of " + q.what + ", the value plus the estimate.")});
+  }
+  if (writer) csv_.emplace(directory + "/accuracy.csv", io::columnNames(columns_));
   eps_ = models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep);
   if (writer && !eps_.empty())
-    profileCsv_.emplace(directory + "/hockey_stick_accuracy.csv", kProfileColumns);
+    profileCsv_.emplace(directory + "/hockey_stick_accuracy.csv", io::columnNames(profileColumns()));
 }
 
 std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const solver::DivergenceValues& v) const {
@@ -179,25 +205,29 @@ void AccuracyOutput::observe(const OutputStep& s) {
 
 void AccuracyOutput::saveState(io::CheckpointData& ck) const {
   ck.putTable("/accuracy/rows", rows_, columns_.size());
-  ck.putTable("/accuracy/profile_rows", profileRows_, kProfileColumns.size());
+  ck.putTable("/accuracy/profile_rows", profileRows_, profileColumns().size());
 }
 
 void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
   rows_ = ck.table("/accuracy/rows", columns_.size(), at.outputSteps);
-  profileRows_ = ck.table("/accuracy/profile_rows", kProfileColumns.size(), at.outputSteps * eps_.size());
+  profileRows_ = ck.table("/accuracy/profile_rows", profileColumns().size(), at.outputSteps * eps_.size());
   last_ = evaluate(at.step, at.values);
 }
 
 void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {
   h5.writeTable("accuracy", columns_, rows_,
-                {{"companion_mesh", companion_.meshDescription},
-                 {"companion_time", companion_.timeDescription},
-                 {"time_error_not_estimated", companion_.timeUnrefined},
-                 {"unavailable", companion_.unavailable},
-                 {"rtol", formatNumber(case_.accuracy.rtol, "%.17g")}});
+                {{"companion_mesh", "The meshes of the companion solves.", companion_.meshDescription},
+                 {"companion_time", "How the companion solves coarsened the time step (empty: not at all).",
+                  companion_.timeDescription},
+                 {"time_error_not_estimated", "Why a time error is not in the estimate (empty: it is).",
+                  companion_.timeUnrefined},
+                 {"unavailable", "Why there is no estimate (empty: there is one).", companion_.unavailable},
+                 {"rtol", "accuracy.rtol, the relative tolerance of the certification.",
+                  formatNumber(case_.accuracy.rtol, "%.17g")}});
   if (!eps_.empty())
-    h5.writeTable("hockey_stick_accuracy", kProfileColumns, profileRows_,
-                  {{"companion_mesh", companion_.meshDescription}, {"unavailable", companion_.unavailable}});
+    h5.writeTable("hockey_stick_accuracy", profileColumns(), profileRows_,
+                  {{"companion_mesh", "The meshes of the companion solves.", companion_.meshDescription},
+                   {"unavailable", "Why there is no estimate (empty: there is one).", companion_.unavailable}});
 }
 
 void AccuracyOutput::close() {

@@ -12,6 +12,7 @@
 #include "app/Case.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/RunObserver.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 
 namespace fpdp::app {
@@ -58,7 +59,7 @@ private:
   CompanionValues companion_;
   double largestRatio_;
   std::vector<std::string> names_;  // kl, tv, renyi_<label>...
-  std::vector<std::string> columns_;
+  std::vector<io::Column> columns_;
   std::vector<std::vector<double>> rows_;
   std::vector<NumberAccuracy> last_;
   std::optional<io::CsvTable> csv_;

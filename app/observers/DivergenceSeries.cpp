@@ -4,16 +4,36 @@
 #include <cmath>
 
 #include "app/observers/FunctionalsOutput.hpp"
+#include "app/observers/StepColumns.hpp"
 
 namespace fpdp::app {
 
-std::vector<std::string> divergenceColumns(const Case& c, bool constrained) {
-  std::vector<std::string> columns{"step", "t", "mass_p", "mass_q", "kl", "tv"};
-  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
-  columns.insert(columns.end(), {"min_p", "min_q", "negative_cells_p", "negative_cells_q"});
+std::vector<io::Column> divergenceTable(const Case& c, bool constrained) {
+  namespace u = io::units;
+  std::vector<io::Column> columns{
+      outputStepColumn(),
+      outputTimeColumn(),
+      io::real("mass_p", u::kOne, "The total mass of p (1 at the start, conserved to round-off)."),
+      io::real("mass_q", u::kOne, "The total mass of q (1 at the start, conserved to round-off)."),
+      io::real("kl", u::kNats, "The Kullback-Leibler divergence KL(p || q)."),
+      io::real("tv", u::kOne, "The total variation distance (1/2) int |p - q|.")};
+  for (auto& column : renyiColumns(c.divergence.orders, "(p || q)")) columns.push_back(std::move(column));
+  const std::string density = u::density(c.mesh.dim);
+  columns.insert(columns.end(),
+                 {io::real("min_p", density, "The smallest cell value of p."),
+                  io::real("min_q", density, "The smallest cell value of q."),
+                  io::integer("negative_cells_p", u::kCells, "The number of cells where p is negative."),
+                  io::integer("negative_cells_q", u::kCells, "The number of cells where q is negative.")});
   // Projected noisy GD: the boundary bins' masses (part of mass_p, mass_q; in every divergence as singular masses).
-  if (constrained) columns.insert(columns.end(), {"boundary_mass_p", "boundary_mass_q"});
+  if (constrained)
+    columns.insert(columns.end(),
+                   {io::real("boundary_mass_p", u::kOne, "The mass of p in the boundary bins of the constraint set."),
+                    io::real("boundary_mass_q", u::kOne, "The mass of q in the boundary bins of the constraint set.")});
   return columns;
+}
+
+std::vector<std::string> divergenceColumns(const Case& c, bool constrained) {
+  return io::columnNames(divergenceTable(c, constrained));
 }
 
 std::vector<double> divergenceRow(long step, double t, const solver::DivergenceValues& v, bool constrained) {
@@ -25,9 +45,10 @@ std::vector<double> divergenceRow(long step, double t, const solver::DivergenceV
   return row;
 }
 
-DivergenceSeries::DivergenceSeries(const std::string& directory, bool writer, std::vector<std::string> columns,
+DivergenceSeries::DivergenceSeries(const std::string& directory, bool writer, std::vector<io::Column> columns,
                                    std::size_t orders)
-    : columns_(std::move(columns)), minDensity_(INFINITY), worstBoundaryShare_(orders, 0.0) {
+    : table_(std::move(columns)), columns_(io::columnNames(table_)), minDensity_(INFINITY),
+      worstBoundaryShare_(orders, 0.0) {
   if (writer) csv_.emplace(directory + "/divergence.csv", columns_);
 }
 
@@ -71,7 +92,7 @@ void DivergenceSeries::restoreRows(const io::CheckpointData& ck, std::size_t out
   worstBoundaryShare_ = ck.array("/run/worst_boundary_share", worstBoundaryShare_.size());
 }
 
-void DivergenceSeries::writeHdf5(io::Hdf5Output& h5) { h5.writeSeries(columns_, rows_); }
+void DivergenceSeries::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("series", table_, rows_); }
 
 void DivergenceSeries::close() { csv_.reset(); }
 

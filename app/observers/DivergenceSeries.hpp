@@ -8,11 +8,14 @@
 
 #include "app/Case.hpp"
 #include "app/run/RunObserver.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 
 namespace fpdp::app {
 
-/// The column names of divergence.csv (`constrained`: projected noisy GD, with the boundary bins' masses).
+/// The columns of divergence.csv and /series (`constrained`: projected noisy GD, with the boundary bins' masses).
+std::vector<io::Column> divergenceTable(const Case& c, bool constrained);
+/// Their names: divergence.csv's header.
 std::vector<std::string> divergenceColumns(const Case& c, bool constrained);
 /// divergence.csv's row of one output step, in divergenceColumns' order.
 std::vector<double> divergenceRow(long step, double t, const solver::DivergenceValues& v, bool constrained);
@@ -20,7 +23,7 @@ std::vector<double> divergenceRow(long step, double t, const solver::DivergenceV
 class DivergenceSeries final : public RunObserver {
 public:
   /// Rank 0 (`writer`) writes DIR/divergence.csv.
-  DivergenceSeries(const std::string& directory, bool writer, std::vector<std::string> columns, std::size_t orders);
+  DivergenceSeries(const std::string& directory, bool writer, std::vector<io::Column> columns, std::size_t orders);
 
   void observe(const OutputStep& s) override;
   void saveState(io::CheckpointData& ck) const override;
@@ -39,6 +42,7 @@ public:
   const std::vector<double>& worstBoundaryShare() const { return worstBoundaryShare_; }
 
 private:
+  std::vector<io::Column> table_;
   std::vector<std::string> columns_;
   std::vector<std::vector<double>> rows_;
   std::optional<io::CsvTable> csv_;

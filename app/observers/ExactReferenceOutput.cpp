@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "app/observers/StepColumns.hpp"
 #include "io/NumberText.hpp"
 #include "models/GaussianFunctionals.hpp"
 
@@ -17,26 +18,34 @@ double relativeError(double computed, double exact) {
 
 ExactReferenceOutput::ExactReferenceOutput(const std::string& directory, bool writer, const Case& c,
                                            const ExactOracle& oracle)
-    : oracle_(oracle) {
-  std::vector<std::string> columns{"step", "t", "l1_error_p", "l1_error_q", "kl_exact", "kl_rel_error",
-                                   "tv_exact", "tv_rel_error"};
+    : oracle_(oracle), writer_(writer) {
+  namespace u = io::units;
+  const auto exactAndError = [&](const std::string& stem, const std::string& unit, const std::string& what) {
+    columns_.push_back(io::real(stem + "_exact", unit, "The exact " + what + " of the two Gaussian laws."));
+    columns_.push_back(io::real(stem + "_rel_error", u::kOne,
+                                "The relative error (computed - exact)/exact of the computed " + what + "."));
+  };
+  columns_ = {outputStepColumn(), outputTimeColumn(),
+              io::real("l1_error_p", u::kOne, "The L1 distance of the computed p from the exact cell averages."),
+              io::real("l1_error_q", u::kOne, "The L1 distance of the computed q from the exact cell averages.")};
+  exactAndError("kl", u::kNats, "KL(p || q)");
+  exactAndError("tv", u::kOne, "total variation distance");
   for (const auto& o : c.divergence.orders) {
     orders_.push_back(o.alpha);
-    columns.push_back("renyi_" + o.label + "_exact");
-    columns.push_back("renyi_" + o.label + "_rel_error");
+    exactAndError("renyi_" + o.label, u::kNats, "R_" + o.label + "(p || q)");
   }
   for (double delta : c.privacy.deltaGrid) {
     deltas_.push_back(delta);
-    columns.push_back("eps_exact_delta_" + io::shortestText(delta) + "_exact");
-    columns.push_back("eps_exact_delta_" + io::shortestText(delta) + "_rel_error");
+    exactAndError("eps_exact_delta_" + io::shortestText(delta), u::kNats,
+                  "eps at delta = " + io::shortestText(delta) + " (the larger direction)");
   }
-  if (writer) csv_.emplace(directory + "/exact.csv", columns);
+  if (writer) csv_.emplace(directory + "/exact.csv", io::columnNames(columns_));
 }
 
 void ExactReferenceOutput::observe(const OutputStep& s) {
   const auto err = oracle_.errors(s.u, s.step, s.t);
   lastErrors_ = err;
-  if (!csv_) return;
+  if (!writer_) return;
   const double klExact = oracle_.kl(s.step, s.t);
   std::vector<double> row{static_cast<double>(s.step), s.t, err.l1P, err.l1Q, klExact,
                           relativeError(s.values.kl, klExact)};
@@ -63,11 +72,20 @@ void ExactReferenceOutput::observe(const OutputStep& s) {
     row.push_back(relativeError(computed, exact));
   }
   csv_->addRow(row);
+  rows_.push_back(std::move(row));
 }
 
-void ExactReferenceOutput::restoreState(const io::CheckpointData&, const RestoredStep& at) {
-  lastErrors_ = oracle_.errors(at.u, at.step, at.t);
+void ExactReferenceOutput::saveState(io::CheckpointData& ck) const {
+  ck.putTable("/exact/rows", rows_, columns_.size());
 }
+
+void ExactReferenceOutput::restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
+  lastErrors_ = oracle_.errors(at.u, at.step, at.t);
+  // Rank 0's rows (the checkpoint is rank 0's); read on every rank, so that a bad checkpoint fails on all alike.
+  rows_ = ck.table("/exact/rows", columns_.size(), at.outputSteps);
+}
+
+void ExactReferenceOutput::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("exact", columns_, rows_); }
 
 void ExactReferenceOutput::close() { csv_.reset(); }
 

@@ -26,6 +26,7 @@ private:
   const solver::NoisyGradientDescent* gd_;
   meshes::VecHandle p_, q_;
   ParaViewOutput paraview_;
+  io::Column pInfo_, qInfo_, boundaryP_, boundaryQ_;  // what the datasets of /fields/step_NNNNNNNN/ mean
 };
 
 }  // namespace fpdp::app

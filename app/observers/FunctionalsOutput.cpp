@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
+
+#include "app/observers/StepColumns.hpp"
 
 namespace fpdp::app {
 
@@ -14,15 +17,27 @@ double renyiStatusCode(solver::RenyiStatus s) {
   }
 }
 
+std::string renyiStatusCodes() {
+  std::vector<std::string> names(4);
+  for (auto s : {solver::RenyiStatus::Finite, solver::RenyiStatus::InfiniteDetected,
+                 solver::RenyiStatus::TruncatedSuspect, solver::RenyiStatus::NoiseSuspect})
+    names.at(static_cast<std::size_t>(renyiStatusCode(s))) = solver::renyiStatusName(s);
+  return io::codeTable(names);
+}
+
 double writtenRenyi(double value, solver::RenyiStatus s) {
   return s == solver::RenyiStatus::InfiniteDetected ? HUGE_VAL : value;
 }
 
-std::vector<std::string> renyiColumnNames(const std::vector<RenyiOrder>& orders) {
-  std::vector<std::string> names;
-  for (const auto& o : orders) names.push_back("renyi_" + o.label);
-  for (const auto& o : orders) names.push_back("status_renyi_" + o.label);
-  return names;
+std::vector<io::Column> renyiColumns(const std::vector<RenyiOrder>& orders, const std::string& what) {
+  std::vector<io::Column> columns;
+  for (const auto& o : orders)
+    columns.push_back(io::real("renyi_" + o.label, io::units::kNats,
+                               "The Renyi divergence R_" + o.label + what + " (inf where it diverges)."));
+  for (const auto& o : orders)
+    columns.push_back(io::status("status_renyi_" + o.label, "How far renyi_" + o.label + " can be trusted.",
+                                 renyiStatusCodes()));
+  return columns;
 }
 
 void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues& v) {
@@ -30,18 +45,72 @@ void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues
   for (std::size_t k = 0; k < v.renyi.size(); ++k) row.push_back(renyiStatusCode(v.renyiStatus[k]));
 }
 
+const std::vector<io::Column>& FunctionalsOutput::renyiTable() {
+  namespace u = io::units;
+  static const std::vector<io::Column> columns{
+      outputStepColumn(),
+      outputTimeColumn(),
+      io::real("alpha", u::kOne, "The Renyi order."),
+      io::real("renyi", u::kNats, "The Renyi divergence R_alpha(p || q) (inf where it diverges)."),
+      io::real("renyi_on_box", u::kNats, "The box quadrature of R_alpha(p || q), also where renyi is inf."),
+      io::status("status", "How far renyi can be trusted.", renyiStatusCodes()),
+      io::real("d_renyi_d_alpha", u::kNats, "The derivative d R_alpha/d alpha of the quadrature."),
+      io::real("e_alpha_minus_one", u::kOne, "E_alpha - 1 with E_alpha = int p^alpha q^(1-alpha)."),
+      io::real("log_e_alpha", u::kNats, "log E_alpha = (alpha - 1) R_alpha."),
+      io::real("renyi_information", u::kPerParameterSquared,
+               "The Renyi information I_alpha = E_q[r^alpha |grad log r|^2], r = p/q."),
+      io::real("information_ratio", u::kPerParameterSquared, "I_alpha / E_alpha."),
+      io::real("renyi_information_sigma", u::kPerTime,
+               "The Renyi information with the noise covariance, E_q[r^alpha (grad log r)^T Sigma grad log r]."),
+      io::real("information_ratio_sigma", u::kPerTime, "renyi_information_sigma / E_alpha."),
+      io::real("renyi_reverse", u::kNats, "The Renyi divergence R_alpha(q || p) of the reverse direction."),
+      io::status("status_reverse", "How far renyi_reverse can be trusted.", renyiStatusCodes())};
+  return columns;
+}
+
+const io::Column& FunctionalsOutput::renyiColumn(const std::string& name) {
+  for (const auto& c : renyiTable())
+    if (c.name == name) return c;
+  throw std::logic_error("FunctionalsOutput: no renyi.csv column " + name);
+}
+
+const std::vector<io::Column>& FunctionalsOutput::hockeyTable() {
+  namespace u = io::units;
+  static const std::vector<io::Column> columns{
+      outputStepColumn(), outputTimeColumn(), io::real("eps", u::kNats, "The eps of the hockey-stick grid."),
+      io::real("delta_pq", u::kOne, "The hockey-stick divergence int max(p - e^eps q, 0)."),
+      io::real("delta_qp", u::kOne, "The hockey-stick divergence int max(q - e^eps p, 0).")};
+  return columns;
+}
+
+const io::Column& FunctionalsOutput::hockeyColumn(const std::string& name) {
+  for (const auto& c : hockeyTable())
+    if (c.name == name) return c;
+  throw std::logic_error("FunctionalsOutput: no hockey_stick.csv column " + name);
+}
+
+io::Column FunctionalsOutput::privacyLossColumn(const std::string& name) {
+  namespace u = io::units;
+  // The arrays of /privacy_loss come in pairs: _p for L = log(p/q)(Theta), Theta ~ p; _q for log(q/p), Theta ~ q.
+  const bool p = name.size() > 2 && name.compare(name.size() - 2, 2, "_p") == 0;
+  const std::string law = p ? "log(p/q)(Theta), Theta ~ p" : "log(q/p)(Theta), Theta ~ q";
+  const std::string stem = name.substr(0, name.size() - 2);
+  if (stem == "lower") return io::real(name, u::kNats, "The lower end of the histogram range of " + law + ".");
+  if (stem == "upper") return io::real(name, u::kNats, "The upper end of the histogram range of " + law + ".");
+  if (stem == "mass") return io::real(name, u::kOne, "The probability of each histogram bin of " + law + ".");
+  if (stem == "mass_infinity") return io::real(name, u::kOne, "The probability that " + law + " is +inf.");
+  if (stem == "clamped_mass")
+    return io::real(name, u::kOne, "The probability of the values of " + law + " beyond the range, in the end bins.");
+  throw std::logic_error("FunctionalsOutput: no /privacy_loss array " + name);
+}
+
 FunctionalsOutput::FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders,
                                      std::vector<double> eps, int privacyLossBins)
     : orders_(std::move(orders)), eps_(std::move(eps)), bins_(privacyLossBins) {
   if (rank != 0) return;
-  renyiCsv_.emplace(directory + "/renyi.csv",
-                    std::vector<std::string>{"step", "t", "alpha", "renyi", "renyi_on_box", "status", "d_renyi_d_alpha",
-                                             "e_alpha_minus_one", "log_e_alpha", "renyi_information",
-                                             "information_ratio", "renyi_information_sigma", "information_ratio_sigma",
-                                             "renyi_reverse", "status_reverse"});
+  renyiCsv_.emplace(directory + "/renyi.csv", io::columnNames(renyiTable()));
   if (!eps_.empty())
-    hockeyCsv_.emplace(directory + "/hockey_stick.csv",
-                       std::vector<std::string>{"step", "t", "eps", "delta_pq", "delta_qp"});
+    hockeyCsv_.emplace(directory + "/hockey_stick.csv", io::columnNames(hockeyTable()));
 }
 
 FunctionalsOutput::Series& FunctionalsOutput::series(std::vector<Series>& list, const std::string& name) {
@@ -68,10 +137,9 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
                                   reverse ? writtenRenyi(v.reverse.renyi[k], v.reverse.renyiStatus[k]) : nan,
                                   reverse ? renyiStatusCode(v.reverse.renyiStatus[k]) : nan};
     if (renyiCsv_) renyiCsv_->addRow(row);
-    const char* names[] = {"renyi", "renyi_on_box", "status", "d_renyi_d_alpha", "e_alpha_minus_one", "log_e_alpha",
-                           "renyi_information", "information_ratio", "renyi_information_sigma",
-                           "information_ratio_sigma", "renyi_reverse", "status_reverse"};
-    for (int c = 0; c < 12; ++c) series(perOrder_, names[c]).values.push_back(row[3 + c]);
+    // /renyi: the columns from `renyi` on, as [step, order] arrays.
+    const auto& table = renyiTable();
+    for (std::size_t c = 3; c < table.size(); ++c) series(perOrder_, table[c].name).values.push_back(row[c]);
   }
   series(perStep_, "information_excluded_mass_p").values.push_back(v.informationExcludedMassP);
   for (std::size_t k = 0; k < eps_.size(); ++k) {
@@ -93,22 +161,32 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
 }
 
 void FunctionalsOutput::writeHdf5(io::Hdf5Output& h5) {
+  namespace u = io::units;
   const auto S = static_cast<unsigned long long>(steps_.size());
-  std::vector<io::Hdf5Output::Array> renyi{{"step", {S}, steps_}, {"t", {S}, times_}, {"alpha", {orders_.size()}, orders_}};
-  for (const auto& s : perOrder_) renyi.push_back({s.name, {S, orders_.size()}, s.values});
+  const io::Column step = outputStepColumn(), t = outputTimeColumn();
+  std::vector<io::Hdf5Output::Array> renyi{
+      {step, {S}, steps_}, {t, {S}, times_}, {renyiColumn("alpha"), {orders_.size()}, orders_}};
+  for (const auto& s : perOrder_) renyi.push_back({renyiColumn(s.name), {S, orders_.size()}, s.values});
   for (const auto& s : perStep_)
-    if (s.name == "information_excluded_mass_p") renyi.push_back({s.name, {S}, s.values});
+    if (s.name == "information_excluded_mass_p")
+      renyi.push_back({io::real(s.name, u::kOne,
+                                "The p-mass of the cells whose gradient stencil meets p <= 0 or q <= 0 (left out of "
+                                "I_alpha)."),
+                       {S},
+                       s.values});
   h5.writeArrays("renyi", renyi);
   if (!eps_.empty()) {
-    std::vector<io::Hdf5Output::Array> hs{{"step", {S}, steps_}, {"t", {S}, times_}, {"eps", {eps_.size()}, eps_}};
-    for (const auto& s : perEps_) hs.push_back({s.name, {S, eps_.size()}, s.values});
+    std::vector<io::Hdf5Output::Array> hs{
+        {step, {S}, steps_}, {t, {S}, times_}, {hockeyColumn("eps"), {eps_.size()}, eps_}};
+    for (const auto& s : perEps_) hs.push_back({hockeyColumn(s.name), {S, eps_.size()}, s.values});
     h5.writeArrays("hockey_stick", hs);
   }
   if (bins_ > 0) {
-    std::vector<io::Hdf5Output::Array> pl{{"step", {S}, steps_}, {"t", {S}, times_}};
+    std::vector<io::Hdf5Output::Array> pl{{step, {S}, steps_}, {t, {S}, times_}};
     for (const auto& s : perStep_)
-      if (s.name != "information_excluded_mass_p") pl.push_back({s.name, {S}, s.values});
-    for (const auto& s : perBin_) pl.push_back({s.name, {S, static_cast<unsigned long long>(bins_)}, s.values});
+      if (s.name != "information_excluded_mass_p") pl.push_back({privacyLossColumn(s.name), {S}, s.values});
+    for (const auto& s : perBin_)
+      pl.push_back({privacyLossColumn(s.name), {S, static_cast<unsigned long long>(bins_)}, s.values});
     h5.writeArrays("privacy_loss", pl);
   }
 }

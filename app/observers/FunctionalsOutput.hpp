@@ -37,6 +37,14 @@ public:
   }
 
 private:
+  /// renyi.csv's columns, and the arrays of /renyi from `renyi` on.
+  static const std::vector<io::Column>& renyiTable();
+  static const io::Column& renyiColumn(const std::string& name);
+  /// hockey_stick.csv's columns, and the arrays of /hockey_stick.
+  static const std::vector<io::Column>& hockeyTable();
+  static const io::Column& hockeyColumn(const std::string& name);
+  /// The arrays of /privacy_loss (no CSV file).
+  static io::Column privacyLossColumn(const std::string& name);
   std::vector<double> orders_, eps_;
   int bins_;
   std::optional<io::CsvTable> renyiCsv_, hockeyCsv_;
@@ -52,6 +60,8 @@ private:
 
 /// renyi.csv's status code: 0 finite, 1 infinite_detected, 2 truncated_suspect, 3 noise_suspect.
 double renyiStatusCode(solver::RenyiStatus s);
+/// The code table of those codes (the `status_codes` attribute in fpdp.h5), named by solver::renyiStatusName.
+std::string renyiStatusCodes();
 
 /// The one mapping (computed R_alpha, status) -> the value written, wherever R_alpha is written (divergence.csv,
 /// renyi.csv, fpdp.h5, the summary): +inf for infinite_detected (MATH.md §3: the integral diverges, whatever the box
@@ -60,8 +70,8 @@ double renyiStatusCode(solver::RenyiStatus s);
 double writtenRenyi(double value, solver::RenyiStatus s);
 /// divergence.csv's R_alpha columns (docs/output.md): renyi_<label> for each order, then status_renyi_<label> for
 /// each order (renyiStatusCode). The status columns do not start with "renyi_": readers select the orders by that
-/// prefix.
-std::vector<std::string> renyiColumnNames(const std::vector<RenyiOrder>& orders);
+/// prefix. `what`: the pair they are of, for the descriptions ("(p || q)", "(p_s || p'_s) of the tracing pair").
+std::vector<io::Column> renyiColumns(const std::vector<RenyiOrder>& orders, const std::string& what);
 /// Appends the values of those columns for one output step to a divergence.csv row.
 void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues& v);
 

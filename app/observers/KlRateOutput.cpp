@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <Eigen/Eigenvalues>
 
+#include "app/observers/StepColumns.hpp"
 #include "io/CsvTable.hpp"
 #include "models/PrivacyBounds.hpp"
 
@@ -38,14 +40,34 @@ void KlRateOutput::restoreState(const io::CheckpointData& ck, const RestoredStep
     rows_.push_back({static_cast<long>(r[0]), r[1], r[2], r[3], r[4], r[5], {r[6], r[7], r[8]}});
 }
 
-void KlRateOutput::writeHdf5(io::Hdf5Output&) {
-  if (!writer_) return;
+const std::vector<io::Column>& KlRateOutput::columns() {
+  namespace u = io::units;
+  static const std::vector<io::Column> columns{
+      outputStepColumn(),
+      outputTimeColumn(),
+      io::real("kl", u::kNats, "The computed KL(p || q)."),
+      io::real("dkl_dt_identity", u::kNatsPerTime, "d KL/dt from the rate identity by quadrature."),
+      io::real("dkl_dt_finite_difference", u::kNatsPerTime,
+               "d KL/dt as the central difference of the computed KL (NaN at the ends)."),
+      io::real("kl_bound_integrated", u::kNats, "The integrated Young bound on KL."),
+      io::real("bound_to_kl", u::kOne, "kl_bound_integrated / kl."),
+      io::real("kl_bound_crude", u::kNats,
+               "The bound t sup|b - b'|^2 / (4 lambda_min(Sigma)) (NaN unless Sigma = Sigma')."),
+      io::real("tv", u::kOne, "The total variation distance."),
+      io::real("tv_pinsker_bound", u::kOne, "Pinsker's bound sqrt(KL/2) on TV."),
+      io::real("gap_sq_x", u::kDriftSquared, "E_p[(b - b')_x^2], the squared drift difference along x."),
+      io::real("gap_sq_y", u::kDriftSquared, "E_p[(b - b')_y^2], the squared drift difference along y (0 if d < 2)."),
+      io::real("gap_sq_z", u::kDriftSquared, "E_p[(b - b')_z^2], the squared drift difference along z (0 if d < 3).")};
+  return columns;
+}
+
+void KlRateOutput::writeHdf5(io::Hdf5Output& h5) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const bool equalNoise = (sigma_ - sigmaPrime_).norm() == 0.0;
   const double lambdaMin = Eigen::SelfAdjointEigenSolver<models::Matrix>(sigma_).eigenvalues().minCoeff();
-  io::CsvTable table(directory_ + "/kl_rate.csv",
-                     {"step", "t", "kl", "dkl_dt_identity", "dkl_dt_finite_difference", "kl_bound_integrated",
-                      "bound_to_kl", "kl_bound_crude", "tv", "tv_pinsker_bound", "gap_sq_x", "gap_sq_y", "gap_sq_z"});
+  std::optional<io::CsvTable> csv;
+  if (writer_) csv.emplace(directory_ + "/kl_rate.csv", io::columnNames(columns()));
+  std::vector<std::vector<double>> table;
   double integral = 0.0;
   for (std::size_t n = 0; n < rows_.size(); ++n) {
     const auto& r = rows_[n];
@@ -55,9 +77,12 @@ void KlRateOutput::writeHdf5(io::Hdf5Output&) {
                           : kNaN;
     const double bound = rows_.front().kl + integral;
     const double crude = equalNoise ? models::klBoundSameNoise(gradientGap_, lambdaMin, r.t) : kNaN;
-    table.addRow({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound, r.kl > 0 ? bound / r.kl : kNaN,
-                  crude, r.tv, std::sqrt(0.5 * r.kl), r.gapSquared[0], r.gapSquared[1], r.gapSquared[2]});
+    table.push_back({static_cast<double>(r.step), r.t, r.kl, r.identity, fd, bound, r.kl > 0 ? bound / r.kl : kNaN,
+                     crude, r.tv, std::sqrt(0.5 * r.kl), r.gapSquared[0], r.gapSquared[1], r.gapSquared[2]});
+    if (csv) csv->addRow(table.back());
   }
+  csv.reset();
+  h5.writeTable("kl_rate", columns(), table);  // collective
 }
 
 }  // namespace fpdp::app

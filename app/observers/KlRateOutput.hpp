@@ -2,7 +2,8 @@
 // kl_rate.csv (Langevin runs; MATH.md §4): at every output step the rate of KL both ways — by the identity, by
 // quadrature, and as the central difference of the computed KL between neighbouring output steps — the integrated
 // Young bound KL_0 + int (1/4) E_p|...|^2 (trapezoid over the output times) with its ratio to the computed KL, and
-// with Sigma = Sigma' the crude bound t sup|b - b'|^2 / (4 lambda_min(Sigma)); TV beside Pinsker's bound.
+// with Sigma = Sigma' the crude bound t sup|b - b'|^2 / (4 lambda_min(Sigma)); TV beside Pinsker's bound. The same
+// table is the group /kl_rate of fpdp.h5.
 #include <array>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "app/Case.hpp"
 #include "app/run/RunObserver.hpp"
+#include "io/Column.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "solver/functionals/KlRate.hpp"
 #include "solver/noisygd/NoisyGradientDescent.hpp"
@@ -26,9 +28,12 @@ public:
   void observe(const OutputStep& s) override;
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override;
+  /// Writes kl_rate.csv (rank 0) and the same table as /kl_rate of fpdp.h5 (collective).
   void writeHdf5(io::Hdf5Output& h5) override;
 
 private:
+  /// The columns of kl_rate.csv and /kl_rate.
+  static const std::vector<io::Column>& columns();
   struct Row {
     long step;
     double t, kl, identity, boundIntegrand, tv;

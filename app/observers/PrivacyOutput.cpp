@@ -3,6 +3,7 @@
 #include "app/observers/PrivacyOutput.hpp"
 
 #include "app/NumberFormat.hpp"
+#include "app/observers/StepColumns.hpp"
 
 #include <sys/wait.h>
 
@@ -47,20 +48,45 @@ bool skippedByConversions(solver::RenyiStatus s) {
   return s != solver::RenyiStatus::Finite && s != solver::RenyiStatus::InfiniteDetected;
 }
 
+std::string gapText(models::GapKind kind) {
+  return kind == models::GapKind::Measured ? "the measured gradient gap" : "the gradient gap S_g/n";
+}
+
 /// The columns of epsilon.csv: the eps_exact columns only where the run finds eps(delta) by root-finding
 /// (observe() at the first output step, and restoreState() for a continued run).
-std::vector<std::string> epsilonColumns(bool exactColumn) {
-  std::vector<std::string> columns{"step", "t", "delta"};
-  if (exactColumn) columns.insert(columns.end(), {"eps_exact", "eps_exact_pq", "eps_exact_qp", "eps_exact_status"});
-  columns.insert(columns.end(), {"eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order",
-                                 "eps_rdp_mironov_pq", "eps_rdp_mironov_qp", "eps_rdp_cks_pq", "eps_rdp_cks_qp"});
+std::vector<io::Column> epsilonColumns(bool exactColumn) {
+  namespace u = io::units;
+  std::vector<io::Column> columns{outputStepColumn(), outputTimeColumn(),
+                                  io::real("delta", u::kOne, "The delta of privacy.delta_grid.")};
+  if (exactColumn)
+    columns.insert(columns.end(),
+                   {io::real("eps_exact", u::kNats, "The smallest eps at this delta for the pair (larger direction)."),
+                    io::real("eps_exact_pq", u::kNats, "The smallest eps with int max(p - e^eps q, 0) <= delta."),
+                    io::real("eps_exact_qp", u::kNats, "The smallest eps with int max(q - e^eps p, 0) <= delta."),
+                    io::status("eps_exact_status", "How eps_exact was found.", exactEpsilonStatusCodes())});
+  const auto conversion = [](const std::string& name, const std::string& whose) {
+    return io::real(name, u::kNats, "eps from " + whose + ".");
+  };
+  columns.insert(columns.end(),
+                 {conversion("eps_rdp_mironov", "Mironov's conversion of the computed R_alpha, the larger direction"),
+                  io::real("eps_rdp_mironov_order", u::kOne, "The order that minimises eps_rdp_mironov."),
+                  conversion("eps_rdp_cks", "the CKS conversion of the computed R_alpha, the larger direction"),
+                  io::real("eps_rdp_cks_order", u::kOne, "The order that minimises eps_rdp_cks."),
+                  conversion("eps_rdp_mironov_pq", "Mironov's conversion of R_alpha(p || q)"),
+                  conversion("eps_rdp_mironov_qp", "Mironov's conversion of R_alpha(q || p)"),
+                  conversion("eps_rdp_cks_pq", "the CKS conversion of R_alpha(p || q)"),
+                  conversion("eps_rdp_cks_qp", "the CKS conversion of R_alpha(q || p)")});
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds) {
-      columns.push_back("eps_" + stem(item, kind) + "_mironov");
-      columns.push_back("eps_" + stem(item, kind) + "_cks");
+      const std::string bound = "bound " + std::to_string(item) + " (" + models::PrivacyBounds::info(item).name +
+                                ") on R_alpha with " + gapText(kind);
+      columns.push_back(conversion("eps_" + stem(item, kind) + "_mironov", "Mironov's conversion of " + bound));
+      columns.push_back(conversion("eps_" + stem(item, kind) + "_cks", "the CKS conversion of " + bound));
     }
   // The accountants' baseline: every iterate released, exact Gaussian composition (models/GaussianComposition.hpp).
-  columns.insert(columns.end(), {"eps_composition", "composition_mu"});
+  columns.insert(columns.end(),
+                 {conversion("eps_composition", "the exact composition of the Gaussian mechanisms of every iterate"),
+                  io::real("composition_mu", u::kOne, "The mu of the mu-GDP composition behind eps_composition.")});
   return columns;
 }
 constexpr std::size_t kExactColumns = 4;  // eps_exact, _pq, _qp, _status
@@ -75,6 +101,13 @@ std::vector<double> usableRenyi(const std::vector<double>& renyi, const std::vec
 }
 
 }  // namespace
+
+std::string exactEpsilonStatusCodes() {
+  std::vector<std::string> names;
+  for (int code = 0; code <= static_cast<int>(models::ExactEpsilonStatus::NoiseLimited); ++code)
+    names.push_back(models::exactEpsilonStatusName(static_cast<models::ExactEpsilonStatus>(code)));
+  return io::codeTable(names);
+}
 
 const solver::ExactEpsilonAtDelta* exactEpsilonAt(const solver::DivergenceValues& v, double delta) {
   for (const auto& e : v.exactEpsilon)
@@ -122,13 +155,21 @@ PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const 
     : case_(c), bounds_(std::move(problem)), directory_(directory), writer_(writer) {
   setUpComposition();
   for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
-  boundColumns_ = {"step", "t"};
+  namespace u = io::units;
+  boundColumns_ = {outputStepColumn(), outputTimeColumn()};
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds)
-      for (const auto& o : c.divergence.orders) boundColumns_.push_back(stem(item, kind) + "_renyi_" + o.label);
+      for (const auto& o : c.divergence.orders)
+        boundColumns_.push_back(io::real(stem(item, kind) + "_renyi_" + o.label, u::kNats,
+                                         "Bound " + std::to_string(item) + " (" +
+                                             models::PrivacyBounds::info(item).name + ") on R_" + o.label +
+                                             " with " + gapText(kind) + " (NaN where it does not apply)."));
   for (auto kind : kKinds) {
-    boundColumns_.push_back(stem(9, kind) + "_kl");
-    boundColumns_.push_back(stem(9, kind) + "_tv");
+    boundColumns_.push_back(io::real(stem(9, kind) + "_kl", u::kNats,
+                                     "Bound 9 on KL with " + gapText(kind) + " (NaN where it does not apply)."));
+    boundColumns_.push_back(io::real(stem(9, kind) + "_tv", u::kOne,
+                                     "Pinsker's bound on TV from bound 9 with " + gapText(kind) +
+                                         " (NaN where it does not apply)."));
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& info : models::PrivacyBounds::catalogue())
@@ -141,7 +182,7 @@ PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const 
   applicabilityText_ = io::textCsv(
       {"item", "label", "name", "gap", "applies", "reason_or_qualification", "source", "assumptions"}, rows);
   if (writer_) {
-    boundsCsv_.emplace(directory + "/bounds.csv", boundColumns_);
+    boundsCsv_.emplace(directory + "/bounds.csv", io::columnNames(boundColumns_));
     std::ofstream out(directory + "/bound_applicability.csv");
     out << applicabilityText_;
     if (!out) throw std::runtime_error("cannot write '" + directory + "/bound_applicability.csv'");
@@ -169,7 +210,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   if (!epsilonOpened_) {
     exactColumn_ = !v.exactEpsilon.empty();
     epsilonColumns_ = epsilonColumns(exactColumn_);
-    if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
+    if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", io::columnNames(epsilonColumns_));
     epsilonOpened_ = true;
   }
   std::vector<std::vector<double>> boundRenyi;  // per (item, kind): R_alpha on the order grid
@@ -230,15 +271,37 @@ void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double
   epsilonColumns_ = epsilonColumns(exactColumn_);
   epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
                           outputSteps * case_.privacy.deltaGrid.size());
-  if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", epsilonColumns_);
+  if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", io::columnNames(epsilonColumns_));
   lastStep_ = step;
   lastT_ = t;
   last_ = v;
 }
 
 void PrivacyOutput::writeHdf5(io::Hdf5Output& h5) {
-  h5.writeTable("bounds", boundColumns_, boundRows_, {{"applicability", applicabilityText_}});
-  if (epsilonOpened_) h5.writeTable("epsilon", epsilonColumns_, epsilonRows_);
+  h5.writeTable("bounds", boundColumns_, boundRows_,
+                {{"applicability", "The text of bound_applicability.csv: which bound applies, and why not.",
+                  applicabilityText_}});
+  if (!epsilonOpened_) return;
+  // /epsilon: the rows (output step, delta) as [output steps, deltas] arrays; step and t per output step, delta per
+  // delta of the grid (the same at every step).
+  const std::size_t D = case_.privacy.deltaGrid.size(), S = D ? epsilonRows_.size() / D : 0;
+  if (S * D != epsilonRows_.size()) throw std::logic_error("PrivacyOutput: epsilon rows are not output steps x deltas");
+  std::vector<io::Hdf5Output::Array> arrays;
+  for (std::size_t c = 0; c < epsilonColumns_.size(); ++c) {
+    const io::Column& column = epsilonColumns_[c];
+    io::Hdf5Output::Array a{column, {S, D}, {}};
+    if (column.name == "step" || column.name == "t") {
+      a.shape = {S};
+      for (std::size_t s = 0; s < S; ++s) a.values.push_back(epsilonRows_[s * D][c]);
+    } else if (column.name == "delta") {
+      a.shape = {D};
+      for (std::size_t j = 0; j < D; ++j) a.values.push_back(epsilonRows_[j][c]);
+    } else {
+      for (const auto& row : epsilonRows_) a.values.push_back(row[c]);
+    }
+    arrays.push_back(std::move(a));
+  }
+  h5.writeArrays("epsilon", arrays);
 }
 
 void PrivacyOutput::close() {

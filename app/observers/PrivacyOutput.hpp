@@ -21,6 +21,10 @@
 
 namespace fpdp::app {
 
+/// The code table of eps_exact_status and of the other statuses with the codes of models::ExactEpsilonStatus (the
+/// `status_codes` attribute in fpdp.h5), named by models::exactEpsilonStatusName.
+std::string exactEpsilonStatusCodes();
+
 /// The exact eps of the pair at `delta`, from the divergences' root-finding on delta(eps) (solver::DivergenceValues::
 /// exactEpsilon, FunctionalSettings::epsilonDeltas; MATH.md §7): null when the values carry none at that delta.
 const solver::ExactEpsilonAtDelta* exactEpsilonAt(const solver::DivergenceValues& v, double delta);
@@ -78,7 +82,7 @@ private:
   const Case& case_;
   models::PrivacyBounds bounds_;
   std::vector<double> orders_;
-  std::vector<std::string> boundColumns_, epsilonColumns_;
+  std::vector<io::Column> boundColumns_, epsilonColumns_;
   std::vector<std::vector<double>> boundRows_, epsilonRows_;  // NaN where a value does not exist
   std::optional<io::CsvTable> boundsCsv_, epsilonCsv_;
   std::string applicabilityText_;

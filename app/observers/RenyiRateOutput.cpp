@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
 #include <Eigen/Eigenvalues>
 
@@ -17,16 +18,54 @@ namespace fpdp::app {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const std::vector<std::string> kColumns{
-    // The contract of docs/output.md (read by fpdp validate): keep these first columns and their order.
-    "step", "s", "t", "alpha", "renyi", "rate_finite_difference", "rate_identity", "rate_abs_difference",
-    "lemma2_rhs_optimal_Sv", "lemma2_rhs_half_Sv", "lemma2_rhs_optimal_measured", "lemma2_rhs_half_measured",
-    "margin_optimal_measured", "sup_drift_gap", "Sv", "c_eff", "c_theory", "lsi_ratio", "status",
-    // Added after the contract's columns.
-    "rate_tolerance", "margin_optimal_Sv", "information_ratio", "information_ratio_sigma", "cross_term",
-    "excluded_share", "lsi_status"};
+// status and lsi_status: the names in code order.
+const std::vector<std::string> kStatusNames{"ok", "violation", "not_applicable"};
 
-double statusCode(const std::string& s) { return s == "ok" ? 0.0 : s == "violation" ? 1.0 : 2.0; }
+double statusCode(const std::string& s) {
+  const auto it = std::find(kStatusNames.begin(), kStatusNames.end(), s);
+  if (it == kStatusNames.end()) throw std::logic_error("RenyiRateOutput: no status " + s);
+  return static_cast<double>(it - kStatusNames.begin());
+}
+
+const std::vector<io::Column>& columns() {
+  namespace u = io::units;
+  static const std::vector<io::Column> columns{
+      // The contract of docs/output.md (read by fpdp validate): keep these first columns and their order.
+      io::integer("step", u::kSteps, "The output step (Langevin) or the noisy-GD step k."),
+      io::real("s", u::kTime, "The time within the noisy-GD step (0 for Langevin)."),
+      io::real("t", u::kTime, "The time of the row."),
+      io::real("alpha", u::kOne, "The Renyi order."),
+      io::real("renyi", u::kNats, "The computed R_alpha(p || q)."),
+      io::real("rate_finite_difference", u::kNatsPerTime, "d R_alpha/dt from neighbouring rows of the same order."),
+      io::real("rate_identity", u::kNatsPerTime, "d R_alpha/dt from the rate identity by quadrature."),
+      io::real("rate_abs_difference", u::kNatsPerTime, "abs(rate_identity - rate_finite_difference)."),
+      io::real("lemma2_rhs_optimal_Sv", u::kNatsPerTime,
+               "The right side of CYS Lemma 2 with the optimal gamma and S_v = S_g/n."),
+      io::real("lemma2_rhs_half_Sv", u::kNatsPerTime,
+               "The right side of CYS Lemma 2 with gamma = 1/2 and S_v = S_g/n."),
+      io::real("lemma2_rhs_optimal_measured", u::kNatsPerTime,
+               "The right side of CYS Lemma 2 with the optimal gamma and the measured gap."),
+      io::real("lemma2_rhs_half_measured", u::kNatsPerTime,
+               "The right side of CYS Lemma 2 with gamma = 1/2 and the measured gap."),
+      io::real("margin_optimal_measured", u::kNatsPerTime,
+               "lemma2_rhs_optimal_measured minus the larger of the two rate estimates."),
+      io::real("sup_drift_gap", u::kDrift, "The measured S_v: the largest drift difference over the cells with mass."),
+      io::real("Sv", u::kDrift, "S_g/n (NaN when unknown)."),
+      io::real("c_eff", u::kPerParameterSquared, "The effective LSI constant of CYS Lemma 3."),
+      io::real("c_theory", u::kPerParameterSquared,
+               "The LSI constant lambda/(2 sigma^2) of CYS Lemma 5 (NaN where it does not hold)."),
+      io::real("lsi_ratio", u::kOne, "c_eff / c_theory."),
+      io::status("status", "Whether the row satisfies CYS Lemma 2.", io::codeTable(kStatusNames)),
+      // Added after the contract's columns.
+      io::real("rate_tolerance", u::kNatsPerTime, "The estimate of the discretisation error of the rate."),
+      io::real("margin_optimal_Sv", u::kNatsPerTime, "lemma2_rhs_optimal_Sv minus the larger rate."),
+      io::real("information_ratio", u::kPerParameterSquared, "I_alpha / E_alpha."),
+      io::real("information_ratio_sigma", u::kPerTime, "I^Sigma_alpha / E_alpha."),
+      io::real("cross_term", u::kPerTime, "X = E_q[r^alpha <grad log r, g1 - g2>] / E_alpha."),
+      io::real("excluded_share", u::kOne, "The tilted share of the cells left out of I and X."),
+      io::status("lsi_status", "Whether c_eff is at least c_theory.", io::codeTable(kStatusNames))};
+  return columns;
+}
 
 std::string fmt(double v, const char* f = "%.4e") { return formatNumber(v, f); }
 }  // namespace
@@ -178,20 +217,24 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
     if (rank_ == 0) {
       std::vector<std::string> cells;
       for (std::size_t c = 0; c < values.size(); ++c) {
-        if (kColumns[c] == "status") cells.push_back(r.status);
-        else if (kColumns[c] == "lsi_status") cells.push_back(r.lsiStatus);
-        else if (kColumns[c] == "step") cells.push_back(std::to_string(r.step));
+        const std::string& name = columns()[c].name;
+        if (name == "status") cells.push_back(r.status);
+        else if (name == "lsi_status") cells.push_back(r.lsiStatus);
+        else if (name == "step") cells.push_back(std::to_string(r.step));
         else cells.push_back(io::CsvTable::format(values[c]));
       }
       text.push_back(std::move(cells));
     }
     numeric.push_back(std::move(values));
   }
-  if (rank_ == 0) std::ofstream(directory_ + "/renyi_rate.csv") << io::textCsv(kColumns, text);
-  h5.writeTable("renyi_rate", kColumns, numeric,
-                {{"status_codes", "status, lsi_status: 0 ok, 1 violation, 2 not_applicable"},
-                 {"identity_not_applicable", setup_.identityNotApplicable},
-                 {"c_theory_not_applicable", setup_.cTheoryNotApplicable}});
+  if (rank_ == 0) std::ofstream(directory_ + "/renyi_rate.csv") << io::textCsv(io::columnNames(columns()), text);
+  h5.writeTable("renyi_rate", columns(), numeric,
+                {{"status_codes", "The codes of status and lsi_status.",
+                  "status, lsi_status: " + io::codeTable(kStatusNames)},
+                 {"identity_not_applicable", "Why the rate identity does not apply (empty: it does).",
+                  setup_.identityNotApplicable},
+                 {"c_theory_not_applicable", "Why c_theory is NaN (empty: it is known).",
+                  setup_.cTheoryNotApplicable}});
 }
 
 void RenyiRateOutput::summary(std::ostream& s) const {

@@ -26,11 +26,23 @@ TracingOutput::TracingOutput(const std::string& directory, bool writer, const Ru
   tracer_ = std::make_unique<solver::TracingDiffusion>(plan.mesh.box(), gradientField(plan.losses.lossD, plan.dim),
                                                        gradientField(plan.losses.lossDPrime, plan.dim), ts);
   gatherer_ = std::make_unique<solver::FieldGatherer>(plan.mesh);
-  std::vector<std::string> columns{"step", "s", "t", "kl"};
-  for (const auto& name : renyiColumnNames(c.divergence.orders)) columns.push_back(name);
-  for (const auto& o : c.divergence.orders) columns.push_back("renyi_" + o.label + "_change_in_step");
-  columns.insert(columns.end(), {"sup_drift_gap", "lemma4_bound", "cells_above_bound", "mass_error"});
-  if (writer) csv_.emplace(directory + "/tracing.csv", columns);
+  namespace u = io::units;
+  columns_ = {io::integer("step", u::kSteps, "The noisy-GD step k the tracing pair starts from."),
+              io::real("s", u::kTime, "The time within the step."),
+              io::real("t", u::kTime, "The time eta k + s."),
+              io::real("kl", u::kNats, "KL of the tracing pair.")};
+  for (auto& column : renyiColumns(c.divergence.orders, "(p_s || p'_s) of the tracing pair"))
+    columns_.push_back(std::move(column));
+  for (const auto& o : c.divergence.orders)
+    columns_.push_back(io::real("renyi_" + o.label + "_change_in_step", u::kNats,
+                                "The change of R_" + o.label + " since the start of the step."));
+  columns_.insert(columns_.end(),
+                  {io::real("sup_drift_gap", u::kDrift, "The largest drift difference |V_s - V'_s| over the cells."),
+                   io::real("lemma4_bound", u::kDrift, "Lemma 4's bound S_g/n on the drift difference."),
+                   io::integer("cells_above_bound", u::kCells, "The number of cells where the drift difference "
+                                                               "exceeds lemma4_bound."),
+                   io::real("mass_error", u::kOne, "The mass conservation error of the tracing densities.")});
+  if (writer) csv_.emplace(directory + "/tracing.csv", io::columnNames(columns_));
 }
 
 void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& atStart) {
@@ -48,6 +60,7 @@ void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& at
     row.insert(row.end(), {st.supGap, st.lemma4Bound, static_cast<double>(st.cellsAboveBound),
                            std::max(st.massErrorP, st.massErrorPPrime)});
     if (csv_) csv_->addRow(row);
+    rows_.push_back(std::move(row));
     lemma4Violations_ += st.cellsAboveBound;
     if (std::isfinite(lemma4Bound_) && lemma4Bound_ > 0)
       worstDriftGapRatio_ = std::max(worstDriftGapRatio_, st.supGap / lemma4Bound_);
@@ -57,12 +70,18 @@ void TracingOutput::traceStep(long k, Vec uk, const solver::DivergenceValues& at
 void TracingOutput::saveState(io::CheckpointData& ck) const {
   ck.put("/run/lemma4_violations", {static_cast<double>(lemma4Violations_)});
   ck.put("/run/worst_drift_gap_ratio", {worstDriftGapRatio_});
+  ck.putTable("/tracing/rows", rows_, columns_.size());
 }
 
-void TracingOutput::restoreState(const io::CheckpointData& ck, const RestoredStep&) {
+void TracingOutput::restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
   lemma4Violations_ = ck.integer("/run/lemma4_violations", 0, 1L << 52);
   worstDriftGapRatio_ = ck.array("/run/worst_drift_gap_ratio", 1)[0];
+  // Steps 0..K-1 have been traced at the checkpoint's step K.
+  rows_ = ck.table("/tracing/rows", columns_.size(),
+                   static_cast<std::size_t>(at.step) * static_cast<std::size_t>(substeps_));
 }
+
+void TracingOutput::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("tracing", columns_, rows_); }
 
 void TracingOutput::close() { csv_.reset(); }
 

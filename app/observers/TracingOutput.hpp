@@ -1,7 +1,8 @@
 #pragma once
 // The coupled tracing diffusions of noisy GD (CYS §3.1, MATH.md §2.2, docs/tracing.md) between the steps, when
 // noisy_gd.tracing_substeps > 0: tracing.csv (KL and R_alpha along each step's tracing pair, the change over the
-// step, the sup of the drift gap against Lemma 4's S_g/n, the mass error), and the tracing rows of renyi_rate.csv.
+// step, the sup of the drift gap against Lemma 4's S_g/n, the mass error; the same table is /tracing of fpdp.h5), and
+// the tracing rows of renyi_rate.csv.
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "app/observers/RenyiRateOutput.hpp"
 #include "app/run/RunObserver.hpp"
 #include "app/run/RunPlan.hpp"
+#include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 #include "solver/noisygd/TracingDiffusion.hpp"
 
@@ -27,6 +29,7 @@ public:
   void observe(const OutputStep&) override {}  // the tracing pairs are traced between the steps (traceStep)
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override;
+  void writeHdf5(io::Hdf5Output& h5) override;
   void close() override;
 
   int substeps() const { return substeps_; }
@@ -44,6 +47,8 @@ private:
   double lemma4Bound_;
   std::unique_ptr<solver::TracingDiffusion> tracer_;
   std::unique_ptr<solver::FieldGatherer> gatherer_;
+  std::vector<io::Column> columns_;
+  std::vector<std::vector<double>> rows_;  // the rows of tracing.csv so far
   std::optional<io::CsvTable> csv_;
   long lemma4Violations_ = 0;
   double worstDriftGapRatio_ = 0.0;

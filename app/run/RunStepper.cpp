@@ -21,14 +21,24 @@ RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals&
       tracing_(tracing),
       u_(plan.mesh.createVector()) {
   plan.disc.setInitialState(u_, plan.representation);
-  if (h5) h5->writeReplicated("/run", "initial_resolution", {plan.disc.initialResolution()});  // docs/output.md
+  if (h5)  // docs/output.md
+    h5->writeReplicated("/run",
+                        io::real("initial_resolution", io::units::kOne,
+                                 "The initial Gaussian's smallest conditional standard deviation over the width of "
+                                 "the cell holding its mean."),
+                        {plan.disc.initialResolution()});
   // theta_0 ~ Pi_C(N(m_0, V_0)) (MATH.md §2.1): the initial mass outside C starts on the boundary of C.
   if (plan.constrained()) {
     plan.gd->projectState(u_);
     std::vector<double> points;
     for (const auto& x : plan.gd->boundaryBins().points())
       points.insert(points.end(), x.begin(), x.begin() + plan.dim);
-    if (h5) h5->writeReplicated("/boundary", "points", points, plan.dim);
+    if (h5)
+      h5->writeReplicated("/boundary",
+                          io::real("points", io::units::kParameter,
+                                   "The representative point of each boundary bin of the constraint set, in bin "
+                                   "order."),
+                          points, plan.dim);
   }
 }
 

@@ -198,7 +198,8 @@ std::vector<Mutant> generate(const std::string& seedFile, const std::string& tag
     d.arrays["/run/ranks"] = {r};
     structural("ranks", d);
   }
-  for (double v : {0.0, 2.0}) {
+  // Format 0, the previous format and the next one are all foreign to this fpdp.
+  for (double v : {0.0, fpdp::app::kCheckpointFormat - 1.0, fpdp::app::kCheckpointFormat + 1.0}) {
     auto d = data;
     d.arrays["/format/version"] = {v};
     structural("format", d);

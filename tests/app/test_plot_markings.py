@@ -163,6 +163,8 @@ def main():
               f"R_2: the bounds carry no markers ({b['linestyles']})")
         check(role(r30, "no_data_text")["count"] == 1 and role(r30, "inf")["points"] == n["steps"],
               "R_30 (+inf everywhere): the panel neither says so nor marks every +inf")
+        check(r30 is not None and r30["yticks"] == 0, "R_30 (+inf everywhere): y ticks without meaning")
+        check(r2 is not None and r2["yticks"] >= 2, "R_2: fewer than two y ticks")
         check(role(r2, "nonpositive")["points"] == 1, "R_2: the 0 at step 0 is not marked at the bottom edge")
 
         # epsilon_delta.png
@@ -222,7 +224,7 @@ def main():
                         'cells = [64]\n[loss]\ntype = "quadratic"\nlambda = 1.0\n[data]\nrecords = [[0.0], [1.0]]\n'
                         '[neighbour]\nindex = 0\nrecord = [2.0]\n[noise]\nsigma = 1.0\n[initial]\nmean = [0.0]\n'
                         'covariance = 0.25\n[time]\nt_end = 0.5\ndt = 0.05\n[output]\nevery = 2\n')
-            r = subprocess.run([sys.argv[2], "run", case, "--output", os.path.join(tmp, "ou")], capture_output=True,
+            r = subprocess.run([os.path.abspath(sys.argv[2]), "run", case, "--output", os.path.join(tmp, "ou")], capture_output=True,
                                text=True, cwd=tmp, env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                                                             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
             check(r.returncode == 0, f"fpdp run: {r.returncode} {r.stdout[-1500:]} {r.stderr[-500:]}")

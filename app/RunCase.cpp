@@ -26,6 +26,7 @@
 #include "app/run/Collective.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/InterruptHint.hpp"
+#include "app/run/PlotProcess.hpp"
 #include "app/run/RunLogStages.hpp"
 #include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
@@ -136,6 +137,19 @@ void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& st
   io::CsvTable::setContinuedPaths({});
 }
 
+/// The plots (scripts/plot-run, started with the run): `announce` says so on standard output while they are drawn.
+std::string drawRunPlots(PlotProcess& plotter, const std::string& dir, bool announce, double& seconds) {
+  const auto start = Clock::now();
+  if (announce) {
+    std::printf("fpdp: drawing plots ...");
+    std::fflush(stdout);
+  }
+  std::string warning = plotter.draw(dir);
+  seconds = secondsSince(start);
+  if (announce) std::printf(" %.1f s%s\n", seconds, warning.empty() ? "" : " (failed: see the summary)");
+  return warning;
+}
+
 /// The companion solves on the 2x and 4x coarser meshes: the error estimate of every number (docs/scheme.md §8).
 /// `announce`: say so on standard output while they run (they precede the run's own progress).
 CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, double& seconds) {
@@ -181,6 +195,9 @@ int runCase(const Case& c, const RunOptions& options) {
   FPDP_PETSC(MPI_Comm_size(comm, &size));
   const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
   if (resume) requireSameRanks(*resume, size);
+  // The plotter starts now, so that its imports overlap the computation; it draws once the files are complete.
+  std::optional<PlotProcess> plotter;
+  if (c.output.plots && rank == 0) plotter.emplace();
 
   // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
@@ -212,6 +229,7 @@ int runCase(const Case& c, const RunOptions& options) {
   const auto stepStart = Clock::now();
   double stepSeconds = 0.0;
   std::string plotWarning;
+  double plotSeconds = 0.0;
   keepingCheckpointOnFailure(directory, [&] {
     if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank, rank == 0 && !options.quiet);
     stepper.run();
@@ -219,7 +237,7 @@ int runCase(const Case& c, const RunOptions& options) {
     // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
     stage.emplace(stages.finish);
     out.observers.finish(h5);
-    if (c.output.plots && rank == 0) plotWarning = drawPlots(dir);
+    if (plotter) plotWarning = drawRunPlots(*plotter, dir, !options.quiet, plotSeconds);
     directory.publish();
   });
   // 5. The summary.
@@ -227,7 +245,7 @@ int runCase(const Case& c, const RunOptions& options) {
     printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, faults, functionals.divergences,
                      out.exact, out.renyiRate, out.tracing, plotWarning,
                      RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(),
-                              stepSeconds, stepper.observerSeconds(), companionSeconds},
+                              stepSeconds, stepper.observerSeconds(), companionSeconds, plotSeconds},
                      directory.finalDir()});
   }
   return 0;

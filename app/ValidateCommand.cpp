@@ -21,6 +21,7 @@
 #include "app/ModelBuilding.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/observers/PrivacyOutput.hpp"
+#include "app/run/PlotProcess.hpp"
 #include "app/ValidationSuite.hpp"
 #include "io/CsvReader.hpp"
 #include "io/CsvTable.hpp"

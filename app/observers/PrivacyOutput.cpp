@@ -20,10 +20,6 @@
 #include "models/RdpConversion.hpp"
 #include "models/GaussianComposition.hpp"
 
-#ifndef FPDP_PLOT_SCRIPT
-#error "FPDP_PLOT_SCRIPT (the path of scripts/plot-run) must be defined by the build"
-#endif
-
 namespace fs = std::filesystem;
 
 namespace fpdp::app {
@@ -455,35 +451,5 @@ void PrivacyOutput::setUpComposition() {
 }
 
 double PrivacyOutput::compositionMu(double t) const { return compositionMuAtUnitTime_ * std::sqrt(t); }
-
-std::string drawPlots(const std::string& directory) {
-  const fs::path script(FPDP_PLOT_SCRIPT);
-  std::error_code ec;
-  if (!fs::exists(script, ec))
-    return "the plotting script " + script.string() + " does not exist (source tree moved?); no plots were drawn";
-  const fs::path python("/usr/bin/python3");
-  if (!fs::exists(python, ec)) return "/usr/bin/python3 is missing; no plots were drawn (scripts/install-dependencies)";
-  auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-  };
-  const std::string command = quote(python.string()) + " " + quote(script.string()) + " " + quote(directory) + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return "cannot start " + command;
-  std::string output;
-  std::array<char, 512> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
-  const int status = pclose(pipe);
-  if (status != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    // The last line of the script's output says what failed (e.g. ModuleNotFoundError: matplotlib).
-    std::string lastLine = output;
-    while (!lastLine.empty() && lastLine.back() == '\n') lastLine.pop_back();
-    if (const auto nl = lastLine.rfind('\n'); nl != std::string::npos) lastLine = lastLine.substr(nl + 1);
-    return "plotting failed (" + script.string() + " exit status " +
-           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + lastLine;
-  }
-  return "";
-}
 
 }  // namespace fpdp::app

@@ -95,8 +95,4 @@ private:
   solver::DivergenceValues last_;
 };
 
-/// Runs scripts/plot-run on `directory` (rank 0). Returns "" on success, else the warning to print: the script is
-/// missing, python3/matplotlib fail, or no PNG was produced.
-std::string drawPlots(const std::string& directory);
-
 }  // namespace fpdp::app

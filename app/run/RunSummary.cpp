@@ -282,6 +282,10 @@ void footer(std::ostream& s, const RunReport& r) {
     std::snprintf(b, sizeof b, "; time integration %.3f s", r.times.stepping - r.times.observers);
     s << b;
   }
+  if (p.c.output.plots) {
+    std::snprintf(b, sizeof b, "; plots %.2f s", r.times.plots);
+    s << b;
+  }
   s << ")\n  output: " << r.outputDirectory << "/\n";
 }
 

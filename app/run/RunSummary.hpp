@@ -24,6 +24,7 @@ struct RunTimes {
   double stepping = 0.0;  // time stepping and output steps
   double observers = 0.0; // Langevin: the output steps' share of the stepping
   double companion = 0.0; // the companion solve of the error estimate (part of the set-up)
+  double plots = 0.0;     // drawing the PNG plots after the last step (the plotter's start overlaps the run)
 };
 
 /// What the summary reports on; the optional parts are null where the run has none.

@@ -248,6 +248,8 @@ BOOST_AUTO_TEST_CASE(quadratic_noisy_gd_truth_bounds_and_plots) {
   // Summary, HDF5 copies, applicability file.
   BOOST_TEST(contains(fine.out, "bounds on R_10 at the end"));
   BOOST_TEST(contains(fine.out, "plots: PNG files in the output directory"));
+  BOOST_TEST(contains(fine.out, "; plots "), fine.out);  // the wall-time breakdown has the plots' seconds
+  BOOST_TEST(!contains(coarse.out, "; plots "), coarse.out);
   BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/bounds/bound5_renyi_2"));
   BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/bounds/applicability"));
   BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/epsilon/eps_rdp_cks"));

@@ -144,9 +144,9 @@ struct ExactEpsilonSearch {
   std::size_t R = requests.size();
   std::vector<ExactEpsilon> out = std::vector<ExactEpsilon>(R);
   std::vector<RootState> st = std::vector<RootState>(R);
-  std::vector<ProfileQuery> queries;
-  std::vector<std::size_t> who;  // the request of each query
-  std::vector<double> values;
+  std::vector<ProfileQuery> queries{};
+  std::vector<std::size_t> who{};  // the request of each query
+  std::vector<double> values{};
   std::vector<double> lowest = std::vector<double>(ends.size());
 
   /// Evaluates the pending queries (no call without one) and counts the round for their requests.

@@ -17,26 +17,30 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kRoundOff = 1e-12;               // relative differences below this are round-off
 constexpr double kAsymptoticRatio = 2.8284271247; // 2^1.5: observed order >= 1.5
 /// The columns of hockey_stick_accuracy.csv and /hockey_stick_accuracy.
-std::vector<io::Column> profileColumns() {
-  namespace u = io::units;
-  std::vector<io::Column> columns{io::integer("step", u::kSteps, "The output step."),
-                                  io::real("t", u::kTime, "The time of the output step."),
-                                  io::real("eps", u::kNats, "eps of the hockey-stick grid.")};
-  const std::string codes = exactEpsilonStatusCodes();
-  for (const char* dir : {"pq", "qp"}) {
-    const std::string d = std::string("delta_") + dir, what = std::string("delta_") + dir + "(eps)";
-    columns.insert(columns.end(),
-                   {io::real(d, u::kOne, "The run's value of " + what + "."),
-                    io::real(d + "_error_estimate", u::kOne, "The estimate of the discretisation error of " + what + "."),
-                    io::integer(d + "_certified", u::kOne, "1 where " + what + " is certified to accuracy.rtol, else 0."),
-                    io::real(d + "_conservative", u::kOne, "The conservative value of " + what + " (at most 1)."),
-                    io::status(d + "_status", "Whether the companions can judge " + what +
-                                                  " (0; 4 truncated_suspect, 5 noise_limited: not certified).",
-                               codes)});
-  }
+const std::vector<io::Column>& profileColumns() {
+  static const std::vector<io::Column> columns = [] {
+    namespace u = io::units;
+    std::vector<io::Column> c{io::integer("step", u::kSteps, "The output step."),
+                              io::real("t", u::kTime, "The time of the output step."),
+                              io::real("eps", u::kNats, "eps of the hockey-stick grid.")};
+    const std::string codes = exactEpsilonStatusCodes();
+    for (const char* dir : {"pq", "qp"}) {
+      const std::string d = std::string("delta_") + dir, what = std::string("delta_") + dir + "(eps)";
+      c.insert(c.end(),
+               {io::real(d, u::kOne, "The run's value of " + what + "."),
+                io::real(d + "_error_estimate", u::kOne, "The estimate of the discretisation error of " + what + "."),
+                io::integer(d + "_certified", u::kOne, "1 where " + what + " is certified to accuracy.rtol, else 0."),
+                io::real(d + "_conservative", u::kOne, "The conservative value of " + what + " (at most 1)."),
+                io::status(d + "_status",
+                           "Whether the companions can judge " + what +
+                               " (0; 4 truncated_suspect, 5 noise_limited: not certified).",
+                           codes)});
+    }
+    return c;
+  }();
   return columns;
 }
-}
+}  // namespace
 
 NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
                               double upperLimit, double largestRatio) {
@@ -117,11 +121,16 @@ AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const 
     profileCsv_.emplace(directory + "/hockey_stick_accuracy.csv", io::columnNames(profileColumns()));
 }
 
-std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const solver::DivergenceValues& v) const {
-  const solver::DivergenceValues* coarse[2] = {nullptr, nullptr};
+std::array<const solver::DivergenceValues*, 2> AccuracyOutput::companionsAt(long step) const {
+  std::array<const solver::DivergenceValues*, 2> coarse{nullptr, nullptr};
   for (int level = 0; level < 2; ++level)
     if (const auto it = companion_.atStep[level].find(step); it != companion_.atStep[level].end())
-      coarse[level] = &it->second;
+      coarse[static_cast<std::size_t>(level)] = &it->second;
+  return coarse;
+}
+
+std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const solver::DivergenceValues& v) const {
+  const auto coarse = companionsAt(step);
   const bool timeSeen = companion_.timeUnrefined.empty();
   std::vector<NumberAccuracy> out;
   for (std::size_t k = 0; k < eps_.size(); ++k)
@@ -143,11 +152,8 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const sol
 }
 
 std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::DivergenceValues& v) const {
-  const solver::DivergenceValues* coarse[2] = {nullptr, nullptr};
-  for (int level = 0; level < 2; ++level)
-    if (const auto it = companion_.atStep[level].find(step); it != companion_.atStep[level].end())
-      coarse[level] = &it->second;
-  const auto at = [&](int level, auto member) { return coarse[level] ? member(*coarse[level]) : kNaN; };
+  const auto coarse = companionsAt(step);
+  const auto at = [&](std::size_t level, auto member) { return coarse[level] ? member(*coarse[level]) : kNaN; };
   const auto renyi = [](std::size_t k) {
     return [k](const solver::DivergenceValues& c) { return k < c.renyi.size() ? c.renyi[k] : kNaN; };
   };

@@ -4,6 +4,7 @@
 // companion solves on 2h and 4h (app/run/CompanionSolve), whether it is certified, and the conservative value
 // X_h + estimate (TV: at most 1) to use where it is not; the same for delta(eps) both ways on the eps grid of
 // hockey_stick.csv, in hockey_stick_accuracy.csv and /hockey_stick_accuracy.
+#include <array>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -51,6 +52,8 @@ public:
   void summary(std::ostream& s) const;
 
 private:
+  /// The companions' divergences at the run's step (2h, 4h; null where a companion has none).
+  std::array<const solver::DivergenceValues*, 2> companionsAt(long step) const;
   std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
   /// delta_pq and delta_qp at every eps of the grid, in that order per eps.
   std::vector<NumberAccuracy> evaluateProfile(long step, const solver::DivergenceValues& v) const;

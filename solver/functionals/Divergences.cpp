@@ -151,13 +151,40 @@ void markSuspectRoots(std::vector<models::ExactEpsilon>& found, std::span<const 
   }
 }
 
+/// The ends of both directions' profiles (models::PrivacyProfileEnds: floor = the mass where the other density is 0,
+/// flatFrom = the largest log(a/b) over b > 0), and the largest log(a/b) of the wall cells (-inf without any), from
+/// the terms before the root finder drops any. The floor is summed on rank 0 and broadcast, the maxima are exact on
+/// every rank.
+struct ProfileEnds {
+  models::PrivacyProfileEnds ends[2];
+  double wallLargest[2];
+};
+ProfileEnds profileEnds(const HockeyStickTerms (&terms)[2], const SuspectTerms (&suspect)[2], MPI_Comm comm) {
+  double localFloor[2] = {0.0, 0.0}, floor[2] = {0.0, 0.0};
+  double localMax[4] = {0.0, 0.0, -INFINITY, -INFINITY}, globalMax[4];  // flatFrom p||q, q||p; walls p||q, q||p
+  for (int dir = 0; dir < 2; ++dir) {
+    const HockeyStickTerms& t = terms[dir];
+    for (std::size_t i = 0; i < t.a.size(); ++i) {
+      if (t.b[i] > 0.0) localMax[dir] = std::max(localMax[dir], std::log(t.a[i]) - std::log(t.b[i]));
+      else localFloor[dir] += t.a[i];
+    }
+    const HockeyStickTerms& w = suspect[dir].wall;
+    for (std::size_t i = 0; i < w.a.size(); ++i)
+      if (w.b[i] > 0.0) localMax[2 + dir] = std::max(localMax[2 + dir], std::log(w.a[i]) - std::log(w.b[i]));
+  }
+  FPDP_PETSC(MPI_Reduce(localFloor, floor, 2, MPI_DOUBLE, MPI_SUM, 0, comm));
+  FPDP_PETSC(MPI_Bcast(floor, 2, MPI_DOUBLE, 0, comm));
+  FPDP_PETSC(MPI_Allreduce(localMax, globalMax, 4, MPI_DOUBLE, MPI_MAX, comm));
+  return {{{floor[0], globalMax[0]}, {floor[1], globalMax[1]}}, {globalMax[2], globalMax[3]}};
+}
+
 /// The statuses of delta(eps) on the eps grid, one direction (x_k = e^eps_k ascending, values the reduced sums): as
 /// markSuspectRoots, the wall and noise cells' shares of each value above DivergenceFunctionals::kBoundaryShareTolerance
 /// (NoiseLimited before TruncatedSuspect); and past the largest log(a/b) of the box, where delta(eps) has fallen to
 /// its floor, TruncatedSuspect if that largest log-ratio lies at a wall cell (the profile's tail is beyond the box).
 /// Reduced on rank 0 and broadcast (every rank the same). Codes of models::ExactEpsilonStatus.
-std::vector<int> profileStatuses(const HockeyStickTerms& all, const SuspectTerms& suspect, std::span<const double> x,
-                                 std::span<const double> values, MPI_Comm comm) {
+std::vector<int> profileStatuses(const SuspectTerms& suspect, double flatFrom, double wallLargest,
+                                 std::span<const double> x, std::span<const double> values, MPI_Comm comm) {
   const std::size_t E = x.size();
   std::vector<double> local(2 * E, 0.0), global(2 * E);
   for (std::size_t k = 0; k < E; ++k) {
@@ -166,45 +193,23 @@ std::vector<int> profileStatuses(const HockeyStickTerms& all, const SuspectTerms
   }
   FPDP_PETSC(MPI_Reduce(local.data(), global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
   FPDP_PETSC(MPI_Bcast(global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
-  auto largestLogRatio = [](const HockeyStickTerms& t) {
-    double m = -INFINITY;
-    for (std::size_t i = 0; i < t.a.size(); ++i)
-      if (t.b[i] > 0.0) m = std::max(m, std::log(t.a[i]) - std::log(t.b[i]));
-    return m;
-  };
-  const double localMax[2] = {largestLogRatio(all), largestLogRatio(suspect.wall)};
-  double globalMax[2];
-  FPDP_PETSC(MPI_Allreduce(localMax, globalMax, 2, MPI_DOUBLE, MPI_MAX, comm));  // a maximum: exact on every rank
-  const bool tailAtWall = std::isfinite(globalMax[0]) && globalMax[1] >= globalMax[0];
+  const bool tailAtWall = wallLargest >= flatFrom;  // -inf without wall terms
   const double tol = DivergenceFunctionals::kBoundaryShareTolerance;
   std::vector<int> status(E, static_cast<int>(models::ExactEpsilonStatus::Root));
   for (std::size_t k = 0; k < E; ++k) {
     const double wall = global[2 * k], noise = global[2 * k + 1], v = values[k];
     if (noise > tol * v) status[k] = static_cast<int>(models::ExactEpsilonStatus::NoiseLimited);
-    else if (wall > tol * v || (tailAtWall && std::log(x[k]) >= globalMax[0]))
+    else if (wall > tol * v || (tailAtWall && std::log(x[k]) >= flatFrom))
       status[k] = static_cast<int>(models::ExactEpsilonStatus::TruncatedSuspect);
   }
   return status;
 }
 
 std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], std::optional<HockeyStickKinks> (&kinks)[2],
-                                              const SuspectTerms (&suspect)[2], const std::vector<double>& deltas,
+                                              const SuspectTerms (&suspect)[2], const models::PrivacyProfileEnds (&ends)[2],
+                                              const std::vector<double>& deltas,
                                               std::span<const models::ProfileSample> samples, MPI_Comm comm) {
-  // The profile's ends: floor = the mass where the other density is 0, flatFrom = the largest log(a/b) over b > 0.
-  double localFloor[2] = {0.0, 0.0}, floor[2] = {0.0, 0.0}, localFlat[2] = {0.0, 0.0}, flat[2];
-  for (int dir = 0; dir < 2; ++dir) {
-    const HockeyStickTerms& t = terms[dir];
-    for (std::size_t i = 0; i < t.a.size(); ++i) {
-      if (t.b[i] > 0.0) localFlat[dir] = std::max(localFlat[dir], std::log(t.a[i]) - std::log(t.b[i]));
-      else localFloor[dir] += t.a[i];
-    }
-  }
-  int rank = 0;
-  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
-  FPDP_PETSC(MPI_Reduce(localFloor, floor, 2, MPI_DOUBLE, MPI_SUM, 0, comm));
-  FPDP_PETSC(MPI_Bcast(floor, 2, MPI_DOUBLE, 0, comm));
-  FPDP_PETSC(MPI_Allreduce(localFlat, flat, 2, MPI_DOUBLE, MPI_MAX, comm));  // a maximum: exact on every rank
-  const models::PrivacyProfileEnds ends[2] = {{floor[0], flat[0]}, {floor[1], flat[1]}};
+  const double floor[2] = {ends[0].floor, ends[1].floor};
   std::vector<models::ProfileRequest> requests;
   for (double d : deltas)
     for (int dir = 0; dir < 2; ++dir) requests.push_back({dir, d});
@@ -1266,6 +1271,7 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
         group->b.push_back(b);
       }
   }
+  const ProfileEnds ends = profileEnds(hsTerms, suspect, comm);
   std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)
   if (E > 0) {
     std::vector<double> expEps(E), hs(2 * E, 0.0), gHs(2 * E);
@@ -1279,13 +1285,15 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
     FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
     out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
     out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
-    out.hockeyStickStatusPQ = profileStatuses(hsTerms[0], suspect[0], expEps, out.hockeyStickPQ, comm);
-    out.hockeyStickStatusQP = profileStatuses(hsTerms[1], suspect[1], expEps, out.hockeyStickQP, comm);
+    out.hockeyStickStatusPQ =
+        profileStatuses(suspect[0], ends.ends[0].flatFrom, ends.wallLargest[0], expEps, out.hockeyStickPQ, comm);
+    out.hockeyStickStatusQP =
+        profileStatuses(suspect[1], ends.ends[1].flatFrom, ends.wallLargest[1], expEps, out.hockeyStickQP, comm);
     for (std::size_t k = 0; k < E && D > 0; ++k)
       samples.insert(samples.end(), {{0, settings_.hockeyStickEps[k], out.hockeyStickPQ[k]},
                                      {1, settings_.hockeyStickEps[k], out.hockeyStickQP[k]}});
   }
-  if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, kinks, suspect, settings_.epsilonDeltas, samples, comm);
+  if (D > 0) out.exactEpsilon = epsilonRoots(hsTerms, kinks, suspect, ends.ends, settings_.epsilonDeltas, samples, comm);
 }
 
 /// The privacy-loss distribution of one direction: log(p/q) under p (direction 0) or log(q/p) under q (1).

@@ -2,6 +2,7 @@
 // A case: the typed, validated, defaults-filled content of a case file (docs/parameters.md).
 // Produced only by readCase() (app/CaseReader.hpp); every field here has passed validation.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -49,6 +50,7 @@ struct NeighbourSpec {
 };
 
 struct NoiseSpec {
+  std::optional<double> multiplier;           // the DP-SGD noise multiplier z, when the case gives it (noisy GD)
   double sigma = 1.0;                         // isotropic: Sigma = sigma^2 I (with covariance: sqrt of its largest eigenvalue)
   std::optional<models::Matrix> covariance;   // Sigma, for p (and q unless covariancePrime)
   std::optional<models::Matrix> covariancePrime;  // Sigma', for q (Langevin)
@@ -85,6 +87,28 @@ struct NoisyGdSpec {
   std::string constraint = "none";    // | "box" | "ball"
   models::ConstraintSet constraintSet;  // Pi_C, built from the constraint_* keys (whole space for "none")
 };
+
+struct BatchSpec {                    // [batch]: minibatch noisy SGD (MATH.md §8); noisy GD only
+  std::string sampling = "full";      // "full" | "cyclic" | "poisson"
+  long size = 0;                      // cyclic: records per batch (consecutive blocks in data order, the last may be smaller)
+  double rate = 1.0;                  // poisson: the sampling rate gamma in (0, 1]
+  /// b of MATH.md §8, the divisor of the batch's summed gradient: n (full), size (cyclic), rate n (poisson).
+  double expectedSize(std::size_t n) const {
+    if (sampling == "cyclic") return static_cast<double>(size);
+    if (sampling == "poisson") return rate * static_cast<double>(n);
+    return static_cast<double>(n);
+  }
+  /// Number of cyclic batches m = ceil(n / size) (1 for full batches; Poisson batches are drawn anew every step).
+  long cycleLength(std::size_t n) const {
+    return sampling == "cyclic" ? static_cast<long>((n + static_cast<std::size_t>(size) - 1) / static_cast<std::size_t>(size)) : 1;
+  }
+};
+
+/// sigma of the noise N(0, 2 eta sigma^2 I) per step of DP-SGD with noise multiplier z, clip norm C, step size eta and
+/// expected batch size b: the step adds eta z C / b N(0, I) = sqrt(2 eta) sigma N(0, I) (MATH.md §8, docs/dpsgd.md).
+inline double sigmaFromNoiseMultiplier(double z, double clipNorm, double eta, double expectedBatchSize) {
+  return z * clipNorm * std::sqrt(eta / 2.0) / expectedBatchSize;
+}
 
 struct OutputSpec {
   long every = 1;                     // output every `every` time steps (and always at the first and last)
@@ -163,6 +187,7 @@ struct Case {
   InitialSpec initial;
   TimeSpec time;                      // langevin
   NoisyGdSpec noisyGd;                // noisy_gd
+  BatchSpec batch;                    // noisy_gd
   OutputSpec output;
   DivergenceSpec divergence;
   PrivacySpec privacy;

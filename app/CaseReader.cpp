@@ -301,6 +301,7 @@ public:
     readLoss(c);
     readData(c);
     readNeighbour(c);
+    if (c.dynamics == "noisy_gd") readBatch(c);
     checkLossFinite(c);
     readNoise(c);
     checkDiffusionScale(c);
@@ -1166,7 +1167,8 @@ private:
   // The noise's diffusion D = Sigma/2 against the cells: its eigenvalues must be normal doubles and D / h^2 (the
   // operator's entries) must stay far from overflow.
   void checkDiffusionScale(const Case& c) {
-    const std::string path = c.noise.covariance ? "noise.covariance" : "noise.sigma";
+    const std::string path =
+        c.noise.covariance ? "noise.covariance" : (c.noise.multiplier ? "noise.multiplier" : "noise.sigma");
     const toml::node& node = *given("noise", path.substr(6));
     const std::string allowed(parameter("noise", path.substr(6)).allowed);
     double smallest = 0.5 * c.noise.sigma * c.noise.sigma, largest = smallest;
@@ -1213,7 +1215,27 @@ private:
       fail("noise.covariance", *covNode, "given together with noise.sigma",
            "exactly one of noise.sigma (isotropic) and noise.covariance");
     }
-    if (!sigmaNode && !covNode) failMissing("noise.sigma", sigma.type, sigma.allowed, "noise.sigma or noise.covariance");
+    const Parameter& multiplier = parameter("noise", "multiplier");
+    if (given("noise", "multiplier") && c.dynamics != "noisy_gd") checkDynamicsApplicability();
+    if (const toml::node* zNode = given("noise", "multiplier"); zNode && c.dynamics == "noisy_gd") {
+      if (sigmaNode || covNode)
+        fail("noise.multiplier", *zNode, std::string("given together with noise.") + (sigmaNode ? "sigma" : "covariance"),
+             "exactly one of noise.sigma, noise.covariance and noise.multiplier");
+      const double z = positive(*zNode, "noise.multiplier", multiplier.allowed);
+      const toml::node* clipNode = given("noisy_gd", "clip_norm");
+      if (!clipNode)
+        failMissing("noisy_gd.clip_norm", parameter("noisy_gd", "clip_norm").type, parameter("noisy_gd", "clip_norm").allowed,
+                    "noisy_gd.clip_norm (needed by noise.multiplier: the noise is z times the clip norm)");
+      const double clip = positive(*clipNode, "noisy_gd.clip_norm", parameter("noisy_gd", "clip_norm").allowed);
+      const double eta = positive(required(parameter("noisy_gd", "eta")), "noisy_gd.eta", parameter("noisy_gd", "eta").allowed);
+      c.noise.multiplier = z;
+      c.noise.sigma = sigmaFromNoiseMultiplier(z, clip, eta, c.batch.expectedSize(c.data.records.size()));
+      return;
+    }
+    if (!sigmaNode && !covNode)
+      failMissing("noise.sigma", sigma.type, sigma.allowed,
+                  dynamics_ == "noisy_gd" ? "noise.sigma, noise.covariance or noise.multiplier"
+                                          : "noise.sigma or noise.covariance");
     if (sigmaNode) {
       c.noise.sigma = positive(*sigmaNode, "noise.sigma", sigma.allowed);
     } else {
@@ -1224,6 +1246,40 @@ private:
     const Parameter& covPrime = parameter("noise", "covariance_prime");
     if (const toml::node* node = given("noise", "covariance_prime")) {
       c.noise.covariancePrime = covarianceMatrix(*node, "noise.covariance_prime", covPrime.allowed);
+    }
+  }
+
+  // [batch] (MATH.md §8): the batch size must leave at least one record per batch; sampling decides which of size
+  // and rate is required, and the other one is an error rather than silently ignored.
+  void readBatch(Case& c) const {
+    const std::size_t n = c.data.records.size();
+    const Parameter& sampling = parameter("batch", "sampling");
+    const toml::node& samplingNode = required(sampling);
+    c.batch.sampling = string(samplingNode, "batch.sampling", sampling.allowed);
+    if (c.batch.sampling != "full" && c.batch.sampling != "cyclic" && c.batch.sampling != "poisson")
+      fail("batch.sampling", samplingNode, "unknown sampling", sampling.allowed);
+    const toml::node* sizeNode = given("batch", "size");
+    const toml::node* rateNode = given("batch", "rate");
+    const std::string mode = "batch.sampling = \"" + c.batch.sampling + "\"";
+    if (sizeNode && c.batch.sampling != "cyclic")
+      fail("batch.size", *sizeNode, "applies only to cyclic batches, but " + mode,
+           "no batch.size unless batch.sampling = \"cyclic\"");
+    if (rateNode && c.batch.sampling != "poisson")
+      fail("batch.rate", *rateNode, "applies only to Poisson sampling, but " + mode,
+           "no batch.rate unless batch.sampling = \"poisson\"");
+    if (c.batch.sampling == "cyclic") {
+      const Parameter& size = parameter("batch", "size");
+      if (!sizeNode) failMissing("batch.size", size.type, size.allowed, "batch.size (needed by " + mode + ")");
+      const std::int64_t b = integer(*sizeNode, "batch.size", size.allowed);
+      if (b < 1 || static_cast<std::uint64_t>(b) > n)
+        fail("batch.size", *sizeNode, "out of range for n = " + std::to_string(n) + " records", size.allowed);
+      c.batch.size = static_cast<long>(b);
+    } else if (c.batch.sampling == "poisson") {
+      const Parameter& rate = parameter("batch", "rate");
+      if (!rateNode) failMissing("batch.rate", rate.type, rate.allowed, "batch.rate (needed by " + mode + ")");
+      const double gamma = number(*rateNode, "batch.rate", rate.allowed);
+      if (!(gamma > 0 && gamma <= 1)) fail("batch.rate", *rateNode, "out of range", rate.allowed);
+      c.batch.rate = gamma;
     }
   }
 
@@ -1649,6 +1705,7 @@ private:
     };
     toml::table noise;
     if (c.noise.covariance) noise.insert("covariance", matrixArray(*c.noise.covariance));
+    else if (c.noise.multiplier) noise.insert("multiplier", *c.noise.multiplier);
     else noise.insert("sigma", c.noise.sigma);
     if (c.noise.covariancePrime) noise.insert("covariance_prime", matrixArray(*c.noise.covariancePrime));
     root.insert("noise", std::move(noise));
@@ -1681,6 +1738,12 @@ private:
         gd.insert("constraint_centre", vectorArray(C.centre()));
         gd.insert("constraint_radius", C.radius());
       }
+    }
+    if (c.dynamics == "noisy_gd") {
+      toml::table batch{{"sampling", c.batch.sampling}};
+      if (c.batch.sampling == "cyclic") batch.insert("size", static_cast<std::int64_t>(c.batch.size));
+      if (c.batch.sampling == "poisson") batch.insert("rate", c.batch.rate);
+      root.insert("batch", std::move(batch));
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},
                                       {"checkpoint_every", static_cast<std::int64_t>(c.output.checkpointEvery)},

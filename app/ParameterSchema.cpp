@@ -26,6 +26,9 @@ constexpr Section kSections[] = {
     {"time", "Langevin only: the time interval [0, t_end] and the time step."},
     {"noisy_gd", "Noisy gradient descent only (MATH.md §2.1): theta_{k+1} = theta_k - eta grad L_D(theta_k) + "
                  "sqrt(2 eta) sigma Z_k, K steps, only the last iterate released."},
+    {"batch", "Noisy gradient descent only: minibatch noisy SGD as DP-SGD runs it (MATH.md §8, docs/dpsgd.md). The "
+              "step's gradient is the sum of the batch's per-example gradients divided by the expected batch size b "
+              "(n for full batches, batch.size for cyclic batches, batch.rate n for Poisson sampling)."},
     {"output", "What is written, how often, and where."},
     {"divergence", "The divergences computed between p (on D) and q (on D') at every output step."},
     {"privacy", "The (eps, delta) figures of the run (MATH.md §7, docs/output.md `epsilon.csv`): eps at these deltas "
@@ -150,6 +153,13 @@ constexpr Parameter kParameters[] = {
      "a finite number > 0 with D = sigma^2 / 2 a normal double and D / h^2 <= 1e100 (h: the smallest cell width)", "",
      "Isotropic noise: Sigma = sigma^2 I (Langevin: d theta = -grad L dt + sqrt(2) sigma dW; noisy GD: "
      "N(0, 2 eta sigma^2 I) per step)."},
+    {"noise", "multiplier", "number", "—", Presence::Optional, "none (noise.sigma)",
+     "a finite number > 0, with noisy_gd.clip_norm given and neither noise.sigma nor noise.covariance", "",
+     "The DP-SGD noise multiplier z as Opacus and dp_accounting define it: the noise added to the SUM of the batch's "
+     "clipped gradients has standard deviation z C (C = noisy_gd.clip_norm). fpdp then takes "
+     "sigma = z C sqrt(eta / 2) / b (b: the expected batch size, [batch]); the run prints the mapping "
+     "(docs/dpsgd.md).",
+     "noisy_gd"},
     {"noise", "covariance", "d x d array of numbers, or a number", "parameter units^2 / time unit", Presence::Optional,
      "none (noise.sigma)",
      "a symmetric positive-definite d x d array (a number v means v I); exactly one of sigma and covariance; the "
@@ -201,7 +211,8 @@ constexpr Parameter kParameters[] = {
      "noisy_gd"},
     {"noisy_gd", "clip_norm", "number", "loss units / parameter units", Presence::Optional, "no clipping",
      "a finite number > 0", "",
-     "Per-example gradient clipping at norm C (lecture 002): g = (1/n) sum_i CLIP_C(grad l(theta; x_i)).",
+     "Per-example gradient clipping at norm C (lecture 002): g = (1/b) sum_{i in B} CLIP_C(grad l(theta; x_i)) "
+     "(b = n and B = D for full batches, [batch]).",
      "noisy_gd"},
 
     {"noisy_gd", "constraint", "string", "—", Presence::Default, R"("none")", "none, box, ball", "",
@@ -222,6 +233,17 @@ constexpr Parameter kParameters[] = {
     {"noisy_gd", "constraint_radius", "number", "parameter units", Presence::Optional, "— (ball only)",
      "a finite number > 0; the ball must lie inside the mesh box (1-D: its ends on mesh cell faces)", "",
      "Radius of the ball C; required with constraint = \"ball\".", "noisy_gd"},
+
+    // [batch]
+    {"batch", "sampling", "string", "—", Presence::Default, R"("full")", "full, cyclic, poisson", "",
+     "full: every step uses all n records (CYS Algorithm 1); cyclic: the records, in data order, are cut into "
+     "consecutive batches of batch.size (the last one may be smaller) visited in turn, step k using batch k mod m; "
+     "poisson: each record enters each step's batch independently with probability batch.rate (MATH.md §8).",
+     "noisy_gd"},
+    {"batch", "size", "integer", "records", Presence::Optional, "— (cyclic only)", "an integer in [1, n]", "",
+     "Records per batch b of cyclic batches; required with sampling = \"cyclic\".", "noisy_gd"},
+    {"batch", "rate", "number", "—", Presence::Optional, "— (poisson only)", "a finite number in (0, 1]", "",
+     "Sampling rate gamma of Poisson sampling; required with sampling = \"poisson\".", "noisy_gd"},
 
     // [output]
     {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "an integer >= 1", "",

@@ -3,6 +3,8 @@
 //           cases/logistic-noisy-gd-1d.toml --output out --particles 1000000 --threads 2
 #include "app/SampleCase.hpp"
 
+#include "app/CaseReader.hpp"
+
 #include <petscsys.h>
 #include <toml++/toml.h>
 
@@ -112,6 +114,10 @@ validation::SamplerProblem samplerProblem(const Case& c, const EmpiricalLosses& 
   problem.initialMean = c.initial.mean;
   problem.initialCovariance = c.initial.covariance;
   if (c.dynamics == "noisy_gd") {
+    if (c.batch.sampling != "full")
+      throw InputError(c.sourcePath.string() + ": batch.sampling = \"" + c.batch.sampling +
+                           "\": fpdp sample does not draw minibatches yet; allowed: \"full\"",
+                       "batch.sampling", "\"" + c.batch.sampling + "\"", "full");
     problem.dynamics = validation::SampledDynamics::NoisyGd;
     problem.sigma = problem.sigmaPrime = c.noise.sigmaFor(false, d);
     problem.constraint = c.noisyGd.constraintSet;  // the bins: solver::BoundaryBins with the solver's defaults

@@ -1,5 +1,7 @@
 #include "app/run/RunPlan.hpp"
 
+#include "app/CaseReader.hpp"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -98,6 +100,10 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
       accuracy(spatialAccuracy(cs, noisyGd)),
       mesh(caseMesh(cs, comm, problem, accuracy)),
       disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy) {
+  if (noisyGd && c.batch.sampling != "full")
+    throw InputError(c.sourcePath.string() + ": batch.sampling = \"" + c.batch.sampling +
+                         "\": fpdp run does not evolve minibatch noisy SGD yet; allowed: \"full\"",
+                     "batch.sampling", "\"" + c.batch.sampling + "\"", "full");
   buildPropagator();
   if (const auto unused = solver::unusedPetscOptions(); !unused.empty()) {
     std::string list;

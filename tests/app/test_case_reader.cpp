@@ -503,3 +503,47 @@ BOOST_AUTO_TEST_CASE(petsc_options_allow_list) {
     }
   }
 }
+
+// [batch] and noise.multiplier (MATH.md §8): the accountants' vocabulary maps to sigma = z C sqrt(eta / 2) / b, the
+// batch keys resolve and re-read to the same case, and a key of the other sampling mode is an error.
+BOOST_AUTO_TEST_CASE(batch_and_noise_multiplier_read_and_resolve) {
+  const std::string text = readText(goodCaseDir() / "noisy_gd.toml");
+  const auto withBatch = [&](const std::string& noise, const std::string& batch) {
+    std::string t = text;
+    t.replace(t.find("sigma = 0.5"), 11, noise);
+    t.replace(t.find("steps = 20"), 10, "steps = 20\nclip_norm = 2.0");
+    return t + "\n[batch]\n" + batch + "\n";
+  };
+  const Case full = readCaseString(withBatch("sigma = 0.5", ""), goodCaseDir() / "noisy_gd.toml");
+  BOOST_TEST(full.batch.sampling == "full");
+  BOOST_TEST(full.batch.expectedSize(4) == 4.0);
+
+  const Case cyclic = readCaseString(withBatch("multiplier = 3.0", "sampling = \"cyclic\"\nsize = 3"),
+                                     goodCaseDir() / "noisy_gd.toml");
+  BOOST_TEST(cyclic.batch.size == 3);
+  BOOST_TEST(cyclic.batch.cycleLength(4) == 2);
+  BOOST_TEST(cyclic.noise.sigma == 3.0 * 2.0 * std::sqrt(0.1 / 2.0) / 3.0, boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(readCaseString(cyclic.resolvedToml, goodCaseDir() / "noisy_gd.toml").resolvedToml ==
+             cyclic.resolvedToml);
+
+  const Case poisson = readCaseString(withBatch("multiplier = 3.0", "sampling = \"poisson\"\nrate = 0.25"),
+                                      goodCaseDir() / "noisy_gd.toml");
+  BOOST_TEST(poisson.batch.expectedSize(4) == 1.0);
+  BOOST_TEST(poisson.noise.sigma == 3.0 * 2.0 * std::sqrt(0.1 / 2.0), boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(readCaseString(poisson.resolvedToml, goodCaseDir() / "noisy_gd.toml").noise.sigma == poisson.noise.sigma);
+
+  const auto rejects = [&](const std::string& noise, const std::string& batch, const std::string& key) {
+    try {
+      readCaseString(withBatch(noise, batch), goodCaseDir() / "noisy_gd.toml");
+      BOOST_ERROR("accepted " << batch);
+    } catch (const InputError& e) {
+      BOOST_TEST(e.keyPath == key, e.what());
+    }
+  };
+  rejects("sigma = 0.5", "sampling = \"cyclic\"", "batch.size");
+  rejects("sigma = 0.5", "sampling = \"cyclic\"\nsize = 5", "batch.size");
+  rejects("sigma = 0.5", "sampling = \"poisson\"\nrate = 0.0", "batch.rate");
+  rejects("sigma = 0.5", "sampling = \"full\"\nrate = 0.5", "batch.rate");
+  rejects("sigma = 0.5", "sampling = \"minibatch\"", "batch.sampling");
+  rejects("sigma = 0.5\nmultiplier = 1.0", "", "noise.multiplier");
+}

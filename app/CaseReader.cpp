@@ -470,6 +470,70 @@ private:
   // ---- pass 2: values, table by table ----
 
   // [faults]: the names of the faults that stop a run and the two tolerances (app/observers/NumericalFaults.hpp).
+  // ---- scalar keys, checked against their schema domain (app/ParameterSchema.hpp, Domain) ----
+
+  // What a value outside the domain is told: "must be > 0" / "must be >= 1" for a half line, else "out of range".
+  static std::string rangeProblem(const Domain& d) {
+    if (std::isfinite(d.upper)) return "out of range";
+    return std::string("must be ") + (d.lowerOpen ? "> " : ">= ") + shortestDouble(d.lower);
+  }
+
+  const Parameter& scalarParameter(std::string_view table, std::string_view key, Domain::Kind kind) const {
+    const Parameter& p = parameter(table, key);
+    if (p.domain.kind != kind) throw std::logic_error(parameterPath(p) + " has no domain of the kind read");
+    return p;
+  }
+
+  double numberOf(const Parameter& p, const toml::node& node) const {
+    const std::string path = parameterPath(p);
+    const double x = number(node, path, p.allowed);
+    if (!p.domain.contains(x)) fail(path, node, rangeProblem(p.domain), p.allowed);
+    return x;
+  }
+
+  std::int64_t integerOf(const Parameter& p, const toml::node& node) const {
+    const std::string path = parameterPath(p);
+    const std::int64_t v = integer(node, path, p.allowed);
+    if (!p.domain.contains(static_cast<double>(v))) fail(path, node, rangeProblem(p.domain), p.allowed);
+    return v;
+  }
+
+  std::string choiceOf(const Parameter& p, const toml::node& node) const {
+    const std::string path = parameterPath(p);
+    const std::string& value = string(node, path, p.allowed);
+    std::string_view rest = p.domain.choices;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(", ");
+      if (rest.substr(0, comma) == value) return value;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    }
+    fail(path, node, "is not one of the allowed values", p.allowed);
+  }
+
+  // A required key or one with a default (the written value, else the default's).
+  double numberAt(std::string_view table, std::string_view key) const {
+    const Parameter& p = scalarParameter(table, key, Domain::Kind::Number);
+    return numberOf(p, required(p));
+  }
+  std::int64_t integerAt(std::string_view table, std::string_view key) const {
+    const Parameter& p = scalarParameter(table, key, Domain::Kind::Integer);
+    return integerOf(p, required(p));
+  }
+  bool booleanAt(std::string_view table, std::string_view key) const {
+    const Parameter& p = scalarParameter(table, key, Domain::Kind::Boolean);
+    return boolean(required(p), parameterPath(p), p.allowed);
+  }
+  std::string choiceAt(std::string_view table, std::string_view key) const {
+    const Parameter& p = scalarParameter(table, key, Domain::Kind::Choice);
+    return choiceOf(p, required(p));
+  }
+  // An optional key: nullopt when the case leaves it out.
+  std::optional<double> optionalNumberAt(std::string_view table, std::string_view key) const {
+    const Parameter& p = scalarParameter(table, key, Domain::Kind::Number);
+    if (const toml::node* node = lookup(p)) return numberOf(p, *node);
+    return std::nullopt;
+  }
+
   void readFaults(Case& c) const {
     const Parameter& stopOn = parameter("faults", "stop_on");
     const toml::node& stopNode = required(stopOn);
@@ -483,25 +547,13 @@ private:
       if (c.faults.stops(name)) fail(path, *names.get(i), "is listed twice", stopOn.allowed);
       c.faults.stopOn.push_back(name);
     }
-    auto share = [&](const char* key) {
-      const Parameter& p = parameter("faults", key);
-      const toml::node& node = required(p);
-      const std::string path = std::string("faults.") + key;
-      const double v = number(node, path, p.allowed);
-      if (!(v >= 0.0 && v <= 1.0)) fail(path, node, "out of range", p.allowed);
-      return v;
-    };
-    c.faults.negativeMassTolerance = share("negative_mass_tolerance");
-    c.faults.wallMassTolerance = share("wall_mass_tolerance");
+    c.faults.negativeMassTolerance = numberAt("faults", "negative_mass_tolerance");
+    c.faults.wallMassTolerance = numberAt("faults", "wall_mass_tolerance");
   }
 
   void readAccuracy(Case& c) const {
-    const Parameter& estimate = parameter("accuracy", "estimate");
-    c.accuracy.estimate = boolean(required(estimate), "accuracy.estimate", estimate.allowed);
-    const Parameter& rtol = parameter("accuracy", "rtol");
-    const toml::node& rtolNode = required(rtol);
-    c.accuracy.rtol = number(rtolNode, "accuracy.rtol", rtol.allowed);
-    if (!(c.accuracy.rtol >= 1e-12 && c.accuracy.rtol <= 1.0)) fail("accuracy.rtol", rtolNode, "out of range", rtol.allowed);
+    c.accuracy.estimate = booleanAt("accuracy", "estimate");
+    c.accuracy.rtol = numberAt("accuracy", "rtol");
   }
 
   void readCaseTable(Case& c) {
@@ -526,11 +578,7 @@ private:
       c.name = nameFromPath(file_);
     }
 
-    const Parameter& dynamics = parameter("case", "dynamics");
-    const toml::node& node = required(dynamics);
-    c.dynamics = string(node, "case.dynamics", dynamics.allowed);
-    if (c.dynamics != "langevin" && c.dynamics != "noisy_gd")
-      fail("case.dynamics", node, "unsupported dynamics", dynamics.allowed);
+    c.dynamics = choiceAt("case", "dynamics");
     dynamics_ = c.dynamics;
   }
 
@@ -549,19 +597,10 @@ private:
   }
 
   void readNoisyGd(Case& c) const {
-    const Parameter& eta = parameter("noisy_gd", "eta");
-    c.noisyGd.eta = positive(required(eta), "noisy_gd.eta", eta.allowed);
-    const Parameter& steps = parameter("noisy_gd", "steps");
-    const toml::node& stepsNode = required(steps);
-    const std::int64_t K = integer(stepsNode, "noisy_gd.steps", steps.allowed);
-    if (K < 1 || K > 10'000'000) fail("noisy_gd.steps", stepsNode, "out of range", steps.allowed);
-    c.noisyGd.steps = static_cast<long>(K);
-    const Parameter& diffusion = parameter("noisy_gd", "diffusion");
-    const toml::node& diffusionNode = required(diffusion);
-    c.noisyGd.diffusion = string(diffusionNode, "noisy_gd.diffusion", diffusion.allowed);
-    if (c.noisyGd.diffusion != "fokker_planck" && c.noisyGd.diffusion != "exact_convolution" &&
-        c.noisyGd.diffusion != "chapman_kolmogorov")
-      fail("noisy_gd.diffusion", diffusionNode, "unknown diffusion method", diffusion.allowed);
+    c.noisyGd.eta = numberAt("noisy_gd", "eta");
+    c.noisyGd.steps = static_cast<long>(integerAt("noisy_gd", "steps"));
+    c.noisyGd.diffusion = choiceAt("noisy_gd", "diffusion");
+    const toml::node& diffusionNode = required(parameter("noisy_gd", "diffusion"));
     const bool kernelRoute = c.noisyGd.diffusion == "chapman_kolmogorov";
     if ((c.noisyGd.diffusion == "exact_convolution" || kernelRoute) && c.noise.covariance &&
         !c.noise.covariance->isDiagonal(0.0)) {
@@ -577,20 +616,10 @@ private:
                "cells), but mesh.grading[" + std::to_string(a) + "] = " +
                    floatLiteral(c.mesh.grading[static_cast<std::size_t>(a)]),
                "mesh.grading = 1 (uniform) on every axis, or another noisy_gd.diffusion");
-    const Parameter& substeps = parameter("noisy_gd", "diffusion_substeps");
-    const toml::node& substepsNode = required(substeps);
-    const std::int64_t m = integer(substepsNode, "noisy_gd.diffusion_substeps", substeps.allowed);
-    if (m < 1 || m > 10000) fail("noisy_gd.diffusion_substeps", substepsNode, "out of range", substeps.allowed);
-    c.noisyGd.diffusion_substeps = static_cast<long>(m);
-    const Parameter& tracing = parameter("noisy_gd", "tracing_substeps");
-    const toml::node& tracingNode = required(tracing);
-    const std::int64_t tm = integer(tracingNode, "noisy_gd.tracing_substeps", tracing.allowed);
-    if (tm < 0 || tm > 1000) fail("noisy_gd.tracing_substeps", tracingNode, "out of range", tracing.allowed);
-    c.noisyGd.tracing_substeps = static_cast<long>(tm);
-    const Parameter& clip = parameter("noisy_gd", "clip_norm");
-    if (const toml::node* node = given("noisy_gd", "clip_norm")) {
-      c.noisyGd.clipNorm = positive(*node, "noisy_gd.clip_norm", clip.allowed);
-    }
+    c.noisyGd.diffusion_substeps = static_cast<long>(integerAt("noisy_gd", "diffusion_substeps"));
+    c.noisyGd.tracing_substeps = static_cast<long>(integerAt("noisy_gd", "tracing_substeps"));
+    const toml::node& tracingNode = required(parameter("noisy_gd", "tracing_substeps"));
+    c.noisyGd.clipNorm = optionalNumberAt("noisy_gd", "clip_norm");
     readConstraint(c);
     if (kernelRoute && !c.noisyGd.constraintSet.isNone())
       fail("noisy_gd.diffusion", diffusionNode,
@@ -625,11 +654,8 @@ private:
 
   // [noisy_gd] constraint: none, a box or a ball inside the mesh box; only the keys of the chosen kind may appear.
   void readConstraint(Case& c) const {
-    const Parameter& kind = parameter("noisy_gd", "constraint");
-    const toml::node& kindNode = required(kind);
-    c.noisyGd.constraint = string(kindNode, "noisy_gd.constraint", kind.allowed);
+    c.noisyGd.constraint = choiceAt("noisy_gd", "constraint");
     const std::string& k = c.noisyGd.constraint;
-    if (k != "none" && k != "box" && k != "ball") fail("noisy_gd.constraint", kindNode, "unknown constraint", kind.allowed);
     const char* keysOf[][2] = {{"constraint_lower", "box"}, {"constraint_upper", "box"},
                                {"constraint_centre", "ball"}, {"constraint_radius", "ball"}};
     for (const auto& [key, owner] : keysOf) {
@@ -680,7 +706,7 @@ private:
       const toml::node& cn = *given("noisy_gd", "constraint_centre");
       const toml::node& rn = *given("noisy_gd", "constraint_radius");
       const models::Vector centre = pointOfDimension(cn, "noisy_gd.constraint_centre", cp.allowed);
-      const double radius = positive(rn, "noisy_gd.constraint_radius", rp.allowed);
+      const double radius = numberOf(rp, rn);
       for (std::size_t i = 0; i < dim_; ++i) {
         const auto j = static_cast<Eigen::Index>(i);
         const double width = c.mesh.upper[i] - c.mesh.lower[i];
@@ -816,34 +842,15 @@ private:
   }
 
   void readLoss(Case& c) {
-    const Parameter& typeParameter = parameter("loss", "type");
-    const toml::node& typeNode = required(typeParameter);
-    c.loss.type = string(typeNode, "loss.type", typeParameter.allowed);
+    c.loss.type = choiceAt("loss", "type");
     const std::string& t = c.loss.type;
-    if (t != "quadratic" && t != "logistic" && t != "huber" && t != "double_well" && t != "expression") {
-      fail("loss.type", typeNode, "unknown loss type", typeParameter.allowed);
-    }
     lossType_ = c.loss.type;
     checkApplicability();
 
-    if (t == "quadratic" || t == "double_well") {
-      const Parameter& lambda = parameter("loss", "lambda");
-      c.loss.lambda = positive(required(lambda), "loss.lambda", lambda.allowed);
-    }
-    if (t == "logistic" || t == "huber") {
-      const Parameter& regularization = parameter("loss", "regularization");
-      const toml::node& node = required(regularization);
-      c.loss.regularization = number(node, "loss.regularization", regularization.allowed);
-      if (c.loss.regularization < 0) fail("loss.regularization", node, "must be >= 0", regularization.allowed);
-    }
-    if (t == "huber") {
-      const Parameter& delta = parameter("loss", "delta");
-      c.loss.delta = positive(required(delta), "loss.delta", delta.allowed);
-    }
-    if (t == "double_well") {
-      const Parameter& width = parameter("loss", "width");
-      c.loss.width = positive(required(width), "loss.width", width.allowed);
-    }
+    if (t == "quadratic" || t == "double_well") c.loss.lambda = numberAt("loss", "lambda");
+    if (t == "logistic" || t == "huber") c.loss.regularization = numberAt("loss", "regularization");
+    if (t == "huber") c.loss.delta = numberAt("loss", "delta");
+    if (t == "double_well") c.loss.width = numberAt("loss", "width");
     if (t == "expression") {
       const Parameter& expression = parameter("loss", "expression");
       const toml::node* node = given("loss", "expression");
@@ -870,19 +877,9 @@ private:
       }
     }
 
-    const Parameter& strongConvexity = parameter("loss", "strong_convexity");
-    if (const toml::node* node = given("loss", "strong_convexity")) {
-      c.loss.strongConvexity = number(*node, "loss.strong_convexity", strongConvexity.allowed);
-      if (*c.loss.strongConvexity < 0) fail("loss.strong_convexity", *node, "must be >= 0", strongConvexity.allowed);
-    }
-    const Parameter& smoothness = parameter("loss", "smoothness");
-    if (const toml::node* node = given("loss", "smoothness")) {
-      c.loss.smoothness = positive(*node, "loss.smoothness", smoothness.allowed);
-    }
-    const Parameter& sensitivity = parameter("loss", "sensitivity");
-    if (const toml::node* node = lookup(sensitivity)) {
-      c.loss.sensitivity = positive(*node, "loss.sensitivity", sensitivity.allowed);
-    }
+    c.loss.strongConvexity = optionalNumberAt("loss", "strong_convexity");
+    c.loss.smoothness = optionalNumberAt("loss", "smoothness");
+    c.loss.sensitivity = optionalNumberAt("loss", "sensitivity");
   }
 
   // appliesTo is a comma-separated list of loss types.
@@ -997,30 +994,19 @@ private:
   }
 
   void readGenerator(Case& c, const toml::node& generatorNode, const toml::node* labelsNode) {
-    const Parameter& generator = parameter("data", "generator");
     models::DataGeneratorSpec spec;
-    spec.kind = string(generatorNode, "data.generator", generator.allowed);
-    if (spec.kind != "gaussian" && spec.kind != "logistic")
-      fail("data.generator", generatorNode, "unknown generator", generator.allowed);
+    spec.kind = choiceOf(parameter("data", "generator"), generatorNode);
     if (labelsNode) fail("data.labels", *labelsNode, "not allowed with data.generator", "no data.labels with a generator");
     const Parameter& count = parameter("data", "count");
     const toml::node* countNode = given("data", "count");
     if (!countNode) failMissing("data.count", count.type, count.allowed);
-    const std::int64_t n = integer(*countNode, "data.count", count.allowed);
-    if (n < 1 || static_cast<std::uint64_t>(n) > models::kMaxRecords)
-      fail("data.count", *countNode, "out of range", count.allowed);
-    spec.n = static_cast<std::size_t>(n);
-    const Parameter& seed = parameter("data", "seed");
-    if (const toml::node* node = given("data", "seed")) {
-      const std::int64_t v = integer(*node, "data.seed", seed.allowed);
-      if (v < 0) fail("data.seed", *node, "must be >= 0", seed.allowed);
-      spec.seed = static_cast<std::uint64_t>(v);
-    }
+    spec.n = static_cast<std::size_t>(integerOf(count, *countNode));
+    if (const toml::node* node = given("data", "seed"))
+      spec.seed = static_cast<std::uint64_t>(integerOf(parameter("data", "seed"), *node));
     const Parameter& mean = parameter("data", "mean");
     spec.mean = models::Vector::Zero(static_cast<Eigen::Index>(dim_));
     if (const toml::node* node = given("data", "mean")) spec.mean = pointOfDimension(*node, "data.mean", mean.allowed);
-    const Parameter& stddev = parameter("data", "stddev");
-    if (const toml::node* node = given("data", "stddev")) spec.stddev = positive(*node, "data.stddev", stddev.allowed);
+    if (const auto stddev = optionalNumberAt("data", "stddev")) spec.stddev = *stddev;
     const Parameter& trueTheta = parameter("data", "true_theta");
     if (const toml::node* node = given("data", "true_theta")) {
       if (spec.kind != "logistic") fail("data.true_theta", *node, "applies only to generator = \"logistic\"", trueTheta.allowed);
@@ -1055,13 +1041,11 @@ private:
 
   void readNeighbour(Case& c) const {
     const std::size_t n = c.data.records.size();
-    const Parameter& kindParameter = parameter("neighbour", "kind");
-    const toml::node& kindNode = required(kindParameter);
-    const std::string kind = string(kindNode, "neighbour.kind", kindParameter.allowed);
-    if (kind == "replace") c.neighbour.kind = models::NeighbourKind::Replace;
-    else if (kind == "add") c.neighbour.kind = models::NeighbourKind::Add;
-    else if (kind == "remove") c.neighbour.kind = models::NeighbourKind::Remove;
-    else fail("neighbour.kind", kindNode, "unknown neighbour kind", kindParameter.allowed);
+    const std::string kind = choiceAt("neighbour", "kind");
+    const toml::node& kindNode = required(parameter("neighbour", "kind"));
+    c.neighbour.kind = kind == "replace" ? models::NeighbourKind::Replace
+                       : kind == "add"   ? models::NeighbourKind::Add
+                                         : models::NeighbourKind::Remove;
     const bool needsIndex = kind != "add", needsRecord = kind != "remove";
     const Parameter& indexParameter = parameter("neighbour", "index");
     const Parameter& recordParameter = parameter("neighbour", "record");
@@ -1221,13 +1205,13 @@ private:
       if (sigmaNode || covNode)
         fail("noise.multiplier", *zNode, std::string("given together with noise.") + (sigmaNode ? "sigma" : "covariance"),
              "exactly one of noise.sigma, noise.covariance and noise.multiplier");
-      const double z = positive(*zNode, "noise.multiplier", multiplier.allowed);
+      const double z = numberOf(multiplier, *zNode);
       const toml::node* clipNode = given("noisy_gd", "clip_norm");
       if (!clipNode)
         failMissing("noisy_gd.clip_norm", parameter("noisy_gd", "clip_norm").type, parameter("noisy_gd", "clip_norm").allowed,
                     "noisy_gd.clip_norm (needed by noise.multiplier: the noise is z times the clip norm)");
-      const double clip = positive(*clipNode, "noisy_gd.clip_norm", parameter("noisy_gd", "clip_norm").allowed);
-      const double eta = positive(required(parameter("noisy_gd", "eta")), "noisy_gd.eta", parameter("noisy_gd", "eta").allowed);
+      const double clip = numberOf(parameter("noisy_gd", "clip_norm"), *clipNode);
+      const double eta = numberAt("noisy_gd", "eta");
       c.noise.multiplier = z;
       c.noise.sigma = sigmaFromNoiseMultiplier(z, clip, eta, c.batch.expectedSize(c.data.records.size()));
       return;
@@ -1237,7 +1221,7 @@ private:
                   dynamics_ == "noisy_gd" ? "noise.sigma, noise.covariance or noise.multiplier"
                                           : "noise.sigma or noise.covariance");
     if (sigmaNode) {
-      c.noise.sigma = positive(*sigmaNode, "noise.sigma", sigma.allowed);
+      c.noise.sigma = numberOf(sigma, *sigmaNode);
     } else {
       c.noise.covariance = covarianceMatrix(*covNode, "noise.covariance", cov.allowed);
       // sigma^2 = the largest eigenvalue: the scale reported where one number is needed (e.g. the summary).
@@ -1253,11 +1237,7 @@ private:
   // and rate is required, and the other one is an error rather than silently ignored.
   void readBatch(Case& c) const {
     const std::size_t n = c.data.records.size();
-    const Parameter& sampling = parameter("batch", "sampling");
-    const toml::node& samplingNode = required(sampling);
-    c.batch.sampling = string(samplingNode, "batch.sampling", sampling.allowed);
-    if (c.batch.sampling != "full" && c.batch.sampling != "cyclic" && c.batch.sampling != "poisson")
-      fail("batch.sampling", samplingNode, "unknown sampling", sampling.allowed);
+    c.batch.sampling = choiceAt("batch", "sampling");
     const toml::node* sizeNode = given("batch", "size");
     const toml::node* rateNode = given("batch", "rate");
     const std::string mode = "batch.sampling = \"" + c.batch.sampling + "\"";
@@ -1270,16 +1250,14 @@ private:
     if (c.batch.sampling == "cyclic") {
       const Parameter& size = parameter("batch", "size");
       if (!sizeNode) failMissing("batch.size", size.type, size.allowed, "batch.size (needed by " + mode + ")");
-      const std::int64_t b = integer(*sizeNode, "batch.size", size.allowed);
-      if (b < 1 || static_cast<std::uint64_t>(b) > n)
-        fail("batch.size", *sizeNode, "out of range for n = " + std::to_string(n) + " records", size.allowed);
+      const std::int64_t b = integerOf(size, *sizeNode);
+      if (static_cast<std::uint64_t>(b) > n)
+        fail("batch.size", *sizeNode, "is more than the n = " + std::to_string(n) + " records", size.allowed);
       c.batch.size = static_cast<long>(b);
     } else if (c.batch.sampling == "poisson") {
       const Parameter& rate = parameter("batch", "rate");
       if (!rateNode) failMissing("batch.rate", rate.type, rate.allowed, "batch.rate (needed by " + mode + ")");
-      const double gamma = number(*rateNode, "batch.rate", rate.allowed);
-      if (!(gamma > 0 && gamma <= 1)) fail("batch.rate", *rateNode, "out of range", rate.allowed);
-      c.batch.rate = gamma;
+      c.batch.rate = numberOf(rate, *rateNode);
     }
   }
 
@@ -1336,12 +1314,10 @@ private:
   }
 
   void readTime(Case& c) const {
-    const Parameter& tEndParameter = parameter("time", "t_end");
-    c.time.t_end = positive(required(tEndParameter), "time.t_end", tEndParameter.allowed);
-
+    c.time.t_end = numberAt("time", "t_end");
     const Parameter& dtParameter = parameter("time", "dt");
     const toml::node& dtNode = required(dtParameter);
-    c.time.dt = positive(dtNode, "time.dt", dtParameter.allowed);
+    c.time.dt = numberOf(dtParameter, dtNode);
     if (c.time.dt > c.time.t_end) {
       fail("time.dt", dtNode, "is larger than time.t_end = " + floatLiteral(c.time.t_end), dtParameter.allowed);
     }
@@ -1355,23 +1331,10 @@ private:
   }
 
   void readOutput(Case& c) const {
-    const Parameter& every = parameter("output", "every");
-    const toml::node& everyNode = required(every);
-    const std::int64_t n = integer(everyNode, "output.every", every.allowed);
-    if (n < 1) fail("output.every", everyNode, "must be >= 1", every.allowed);
-    c.output.every = static_cast<long>(n);
-
-    const Parameter& checkpointEvery = parameter("output", "checkpoint_every");
-    const toml::node& checkpointNode = required(checkpointEvery);
-    const std::int64_t ce = integer(checkpointNode, "output.checkpoint_every", checkpointEvery.allowed);
-    if (ce < 0) fail("output.checkpoint_every", checkpointNode, "must be >= 0", checkpointEvery.allowed);
-    c.output.checkpointEvery = static_cast<long>(ce);
-
-    const Parameter& fields = parameter("output", "fields");
-    c.output.fields = boolean(required(fields), "output.fields", fields.allowed);
-
-    const Parameter& plots = parameter("output", "plots");
-    c.output.plots = boolean(required(plots), "output.plots", plots.allowed);
+    c.output.every = static_cast<long>(integerAt("output", "every"));
+    c.output.checkpointEvery = static_cast<long>(integerAt("output", "checkpoint_every"));
+    c.output.fields = booleanAt("output", "fields");
+    c.output.plots = booleanAt("output", "plots");
     // VTK files carry the fields, so without fields there is nothing to write: omitted, vtk follows fields.
     const Parameter& vtk = parameter("output", "vtk");
     if (const toml::node* node = given("output", "vtk")) {
@@ -1434,34 +1397,20 @@ private:
   void readFunctionalGrids(Case& c) const {
     constexpr double kMaxEpsPoints = 100000;
     const Parameter& maxParameter = parameter("divergence", "hockey_stick_eps_max");
-    const toml::node& maxNode = required(maxParameter);
-    c.divergence.hockeyStickEpsMax = number(maxNode, "divergence.hockey_stick_eps_max", maxParameter.allowed);
-    if (!(c.divergence.hockeyStickEpsMax >= 0))
-      fail("divergence.hockey_stick_eps_max", maxNode, "must be >= 0", maxParameter.allowed);
-    const Parameter& stepParameter = parameter("divergence", "hockey_stick_eps_step");
-    const toml::node& stepNode = required(stepParameter);
-    c.divergence.hockeyStickEpsStep = positive(stepNode, "divergence.hockey_stick_eps_step", stepParameter.allowed);
+    c.divergence.hockeyStickEpsMax = numberAt("divergence", "hockey_stick_eps_max");
+    const toml::node& stepNode = required(parameter("divergence", "hockey_stick_eps_step"));
+    c.divergence.hockeyStickEpsStep = numberAt("divergence", "hockey_stick_eps_step");
     if (c.divergence.hockeyStickEpsMax / c.divergence.hockeyStickEpsStep + 1 > kMaxEpsPoints)
       fail("divergence.hockey_stick_eps_step", stepNode,
            "gives more than 100000 grid points up to hockey_stick_eps_max = " +
                shortestDouble(c.divergence.hockeyStickEpsMax),
            maxParameter.allowed);
-    const Parameter& binsParameter = parameter("divergence", "privacy_loss_bins");
-    const toml::node& binsNode = required(binsParameter);
-    const std::int64_t bins = integer(binsNode, "divergence.privacy_loss_bins", binsParameter.allowed);
-    if (bins < 0 || bins > 1000000)
-      fail("divergence.privacy_loss_bins", binsNode, "is outside [0, 1000000]", binsParameter.allowed);
-    c.divergence.privacyLossBins = static_cast<long>(bins);
+    c.divergence.privacyLossBins = static_cast<long>(integerAt("divergence", "privacy_loss_bins"));
   }
 
   // [privacy]: the delta of the summary table and the delta grid of epsilon.csv (MATH.md §7).
   void readPrivacy(Case& c) const {
-    const Parameter& deltaParameter = parameter("privacy", "delta");
-    const toml::node& deltaNode = required(deltaParameter);
-    c.privacy.delta = number(deltaNode, "privacy.delta", deltaParameter.allowed);
-    if (!(c.privacy.delta > 0 && c.privacy.delta < 1)) {
-      fail("privacy.delta", deltaNode, "must be in (0, 1)", deltaParameter.allowed);
-    }
+    c.privacy.delta = numberAt("privacy", "delta");
     const Parameter& gridParameter = parameter("privacy", "delta_grid");
     std::vector<double> grid;
     if (const toml::node* node = lookup(gridParameter)) {
@@ -1561,33 +1510,16 @@ private:
 
   // [sampler]: the Monte Carlo sampler of `fpdp sample` (validation/MonteCarloSampler).
   void readSampler(Case& c) const {
-    auto integerIn = [&](const char* key, std::int64_t lo, std::int64_t hi) {
-      const Parameter& p = parameter("sampler", key);
-      const toml::node& node = required(p);
-      const std::string path = std::string("sampler.") + key;
-      const std::int64_t v = integer(node, path, p.allowed);
-      if (v < lo || v > hi) fail(path, node, "out of range", p.allowed);
-      return v;
-    };
-    c.sampler.particles = static_cast<long>(integerIn("particles", 100, 10'000'000'000));
-    c.sampler.seed = static_cast<std::uint64_t>(integerIn("seed", 0, std::numeric_limits<std::int64_t>::max()));
-    c.sampler.threads = static_cast<int>(integerIn("threads", 1, 1024));
-    // A number in [lo, hi], or in (lo, hi) when `open`.
-    auto numberIn = [&](const char* key, double lo, double hi, bool open) {
-      const Parameter& p = parameter("sampler", key);
-      const toml::node& node = required(p);
-      const std::string path = std::string("sampler.") + key;
-      const double v = number(node, path, p.allowed);
-      if (open ? !(v > lo && v < hi) : !(v >= lo && v <= hi)) fail(path, node, "out of range", p.allowed);
-      return v;
-    };
-    c.sampler.confidence = numberIn("confidence", 0.5, 0.999999, false);
-    c.sampler.auditDelta = numberIn("audit_delta", 0.0, 0.5, true);
+    c.sampler.particles = static_cast<long>(integerAt("sampler", "particles"));
+    c.sampler.seed = static_cast<std::uint64_t>(integerAt("sampler", "seed"));
+    c.sampler.threads = static_cast<int>(integerAt("sampler", "threads"));
+    c.sampler.confidence = numberAt("sampler", "confidence");
+    c.sampler.auditDelta = numberAt("sampler", "audit_delta");
     const long K = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
     if (c.dynamics == "langevin") {
       const Parameter& p = parameter("sampler", "langevin_dt");
       if (const toml::node* node = given("sampler", "langevin_dt")) {
-        const double dt = positive(*node, "sampler.langevin_dt", p.allowed);
+        const double dt = numberOf(p, *node);
         const double ratio = c.time.dt / dt;
         if (!(ratio >= 1.0 - kStepTolerance) || std::abs(ratio - std::round(ratio)) > kStepTolerance * ratio ||
             ratio > kMaxSteps)

@@ -1,12 +1,19 @@
 // The case-file parameter table and its Markdown rendering (docs/parameters.md is generated from it; a test checks
 // that the checked-in file still contains the rendering). Add a key here first: the reader rejects any key that is
-// not in this table, and the documentation is incomplete until it is.
+// not in this table, reads a scalar key against the entry's domain (type, range, choices; the domain also writes the
+// "allowed" text of the docs and the error messages), and the documentation is incomplete until it is.
+// tests/app/test_schema_domains.cpp probes every domain through the reader.
 #include "app/ParameterSchema.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <deque>
 #include <stdexcept>
+#include <vector>
 
 #include "app/CaseReader.hpp"
 #include "app/PetscOptionPolicy.hpp"
+#include "models/Dataset.hpp"
 
 namespace fpdp::app {
 
@@ -49,15 +56,20 @@ constexpr Section kSections[] = {
 
 // Units: theta is measured in "parameter units" and the loss in "loss units"; time is in whatever unit dt is
 // written in. Keys with no unit say "—".
+constexpr double kLargestInt64 = 9223372036854775807.0;  // 2^63 after rounding: "2^63 - 1" in the text
+
+// `allowed` of an entry with a domain holds only the conditions beyond it (parameterSchema() puts the domain's words
+// in front).
 constexpr Parameter kParameters[] = {
     // [case]
     {"case", "name", "string", "—", Presence::Derived,
      "the case file's name without extension, characters outside `[A-Za-z0-9_.-]` replaced by `_`, cut at 200",
      "a non-empty string of at most 200 letters, digits, '_', '.', '-'", "",
      "Name of the case; the default output directory is `<name>-output`."},
-    {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "langevin, noisy_gd", "",
+    {"case", "dynamics", "string", "—", Presence::Default, R"("langevin")", "", "",
      "The stochastic dynamics: langevin, d theta = -grad L_D(theta) dt + sqrt(2) sigma dW (MATH.md §2.3), with "
-     "[time]; or noisy_gd, CYS Algorithm 1 (MATH.md §2.1), with [noisy_gd]."},
+     "[time]; or noisy_gd, CYS Algorithm 1 (MATH.md §2.1), with [noisy_gd].",
+     "", oneOf("langevin, noisy_gd")},
 
     // [mesh]
     {"mesh", "lower", "array of d numbers", "parameter units", Presence::Required, "",
@@ -77,19 +89,25 @@ constexpr Parameter kParameters[] = {
      "(symmetric geometric grading, docs/scheme.md); 1 is uniform."},
 
     // [loss]
-    {"loss", "type", "string", "—", Presence::Required, "", "quadratic, logistic, huber, double_well, expression", "",
+    {"loss", "type", "string", "—", Presence::Required, "", "", "",
      "quadratic: `l = (lambda/2) |theta - x|^2`; logistic: `l = log(1 + exp(-y <theta, x>)) + (mu/2) |theta|^2` "
      "with labels y = -1 or +1; huber: `l = H_delta(|theta - x|) + (mu/2) |theta|^2`; double_well: "
-     "`l = (lambda/(8 w^2)) (|theta - x|^2 - w^2)^2` (non-convex); expression: a formula (docs/models.md)."},
+     "`l = (lambda/(8 w^2)) (|theta - x|^2 - w^2)^2` (non-convex); expression: a formula (docs/models.md).",
+     "", oneOf("quadratic, logistic, huber, double_well, expression")},
     {"loss", "lambda", "number", "loss units / parameter units^2", Presence::Default, "1.0",
-     "a finite number > 0 with which the loss and its gradient are finite on the mesh", "quadratic, double_well",
-     "Curvature lambda of the quadratic loss (its strong convexity), or of the double well across its wells."},
+     "with which the loss and its gradient are finite on the mesh", "quadratic, double_well",
+     "Curvature lambda of the quadratic loss (its strong convexity), or of the double well across its wells.",
+     "", positiveNumber()},
     {"loss", "regularization", "number", "loss units / parameter units^2", Presence::Default, "0.0",
-     "a finite number >= 0 with which the loss and its gradient are finite on the mesh", "logistic, huber", "L2 regularisation mu (the loss's strong convexity)."},
-    {"loss", "delta", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "huber",
-     "Huber threshold: quadratic for |theta - x| <= delta, linear beyond."},
-    {"loss", "width", "number", "parameter units", Presence::Default, "1.0", "a finite number > 0", "double_well",
-     "Radius w of the double well's minima |theta - x| = w."},
+     "with which the loss and its gradient are finite on the mesh", "logistic, huber",
+     "L2 regularisation mu (the loss's strong convexity).",
+     "", nonNegativeNumber()},
+    {"loss", "delta", "number", "parameter units", Presence::Default, "1.0", "", "huber",
+     "Huber threshold: quadratic for |theta - x| <= delta, linear beyond.",
+     "", positiveNumber()},
+    {"loss", "width", "number", "parameter units", Presence::Default, "1.0", "", "double_well",
+     "Radius w of the double well's minima |theta - x| = w.",
+     "", positiveNumber()},
     {"loss", "expression", "string", "loss units", Presence::Optional, "required with loss.type = \"expression\"",
      "a muParser formula in theta1..thetad, x1..xd and y (y = 1 for every record), finite with its gradient at "
      "every cell centre for every record", "expression",
@@ -98,15 +116,18 @@ constexpr Parameter kParameters[] = {
      "central finite differences of loss.expression (relative accuracy ~1e-10, docs/models.md)",
      "d muParser formulas, one per coordinate, finite at every cell centre for every record", "expression", "The gradient of loss.expression, if known."},
     {"loss", "strong_convexity", "number", "loss units / parameter units^2", Presence::Optional,
-     "computed (closed form, or estimated on a grid)", "a finite number >= 0", "",
-     "lambda of MATH.md §5, if you want to state it rather than have it computed; the run says which was used."},
+     "computed (closed form, or estimated on a grid)", "", "",
+     "lambda of MATH.md §5, if you want to state it rather than have it computed; the run says which was used.",
+     "", nonNegativeNumber()},
     {"loss", "smoothness", "number", "loss units / parameter units^2", Presence::Optional,
-     "computed (closed form, or estimated on a grid)", "a finite number > 0", "",
-     "beta of MATH.md §5 (used for the assumption eta < 1/beta), if stated rather than computed."},
+     "computed (closed form, or estimated on a grid)", "", "",
+     "beta of MATH.md §5 (used for the assumption eta < 1/beta), if stated rather than computed.",
+     "", positiveNumber()},
     {"loss", "sensitivity", "number", "loss units / parameter units", Presence::Optional,
-     "none (only data-dependent bounds are reported)", "a finite number > 0", "",
+     "none (only data-dependent bounds are reported)", "", "",
      "S_g = sup over theta and records x, x' of the data universe of |grad l(theta; x) - grad l(theta; x')| "
-     "(MATH.md §1)."},
+     "(MATH.md §1).",
+     "", positiveNumber()},
 
     // [data]
     {"data", "records", "array of n arrays of d numbers", "parameter units (quadratic), feature units (logistic)",
@@ -120,17 +141,21 @@ constexpr Parameter kParameters[] = {
      "a readable CSV file, one record per line: d numbers (then the label, -1 or +1, for logistic)", "",
      "CSV file of records, relative to the case file's folder; blank lines and '#' lines are skipped, "
      "a first line without numbers is a header."},
-    {"data", "generator", "string", "—", Presence::Optional, "none (records or file)", "gaussian, logistic", "",
+    {"data", "generator", "string", "—", Presence::Optional, "none (records or file)", "", "",
      "Seeded synthetic data (docs/models.md): gaussian, x_i = mean + stddev z_i with labels +1; logistic, the same "
-     "features with y_i = +1 with probability sigmoid(<true_theta, x_i>). Bit-reproducible on every platform."},
-    {"data", "count", "integer", "—", Presence::Optional, "required with data.generator", "an integer in [1, 10^7]",
-     "", "Number of generated records n."},
-    {"data", "seed", "integer", "—", Presence::Optional, "0 (with data.generator)", "an integer in [0, 2^63)", "",
-     "Seed of the generator (std::mt19937_64 bits)."},
+     "features with y_i = +1 with probability sigmoid(<true_theta, x_i>). Bit-reproducible on every platform.",
+     "", oneOf("gaussian, logistic")},
+    {"data", "count", "integer", "—", Presence::Optional, "required with data.generator", "",
+     "", "Number of generated records n.",
+     "", integerIn(1, static_cast<double>(models::kMaxRecords))},
+    {"data", "seed", "integer", "—", Presence::Optional, "0 (with data.generator)", "", "",
+     "Seed of the generator (std::mt19937_64 bits).",
+     "", integerIn(0, kLargestInt64)},
     {"data", "mean", "array of d numbers", "parameter units", Presence::Optional, "zeros (with data.generator)",
      "d finite numbers", "", "Mean of the generated features."},
     {"data", "stddev", "number", "parameter units", Presence::Optional, "1.0 (with data.generator)",
-     "a finite number > 0", "", "Standard deviation of each generated feature."},
+     "", "", "Standard deviation of each generated feature.",
+     "", positiveNumber()},
     {"data", "true_theta", "array of d numbers", "—", Presence::Optional, "required with generator = \"logistic\"",
      "d finite numbers", "", "The parameter behind the generated logistic labels."},
     {"data", "n", "integer", "—", Presence::Optional, "none (no check)",
@@ -138,8 +163,9 @@ constexpr Parameter kParameters[] = {
      "Number of records: an optional consistency check (fpdp writes it into the resolved case)."},
 
     // [neighbour]
-    {"neighbour", "kind", "string", "—", Presence::Default, R"("replace")", "replace, add, remove", "",
-     "How D' differs from D: record `index` replaced by `record`, `record` added, or record `index` removed."},
+    {"neighbour", "kind", "string", "—", Presence::Default, R"("replace")", "", "",
+     "How D' differs from D: record `index` replaced by `record`, `record` added, or record `index` removed.",
+     "", oneOf("replace, add, remove")},
     {"neighbour", "index", "integer", "—", Presence::Optional, "required for kind = replace and remove",
      "an integer with 0 <= index < n", "", "0-based index of the record of D that D' replaces or removes."},
     {"neighbour", "record", "array of d numbers", "as data.records", Presence::Optional,
@@ -150,16 +176,17 @@ constexpr Parameter kParameters[] = {
     // [noise]
     {"noise", "sigma", "number", "parameter units / sqrt(time unit)", Presence::Optional,
      "required unless noise.covariance is given",
-     "a finite number > 0 with D = sigma^2 / 2 a normal double and D / h^2 <= 1e100 (h: the smallest cell width)", "",
+     "with D = sigma^2 / 2 a normal double and D / h^2 <= 1e100 (h: the smallest cell width)", "",
      "Isotropic noise: Sigma = sigma^2 I (Langevin: d theta = -grad L dt + sqrt(2) sigma dW; noisy GD: "
-     "N(0, 2 eta sigma^2 I) per step)."},
+     "N(0, 2 eta sigma^2 I) per step).",
+     "", positiveNumber()},
     {"noise", "multiplier", "number", "—", Presence::Optional, "none (noise.sigma)",
-     "a finite number > 0, with noisy_gd.clip_norm given and neither noise.sigma nor noise.covariance", "",
+     "with noisy_gd.clip_norm given and neither noise.sigma nor noise.covariance", "",
      "The DP-SGD noise multiplier z as Opacus and dp_accounting define it: the noise added to the SUM of the batch's "
      "clipped gradients has standard deviation z C (C = noisy_gd.clip_norm). fpdp then takes "
      "sigma = z C sqrt(eta / 2) / b (b: the expected batch size, [batch]); the run prints the mapping "
      "(docs/dpsgd.md).",
-     "noisy_gd"},
+     "noisy_gd", positiveNumber()},
     {"noise", "covariance", "d x d array of numbers, or a number", "parameter units^2 / time unit", Presence::Optional,
      "none (noise.sigma)",
      "a symmetric positive-definite d x d array (a number v means v I); exactly one of sigma and covariance; the "
@@ -179,48 +206,52 @@ constexpr Parameter kParameters[] = {
      "", "Covariance of the initial Gaussian."},
 
     // [time]
-    {"time", "t_end", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
-     "Final time.", "langevin"},
+    {"time", "t_end", "number", "time unit", Presence::Required, "", "", "",
+     "Final time.",
+     "langevin", positiveNumber()},
     {"time", "dt", "number", "time unit", Presence::Required, "",
-     "a finite number with 0 < dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps; "
-     "dt * output.every at most 1e9 h^2 / D (h: the smallest cell width, D: the largest eigenvalue of Sigma / 2)",
-     "", "Time step; the number of steps is t_end / dt.", "langevin"},
+     "with dt <= t_end and t_end / dt an integer (within 1e-9 relative) of at most 10^9 steps; dt * output.every "
+     "at most 1e9 h^2 / D (h: the smallest cell width, D: the largest eigenvalue of Sigma / 2)",
+     "", "Time step; the number of steps is t_end / dt.",
+     "langevin", positiveNumber()},
 
     // [noisy_gd]
-    {"noisy_gd", "eta", "number", "time unit", Presence::Required, "", "a finite number > 0", "",
-     "Step size eta.", "noisy_gd"},
-    {"noisy_gd", "steps", "integer", "—", Presence::Required, "", "an integer in [1, 10^7]", "",
-     "Number of steps K; the released parameter is theta_K.", "noisy_gd"},
+    {"noisy_gd", "eta", "number", "time unit", Presence::Required, "", "", "",
+     "Step size eta.",
+     "noisy_gd", positiveNumber()},
+    {"noisy_gd", "steps", "integer", "—", Presence::Required, "", "", "",
+     "Number of steps K; the released parameter is theta_K.",
+     "noisy_gd", integerIn(1, 1e7)},
     {"noisy_gd", "diffusion", "string", "—", Presence::Default, R"("fokker_planck")",
-     "fokker_planck, exact_convolution, chapman_kolmogorov", "",
+     "", "",
      "How the Gaussian noise N(0, 2 eta sigma^2 I) is applied after the push-forward: fokker_planck solves the heat "
      "equation for time eta (no-flux walls); exact_convolution integrates the Gaussian kernel exactly (mass leaving "
      "the box is reported as outflow); chapman_kolmogorov replaces push-forward and noise by the midpoint rule of the "
      "step's transition kernel on the cell centres, with point values as the state: spectrally accurate on smooth "
      "problems, about 1.5 cells per noise standard deviation reach round-off (uniform mesh, diagonal covariance, no "
      "constraint, no tracing; docs/noisy-gd.md §7).",
-     "noisy_gd"},
-    {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "16", "an integer in [1, 10000]", "",
+     "noisy_gd", oneOf("fokker_planck, exact_convolution, chapman_kolmogorov")},
+    {"noisy_gd", "diffusion_substeps", "integer", "—", Presence::Default, "16", "", "",
      "Implicit time steps per noisy-GD step for diffusion = \"fokker_planck\" (options prefix -diffusion_).",
-     "noisy_gd"},
-    {"noisy_gd", "tracing_substeps", "integer", "—", Presence::Default, "0", "an integer in [0, 1000]", "",
+     "noisy_gd", integerIn(1, 10000)},
+    {"noisy_gd", "tracing_substeps", "integer", "—", Presence::Default, "0", "", "",
      "Intermediate times per step at which the coupled tracing diffusions of MATH.md §2.2 are evaluated (0: off): "
      "R_alpha and KL between steps, the drift gap |V_t - V'_t| against Lemma 4, and the per-step contribution "
      "R(eta(k+1)) - R(eta k), in tracing.csv. Computed by exact convolution (docs/tracing.md). Not defined with a "
      "constraint set (must be 0 unless constraint = \"none\").",
-     "noisy_gd"},
+     "noisy_gd", integerIn(0, 1000)},
     {"noisy_gd", "clip_norm", "number", "loss units / parameter units", Presence::Optional, "no clipping",
-     "a finite number > 0", "",
+     "", "",
      "Per-example gradient clipping at norm C (lecture 002): g = (1/b) sum_{i in B} CLIP_C(grad l(theta; x_i)) "
      "(b = n and B = D for full batches, [batch]).",
-     "noisy_gd"},
+     "noisy_gd", positiveNumber()},
 
-    {"noisy_gd", "constraint", "string", "—", Presence::Default, R"("none")", "none, box, ball", "",
+    {"noisy_gd", "constraint", "string", "—", Presence::Default, R"("none")", "", "",
      "The constraint set C of projected noisy GD: theta_{k+1} = Pi_C(...) (CYS Algorithm 1). Mass the projection "
      "moves onto the boundary of C is kept as boundary measures (bins on the boundary of C) and enters every "
      "divergence (docs/noisy-gd.md §6). Keep several noise standard deviations sqrt(2 eta Sigma_aa) between C and "
      "the mesh walls with diffusion = \"fokker_planck\" (no-flux walls).",
-     "noisy_gd"},
+     "noisy_gd", oneOf("none, box, ball")},
     {"noisy_gd", "constraint_lower", "array of d numbers", "parameter units", Presence::Optional, "— (box only)",
      "d finite numbers on mesh cell faces, mesh.lower <= constraint_lower < constraint_upper", "",
      "Lower corner of the box C; required with constraint = \"box\".", "noisy_gd"},
@@ -231,37 +262,45 @@ constexpr Parameter kParameters[] = {
      "d finite numbers; the ball must lie inside the mesh box", "",
      "Centre of the ball C; required with constraint = \"ball\".", "noisy_gd"},
     {"noisy_gd", "constraint_radius", "number", "parameter units", Presence::Optional, "— (ball only)",
-     "a finite number > 0; the ball must lie inside the mesh box (1-D: its ends on mesh cell faces)", "",
-     "Radius of the ball C; required with constraint = \"ball\".", "noisy_gd"},
+     "the ball must lie inside the mesh box (1-D: its ends on mesh cell faces)", "",
+     "Radius of the ball C; required with constraint = \"ball\".",
+     "noisy_gd", positiveNumber()},
 
     // [batch]
-    {"batch", "sampling", "string", "—", Presence::Default, R"("full")", "full, cyclic, poisson", "",
+    {"batch", "sampling", "string", "—", Presence::Default, R"("full")", "", "",
      "full: every step uses all n records (CYS Algorithm 1); cyclic: the records, in data order, are cut into "
      "consecutive batches of batch.size (the last one may be smaller) visited in turn, step k using batch k mod m; "
      "poisson: each record enters each step's batch independently with probability batch.rate (MATH.md §8).",
-     "noisy_gd"},
-    {"batch", "size", "integer", "records", Presence::Optional, "— (cyclic only)", "an integer in [1, n]", "",
-     "Records per batch b of cyclic batches; required with sampling = \"cyclic\".", "noisy_gd"},
-    {"batch", "rate", "number", "—", Presence::Optional, "— (poisson only)", "a finite number in (0, 1]", "",
-     "Sampling rate gamma of Poisson sampling; required with sampling = \"poisson\".", "noisy_gd"},
+     "noisy_gd", oneOf("full, cyclic, poisson")},
+    {"batch", "size", "integer", "records", Presence::Optional, "— (cyclic only)", "at most n", "",
+     "Records per batch b of cyclic batches; required with sampling = \"cyclic\".",
+     "noisy_gd", integerIn(1)},
+    {"batch", "rate", "number", "—", Presence::Optional, "— (poisson only)", "", "",
+     "Sampling rate gamma of Poisson sampling; required with sampling = \"poisson\".",
+     "noisy_gd", numberIn(0, 1, true, false)},
 
     // [output]
-    {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "an integer >= 1", "",
-     "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last."},
-    {"output", "checkpoint_every", "integer", "output steps", Presence::Default, "1", "an integer >= 0", "",
+    {"output", "every", "integer", "time steps or GD steps", Presence::Default, "1", "", "",
+     "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last.",
+     "", integerIn(1)},
+    {"output", "checkpoint_every", "integer", "output steps", Presence::Default, "1", "", "",
      "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not at step 0 nor the last), from which "
      "`fpdp run --restart DIR` continues an interrupted run bit for bit (docs/output.md, \"Checkpoint and restart\"); "
      "0: no checkpoints. Langevin runs are checkpointed with solver.ts_type = \"bdf\", \"arkimex\" or \"exponential\" (whose "
-     "step-to-step state is known); with another integrator the run writes none and its summary says so."},
-    {"output", "fields", "boolean", "—", Presence::Default, "true", "true, false", "",
-     "Whether the densities p and q are written at output steps (the divergences always are)."},
-    {"output", "plots", "boolean", "—", Presence::Default, "true", "true, false", "",
+     "step-to-step state is known); with another integrator the run writes none and its summary says so.",
+     "", integerIn(0)},
+    {"output", "fields", "boolean", "—", Presence::Default, "true", "", "",
+     "Whether the densities p and q are written at output steps (the divergences always are).",
+     "", booleanValue()},
+    {"output", "plots", "boolean", "—", Presence::Default, "true", "", "",
      "Whether the run draws its PNG plots with scripts/plot-run (docs/output.md); a plot that fails is a warning in "
-     "the summary, not an error."},
-    {"output", "vtk", "boolean", "—", Presence::Derived, "`true` (`false` when `fields = false`)", "true, false", "",
+     "the summary, not an error.",
+     "", booleanValue()},
+    {"output", "vtk", "boolean", "—", Presence::Derived, "`true` (`false` when `fields = false`)", "true needs output.fields = true", "",
      "Whether the fields are also written as VTK XML files (`fpdp.pvd`, `vtk/`) for ParaView: p, q, log(p/q), the "
      "Rényi integrand of the first order and the drifts, with the divergences as per-step global values. fpdp.h5 and "
-     "its ParaView description fpdp.xmf are written whenever `fields = true`; `vtk = true` needs `fields = true`."},
+     "its ParaView description fpdp.xmf are written whenever `fields = true`; `vtk = true` needs `fields = true`.",
+     "", booleanValue()},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
      "a non-empty path without control characters", "",
      "Output directory; the command line's --output overrides it."},
@@ -274,19 +313,23 @@ constexpr Parameter kParameters[] = {
      "Google dp_accounting: 1.1 to 10.9 by 0.1, 11 to 63 by 1, 128, 256, 512, 1024 (156 orders, labels `1.1`, ..., "
      "`1024`). Every order also gets the rows of renyi.csv (d R/d alpha, E_alpha, the Rényi information)."},
     {"divergence", "hockey_stick_eps_max", "number", "—", Presence::Default, "10.0",
-     "a finite number >= 0; with hockey_stick_eps_step at most 100000 grid points", "",
+     "with hockey_stick_eps_step at most 100000 grid points", "",
      "Largest eps of the grid 0, step, 2 step, ..., max on which the hockey-stick divergence delta(eps) = "
      "int max(p - e^eps q, 0) is computed both ways (hockey_stick.csv, a curve for plots; MATH.md §3). eps_exact "
-     "does not come from this grid: it is found by root-finding at each delta, wherever it lies."},
-    {"divergence", "hockey_stick_eps_step", "number", "—", Presence::Default, "0.05", "a finite number > 0", "",
-     "Spacing of the eps grid of the hockey-stick divergence."},
-    {"divergence", "privacy_loss_bins", "integer", "—", Presence::Default, "1000", "an integer in [0, 1000000]", "",
+     "does not come from this grid: it is found by root-finding at each delta, wherever it lies.",
+     "", nonNegativeNumber()},
+    {"divergence", "hockey_stick_eps_step", "number", "—", Presence::Default, "0.05", "", "",
+     "Spacing of the eps grid of the hockey-stick divergence.",
+     "", positiveNumber()},
+    {"divergence", "privacy_loss_bins", "integer", "—", Presence::Default, "1000", "", "",
      "Bins of the privacy-loss histograms (the law of log(p/q)(Theta), Theta ~ p, and of log(q/p), Theta ~ q) written "
-     "to fpdp.h5 at every output step; 0 writes none."},
+     "to fpdp.h5 at every output step; 0 writes none.",
+     "", integerIn(0, 1e6)},
 
     // [privacy]
-    {"privacy", "delta", "number", "—", Presence::Default, "1e-5", "a number in (0, 1)", "",
-     "The delta of the summary's (eps, delta) table."},
+    {"privacy", "delta", "number", "—", Presence::Default, "1e-5", "", "",
+     "The delta of the summary's (eps, delta) table.",
+     "", numberIn(0, 1, true, true)},
     {"privacy", "delta_grid", "array of numbers", "—", Presence::Derived,
      "`[1e-1, 1e-2, ..., 1e-12]` (12 decades)", "1 to 64 distinct numbers in (0, 1)", "",
      "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added. At each, eps_exact is "
@@ -325,32 +368,39 @@ constexpr Parameter kParameters[] = {
      "-ts_exact_final_time, -ts_init_time, -ts_run_steps) and -options_file are refused on the command line too."},
 
     // [sampler]
-    {"sampler", "particles", "integer", "—", Presence::Default, "100000", "an integer in [100, 10^10]", "",
-     "Number of independent particles per dataset (D and D' each); --particles overrides."},
-    {"sampler", "seed", "integer", "—", Presence::Default, "1", "an integer in [0, 2^63 - 1]", "",
+    {"sampler", "particles", "integer", "—", Presence::Default, "100000", "", "",
+     "Number of independent particles per dataset (D and D' each); --particles overrides.",
+     "", integerIn(100, 1e10)},
+    {"sampler", "seed", "integer", "—", Presence::Default, "1", "", "",
      "Seed of the Philox counter-based generator: results depend on it alone, not on threads or ranks; --seed "
-     "overrides."},
-    {"sampler", "threads", "integer", "—", Presence::Default, "1", "an integer in [1, 1024]", "",
-     "Threads per MPI rank; --threads overrides."},
+     "overrides.",
+     "", integerIn(0, kLargestInt64)},
+    {"sampler", "threads", "integer", "—", Presence::Default, "1", "", "",
+     "Threads per MPI rank; --threads overrides.",
+     "", integerIn(1, 1024)},
     {"sampler", "langevin_dt", "number", "time unit", Presence::Derived, "time.dt / 10",
-     "a finite number > 0 that divides time.dt into an integer number of steps", "",
+     "that divides time.dt into an integer number of steps", "",
      "Step of the Euler–Maruyama scheme that samples the Langevin diffusion (weak error O(langevin_dt)).",
-     "langevin"},
+     "langevin", positiveNumber()},
     {"sampler", "output_steps", "array of integers", "—", Presence::Derived, "[K], the last step",
      "1 to 1000 increasing integers in [0, K] (K = noisy_gd.steps, or t_end/dt time steps for Langevin)", "",
      "Steps at which the sample histograms and moments are recorded (Langevin: in time steps of time.dt, so they "
      "meet the solver's output steps)."},
-    {"sampler", "confidence", "number", "—", Presence::Default, "0.99", "a number in [0.5, 0.999999]", "",
-     "Two-sided confidence level of every interval and band in the sample report."},
-    {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "a number in (0, 0.5)", "",
-     "delta at which the membership-inference audit bounds eps from below."},
+    {"sampler", "confidence", "number", "—", Presence::Default, "0.99", "", "",
+     "Two-sided confidence level of every interval and band in the sample report.",
+     "", numberIn(0.5, 0.999999)},
+    {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "", "",
+     "delta at which the membership-inference audit bounds eps from below.",
+     "", numberIn(0, 0.5, true, true)},
 
     // [accuracy] (app/run/CompanionSolve.hpp, docs/scheme.md §8)
-    {"accuracy", "estimate", "boolean", "—", Presence::Default, "true", "true, false", "",
+    {"accuracy", "estimate", "boolean", "—", Presence::Default, "true", "", "",
      "Run the companion solves on the 2x and 4x coarser meshes and write accuracy.csv (costs about 2^-d + 4^-d of the "
-     "run in d dimensions, plus their set-up). false: no estimate; every number is reported as not certified."},
-    {"accuracy", "rtol", "number", "—", Presence::Default, "1e-3", "a finite number in [1e-12, 1]", "",
-     "Relative accuracy a number must reach to be certified: estimate <= rtol |value|."},
+     "run in d dimensions, plus their set-up). false: no estimate; every number is reported as not certified.",
+     "", booleanValue()},
+    {"accuracy", "rtol", "number", "—", Presence::Default, "1e-3", "", "",
+     "Relative accuracy a number must reach to be certified: estimate <= rtol |value|.",
+     "", numberIn(1e-12, 1)},
 
     // [faults] (app/observers/NumericalFaults.hpp, docs/faults.md)
     {"faults", "stop_on", "array of strings", "—", Presence::Default, R"(["non_finite", "negative_mass", "wall_mass"])",
@@ -359,14 +409,16 @@ constexpr Parameter kParameters[] = {
      "/ sum |c| |u_c| above negative_mass_tolerance. wall_mass: the density at the walls over its peak, or the mass "
      "carried beyond the box over the initial mass, above wall_mass_tolerance. A fault left out is reported in the "
      "summary instead."},
-    {"faults", "negative_mass_tolerance", "number", "—", Presence::Default, "1e-6", "a finite number in [0, 1]", "",
+    {"faults", "negative_mass_tolerance", "number", "—", Presence::Default, "1e-6", "", "",
      "Largest share of negative mass (negative mass over total absolute mass, per density) that is not a fault. "
-     "Round-off negatives of BDF2 and of the fourth-order flux are far below the default."},
-    {"faults", "wall_mass_tolerance", "number", "—", Presence::Default, "1e-3", "a finite number in [0, 1]", "",
+     "Round-off negatives of BDF2 and of the fourth-order flux are far below the default.",
+     "", numberIn(0, 1)},
+    {"faults", "wall_mass_tolerance", "number", "—", Presence::Default, "1e-3", "", "",
      "Largest wall figure that is not a fault: the largest density in the outermost cell layer over the peak density "
      "(mesh-independent, unlike the layer's mass), or the mass carried beyond the box over the initial mass (noisy "
      "GD), or, with a constraint set and fokker_planck, the mass in the wall cells before the projection. Above it "
-     "the box is too small for the run (enlarge mesh.lower/upper); docs/faults.md."},
+     "the box is too small for the run (enlarge mesh.lower/upper); docs/faults.md.",
+     "", numberIn(0, 1)},
 };
 
 // A Markdown table cell must not contain '|' or a line break.
@@ -401,17 +453,67 @@ std::string defaultCell(const Parameter& p) {
 
 std::span<const Section> caseSections() { return kSections; }
 
-std::span<const Parameter> parameterSchema() { return kParameters; }
+std::string describeDomain(const Domain& domain) {
+  const auto number = [](double x) {
+    if (x >= kLargestInt64) return std::string("2^63 - 1");
+    if (x >= 1e6 && x == std::round(x)) {
+      const double decade = std::round(std::log10(x));
+      if (std::pow(10.0, decade) == x) return "10^" + std::to_string(static_cast<int>(decade));
+    }
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+    return std::string(buffer, result.ptr);
+  };
+  const bool bounded = std::isfinite(domain.upper);
+  switch (domain.kind) {
+    case Domain::Kind::Unchecked:
+      return {};
+    case Domain::Kind::Boolean:
+      return "true, false";
+    case Domain::Kind::Choice:
+      return std::string(domain.choices);
+    case Domain::Kind::Integer:
+      if (!bounded) return "an integer >= " + number(domain.lower);
+      return "an integer in [" + number(domain.lower) + ", " + number(domain.upper) + "]";
+    case Domain::Kind::Number:
+      if (!bounded) return std::string("a finite number ") + (domain.lowerOpen ? "> " : ">= ") + number(domain.lower);
+      return std::string("a finite number in ") + (domain.lowerOpen ? "(" : "[") + number(domain.lower) + ", " +
+             number(domain.upper) + (domain.upperOpen ? ")" : "]");
+  }
+  return {};
+}
+
+std::span<const Parameter> parameterSchema() {
+  // The table with each `allowed` written out in full: the domain's words, then the further conditions.
+  static const struct Schema {
+    std::deque<std::string> texts;  // stable storage for the string_views below
+    std::vector<Parameter> parameters;
+    Schema() {
+      for (Parameter p : kParameters) {
+        if (p.domain.kind != Domain::Kind::Unchecked) {
+          std::string text = describeDomain(p.domain);
+          if (!p.allowed.empty()) {
+            const bool clause = p.allowed.starts_with("with ") || p.allowed.starts_with("that ");
+            text += (clause ? " " : "; ") + std::string(p.allowed);
+          }
+          p.allowed = texts.emplace_back(std::move(text));
+        }
+        parameters.push_back(p);
+      }
+    }
+  } schema;
+  return schema.parameters;
+}
 
 const Parameter& parameter(std::string_view table, std::string_view key) {
-  for (const Parameter& p : kParameters) {
+  for (const Parameter& p : parameterSchema()) {
     if (p.table == table && p.key == key) return p;
   }
   throw std::logic_error("no parameter " + std::string(table) + "." + std::string(key) + " in the schema");
 }
 
 bool isKnownKey(std::string_view table, std::string_view key) {
-  for (const Parameter& p : kParameters) {
+  for (const Parameter& p : parameterSchema()) {
     if (p.table == table && p.key == key) return true;
   }
   return false;
@@ -424,7 +526,7 @@ std::string parameterSchemaMarkdown() {
     md += std::string(section.description) + "\n\n";
     md += "| key | type | unit | default | allowed | description |\n";
     md += "|-----|------|------|---------|---------|-------------|\n";
-    for (const Parameter& p : kParameters) {
+    for (const Parameter& p : parameterSchema()) {
       if (p.table != section.name) continue;
       std::string description = cell(p.description);
       if (!p.appliesTo.empty()) description = "*loss.type = \"" + std::string(p.appliesTo) + "\" only.* " + description;

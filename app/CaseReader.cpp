@@ -54,16 +54,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxDimension = 3;
-constexpr std::int64_t kMinCells = 2;
-constexpr std::int64_t kMaxCells = 65536;
 constexpr std::int64_t kMaxTotalCells = std::int64_t{1} << 28;
 constexpr std::size_t kMaxOrders = 1024;
 constexpr double kMaxSteps = 1e9;           // keeps t_end/dt far inside long and exactly representable
 constexpr double kStepTolerance = 1e-9;     // relative distance of t_end/dt from an integer
 constexpr double kSymmetryTolerance = 1e-12;
 // Numerical limits of the run, checked by the reader so that `fpdp check` refuses what the run cannot compute:
-constexpr double kMaxOrder = 1e6;           // Rényi orders: (alpha - 1) log(p/q) overflows near 1e305 (NaN at 1e308);
-                                            // beyond 1e6 R_alpha equals R_inf to within log(1/delta)/1e6 in eps
 constexpr double kMinRelativeCellWidth = 1e-10;  // cells narrower than this share of |coordinates| lose the digits
                                                  // of their centres, faces and Gaussian cell averages
 constexpr double kMaxCellRate = 1e100;      // largest diffusion over squared cell width, D / h^2 (per time unit)
@@ -484,18 +480,21 @@ private:
     return p;
   }
 
-  double numberOf(const Parameter& p, const toml::node& node) const {
-    const std::string path = parameterPath(p);
+  // `path`: the key's path, or an entry's ("mesh.cells[1]") for an array key whose entries have the domain.
+  double numberOf(const Parameter& p, const toml::node& node, const std::string& path) const {
     const double x = number(node, path, p.allowed);
     if (!p.domain.contains(x)) fail(path, node, rangeProblem(p.domain), p.allowed);
     return x;
   }
+  double numberOf(const Parameter& p, const toml::node& node) const { return numberOf(p, node, parameterPath(p)); }
 
-  std::int64_t integerOf(const Parameter& p, const toml::node& node) const {
-    const std::string path = parameterPath(p);
+  std::int64_t integerOf(const Parameter& p, const toml::node& node, const std::string& path) const {
     const std::int64_t v = integer(node, path, p.allowed);
     if (!p.domain.contains(static_cast<double>(v))) fail(path, node, rangeProblem(p.domain), p.allowed);
     return v;
+  }
+  std::int64_t integerOf(const Parameter& p, const toml::node& node) const {
+    return integerOf(p, node, parameterPath(p));
   }
 
   std::string choiceOf(const Parameter& p, const toml::node& node) const {
@@ -786,8 +785,7 @@ private:
     std::int64_t total = 1;  // at most 65536^3 = 2^48 after the range checks: no overflow
     for (std::size_t i = 0; i < dim_; ++i) {
       const std::string path = indexed("mesh.cells", i);
-      const std::int64_t n = integer(*cells.get(i), path, cellsParameter.allowed);
-      if (n < kMinCells || n > kMaxCells) fail(path, *cells.get(i), "out of range", cellsParameter.allowed);
+      const std::int64_t n = integerOf(cellsParameter, *cells.get(i), path);
       c.mesh.cells[i] = static_cast<int>(n);
       total *= n;
     }
@@ -797,13 +795,9 @@ private:
     }
     const Parameter& grading = parameter("mesh", "grading");
     if (const toml::node* node = given("mesh", "grading")) {
-      const models::Vector g = pointOfDimension(*node, "mesh.grading", grading.allowed);
-      for (std::size_t i = 0; i < dim_; ++i) {
-        const double r = g[static_cast<Eigen::Index>(i)];
-        if (!(r >= 1.0 && r <= 1.2))
-          fail(indexed("mesh.grading", i), *node->as_array()->get(i), "out of range", grading.allowed);
-        c.mesh.grading[i] = r;
-      }
+      pointOfDimension(*node, "mesh.grading", grading.allowed);  // d finite numbers
+      for (std::size_t i = 0; i < dim_; ++i)
+        c.mesh.grading[i] = numberOf(grading, *node->as_array()->get(i), indexed("mesh.grading", i));
     }
     checkCellWidths(c);
   }
@@ -1376,9 +1370,7 @@ private:
     for (std::size_t i = 0; i < orders.size(); ++i) {
       const std::string path = indexed("divergence.orders", i);
       const toml::node& entry = *orders.get(i);
-      const double alpha = number(entry, path, allowed);
-      if (!(alpha > 1)) fail(path, entry, "must be > 1", allowed);
-      if (alpha > kMaxOrder) fail(path, entry, "is larger than 1e6, the largest order fpdp computes", allowed);
+      const double alpha = numberOf(ordersParameter, entry, path);
       for (std::size_t j = 0; j < c.divergence.orders.size(); ++j) {
         if (c.divergence.orders[j].alpha == alpha) {
           fail(path, entry, "duplicates divergence.orders[" + std::to_string(j) + "]", allowed);
@@ -1423,8 +1415,7 @@ private:
       for (std::size_t i = 0; i < entries.size(); ++i) {
         const std::string path = indexed("privacy.delta_grid", i);
         const toml::node& entry = *entries.get(i);
-        const double d = number(entry, path, gridParameter.allowed);
-        if (!(d > 0 && d < 1)) fail(path, entry, "must be in (0, 1)", gridParameter.allowed);
+        const double d = numberOf(gridParameter, entry, path);
         for (std::size_t j = 0; j < grid.size(); ++j) {
           if (grid[j] == d) fail(path, entry, "duplicates privacy.delta_grid[" + std::to_string(j) + "]",
                                  gridParameter.allowed);

@@ -78,15 +78,17 @@ constexpr Parameter kParameters[] = {
     {"mesh", "upper", "array of d numbers", "parameter units", Presence::Required, "",
      "d finite numbers with upper[i] > lower[i]", "", "Upper corner of the computational box."},
     {"mesh", "cells", "array of d integers", "—", Presence::Required, "",
-     "d integers in [2, 65536] whose product is at most 268435456 (2^28), giving cells whose widths are normal "
+     "whose product is at most 268435456 (2^28), giving cells whose widths are normal "
      "doubles of at least 1e-10 of the largest |mesh.lower|, |mesh.upper| on the axis", "",
-     "Number of finite-volume cells along each axis."},
+     "Number of finite-volume cells along each axis.",
+     "", eachEntry("d", integerIn(2, 65536))},
 
     {"mesh", "grading", "array of d numbers", "—", Presence::Derived, "all 1.0 (uniform)",
-     "d finite numbers in [1, 1.2] whose cells have distinct faces and widths that are normal doubles of at least "
+     "whose cells have distinct faces and widths that are normal doubles of at least "
      "1e-10 of the largest |mesh.lower|, |mesh.upper| on the axis", "",
      "Per axis, the factor by which cell widths grow per cell from the middle of the axis towards both walls "
-     "(symmetric geometric grading, docs/scheme.md); 1 is uniform."},
+     "(symmetric geometric grading, docs/scheme.md); 1 is uniform.",
+     "", eachEntry("d", numberIn(1, 1.2))},
 
     // [loss]
     {"loss", "type", "string", "—", Presence::Required, "", "", "",
@@ -306,12 +308,15 @@ constexpr Parameter kParameters[] = {
      "Output directory; the command line's --output overrides it."},
 
     // [divergence]
+    // Orders up to 1e6: (alpha - 1) log(p/q) overflows near 1e305 (NaN at 1e308), and beyond 1e6 R_alpha equals
+    // R_inf to within log(1/delta)/1e6 in eps.
     {"divergence", "orders", "array of numbers, or the string \"dense\"", "—", Presence::Default, "[2, 10]",
-     "1 to 1024 distinct numbers in (1, 1e6], or \"dense\"", "",
+     ", or the string \"dense\"", "",
      "Rényi orders alpha; each gives the CSV column `renyi_<label>`, the label being the number as written: "
      "2 gives `renyi_2`, 1.5 gives `renyi_1.5`, and the float 2.0 also gives `renyi_2`. \"dense\" is the grid of "
      "Google dp_accounting: 1.1 to 10.9 by 0.1, 11 to 63 by 1, 128, 256, 512, 1024 (156 orders, labels `1.1`, ..., "
-     "`1024`). Every order also gets the rows of renyi.csv (d R/d alpha, E_alpha, the Rényi information)."},
+     "`1024`). Every order also gets the rows of renyi.csv (d R/d alpha, E_alpha, the Rényi information).",
+     "", eachEntry("1 to 1024 distinct", numberIn(1, 1e6, true, false))},
     {"divergence", "hockey_stick_eps_max", "number", "—", Presence::Default, "10.0",
      "with hockey_stick_eps_step at most 100000 grid points", "",
      "Largest eps of the grid 0, step, 2 step, ..., max on which the hockey-stick divergence delta(eps) = "
@@ -331,9 +336,10 @@ constexpr Parameter kParameters[] = {
      "The delta of the summary's (eps, delta) table.",
      "", numberIn(0, 1, true, true)},
     {"privacy", "delta_grid", "array of numbers", "—", Presence::Derived,
-     "`[1e-1, 1e-2, ..., 1e-12]` (12 decades)", "1 to 64 distinct numbers in (0, 1)", "",
+     "`[1e-1, 1e-2, ..., 1e-12]` (12 decades)", "", "",
      "The deltas of `epsilon.csv` and of the eps(delta) plot; privacy.delta is always added. At each, eps_exact is "
-     "the root of delta(eps) = delta by quadrature in both directions (docs/bounds.md §3)."},
+     "the root of delta(eps) = delta by quadrature in both directions (docs/bounds.md §3).",
+     "", eachEntry("1 to 64 distinct", numberIn(0, 1, true, true))},
 
     // [solver]
     {"solver", "ts_type", "string", "—", Presence::Default, R"("auto")",
@@ -465,6 +471,14 @@ std::string describeDomain(const Domain& domain) {
     return std::string(buffer, result.ptr);
   };
   const bool bounded = std::isfinite(domain.upper);
+  if (!domain.entries.empty() && domain.kind == Domain::Kind::Number)
+    return std::string(domain.entries) + " finite numbers " +
+           (bounded ? std::string("in ") + (domain.lowerOpen ? "(" : "[") + number(domain.lower) + ", " +
+                          number(domain.upper) + (domain.upperOpen ? ")" : "]")
+                    : std::string(domain.lowerOpen ? "> " : ">= ") + number(domain.lower));
+  if (!domain.entries.empty() && domain.kind == Domain::Kind::Integer)
+    return std::string(domain.entries) + " integers " +
+           (bounded ? "in [" + number(domain.lower) + ", " + number(domain.upper) + "]" : ">= " + number(domain.lower));
   switch (domain.kind) {
     case Domain::Kind::Unchecked:
       return {};
@@ -493,8 +507,9 @@ std::span<const Parameter> parameterSchema() {
         if (p.domain.kind != Domain::Kind::Unchecked) {
           std::string text = describeDomain(p.domain);
           if (!p.allowed.empty()) {
-            const bool clause = p.allowed.starts_with("with ") || p.allowed.starts_with("that ");
-            text += (clause ? " " : "; ") + std::string(p.allowed);
+            const bool clause =
+                p.allowed.starts_with("with ") || p.allowed.starts_with("that ") || p.allowed.starts_with("whose ");
+            text += (clause ? " " : p.allowed.starts_with(",") ? "" : "; ") + std::string(p.allowed);
           }
           p.allowed = texts.emplace_back(std::move(text));
         }

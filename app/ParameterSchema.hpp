@@ -31,6 +31,8 @@ struct Domain {
   double upper = std::numeric_limits<double>::infinity();
   bool lowerOpen = false, upperOpen = false;
   std::string_view choices;  // Choice: the allowed strings, ", "-separated
+  std::string_view entries;  // non-empty: the key is an array, each entry in the domain; how many ("d", "1 to 64
+                             // distinct"), checked by the reader with the array
   /// Whether x lies in [lower, upper] (or the open ends).
   constexpr bool contains(double x) const {
     return (lowerOpen ? x > lower : x >= lower) && (upperOpen ? x < upper : x <= upper);
@@ -39,16 +41,21 @@ struct Domain {
 
 /// A finite number in the interval with these ends (open where said).
 constexpr Domain numberIn(double lower, double upper, bool lowerOpen = false, bool upperOpen = false) {
-  return {Domain::Kind::Number, lower, upper, lowerOpen, upperOpen, {}};
+  return {Domain::Kind::Number, lower, upper, lowerOpen, upperOpen, {}, {}};
 }
 constexpr Domain positiveNumber() { return numberIn(0, std::numeric_limits<double>::infinity(), true, true); }
 constexpr Domain nonNegativeNumber() { return numberIn(0, std::numeric_limits<double>::infinity(), false, true); }
 /// An integer in [lower, upper] (upper = +infinity: no upper bound; 2^63 - 1 is written as the largest int64).
 constexpr Domain integerIn(double lower, double upper = std::numeric_limits<double>::infinity()) {
-  return {Domain::Kind::Integer, lower, upper, false, false, {}};
+  return {Domain::Kind::Integer, lower, upper, false, false, {}, {}};
 }
-constexpr Domain booleanValue() { return {Domain::Kind::Boolean, 0, 1, false, false, {}}; }
-constexpr Domain oneOf(std::string_view choices) { return {Domain::Kind::Choice, 0, 0, false, false, choices}; }
+constexpr Domain booleanValue() { return {Domain::Kind::Boolean, 0, 1, false, false, {}, {}}; }
+constexpr Domain oneOf(std::string_view choices) { return {Domain::Kind::Choice, 0, 0, false, false, choices, {}}; }
+/// An array of `count` entries (words: "d", "1 to 64 distinct"), each in `entry`.
+constexpr Domain eachEntry(std::string_view count, Domain entry) {
+  entry.entries = count;
+  return entry;
+}
 
 struct Parameter {
   std::string_view table;         // "mesh"

@@ -57,10 +57,25 @@ struct Outcome {
   std::string keyPath, message;
 };
 
+// An array key (Domain::entries) gets the probe as its first entry, the other entries as in the base case (or the
+// default); a scalar key gets the probe itself.
 Outcome readWith(const Parameter& p, const toml::node& value) {
   toml::table root = baseFor(p);
   if (!root.contains(p.table)) root.insert(p.table, toml::table{});
-  root[p.table].as_table()->insert_or_assign(p.key, value);
+  toml::table& table = *root[p.table].as_table();
+  if (p.domain.entries.empty()) {
+    table.insert_or_assign(p.key, value);
+  } else {
+    toml::array entries;
+    if (const toml::array* written = table[p.key].as_array()) entries = *written;
+    else if (p.presence == Presence::Default) entries = *toml::parse("v = " + std::string(p.defaultValue))["v"].as_array();
+    if (entries.empty()) {  // d entries (the base case's mesh.lower has d), or one, each at the domain's lower end
+      const std::size_t count = p.domain.entries == "d" ? root["mesh"]["lower"].as_array()->size() : 1;
+      for (std::size_t i = 0; i < count; ++i) entries.push_back(p.domain.lower);
+    }
+    entries.replace(entries.begin(), value);
+    table.insert_or_assign(p.key, entries);
+  }
   std::ostringstream text;
   text << root;
   try {
@@ -71,7 +86,9 @@ Outcome readWith(const Parameter& p, const toml::node& value) {
   return {};
 }
 
-std::string path(const Parameter& p) { return std::string(p.table) + "." + std::string(p.key); }
+std::string path(const Parameter& p) {
+  return std::string(p.table) + "." + std::string(p.key) + (p.domain.entries.empty() ? "" : "[0]");
+}
 
 // Rejected naming this key.
 void requireRejected(const Parameter& p, const toml::node& value, const std::string& what) {

@@ -183,6 +183,22 @@ void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
   }
 }
 
+// The checkpoint writer and the progress line, after every other observer: a checkpoint holds the whole step.
+void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, RunStepper& stepper, io::Hdf5Output& h5,
+                               NumericalFaultMonitor& faults, MPI_Comm comm, int rank, const std::string& dir,
+                               bool progress) {
+  out.observers.add<CheckpointWriter>(
+      comm, rank, dir, plan.c, plan.steps(), plan.noCheckpoints,
+      [stepper = &stepper, h5 = &h5, observers = &out.observers, faults = &faults](io::CheckpointData& ck, long step,
+                                                                                   double t, Vec u) {
+        stepper->saveState(ck, step, t, u);
+        h5->saveState(ck);
+        observers->saveState(ck);
+        faults->saveState(ck);
+      });
+  out.observers.add<ProgressReporter>(plan.steps(), progress);
+}
+
 }  // namespace
 
 int runCase(const Case& c, const RunOptions& options) {
@@ -216,14 +232,7 @@ int runCase(const Case& c, const RunOptions& options) {
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-  out.observers.add<CheckpointWriter>(comm, rank, dir, c, plan.steps(), plan.noCheckpoints,
-                                      [&](io::CheckpointData& ck, long step, double t, Vec u) {
-                                        stepper.saveState(ck, step, t, u);
-                                        h5.saveState(ck);
-                                        out.observers.saveState(ck);
-                                        faults.saveState(ck);
-                                      });
-  out.observers.add<ProgressReporter>(plan.steps(), rank == 0 && !options.quiet);
+  addCheckpointsAndProgress(out, plan, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);
   const InterruptHint interruptHint(directory.finalDir(), rank == 0);
   stage.emplace(stages.stepping);
   const auto stepStart = Clock::now();

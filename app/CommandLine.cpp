@@ -6,8 +6,6 @@
 
 namespace fpdp::app {
 
-namespace {
-/// The integer value of a sampler option, in [lo, hi] (the same ranges as the [sampler] keys).
 long long integerOption(const std::string& name, const std::string& text, long long lo, long long hi) {
   std::size_t used = 0;
   long long v = 0;
@@ -21,6 +19,7 @@ long long integerOption(const std::string& name, const std::string& text, long l
   return v;
 }
 
+namespace {
 bool isPetscOptionName(const std::string& t) {
   return t.size() >= 2 && t[0] == '-' && t[1] != '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
 }
@@ -56,10 +55,14 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
       if (t == "--particles") cl.particles = static_cast<long>(integerOption(t, v, 100, 10'000'000'000));
       if (t == "--seed") cl.seed = integerOption(t, v, 0, std::numeric_limits<long long>::max());
       if (t == "--threads") cl.threads = static_cast<int>(integerOption(t, v, 1, 1024));
+    } else if (t == "--set" || t.rfind("--set=", 0) == 0) {
+      if (t == "--set" && i + 1 >= argc) throw UsageError("--set needs KEY=VALUE, e.g. --set noise.sigma=0.5");
+      const OverrideAxis axis = parseOverrideOption(t == "--set" ? std::string(argv[++i]) : t.substr(6), false);
+      cl.overrides.push_back({axis.key, axis.literals.front()});
     } else if (t == "--quiet") {
       cl.quiet = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --quiet, --particles N, --seed S, "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --quiet, --particles N, --seed S, "
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
@@ -76,6 +79,11 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   if ((cl.particles || cl.seed || cl.threads) && (positional.empty() || positional[0] != "sample"))
     throw UsageError("--particles, --seed and --threads are options of 'fpdp sample'");
   if (cl.restart && cl.command != "run") throw UsageError("--restart is an option of 'fpdp run'");
+  if (!cl.overrides.empty() && cl.command != "run" && cl.command != "check")
+    throw UsageError("--set KEY=VALUE is an option of 'fpdp run' and 'fpdp check' (and, with several values, of "
+                     "'fpdp sweep')");
+  if (!cl.overrides.empty() && cl.restart)
+    throw UsageError("--restart DIR continues the run with the case it started with; --set cannot be combined with it");
   if (cl.restart) {
     // fpdp run --restart DIR [CASE]: the case is the checkpoint's unless given (then it must be the same).
     if (positional.size() > 2)
@@ -91,10 +99,12 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     if (cl.command == "check" && cl.output) throw UsageError("--output is only meaningful with 'fpdp run'");
   } else if (cl.command == "validate") {
     throw UsageError("'validate' must be the first word: fpdp validate [--quick] [CASE ...] (see 'fpdp --help')");
+  } else if (cl.command == "sweep" || cl.command == "worst-case") {
+    throw UsageError("'" + cl.command + "' must be the first word: fpdp " + cl.command + " CASE.toml ... (see 'fpdp --help')");
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, validate, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, sweep, worst-case, validate, schema (see 'fpdp --help')");
   }
   return cl;
 }

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "app/CaseOverrides.hpp"
 #include "app/CaseReader.hpp"
 #include "app/Checkpoint.hpp"
+#include "app/ChildProcesses.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
@@ -22,6 +24,8 @@
 #include "app/RunCase.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
+#include "app/SweepCommand.hpp"
+#include "app/WorstCaseCommand.hpp"
 #include "app/ValidateCommand.hpp"
 #include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
@@ -110,14 +114,27 @@ int fpdpMain(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     try {
       const auto options = fpdp::app::parseValidateCommandLine(argc, argv);
-      std::error_code ec;
-      const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-      return fpdp::app::runValidation(options, ec ? std::string(argv[0]) : self.string());
+      return fpdp::app::runValidation(options, fpdp::app::selfExecutable(argv[0]));
     } catch (const fpdp::app::UsageError& e) {
       std::fprintf(stderr, "fpdp: error: %s\n", e.what());
       return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fpdp: validate failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
+  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case")) {
+    try {
+      if (std::string(argv[1]) == "sweep")
+        return fpdp::app::runSweep(fpdp::app::parseSweepCommandLine(argc, argv), fpdp::app::selfExecutable(argv[0]));
+      return fpdp::app::runWorstCase(fpdp::app::parseWorstCaseCommandLine(argc, argv),
+                                     fpdp::app::selfExecutable(argv[0]));
+    } catch (const fpdp::app::UsageError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
       return 1;
     }
   }
@@ -154,7 +171,8 @@ int fpdpMain(int argc, char** argv) {
       fpdp::app::requireSameCase(*checkpoint, c.resolvedToml, source);
       restartDir = target.finalDir;
     } else {
-      c = fpdp::app::readCase(cl.casePath);
+      c = cl.overrides.empty() ? fpdp::app::readCase(cl.casePath)
+                               : fpdp::app::readOverriddenCase(fpdp::app::readCaseSource(cl.casePath), cl.overrides);
     }
     // Before anything is allocated for the case: a run that cannot fit in this machine's memory is refused.
     fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty(),

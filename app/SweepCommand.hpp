@@ -1,0 +1,33 @@
+#pragma once
+// `fpdp sweep`: the case solved for every combination of the values given to some of its keys (docs/sweeps.md).
+//
+//   fpdp sweep CASE.toml --set KEY=V1,V2,... [--set KEY2=...] [--output DIR] [--jobs N] [--quiet]
+//
+// Every member (one combination) is validated before any runs; the members run as `fpdp run` child processes, N at a
+// time; DIR/sweep.csv holds one row per member (its last output step: eps, divergences, bounds, the composition
+// baseline) and DIR/sweep.png eps against the swept parameter (docs/output.md, "sweep.csv").
+// Exit status: 0 every member succeeded; 1 a member failed (the others are still in the table); 2 bad input
+// (nothing is run, nothing is written).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/CaseOverrides.hpp"
+
+namespace fpdp::app {
+
+struct SweepOptions {
+  std::string casePath;
+  std::vector<OverrideAxis> axes;     // one per --set, in the order given
+  std::optional<std::string> output;  // default: "<case name>-sweep"
+  std::optional<int> jobs;            // default: the cores this process may use
+  bool quiet = false;
+};
+
+/// Parses `fpdp sweep ...` (argv[1] == "sweep"). Throws UsageError.
+SweepOptions parseSweepCommandLine(int argc, const char* const* argv);
+
+/// Runs the sweep with child processes of `executable`; returns the exit status.
+int runSweep(const SweepOptions& options, const std::string& executable);
+
+}  // namespace fpdp::app

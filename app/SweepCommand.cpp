@@ -103,6 +103,10 @@ SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
   };
   for (int i = 2; i < argc; ++i) {
     const std::string t = argv[i];
+    if (t == "--help" || t == "-h") {
+      o.help = true;
+      return o;
+    }
     if (t == "--set") o.axes.push_back(parseOverrideOption(value(i, t), true));
     else if (t.rfind("--set=", 0) == 0) o.axes.push_back(parseOverrideOption(t.substr(6), true));
     else if (t == "--output") o.output = value(i, t);
@@ -125,6 +129,10 @@ SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
 }
 
 int runSweep(const SweepOptions& options, const std::string& executable) {
+  if (options.help) {
+    std::fputs(helpText().c_str(), stdout);
+    return 0;
+  }
   // 1. Every member is read and validated, and the directory checked, before anything runs or is written.
   std::vector<Member> members;
   std::unique_ptr<StudyDirectory> study;

@@ -22,6 +22,7 @@ struct SweepOptions {
   std::optional<std::string> output;  // default: "<case name>-sweep"
   std::optional<int> jobs;            // default: the cores this process may use
   bool quiet = false;
+  bool help = false;                  // --help: print fpdp's help and exit
 };
 
 /// Parses `fpdp sweep ...` (argv[1] == "sweep"). Throws UsageError.

@@ -431,6 +431,10 @@ WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
   };
   for (int i = 2; i < argc; ++i) {
     const std::string t = argv[i];
+    if (t == "--help" || t == "-h") {
+      o.help = true;
+      return o;
+    }
     if (t == "--objective") {
       o.objective = value(i, t);
       if (o.objective != "eps" && o.objective != "renyi")
@@ -454,6 +458,10 @@ WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
 }
 
 int runWorstCase(const WorstCaseOptions& options, const std::string& executable) {
+  if (options.help) {
+    std::fputs(helpText().c_str(), stdout);
+    return 0;
+  }
   Search s;
   s.executable = executable;
   s.jobs = options.jobs.value_or(defaultJobs());

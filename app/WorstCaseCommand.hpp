@@ -24,6 +24,7 @@ struct WorstCaseOptions {
   std::optional<std::string> output;  // default: "<case name>-worst-case"
   std::optional<int> jobs;            // default: the cores this process may use
   bool quiet = false;
+  bool help = false;                  // --help: print fpdp's help and exit
 };
 
 /// Parses `fpdp worst-case ...` (argv[1] == "worst-case"). Throws UsageError.

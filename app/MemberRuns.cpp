@@ -13,6 +13,7 @@
 
 #include "app/CaseReader.hpp"
 #include "app/ChildProcesses.hpp"
+#include "app/CommandLine.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "io/CsvReader.hpp"
 #include "io/NumberText.hpp"
@@ -191,6 +192,35 @@ int defaultJobs() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+StudyOptions parseStudyCommandLine(
+    int argc, const char* const* argv, const std::string& command, const std::string& ownAllowed,
+    const std::function<bool(const std::string& option, const std::function<std::string()>& value)>& own) {
+  StudyOptions o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string t = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(t + " needs a value");
+      return argv[++i];
+    };
+    if (t == "--help" || t == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (own(t, value)) continue;
+    if (t == "--output") o.output = value();
+    else if (t == "--jobs") o.jobs = static_cast<int>(integerOption(t, value(), 1, 1024));
+    else if (t == "--quiet") o.quiet = true;
+    else if (t.rfind("-", 0) == 0)
+      throw UsageError("unknown option '" + t + "' of 'fpdp " + command + "'; allowed: " + ownAllowed +
+                       ", --output DIR, --jobs N, --quiet");
+    else if (o.casePath.empty()) o.casePath = t;
+    else throw UsageError("'fpdp " + command + "' takes one case file, got '" + o.casePath + "' and '" + t + "'");
+  }
+  if (o.casePath.empty()) throw UsageError("'fpdp " + command + "' needs a case file: fpdp " + command + " CASE.toml ...");
+  if (o.output && o.output->empty()) throw UsageError("--output needs a non-empty directory name");
+  return o;
 }
 
 std::string plotStudy(const fs::path& dir, const std::string& kind) {

@@ -9,6 +9,8 @@
 //   DIR/members/<name>/stdout.log, stderr.log
 //   DIR/members/<name>/output/            the member's `fpdp run` output (docs/output.md)
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +77,22 @@ private:
 
 /// The default of --jobs: the cores this process may use.
 int defaultJobs();
+
+/// The options every study takes: `fpdp <command> CASE.toml [--output DIR] [--jobs N] [--quiet] [--help]`.
+struct StudyOptions {
+  std::string casePath;
+  std::optional<std::string> output;  // default: "<case name>-<command>"
+  std::optional<int> jobs;            // default: defaultJobs()
+  bool quiet = false;
+  bool help = false;                  // --help: print fpdp's help and exit
+};
+
+/// Parses argv[2..] of `fpdp <command>`: the common options here, the command's own by `own(option, value)`, which
+/// returns whether it took the option (value() consumes its argument); `ownAllowed` lists them for the message of
+/// an unknown option. Throws UsageError.
+StudyOptions parseStudyCommandLine(
+    int argc, const char* const* argv, const std::string& command, const std::string& ownAllowed,
+    const std::function<bool(const std::string& option, const std::function<std::string()>& value)>& own);
 
 /// Draws DIR/<kind>.png with scripts/plot-sweep (kind: sweep or worst-case); "" on success, else the warning.
 std::string plotStudy(const std::filesystem::path& dir, const std::string& kind);

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <memory>
 
 #include "app/CaseReader.hpp"
 #include "app/CommandLine.hpp"
@@ -97,30 +96,16 @@ void printSummary(const std::vector<Member>& members, const std::vector<MemberOu
 
 SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
   SweepOptions o;
-  auto value = [&](int& i, const std::string& option) -> std::string {
-    if (i + 1 >= argc) throw UsageError(option + " needs a value");
-    return argv[++i];
-  };
-  for (int i = 2; i < argc; ++i) {
-    const std::string t = argv[i];
-    if (t == "--help" || t == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (t == "--set") o.axes.push_back(parseOverrideOption(value(i, t), true));
-    else if (t.rfind("--set=", 0) == 0) o.axes.push_back(parseOverrideOption(t.substr(6), true));
-    else if (t == "--output") o.output = value(i, t);
-    else if (t == "--jobs") o.jobs = static_cast<int>(integerOption(t, value(i, t), 1, 1024));
-    else if (t == "--quiet") o.quiet = true;
-    else if (t.rfind("-", 0) == 0)
-      throw UsageError("unknown option '" + t + "' of 'fpdp sweep'; allowed: --set KEY=V1,V2,..., --output DIR, "
-                       "--jobs N, --quiet");
-    else if (o.casePath.empty()) o.casePath = t;
-    else throw UsageError("'fpdp sweep' takes one case file, got '" + o.casePath + "' and '" + t + "'");
-  }
-  if (o.casePath.empty()) throw UsageError("'fpdp sweep' needs a case file: fpdp sweep CASE.toml --set KEY=V1,V2,...");
+  o.study = parseStudyCommandLine(argc, argv, "sweep", "--set KEY=V1,V2,...",
+                                  [&](const std::string& t, const std::function<std::string()>& value) {
+                                    if (t == "--set") o.axes.push_back(parseOverrideOption(value(), true));
+                                    else if (t.rfind("--set=", 0) == 0)
+                                      o.axes.push_back(parseOverrideOption(t.substr(6), true));
+                                    else return false;
+                                    return true;
+                                  });
+  if (o.study.help) return o;
   if (o.axes.empty()) throw UsageError("'fpdp sweep' needs at least one --set KEY=V1,V2,...");
-  if (o.output && o.output->empty()) throw UsageError("--output needs a non-empty directory name");
   for (std::size_t a = 0; a < o.axes.size(); ++a)
     for (std::size_t b = 0; b < a; ++b)
       if (o.axes[a].key == o.axes[b].key)
@@ -129,44 +114,34 @@ SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
 }
 
 int runSweep(const SweepOptions& options, const std::string& executable) {
-  if (options.help) {
-    std::fputs(helpText().c_str(), stdout);
-    return 0;
-  }
   // 1. Every member is read and validated, and the directory checked, before anything runs or is written.
+  const CaseSource source = readCaseSource(options.study.casePath);
+  const auto combos = combinations(options.axes);
+  if (combos.size() > kMaxMembers)
+    throw InputError("the sweep has " + std::to_string(combos.size()) + " members; allowed: at most " +
+                         std::to_string(kMaxMembers),
+                     "", "", "");
+  const int width = static_cast<int>(std::to_string(combos.size() - 1).size());
   std::vector<Member> members;
-  std::unique_ptr<StudyDirectory> study;
-  try {
-    const CaseSource source = readCaseSource(options.casePath);
-    const auto combos = combinations(options.axes);
-    if (combos.size() > kMaxMembers)
-      throw InputError("the sweep has " + std::to_string(combos.size()) + " members; allowed: at most " +
-                           std::to_string(kMaxMembers),
-                       "", "", "");
-    const int width = static_cast<int>(std::to_string(combos.size() - 1).size());
-    for (std::size_t m = 0; m < combos.size(); ++m) {
-      char index[32];
-      std::snprintf(index, sizeof index, "%0*zu", width, m);
-      std::string name = index;
-      for (std::size_t k = 0; k < combos[m].size(); ++k) name += (k ? "_" : "-") + overrideSlug(combos[m][k]);
-      members.push_back(memberCase(source, name, combos[m],
-                                   "sweep member " + std::to_string(m) + " (" + describe(combos[m]) + ")", false));
+  for (std::size_t m = 0; m < combos.size(); ++m) {
+    char index[32];
+    std::snprintf(index, sizeof index, "%0*zu", width, m);
+    std::string name = index;
+    for (std::size_t k = 0; k < combos[m].size(); ++k) {
+      name += k ? '_' : '-';
+      name += overrideSlug(combos[m][k]);
     }
-    study = std::make_unique<StudyDirectory>(options.output.value_or(members.front().resolved.name + "-sweep"), source);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-    return 2;
-  } catch (const OutputDirectoryError& e) {
-    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-    return 2;
+    members.push_back(memberCase(source, name, combos[m],
+                                 "sweep member " + std::to_string(m) + " (" + describe(combos[m]) + ")", false));
   }
-  const int jobs = options.jobs.value_or(defaultJobs());
-  std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s\n", options.casePath.c_str(), members.size(),
-              jobs, study->finalDir().c_str());
+  StudyDirectory study(options.study.output.value_or(members.front().resolved.name + "-sweep"), source);
+  const int jobs = options.study.jobs.value_or(defaultJobs());
+  std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s\n", options.study.casePath.c_str(), members.size(),
+              jobs, study.finalDir().c_str());
   std::fflush(stdout);
 
   // 2. The runs, then one row per member from its output.
-  const auto outcomes = runMembers(executable, study->work(), members, jobs, options.quiet);
+  const auto outcomes = runMembers(executable, study.work(), members, jobs, options.study.quiet);
   std::vector<std::vector<std::pair<std::string, std::string>>> cells(members.size());
   std::vector<std::string> statuses(members.size(), "ok");
   bool allSucceeded = true;
@@ -177,16 +152,16 @@ int runSweep(const SweepOptions& options, const std::string& executable) {
       continue;
     }
     try {
-      cells[m] = lastStepCells(memberRunDirectory(study->work(), members[m]), members[m].resolved);
+      cells[m] = lastStepCells(memberRunDirectory(study.work(), members[m]), members[m].resolved);
     } catch (const std::exception& e) {
       statuses[m] = std::string("unreadable: ") + e.what();
       allSucceeded = false;
     }
   }
-  writeSweepTable(study->work() / "sweep.csv", options, members, outcomes, cells, statuses);
-  const std::string plotWarning = plotStudy(study->work(), "sweep");
-  study->publish();
-  printSummary(members, outcomes, cells, statuses, study->finalDir());
+  writeSweepTable(study.work() / "sweep.csv", options, members, outcomes, cells, statuses);
+  const std::string plotWarning = plotStudy(study.work(), "sweep");
+  study.publish();
+  printSummary(members, outcomes, cells, statuses, study.finalDir());
   if (!plotWarning.empty()) std::printf("  WARNING: %s\n", plotWarning.c_str());
   if (!allSucceeded) std::fprintf(stderr, "fpdp: sweep: not every member succeeded (sweep.csv: status)\n");
   return allSucceeded ? 0 : 1;

@@ -13,22 +13,20 @@
 #include <vector>
 
 #include "app/CaseOverrides.hpp"
+#include "app/MemberRuns.hpp"
 
 namespace fpdp::app {
 
 struct SweepOptions {
-  std::string casePath;
+  StudyOptions study;                 // the case, --output DIR (default "<case name>-sweep"), --jobs, --quiet, --help
   std::vector<OverrideAxis> axes;     // one per --set, in the order given
-  std::optional<std::string> output;  // default: "<case name>-sweep"
-  std::optional<int> jobs;            // default: the cores this process may use
-  bool quiet = false;
-  bool help = false;                  // --help: print fpdp's help and exit
 };
 
 /// Parses `fpdp sweep ...` (argv[1] == "sweep"). Throws UsageError.
 SweepOptions parseSweepCommandLine(int argc, const char* const* argv);
 
-/// Runs the sweep with child processes of `executable`; returns the exit status.
+/// Runs the sweep with child processes of `executable`; returns the exit status. Bad input (the case, a member,
+/// the output directory) throws InputError or OutputDirectoryError before anything is written.
 int runSweep(const SweepOptions& options, const std::string& executable);
 
 }  // namespace fpdp::app

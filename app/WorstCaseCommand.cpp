@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <vector>
 
 #include "app/CaseReader.hpp"
@@ -418,10 +417,6 @@ void checkDomain(const Case& base) {
 
 WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
   WorstCaseOptions o;
-  auto value = [&](int& i, const std::string& option) -> std::string {
-    if (i + 1 >= argc) throw UsageError(option + " needs a value");
-    return argv[++i];
-  };
   auto number = [](const std::string& option, const std::string& text, double lo, double hi) {
     double v = NAN;
     if (!io::parseCsvNumber(text, v) || text.empty() || !(v > lo && v < hi))
@@ -429,66 +424,48 @@ WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
                        io::shortestText(hi) + ")");
     return v;
   };
-  for (int i = 2; i < argc; ++i) {
-    const std::string t = argv[i];
-    if (t == "--help" || t == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (t == "--objective") {
-      o.objective = value(i, t);
-      if (o.objective != "eps" && o.objective != "renyi")
-        throw UsageError("--objective " + o.objective + ": unknown objective; allowed: eps, renyi");
-    } else if (t == "--delta") o.delta = number(t, value(i, t), 0.0, 1.0);
-    else if (t == "--order") o.order = number(t, value(i, t), 1.0, 1e6);
-    else if (t == "--output") o.output = value(i, t);
-    else if (t == "--jobs") o.jobs = static_cast<int>(integerOption(t, value(i, t), 1, 1024));
-    else if (t == "--quiet") o.quiet = true;
-    else if (t.rfind("-", 0) == 0)
-      throw UsageError("unknown option '" + t + "' of 'fpdp worst-case'; allowed: --objective eps|renyi, --delta D, "
-                       "--order A, --output DIR, --jobs N, --quiet");
-    else if (o.casePath.empty()) o.casePath = t;
-    else throw UsageError("'fpdp worst-case' takes one case file, got '" + o.casePath + "' and '" + t + "'");
-  }
-  if (o.casePath.empty()) throw UsageError("'fpdp worst-case' needs a case file: fpdp worst-case CASE.toml");
-  if (o.output && o.output->empty()) throw UsageError("--output needs a non-empty directory name");
+  o.study = parseStudyCommandLine(argc, argv, "worst-case", "--objective eps|renyi, --delta D, --order A",
+                                  [&](const std::string& t, const std::function<std::string()>& value) {
+                                    if (t == "--objective") {
+                                      o.objective = value();
+                                      if (o.objective != "eps" && o.objective != "renyi")
+                                        throw UsageError("--objective " + o.objective +
+                                                         ": unknown objective; allowed: eps, renyi");
+                                    } else if (t == "--delta") {
+                                      o.delta = number(t, value(), 0.0, 1.0);
+                                    } else if (t == "--order") {
+                                      o.order = number(t, value(), 1.0, 1e6);
+                                    } else {
+                                      return false;
+                                    }
+                                    return true;
+                                  });
   if (o.delta && o.objective != "eps") throw UsageError("--delta goes with --objective eps");
   if (o.order && o.objective != "renyi") throw UsageError("--order goes with --objective renyi");
   return o;
 }
 
 int runWorstCase(const WorstCaseOptions& options, const std::string& executable) {
-  if (options.help) {
-    std::fputs(helpText().c_str(), stdout);
-    return 0;
-  }
   Search s;
   s.executable = executable;
-  s.jobs = options.jobs.value_or(defaultJobs());
-  s.quiet = options.quiet;
-  std::unique_ptr<StudyDirectory> study;
-  Batch firstBatch;
-  try {
-    s.source = readCaseSource(options.casePath);
-    s.base = readCaseString(s.source.text, s.source.path);
-    checkDomain(s.base);
-    s.objective = makeObjective(options, s.base);
-    // The first grid (the domain's corners included) is validated in full before anything runs.
-    firstBatch = prepareBatch(s, firstGrid(s), true);
-    study = std::make_unique<StudyDirectory>(options.output.value_or(s.base.name + "-worst-case"), s.source);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-    return 2;
-  } catch (const OutputDirectoryError& e) {
-    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-    return 2;
-  }
+  s.jobs = options.study.jobs.value_or(defaultJobs());
+  s.quiet = options.study.quiet;
+  s.source = readCaseSource(options.study.casePath);
+  s.base = readCaseString(s.source.text, s.source.path);
+  checkDomain(s.base);
+  s.objective = makeObjective(options, s.base);
+  // The first grid (the domain's corners included) is validated in full before anything runs or is written.
+  Batch firstBatch = prepareBatch(s, firstGrid(s), true);
+  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source);
   std::printf("fpdp worst-case '%s': maximising %s over %zu grid point(s) and %d refinement round(s), %d at a time, "
               "into %s\n",
-              options.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
-              s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study->finalDir().c_str());
+              options.study.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
+              s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study.finalDir().c_str());
+  if (!s.hasRecord() && s.base.worstCase.domain != "none")
+    std::printf("  note: the [worst_case] record domain is not used when removing a record (neighbour.kind = "
+                "\"remove\"): the search is over worst_case.indices\n");
   std::fflush(stdout);
-  runBatch(s, std::move(firstBatch), study->work());
+  runBatch(s, std::move(firstBatch), study.work());
   double bestBeforeLastRound = NAN;
   if (s.hasRecord()) {
     const WorstCaseSpec& w = s.base.worstCase;
@@ -501,23 +478,23 @@ int runWorstCase(const WorstCaseOptions& options, const std::string& executable)
       const auto top = best(s, [](const Evaluation&) { return true; });
       if (!top) break;
       bestBeforeLastRound = s.evaluations[*top].value;
-      runBatch(s, prepareBatch(s, refinement(s, *top, round, h), false), study->work());
+      runBatch(s, prepareBatch(s, refinement(s, *top, round, h), false), study.work());
     }
   }
   const auto top = best(s, [](const Evaluation&) { return true; });
   if (!top) {
-    writeEvaluations(study->work() / "worst-case.csv", s, s.evaluations.size());
-    study->publish();
+    writeEvaluations(study.work() / "worst-case.csv", s, s.evaluations.size());
+    study.publish();
     for (const Evaluation& e : s.evaluations)
       std::printf("    FAILED %s (exit status %d): %s\n", e.member.c_str(), e.exitStatus, e.failure.c_str());
-    std::fprintf(stderr, "fpdp: worst-case: no evaluation succeeded (%s/worst-case.csv)\n", study->finalDir().c_str());
+    std::fprintf(stderr, "fpdp: worst-case: no evaluation succeeded (%s/worst-case.csv)\n", study.finalDir().c_str());
     return 1;
   }
   const Confidence c = confidence(s, *top, bestBeforeLastRound);
-  writeEvaluations(study->work() / "worst-case.csv", s, *top);
-  const std::string plotWarning = plotStudy(study->work(), "worst-case");
-  study->publish();
-  printReport(s, *top, c, study->finalDir());
+  writeEvaluations(study.work() / "worst-case.csv", s, *top);
+  const std::string plotWarning = plotStudy(study.work(), "worst-case");
+  study.publish();
+  printReport(s, *top, c, study.finalDir());
   if (!plotWarning.empty()) std::printf("  WARNING: %s\n", plotWarning.c_str());
   const bool allSucceeded = std::all_of(s.evaluations.begin(), s.evaluations.end(), succeeded);
   if (!allSucceeded) std::fprintf(stderr, "fpdp: worst-case: not every evaluation succeeded (worst-case.csv)\n");

@@ -14,23 +14,22 @@
 #include <optional>
 #include <string>
 
+#include "app/MemberRuns.hpp"
+
 namespace fpdp::app {
 
 struct WorstCaseOptions {
-  std::string casePath;
+  StudyOptions study;                 // the case, --output DIR (default "<case name>-worst-case"), --jobs, --quiet
   std::string objective = "eps";      // eps | renyi
   std::optional<double> delta;        // eps: default privacy.delta
   std::optional<double> order;        // renyi: default the first of divergence.orders
-  std::optional<std::string> output;  // default: "<case name>-worst-case"
-  std::optional<int> jobs;            // default: the cores this process may use
-  bool quiet = false;
-  bool help = false;                  // --help: print fpdp's help and exit
 };
 
 /// Parses `fpdp worst-case ...` (argv[1] == "worst-case"). Throws UsageError.
 WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv);
 
-/// Runs the search with child processes of `executable`; returns the exit status.
+/// Runs the search with child processes of `executable`; returns the exit status. Bad input (the case, a member,
+/// the output directory) throws InputError or OutputDirectoryError before anything is written.
 int runWorstCase(const WorstCaseOptions& options, const std::string& executable);
 
 }  // namespace fpdp::app

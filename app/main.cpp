@@ -22,6 +22,7 @@
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
+#include "app/run/OutputDirectory.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
 #include "app/SweepCommand.hpp"
@@ -126,11 +127,22 @@ int fpdpMain(int argc, char** argv) {
   // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
   if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case")) {
     try {
-      if (std::string(argv[1]) == "sweep")
-        return fpdp::app::runSweep(fpdp::app::parseSweepCommandLine(argc, argv), fpdp::app::selfExecutable(argv[0]));
-      return fpdp::app::runWorstCase(fpdp::app::parseWorstCaseCommandLine(argc, argv),
-                                     fpdp::app::selfExecutable(argv[0]));
+      const std::string self = fpdp::app::selfExecutable(argv[0]);
+      const bool sweep = std::string(argv[1]) == "sweep";
+      const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
+      const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
+      if (sweepOptions.study.help || worstOptions.study.help) {
+        std::fputs(fpdp::app::helpText().c_str(), stdout);
+        return 0;
+      }
+      return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
     } catch (const fpdp::app::UsageError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const fpdp::app::InputError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const fpdp::app::OutputDirectoryError& e) {
       std::fprintf(stderr, "fpdp: error: %s\n", e.what());
       return 2;
     } catch (const std::exception& e) {

@@ -218,7 +218,8 @@ StudyOptions parseStudyCommandLine(
     else if (o.casePath.empty()) o.casePath = t;
     else throw UsageError("'fpdp " + command + "' takes one case file, got '" + o.casePath + "' and '" + t + "'");
   }
-  if (o.casePath.empty()) throw UsageError("'fpdp " + command + "' needs a case file: fpdp " + command + " CASE.toml ...");
+  if (o.casePath.empty())
+    throw UsageError("'fpdp " + command + "' needs a case file: fpdp " + command + " CASE.toml ...");
   if (o.output && o.output->empty()) throw UsageError("--output needs a non-empty directory name");
   return o;
 }

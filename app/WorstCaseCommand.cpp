@@ -335,7 +335,8 @@ Confidence confidence(const Search& s, std::size_t top, double bestBeforeLastRou
       for (std::size_t a = 0; a < e.candidate.gridIndex.size(); ++a)
         distance += std::abs(e.candidate.gridIndex[a] - g.candidate.gridIndex[a]);
       const double d = std::abs(g.value - e.value);
-      if (distance == 1 && !std::isnan(d)) c.gridNeighbourSpread = std::isnan(c.gridNeighbourSpread) ? d : std::max(c.gridNeighbourSpread, d);
+      if (distance == 1 && !std::isnan(d))
+        c.gridNeighbourSpread = std::isnan(c.gridNeighbourSpread) ? d : std::max(c.gridNeighbourSpread, d);
     }
   }
   if (!std::isnan(bestBeforeLastRound)) c.lastImprovement = s.evaluations[top].value - bestBeforeLastRound;
@@ -344,7 +345,8 @@ Confidence confidence(const Search& s, std::size_t top, double bestBeforeLastRou
   };
   c.largestConservative = top;  // another evaluation only where its conservative value is larger
   for (std::size_t i = 0; i < s.evaluations.size(); ++i)
-    if (succeeded(s.evaluations[i]) && conservative(s.evaluations[i]) > conservative(s.evaluations[*c.largestConservative]))
+    if (succeeded(s.evaluations[i]) &&
+        conservative(s.evaluations[i]) > conservative(s.evaluations[*c.largestConservative]))
       c.largestConservative = i;
   return c;
 }
@@ -358,8 +360,8 @@ void writeEvaluations(const fs::path& file, const Search& s, std::size_t top) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < s.evaluations.size(); ++i) {
     const Evaluation& e = s.evaluations[i];
-    std::vector<std::string> row{std::to_string(i), std::to_string(e.candidate.round), "members/" + e.member + "/output",
-                                 e.candidate.index ? std::to_string(*e.candidate.index) : "",
+    std::vector<std::string> row{std::to_string(i), std::to_string(e.candidate.round),
+                                 "members/" + e.member + "/output", e.candidate.index ? std::to_string(*e.candidate.index) : "",
                                  e.candidate.label ? std::to_string(*e.candidate.label) : ""};
     for (std::size_t a = 0; a < d; ++a) row.push_back(io::shortestText(e.candidate.x[a]));
     const bool ok = succeeded(e);
@@ -379,7 +381,8 @@ std::string valueText(const Evaluation& e) {
 void printReport(const Search& s, std::size_t top, const Confidence& c, const std::string& dir) {
   const Evaluation& b = s.evaluations[top];
   std::printf("\n  objective: %s at the last step\n", s.objective.describe().c_str());
-  std::printf("  maximiser: %s (evaluation %zu, round %d)\n", candidateText(b.candidate).c_str(), top, b.candidate.round);
+  std::printf("  maximiser: %s (evaluation %zu, round %d)\n", candidateText(b.candidate).c_str(), top,
+              b.candidate.round);
   std::printf("  value:     %s\n", valueText(b).c_str());
   if (c.runnerUp)
     std::printf("  runner-up: %s: %s\n", candidateText(s.evaluations[*c.runnerUp].candidate).c_str(),
@@ -457,8 +460,8 @@ int runWorstCase(const WorstCaseOptions& options, const std::string& executable)
   // The first grid (the domain's corners included) is validated in full before anything runs or is written.
   Batch firstBatch = prepareBatch(s, firstGrid(s), true);
   StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source);
-  std::printf("fpdp worst-case '%s': maximising %s over %zu grid point(s) and %d refinement round(s), %d at a time, "
-              "into %s\n",
+  std::printf("fpdp worst-case '%s': maximising %s: %zu evaluation(s) on the first grid, then %d refinement "
+              "round(s), %d at a time, into %s\n",
               options.study.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
               s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study.finalDir().c_str());
   if (!s.hasRecord() && s.base.worstCase.domain != "none")

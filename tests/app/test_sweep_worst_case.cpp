@@ -69,7 +69,8 @@ struct Outcome {
 
 Outcome runFpdp(const std::string& arguments, const fs::path& dir) {
   const fs::path log = dir / "command.log";
-  const std::string command = shellQuote(FPDP_EXECUTABLE) + " " + arguments + " > " + shellQuote(log.string()) + " 2>&1";
+  const std::string command =
+      shellQuote(FPDP_EXECUTABLE) + " " + arguments + " > " + shellQuote(log.string()) + " 2>&1";
   const int raw = std::system(command.c_str());
   Outcome o;
   if (raw != -1 && WIFEXITED(raw)) o.status = WEXITSTATUS(raw);
@@ -105,7 +106,8 @@ struct Fixture {
 
 BOOST_FIXTURE_TEST_CASE(sweep_table_equals_the_members_own_files, Fixture) {
   const fs::path out = tmp.path() / "sweep";
-  const Outcome o = runFpdp("sweep " + shellQuote(caseFile.string()) + " --set noisy_gd.steps=4,8 --set noise.sigma=1.0" +
+  const Outcome o = runFpdp("sweep " + shellQuote(caseFile.string()) +
+                                " --set noisy_gd.steps=4,8 --set noise.sigma=1.0" +
                              " --output " + shellQuote(out.string()) + " --jobs 2",
                          tmp.path());
   BOOST_TEST_REQUIRE(o.status == 0, o.out);
@@ -207,7 +209,8 @@ BOOST_FIXTURE_TEST_CASE(bad_set_options_write_nothing, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(run_set_overrides_one_key, Fixture) {
   const fs::path out = tmp.path() / "run";
-  const Outcome o = runFpdp("run " + shellQuote(caseFile.string()) + " --set noise.sigma=0.5 --set 'neighbour.record=[1.0]'" +
+  const Outcome o = runFpdp("run " + shellQuote(caseFile.string()) +
+                                " --set noise.sigma=0.5 --set 'neighbour.record=[1.0]'" +
                              " --output " + shellQuote(out.string()) + " --quiet",
                          tmp.path());
   BOOST_TEST_REQUIRE(o.status == 0, o.out);

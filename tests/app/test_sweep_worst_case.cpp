@@ -262,6 +262,39 @@ BOOST_FIXTURE_TEST_CASE(worst_case_of_the_quadratic_loss_is_the_far_end_of_the_b
   BOOST_TEST(fs::file_size(out / "worst-case.png") > 10000u);
 }
 
+BOOST_FIXTURE_TEST_CASE(worst_case_over_removed_records_by_renyi, Fixture) {
+  // Three records, one removed: the search is over the indices only; order 3 is not among the case's (added).
+  std::string text = kCase;
+  text.replace(text.find("records = [[0.3]]"), 17, "records = [[0.3], [-1.5], [0.8]]");
+  text.replace(text.find("index = 0\nrecord = [0.0]"), 24, "kind = \"remove\"\nindex = 0");
+  writeText(tmp.path() / "remove.toml", text);
+  const fs::path out = tmp.path() / "worst";
+  const Outcome o = runFpdp("worst-case " + shellQuote((tmp.path() / "remove.toml").string()) +
+                                " --objective renyi --order 3 --output " + shellQuote(out.string()),
+                            tmp.path());
+  BOOST_TEST_REQUIRE(o.status == 0, o.out);
+  BOOST_TEST(contains(o.out, "not used when removing"), o.out);
+  const auto rows = table(out / "worst-case.csv");
+  BOOST_TEST_REQUIRE(rows.size() == 3u);  // one evaluation per index, no refinement
+  double largest = -1.0;
+  std::string maximiser, marked;
+  for (const auto& r : rows) {
+    BOOST_TEST(r.count("x_1") == 0u);
+    BOOST_TEST(r.at("objective") == "R_alpha(p || q) at alpha = 3");
+    const auto divergence = table(out / r.at("directory") / "divergence.csv").back();
+    BOOST_TEST(number(r.at("value")) == number(divergence.at("renyi_3")));
+    if (number(r.at("value")) > largest) {
+      largest = number(r.at("value"));
+      maximiser = r.at("index");
+    }
+    if (r.at("maximiser") == "1") marked = r.at("index");
+  }
+  BOOST_TEST(marked == maximiser);
+  // Removing the record farthest from the others' mean moves the minimiser most: -1.5 (index 1).
+  BOOST_TEST(maximiser == "1");
+  BOOST_TEST(contains(o.out, "maximiser: index 1 "), o.out);
+}
+
 BOOST_FIXTURE_TEST_CASE(worst_case_bad_input_writes_nothing, Fixture) {
   const fs::path out = tmp.path() / "worst";
   std::string noDomain = kCase.substr(0, kCase.find("[worst_case]"));

@@ -1,7 +1,8 @@
 // End-to-end tests of `fpdp sweep` and `fpdp worst-case` (docs/sweeps.md) on a small fast quadratic noisy-GD case:
 // sweep.csv against the members' own epsilon.csv, accuracy.csv, divergence.csv and bounds.csv; a failing member
 // reported while the others stay in the table; bad --set refused with nothing written; the worst case of the
-// quadratic loss at the far end of the box, equal to a direct run with that record; `fpdp --help`.
+// quadratic loss at the far end of the box, equal to a direct run with that record; the worst removed record by
+// R_alpha; `fpdp --help`.
 #define BOOST_TEST_MODULE app_sweep_worst_case
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>

@@ -160,6 +160,19 @@ struct SamplerSpec {                  // [sampler]: fpdp sample only
   double auditDelta = 1e-3;
 };
 
+struct WorstCaseSpec {                // [worst_case]: fpdp worst-case only (docs/sweeps.md)
+  std::string domain = "none";        // "box" | "ball" | "none" (not given: worst-case can search indices only)
+  models::Vector lower, upper;        // box
+  models::Vector centre;              // ball
+  double radius = 0.0;
+  std::vector<int> labels;            // logistic: the labels y' searched (default {-1, 1}); else empty
+  std::vector<std::size_t> indices;   // the records replaced or removed (default: every record)
+  int gridPoints = 11;
+  int refinementRounds = 3;
+  int refinementPoints = 5;
+  bool given = false;                 // the case file has a [worst_case] table (then parameters.toml repeats it)
+};
+
 struct FaultsSpec {                   // [faults]: which numerical faults stop a run (app/observers/NumericalFaults.hpp)
   std::vector<std::string> stopOn{"non_finite", "negative_mass", "wall_mass"};
   double negativeMassTolerance = 1e-6;  // negative mass / mass of a density
@@ -193,6 +206,7 @@ struct Case {
   PrivacySpec privacy;
   SolverSpec solver;
   SamplerSpec sampler;
+  WorstCaseSpec worstCase;
   FaultsSpec faults;
   AccuracySpec accuracy;
 

@@ -6,8 +6,6 @@
 
 namespace fpdp::app {
 
-namespace {
-/// The integer value of a sampler option, in [lo, hi] (the same ranges as the [sampler] keys).
 long long integerOption(const std::string& name, const std::string& text, long long lo, long long hi) {
   std::size_t used = 0;
   long long v = 0;
@@ -21,6 +19,7 @@ long long integerOption(const std::string& name, const std::string& text, long l
   return v;
 }
 
+namespace {
 bool isPetscOptionName(const std::string& t) {
   return t.size() >= 2 && t[0] == '-' && t[1] != '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
 }
@@ -56,10 +55,14 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
       if (t == "--particles") cl.particles = static_cast<long>(integerOption(t, v, 100, 10'000'000'000));
       if (t == "--seed") cl.seed = integerOption(t, v, 0, std::numeric_limits<long long>::max());
       if (t == "--threads") cl.threads = static_cast<int>(integerOption(t, v, 1, 1024));
+    } else if (t == "--set" || t.rfind("--set=", 0) == 0) {
+      if (t == "--set" && i + 1 >= argc) throw UsageError("--set needs KEY=VALUE, e.g. --set noise.sigma=0.5");
+      const OverrideAxis axis = parseOverrideOption(t == "--set" ? std::string(argv[++i]) : t.substr(6), false);
+      cl.overrides.push_back({axis.key, axis.literals.front()});
     } else if (t == "--quiet") {
       cl.quiet = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --quiet, --particles N, --seed S, "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --quiet, --particles N, --seed S, "
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
@@ -76,6 +79,11 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   if ((cl.particles || cl.seed || cl.threads) && (positional.empty() || positional[0] != "sample"))
     throw UsageError("--particles, --seed and --threads are options of 'fpdp sample'");
   if (cl.restart && cl.command != "run") throw UsageError("--restart is an option of 'fpdp run'");
+  if (!cl.overrides.empty() && cl.command != "run" && cl.command != "check")
+    throw UsageError("--set KEY=VALUE is an option of 'fpdp run' and 'fpdp check' (and, with several values, of "
+                     "'fpdp sweep')");
+  if (!cl.overrides.empty() && cl.restart)
+    throw UsageError("--restart DIR continues the run with the case it started with; --set cannot be combined with it");
   if (cl.restart) {
     // fpdp run --restart DIR [CASE]: the case is the checkpoint's unless given (then it must be the same).
     if (positional.size() > 2)
@@ -91,10 +99,12 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
     if (cl.command == "check" && cl.output) throw UsageError("--output is only meaningful with 'fpdp run'");
   } else if (cl.command == "validate") {
     throw UsageError("'validate' must be the first word: fpdp validate [--quick] [CASE ...] (see 'fpdp --help')");
+  } else if (cl.command == "sweep" || cl.command == "worst-case") {
+    throw UsageError("'" + cl.command + "' must be the first word: fpdp " + cl.command + " CASE.toml ... (see 'fpdp --help')");
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, validate, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, sweep, worst-case, validate, schema (see 'fpdp --help')");
   }
   return cl;
 }
@@ -104,10 +114,12 @@ std::string helpText() {
 Fokker–Planck equations of the two parameter densities (trained on D and on its neighbour D').
 
 Usage:
-  fpdp run CASE.toml [--output DIR] [--quiet] [PETSc options]
+  fpdp run CASE.toml [--output DIR] [--set KEY=VALUE ...] [--quiet] [PETSc options]
   fpdp run --restart DIR [CASE.toml] [--quiet] [PETSc options]
   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
-  fpdp check CASE.toml [PETSc options]
+  fpdp check CASE.toml [--set KEY=VALUE ...] [PETSc options]
+  fpdp sweep CASE.toml --set KEY=V1,V2,... [--set KEY2=...] [--output DIR] [--jobs N] [--quiet]
+  fpdp worst-case CASE.toml [--objective eps|renyi] [--delta D] [--order A] [--output DIR] [--jobs N] [--quiet]
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp validate [--quick] [--update-references] [--no-plots] [--cases DIR] [--references DIR]
                 [-o REPORT_DIR] [--schema] [CASE ...]
@@ -127,6 +139,20 @@ Commands:
   noise-study  (Langevin cases) does anisotropic noise buy privacy at equal accuracy? Runs the case with isotropic
            noise of the same trace, then with the diagonal Sigma that minimises the BKPP KL bound, and reports the
            bound and the true KL, R_alpha and TV of both (DIR/isotropic, DIR/anisotropic, DIR/noise-study.csv)
+  sweep    solve the case for every combination of the values given to its keys (--set, one or more; the
+           cartesian product), each member validated before any runs, then run as `fpdp run` child processes N at a
+           time (plots off); write DIR/ (default <case name>-sweep) with members/<index>-<slug>/ (case.toml, logs,
+           output/), sweep.csv (one row per member: the swept values, status, eps at every delta of
+           privacy.delta_grid with status, certified flag and conservative value, epsilon.csv's row at
+           privacy.delta with the bounds' eps and the composition baseline, KL, TV, R_alpha, bounds.csv, all at the
+           last output step) and sweep.png (eps against the swept parameter; docs/sweeps.md). Exit status 1 when a
+           member failed (reported with its exit status and last stderr lines; the others are in the table)
+  worst-case  maximise eps(delta) or R_alpha at the last step over the neighbour: the replaced (or added)
+           record x' in the case's [worst_case] box or ball, its label (logistic) and which record is replaced or
+           removed (worst_case.indices); a grid, then refinement rounds around the best point, every evaluation a
+           `fpdp run` child process; print the maximiser, its value (certified flag, conservative value), the
+           runner-up and how sure the search is; write DIR/ (default <case name>-worst-case) with worst-case.csv
+           (every evaluation) and worst-case.png (docs/sweeps.md)
   validate run the validation suite (validation/cases: CASE.toml with its CASE.checks.toml), check every run
            (bounds above the truth, the lower-bound construction, exact solutions, Lemma 4, mass, Monte Carlo,
            rate identity / Lemma 2 / LSI, regression against validation/references) and print one row per check:
@@ -142,7 +168,19 @@ Options:
                  last checkpoint (DIR.partial/checkpoint.h5, every output.checkpoint_every-th output step); the
                  outputs equal an uninterrupted run's bit for bit on the same number of ranks. The case is the
                  checkpoint's; a CASE.toml given must resolve to the same case. Same PETSc options as the first run.
-  --quiet        no progress line
+  --set KEY=VALUE  run, check: override a key of the case file (repeatable); KEY is a key path table.key
+                 (noise.sigma, noisy_gd.steps, batch.rate), VALUE a TOML literal (0.5, 20, true, "poisson", [1.0, 2.0])
+                 or a bare word taken as a string (poisson); the result is validated like the file itself. Setting
+                 one of noise.sigma/multiplier/covariance (or data.records/file/generator) drops the others
+  --set KEY=V1,V2,...  sweep: the values of KEY, separated by the commas outside brackets and quotes (quote the
+                 whole argument for the shell: --set 'neighbour.record=[0.5],[1.0]' has two values)
+  --jobs N       sweep, worst-case: child runs at a time, 1 to 1024 (default: the cores this process may use)
+  --objective eps|renyi  worst-case: maximise eps_exact at delta (the larger of both directions; default) or
+                 R_alpha(p || q)
+  --delta D      worst-case: the delta of the eps objective, in (0, 1) (default privacy.delta)
+  --order A      worst-case: the order of the renyi objective (default: the first of divergence.orders; an order
+                 not among them is added)
+  --quiet        no progress line (sweep, worst-case: no line per finished member)
   --particles N  sample: particles per dataset (overrides sampler.particles; 100 to 10^10)
   --seed S       sample: generator seed (overrides sampler.seed; 0 to 2^63 - 1)
   --threads T    sample: threads per MPI rank (overrides sampler.threads; 1 to 1024)

@@ -5,6 +5,8 @@
 //   fpdp run --restart DIR [CASE.toml] [--quiet] [-petsc_option value ...]   (continue an interrupted run)
 //   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
 //   fpdp check CASE.toml
+//   (run and check also take --set KEY=VALUE, overriding a key of the case file)
+//   fpdp sweep ..., fpdp worst-case ..., fpdp validate ...: parsed by their own commands
 //   fpdp schema            (prints docs/parameters.md, generated from the schema)
 //   fpdp --help | --version
 // Tokens that start with a single '-' (and the value after each) are PETSc options; they override the case.
@@ -12,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "app/CaseOverrides.hpp"
 
 namespace fpdp::app {
 
@@ -29,9 +33,12 @@ struct CommandLine {
   std::optional<long long> seed;       // sample: --seed S
   std::optional<int> threads;          // sample: --threads T
   std::vector<std::string> petscArgs;  // passed to PetscInitialize
+  std::vector<CaseOverride> overrides; // run, check: --set KEY=VALUE (app/CaseOverrides)
 };
 
 CommandLine parseCommandLine(int argc, const char* const* argv);
+/// The integer value of option `name`, in [lo, hi]; throws UsageError naming the option, the value and the range.
+long long integerOption(const std::string& name, const std::string& text, long long lo, long long hi);
 std::string helpText();
 
 }  // namespace fpdp::app

@@ -44,6 +44,12 @@ constexpr Section kSections[] = {
                "override these."},
     {"sampler", "`fpdp sample` only: the Monte Carlo sampler that runs the algorithm itself for many particles and "
                 "checks the solver's densities and divergences (docs/output.md, sample files). Ignored by `fpdp run`."},
+    {"worst_case", "`fpdp worst-case` only (docs/sweeps.md): the domain searched for the neighbour that maximises the "
+                   "privacy loss at the last step: the replacement (or added) record x' in a box (record_lower, "
+                   "record_upper) or a ball (record_centre, record_radius), its label (logistic), and which record "
+                   "of D is replaced or removed. A grid of grid_points per axis, then refinement_rounds rounds of "
+                   "refinement_points per axis around the best point, each round's box one grid spacing of the "
+                   "previous round wide on either side. Ignored by `fpdp run`."},
     {"accuracy", "How accurate each number of `fpdp run` is (docs/scheme.md §8): companion solves of the same case on "
                  "meshes with half and a quarter of the cells per axis give, for every KL, TV and R_alpha written, an "
                  "estimate of its spatial discretisation error from the observed convergence; a number whose "
@@ -398,6 +404,32 @@ constexpr Parameter kParameters[] = {
     {"sampler", "audit_delta", "number", "—", Presence::Default, "1e-3", "", "",
      "delta at which the membership-inference audit bounds eps from below.",
      "", numberIn(0, 0.5, true, true)},
+
+    // [worst_case] (app/WorstCaseCommand.hpp, docs/sweeps.md)
+    {"worst_case", "record_lower", "array of d numbers", "as data.records", Presence::Optional,
+     "— (a box domain: with record_upper)", "d finite numbers, each below record_upper's", "",
+     "Lower corner of the box of replacement records x' searched (neighbour.kind = replace or add)."},
+    {"worst_case", "record_upper", "array of d numbers", "as data.records", Presence::Optional,
+     "— (a box domain: with record_lower)", "d finite numbers, each above record_lower's", "",
+     "Upper corner of the box of replacement records x' searched."},
+    {"worst_case", "record_centre", "array of d numbers", "as data.records", Presence::Optional,
+     "— (a ball domain: with record_radius)", "d finite numbers, not with record_lower/record_upper", "",
+     "Centre of the ball of replacement records x' searched."},
+    {"worst_case", "record_radius", "number", "as data.records", Presence::Optional,
+     "— (a ball domain: with record_centre)", "a finite number > 0", "",
+     "Radius of the ball of replacement records x' searched (the grid covers its bounding box; points outside are "
+     "left out)."},
+    {"worst_case", "labels", "array of integers", "—", Presence::Derived, "`[-1, 1]`", "distinct labels -1 or 1",
+     "logistic", "The labels y' of the replacement record searched."},
+    {"worst_case", "indices", "string or array of integers", "—", Presence::Default, R"("all")",
+     "\"all\", or 1 to n distinct integers with 0 <= index < n", "",
+     "The records of D that are replaced (neighbour.kind = replace) or removed (remove); not used when adding."},
+    {"worst_case", "grid_points", "integer", "—", Presence::Default, "11", "an integer in [2, 1001]", "",
+     "Points per axis of the first grid over the domain (ends included; odd counts include the middle)."},
+    {"worst_case", "refinement_rounds", "integer", "—", Presence::Default, "3", "an integer in [0, 20]", "",
+     "Rounds of refinement around the best point so far."},
+    {"worst_case", "refinement_points", "integer", "—", Presence::Default, "5", "an odd integer in [3, 21]", "",
+     "Points per axis of each refinement round's grid (centred on the best point, so that it is kept)."},
 
     // [accuracy] (app/run/CompanionSolve.hpp, docs/scheme.md §8)
     {"accuracy", "estimate", "boolean", "—", Presence::Default, "true", "", "",

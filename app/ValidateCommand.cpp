@@ -1,10 +1,6 @@
 #include "app/ValidateCommand.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -17,6 +13,7 @@
 #include <sstream>
 
 #include "app/CaseReader.hpp"
+#include "app/ChildProcesses.hpp"
 #include "app/CommandLine.hpp"
 #include "app/ModelBuilding.hpp"
 #include "app/NumberFormat.hpp"
@@ -27,8 +24,6 @@
 #include "io/CsvTable.hpp"
 #include "models/LossConstants.hpp"
 #include "validation/ValidationChecks.hpp"
-
-extern char** environ;
 
 namespace fpdp::app {
 
@@ -42,38 +37,6 @@ namespace {
 constexpr const char* kReportMarker = ".fpdp-validation-report";
 
 std::string fmt(double v, const char* format = "%.3e") { return formatNumber(v, format, "-"); }
-
-/// Runs `executable args...` with stdout and stderr appended to `log`; returns the exit status (or 128 + signal).
-int runChild(const std::string& executable, const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> words{executable};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) throw std::runtime_error("cannot start " + executable + ": " + std::strerror(err));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed for " + executable);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-std::string lastLines(const fs::path& file, int n) {
-  std::ifstream in(file);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::string out;
-  for (std::size_t i = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0; i < lines.size(); ++i)
-    out += (out.empty() ? "" : " | ") + lines[i];
-  return out;
-}
 
 Table readTable(const fs::path& file) {
   auto csv = io::readCsv(file.string());

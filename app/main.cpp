@@ -12,16 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "app/CaseOverrides.hpp"
 #include "app/CaseReader.hpp"
 #include "app/Checkpoint.hpp"
+#include "app/ChildProcesses.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
+#include "app/run/OutputDirectory.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
+#include "app/SweepCommand.hpp"
+#include "app/WorstCaseCommand.hpp"
 #include "app/ValidateCommand.hpp"
 #include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
@@ -110,14 +115,38 @@ int fpdpMain(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     try {
       const auto options = fpdp::app::parseValidateCommandLine(argc, argv);
-      std::error_code ec;
-      const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-      return fpdp::app::runValidation(options, ec ? std::string(argv[0]) : self.string());
+      return fpdp::app::runValidation(options, fpdp::app::selfExecutable(argv[0]));
     } catch (const fpdp::app::UsageError& e) {
       std::fprintf(stderr, "fpdp: error: %s\n", e.what());
       return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fpdp: validate failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
+  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case")) {
+    try {
+      const std::string self = fpdp::app::selfExecutable(argv[0]);
+      const bool sweep = std::string(argv[1]) == "sweep";
+      const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
+      const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
+      if (sweepOptions.study.help || worstOptions.study.help) {
+        std::fputs(fpdp::app::helpText().c_str(), stdout);
+        return 0;
+      }
+      return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
+    } catch (const fpdp::app::UsageError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const fpdp::app::InputError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const fpdp::app::OutputDirectoryError& e) {
+      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
       return 1;
     }
   }
@@ -154,7 +183,8 @@ int fpdpMain(int argc, char** argv) {
       fpdp::app::requireSameCase(*checkpoint, c.resolvedToml, source);
       restartDir = target.finalDir;
     } else {
-      c = fpdp::app::readCase(cl.casePath);
+      c = cl.overrides.empty() ? fpdp::app::readCase(cl.casePath)
+                               : fpdp::app::readOverriddenCase(fpdp::app::readCaseSource(cl.casePath), cl.overrides);
     }
     // Before anything is allocated for the case: a run that cannot fit in this machine's memory is refused.
     fpdp::app::requireMemoryFits(c, !cl.petscArgs.empty(),

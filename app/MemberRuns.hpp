@@ -1,0 +1,100 @@
+#pragma once
+// The runs behind `fpdp sweep` and `fpdp worst-case` (docs/sweeps.md): each member is the case file with some keys
+// overridden (app/CaseOverrides), validated before anything runs, then solved by `fpdp run` in a child process of
+// this program (app/ChildProcesses), several at a time. The study's directory DIR is written as DIR.partial and put
+// in DIR's place at the end (app/run/OutputDirectory: only an earlier fpdp output is replaced):
+//
+//   DIR/case.toml                         the case file as given
+//   DIR/members/<name>/case.toml          the member's case (overrides applied, plots off)
+//   DIR/members/<name>/stdout.log, stderr.log
+//   DIR/members/<name>/output/            the member's `fpdp run` output (docs/output.md)
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/Case.hpp"
+#include "app/CaseOverrides.hpp"
+
+namespace fpdp::app {
+
+struct Member {
+  std::string name;                     // its directory under DIR/members/, e.g. "03-steps-20_sigma-0.5"
+  std::vector<CaseOverride> overrides;  // what differs from the case file
+  std::string caseText;                 // the member's case file (memberCase)
+  Case resolved;                        // and its validated content
+};
+
+/// The member's case: the overrides, then output.plots = false (and, when `lean`, no density fields either: only
+/// the tables are needed), read and validated. An invalid member throws InputError whose message starts with
+/// `label` (which member, with which values) and goes on with the case reader's (key, value, what is allowed).
+Member memberCase(const CaseSource& source, std::string name, std::vector<CaseOverride> overrides,
+                  const std::string& label, bool lean);
+
+/// A directory name part for an override: the key's last part and the value, e.g. "sigma-0.5".
+std::string overrideSlug(const CaseOverride& o);
+
+struct MemberOutcome {
+  int exitStatus = -1;
+  std::string failure;  // the last lines of its stderr when exitStatus != 0
+};
+
+/// Writes each member's case into work/members/<name>/ and runs `executable run case.toml --output output --quiet`
+/// for each, `jobs` at a time; one line per finished member on stdout unless `quiet`.
+std::vector<MemberOutcome> runMembers(const std::string& executable, const std::filesystem::path& work,
+                                      const std::vector<Member>& members, int jobs, bool quiet);
+
+/// The run directory of a member.
+std::filesystem::path memberRunDirectory(const std::filesystem::path& work, const Member& m);
+
+/// The last output step of a member's run as (column, cell) pairs, the cells copied from the run's CSV files:
+/// step, t; at every delta of the member's privacy.delta_grid eps_exact_delta_<d>, eps_exact_status_delta_<d>,
+/// eps_exact_certified_delta_<d>, eps_exact_conservative_delta_<d>; delta (privacy.delta) and epsilon.csv's row
+/// there (every column: the conversions, the bounds' eps, eps_composition, composition_mu); kl, tv, renyi_<a> and
+/// status_renyi_<a> of divergence.csv with each value's _certified and _conservative of accuracy.csv; every column
+/// of bounds.csv (docs/output.md, sweep.csv). Throws std::runtime_error when a file is missing or unreadable.
+std::vector<std::pair<std::string, std::string>> lastStepCells(const std::filesystem::path& runDir, const Case& c);
+
+/// The study directory: DIR checked (absent, empty or fpdp's own), DIR.partial made with fpdp's mark and the case
+/// file; publish() puts it in DIR's place. Throws OutputDirectoryError.
+class StudyDirectory {
+public:
+  StudyDirectory(const std::string& finalDir, const CaseSource& source);
+  ~StudyDirectory();  // a study that did not publish removes DIR.partial
+  StudyDirectory(const StudyDirectory&) = delete;
+  StudyDirectory& operator=(const StudyDirectory&) = delete;
+  const std::filesystem::path& work() const { return work_; }
+  const std::string& finalDir() const { return final_; }
+  void publish();
+
+private:
+  std::string final_;
+  std::filesystem::path work_;
+  bool published_ = false;
+};
+
+/// The default of --jobs: the cores this process may use.
+int defaultJobs();
+
+/// The options every study takes: `fpdp <command> CASE.toml [--output DIR] [--jobs N] [--quiet] [--help]`.
+struct StudyOptions {
+  std::string casePath;
+  std::optional<std::string> output;  // default: "<case name>-<command>"
+  std::optional<int> jobs;            // default: defaultJobs()
+  bool quiet = false;
+  bool help = false;                  // --help: print fpdp's help and exit
+};
+
+/// Parses argv[2..] of `fpdp <command>`: the common options here, the command's own by `own(option, value)`, which
+/// returns whether it took the option (value() consumes its argument); `ownAllowed` lists them for the message of
+/// an unknown option. Throws UsageError.
+StudyOptions parseStudyCommandLine(
+    int argc, const char* const* argv, const std::string& command, const std::string& ownAllowed,
+    const std::function<bool(const std::string& option, const std::function<std::string()>& value)>& own);
+
+/// Draws DIR/<kind>.png with scripts/plot-sweep (kind: sweep or worst-case); "" on success, else the warning.
+std::string plotStudy(const std::filesystem::path& dir, const std::string& kind);
+
+}  // namespace fpdp::app

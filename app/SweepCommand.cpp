@@ -1,0 +1,170 @@
+#include "app/SweepCommand.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "app/CaseReader.hpp"
+#include "app/CommandLine.hpp"
+#include "app/MemberRuns.hpp"
+#include "app/run/OutputDirectory.hpp"
+#include "io/CsvTable.hpp"
+#include "io/NumberText.hpp"
+
+namespace fpdp::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxMembers = 10000;
+
+/// The combinations of the axes' values, the last axis varying fastest.
+std::vector<std::vector<CaseOverride>> combinations(const std::vector<OverrideAxis>& axes) {
+  std::vector<std::vector<CaseOverride>> all{{}};
+  for (const OverrideAxis& axis : axes) {
+    std::vector<std::vector<CaseOverride>> next;
+    for (const auto& partial : all)
+      for (const std::string& literal : axis.literals) {
+        auto c = partial;
+        c.push_back({axis.key, literal});
+        next.push_back(std::move(c));
+      }
+    all = std::move(next);
+  }
+  return all;
+}
+
+std::string describe(const std::vector<CaseOverride>& overrides) {
+  std::string text;
+  for (const auto& o : overrides) text += (text.empty() ? "" : ", ") + o.key + " = " + o.literal;
+  return text;
+}
+
+/// One row per member, the columns the union over the members in the order first seen.
+void writeSweepTable(const fs::path& file, const SweepOptions& options, const std::vector<Member>& members,
+                     const std::vector<MemberOutcome>& outcomes,
+                     const std::vector<std::vector<std::pair<std::string, std::string>>>& cells,
+                     const std::vector<std::string>& statuses) {
+  std::vector<std::string> columns{"member", "directory"};
+  for (const auto& axis : options.axes) columns.push_back(axis.key);
+  columns.push_back("exit_status");
+  columns.push_back("status");
+  std::map<std::string, std::size_t> position;
+  for (const auto& row : cells)
+    for (const auto& [name, value] : row)
+      if (position.emplace(name, columns.size()).second) columns.push_back(name);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    std::vector<std::string> row{std::to_string(m), "members/" + members[m].name + "/output"};
+    for (const auto& o : members[m].overrides) row.push_back(o.literal);
+    row.push_back(std::to_string(outcomes[m].exitStatus));
+    row.push_back(statuses[m]);
+    row.resize(columns.size());
+    for (const auto& [name, value] : cells[m]) row[position.at(name)] = value;
+    rows.push_back(std::move(row));
+  }
+  std::ofstream(file) << io::textCsv(columns, rows);
+}
+
+void printSummary(const std::vector<Member>& members, const std::vector<MemberOutcome>& outcomes,
+                  const std::vector<std::vector<std::pair<std::string, std::string>>>& cells,
+                  const std::vector<std::string>& statuses, const std::string& dir) {
+  auto find = [](const std::vector<std::pair<std::string, std::string>>& row, const std::string& name) {
+    for (const auto& [n, v] : row)
+      if (n == name) return v;
+    return std::string("-");
+  };
+  std::printf("\n  %-40s %-8s %-24s %-10s %-14s\n", "member", "status", "eps_exact (privacy.delta)", "certified",
+              "eps_composition");
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    std::printf("  %-40s %-8s %-24s %-10s %-14s\n", members[m].name.c_str(), statuses[m].c_str(),
+                find(cells[m], "eps_exact").c_str(), find(cells[m], "eps_exact_certified_delta_" +
+                                                                  io::shortestText(members[m].resolved.privacy.delta))
+                                                         .c_str(),
+                find(cells[m], "eps_composition").c_str());
+    if (outcomes[m].exitStatus != 0)
+      std::printf("    exit status %d: %s\n", outcomes[m].exitStatus, outcomes[m].failure.c_str());
+    else if (statuses[m] != "ok")
+      std::printf("    %s\n", statuses[m].c_str());
+  }
+  std::printf("\n  table: %s/sweep.csv, plot: %s/sweep.png\n", dir.c_str(), dir.c_str());
+}
+
+}  // namespace
+
+SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
+  SweepOptions o;
+  o.study = parseStudyCommandLine(argc, argv, "sweep", "--set KEY=V1,V2,...",
+                                  [&](const std::string& t, const std::function<std::string()>& value) {
+                                    if (t == "--set") o.axes.push_back(parseOverrideOption(value(), true));
+                                    else if (t.rfind("--set=", 0) == 0)
+                                      o.axes.push_back(parseOverrideOption(t.substr(6), true));
+                                    else return false;
+                                    return true;
+                                  });
+  if (o.study.help) return o;
+  if (o.axes.empty()) throw UsageError("'fpdp sweep' needs at least one --set KEY=V1,V2,...");
+  for (std::size_t a = 0; a < o.axes.size(); ++a)
+    for (std::size_t b = 0; b < a; ++b)
+      if (o.axes[a].key == o.axes[b].key)
+        throw UsageError("--set " + o.axes[a].key + " is given twice; allowed: each key once, with all its values");
+  return o;
+}
+
+int runSweep(const SweepOptions& options, const std::string& executable) {
+  // 1. Every member is read and validated, and the directory checked, before anything runs or is written.
+  const CaseSource source = readCaseSource(options.study.casePath);
+  const auto combos = combinations(options.axes);
+  if (combos.size() > kMaxMembers)
+    throw InputError("the sweep has " + std::to_string(combos.size()) + " members; allowed: at most " +
+                         std::to_string(kMaxMembers),
+                     "", "", "");
+  const int width = static_cast<int>(std::to_string(combos.size() - 1).size());
+  std::vector<Member> members;
+  for (std::size_t m = 0; m < combos.size(); ++m) {
+    char index[32];
+    std::snprintf(index, sizeof index, "%0*zu", width, m);
+    std::string name = index;
+    for (std::size_t k = 0; k < combos[m].size(); ++k) {
+      name += k ? '_' : '-';
+      name += overrideSlug(combos[m][k]);
+    }
+    members.push_back(memberCase(source, name, combos[m],
+                                 "sweep member " + std::to_string(m) + " (" + describe(combos[m]) + ")", false));
+  }
+  StudyDirectory study(options.study.output.value_or(members.front().resolved.name + "-sweep"), source);
+  const int jobs = options.study.jobs.value_or(defaultJobs());
+  std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s\n", options.study.casePath.c_str(), members.size(),
+              jobs, study.finalDir().c_str());
+  std::fflush(stdout);
+
+  // 2. The runs, then one row per member from its output.
+  const auto outcomes = runMembers(executable, study.work(), members, jobs, options.study.quiet);
+  std::vector<std::vector<std::pair<std::string, std::string>>> cells(members.size());
+  std::vector<std::string> statuses(members.size(), "ok");
+  bool allSucceeded = true;
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    if (outcomes[m].exitStatus != 0) {
+      statuses[m] = "failed";
+      allSucceeded = false;
+      continue;
+    }
+    try {
+      cells[m] = lastStepCells(memberRunDirectory(study.work(), members[m]), members[m].resolved);
+    } catch (const std::exception& e) {
+      statuses[m] = std::string("unreadable: ") + e.what();
+      allSucceeded = false;
+    }
+  }
+  writeSweepTable(study.work() / "sweep.csv", options, members, outcomes, cells, statuses);
+  const std::string plotWarning = plotStudy(study.work(), "sweep");
+  study.publish();
+  printSummary(members, outcomes, cells, statuses, study.finalDir());
+  if (!plotWarning.empty()) std::printf("  WARNING: %s\n", plotWarning.c_str());
+  if (!allSucceeded) std::fprintf(stderr, "fpdp: sweep: not every member succeeded (sweep.csv: status)\n");
+  return allSucceeded ? 0 : 1;
+}
+
+}  // namespace fpdp::app

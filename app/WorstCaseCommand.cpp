@@ -1,0 +1,507 @@
+#include "app/WorstCaseCommand.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "app/CaseReader.hpp"
+#include "app/CommandLine.hpp"
+#include "app/MemberRuns.hpp"
+#include "app/run/OutputDirectory.hpp"
+#include "io/CsvReader.hpp"
+#include "io/CsvTable.hpp"
+#include "io/NumberText.hpp"
+
+namespace fpdp::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxEvaluations = 20000;
+
+/// One neighbour tried: which record is replaced or removed, the new record and its label.
+struct Candidate {
+  std::optional<std::size_t> index;  // replace, remove
+  std::optional<int> label;          // logistic, replace or add
+  std::vector<double> x;             // replace, add: the record x'
+  int round = 0;                     // 0: the grid; r: refinement round r
+  std::vector<int> gridIndex;        // round 0: the point's index per axis
+  bool sameNeighbour(const Candidate& o) const { return index == o.index && label == o.label; }
+};
+
+struct Evaluation {
+  Candidate candidate;
+  std::string member;       // directory under members/
+  int exitStatus = -1;      // -1: not run (invalid member)
+  std::string failure;
+  double value = NAN;
+  std::string status, certified, conservative;
+  double conservativeValue = NAN;
+};
+
+/// What is maximised and where it is read from the member's last output step (lastStepCells).
+struct Objective {
+  std::string kind;               // eps | renyi
+  double delta = 0.0, alpha = 0.0;
+  std::vector<CaseOverride> overrides;  // what every evaluation needs (privacy.delta, divergence.orders)
+  std::string describe() const {
+    return kind == "eps" ? "eps_exact at delta = " + io::shortestText(delta) + " (the larger of both directions)"
+                         : "R_alpha(p || q) at alpha = " + io::shortestText(alpha);
+  }
+};
+
+/// The search as a whole: the case, the objective, the evaluations so far.
+struct Search {
+  std::string executable;
+  int jobs = 1;
+  bool quiet = false;
+  CaseSource source;
+  Case base;
+  Objective objective;
+  std::vector<Evaluation> evaluations;
+  bool hasRecord() const { return base.neighbour.kind != models::NeighbourKind::Remove; }
+  bool hasIndex() const { return base.neighbour.kind != models::NeighbourKind::Add; }
+};
+
+Objective makeObjective(const WorstCaseOptions& options, const Case& base) {
+  Objective o;
+  o.kind = options.objective;
+  if (o.kind == "eps") {
+    o.delta = options.delta.value_or(base.privacy.delta);
+    if (o.delta != base.privacy.delta) o.overrides.push_back({"privacy.delta", tomlNumber(o.delta)});
+    return o;
+  }
+  if (base.divergence.orders.empty())
+    throw InputError(base.sourcePath.string() + ": divergence.orders is empty; --objective renyi needs an order",
+                     "divergence.orders", "", "");
+  o.alpha = options.order.value_or(base.divergence.orders.front().alpha);
+  const bool known = std::any_of(base.divergence.orders.begin(), base.divergence.orders.end(),
+                                 [&](const RenyiOrder& r) { return r.alpha == o.alpha; });
+  if (!known && base.divergence.denseOrders)
+    throw InputError("--order " + io::shortestText(o.alpha) + ": not among the dense orders of divergence.orders; "
+                     "allowed: one of them, or list the orders in the case",
+                     "divergence.orders", "\"dense\"", "");
+  if (!known) {
+    std::string orders = "[";
+    for (const RenyiOrder& r : base.divergence.orders) orders += r.label + ", ";
+    o.overrides.push_back({"divergence.orders", orders + tomlNumber(o.alpha) + "]"});
+  }
+  return o;
+}
+
+/// The record x' as a TOML array.
+std::string recordLiteral(const std::vector<double>& x) {
+  std::string text = "[";
+  for (std::size_t a = 0; a < x.size(); ++a) text += (a ? ", " : "") + tomlNumber(x[a]);
+  return text + "]";
+}
+
+std::string candidateText(const Candidate& c) {
+  std::string text;
+  if (c.index) text += "index " + std::to_string(*c.index);
+  if (c.label) text += std::string(text.empty() ? "" : ", ") + "label " + std::to_string(*c.label);
+  if (!c.x.empty()) text += std::string(text.empty() ? "" : ", ") + "x' = " + recordLiteral(c.x);
+  return text;
+}
+
+/// The evaluation of a candidate as a member case; an invalid one is kept as a failed evaluation (refinement points)
+/// or thrown (`strict`: the first grid, validated before anything runs).
+Evaluation prepare(const Search& s, const Candidate& c, std::size_t number, std::vector<Member>& members,
+                   bool strict) {
+  std::vector<CaseOverride> overrides = s.objective.overrides;
+  std::string name;
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%04zu-r%d", number, c.round);
+  name = prefix;
+  if (c.index) {
+    overrides.push_back({"neighbour.index", std::to_string(*c.index)});
+    name += "-i" + std::to_string(*c.index);
+  }
+  if (!c.x.empty()) {
+    overrides.push_back({"neighbour.record", recordLiteral(c.x)});
+    name += "-" + overrideSlug(overrides.back());
+  }
+  if (c.label) {
+    overrides.push_back({"neighbour.label", std::to_string(*c.label)});
+    name += "-y" + std::to_string(*c.label);
+  }
+  Evaluation e;
+  e.candidate = c;
+  e.member = name;
+  try {
+    members.push_back(memberCase(s.source, name, overrides, "worst-case evaluation (" + candidateText(c) + ")", true));
+  } catch (const InputError& err) {
+    if (strict) throw;
+    e.failure = err.what();
+  }
+  return e;
+}
+
+/// Reads the objective of a finished evaluation.
+void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const Case& memberCase) {
+  const auto cells = lastStepCells(runDir, memberCase);
+  auto cell = [&](const std::string& name) {
+    for (const auto& [n, v] : cells)
+      if (n == name) return v;
+    throw std::runtime_error("the run wrote no " + name);
+  };
+  std::string column, status, certified, conservative;
+  if (s.objective.kind == "eps") {
+    const std::string label = io::shortestText(s.objective.delta);
+    column = "eps_exact_delta_" + label;
+    status = "eps_exact_status_delta_" + label;
+    certified = "eps_exact_certified_delta_" + label;
+    conservative = "eps_exact_conservative_delta_" + label;
+  } else {
+    const auto order = std::find_if(memberCase.divergence.orders.begin(), memberCase.divergence.orders.end(),
+                                    [&](const RenyiOrder& r) { return r.alpha == s.objective.alpha; });
+    column = "renyi_" + order->label;
+    status = "status_renyi_" + order->label;
+    certified = column + "_certified";
+    conservative = column + "_conservative";
+  }
+  io::parseCsvNumber(cell(column), e.value);
+  e.status = cell(status);
+  e.certified = cell(certified);
+  e.conservative = cell(conservative);
+  io::parseCsvNumber(e.conservative, e.conservativeValue);
+}
+
+/// Candidates made member cases: the evaluations (an invalid one already failed) and the members to run.
+struct Batch {
+  std::vector<Evaluation> evaluations;
+  std::vector<Member> members;
+};
+
+/// Every candidate validated (when `strict`, an invalid one throws InputError before anything runs).
+Batch prepareBatch(const Search& s, const std::vector<Candidate>& candidates, bool strict) {
+  if (s.evaluations.size() + candidates.size() > kMaxEvaluations)
+    throw InputError(s.source.path.string() + ": [worst_case] asks for " +
+                         std::to_string(s.evaluations.size() + candidates.size()) +
+                         " evaluations; allowed: at most " + std::to_string(kMaxEvaluations) +
+                         " (fewer grid_points, indices or labels)",
+                     "worst_case.grid_points", "", "");
+  Batch b;
+  for (const Candidate& c : candidates)
+    b.evaluations.push_back(prepare(s, c, s.evaluations.size() + b.evaluations.size(), b.members, strict));
+  return b;
+}
+
+/// Runs the batch's members and appends its evaluations with their objective values.
+void runBatch(Search& s, Batch batch, const fs::path& work) {
+  const auto outcomes = runMembers(s.executable, work, batch.members, s.jobs, s.quiet);
+  std::size_t m = 0;
+  for (Evaluation& e : batch.evaluations) {
+    if (!e.failure.empty()) {  // not valid: never run
+      s.evaluations.push_back(std::move(e));
+      continue;
+    }
+    e.exitStatus = outcomes[m].exitStatus;
+    e.failure = outcomes[m].failure;
+    if (e.exitStatus == 0) {
+      try {
+        readObjective(s, e, memberRunDirectory(work, batch.members[m]), batch.members[m].resolved);
+      } catch (const std::exception& err) {
+        e.failure = std::string("unreadable output: ") + err.what();
+      }
+    }
+    ++m;
+    s.evaluations.push_back(std::move(e));
+  }
+}
+
+bool succeeded(const Evaluation& e) { return e.exitStatus == 0 && e.failure.empty() && !std::isnan(e.value); }
+
+/// The best evaluation among those `accept` admits (the first of equal values), or none.
+template <class Accept>
+std::optional<std::size_t> best(const Search& s, Accept accept) {
+  std::optional<std::size_t> b;
+  for (std::size_t i = 0; i < s.evaluations.size(); ++i)
+    if (succeeded(s.evaluations[i]) && accept(s.evaluations[i]) &&
+        (!b || s.evaluations[i].value > s.evaluations[*b].value))
+      b = i;
+  return b;
+}
+
+/// The first grid: every neighbour (index, label) times every grid point of the domain.
+std::vector<Candidate> firstGrid(const Search& s) {
+  const WorstCaseSpec& w = s.base.worstCase;
+  std::vector<std::optional<std::size_t>> indices{std::nullopt};
+  if (s.hasIndex()) {
+    indices.clear();
+    for (std::size_t i : w.indices) indices.emplace_back(i);
+  }
+  std::vector<std::optional<int>> labels{std::nullopt};
+  if (s.hasRecord() && !w.labels.empty()) {
+    labels.clear();
+    for (int y : w.labels) labels.emplace_back(y);
+  }
+  std::vector<std::vector<int>> points{{}};  // grid indices per axis
+  if (s.hasRecord())
+    for (int a = 0; a < s.base.mesh.dim; ++a) {
+      std::vector<std::vector<int>> next;
+      for (const auto& p : points)
+        for (int k = 0; k < w.gridPoints; ++k) {
+          auto q = p;
+          q.push_back(k);
+          next.push_back(std::move(q));
+        }
+      points = std::move(next);
+    }
+  std::vector<Candidate> candidates;
+  for (const auto& index : indices)
+    for (const auto& label : labels)
+      for (const auto& p : points) {
+        Candidate c{index, label, {}, 0, p};
+        bool inside = true;
+        double r2 = 0.0;
+        for (std::size_t a = 0; a < p.size(); ++a) {
+          const auto ai = static_cast<Eigen::Index>(a);
+          const double lo = w.domain == "box" ? w.lower[ai] : w.centre[ai] - w.radius;
+          const double hi = w.domain == "box" ? w.upper[ai] : w.centre[ai] + w.radius;
+          const double x = p[a] == w.gridPoints - 1 ? hi : lo + (hi - lo) * p[a] / (w.gridPoints - 1);
+          c.x.push_back(x);
+          if (w.domain == "ball") r2 += (x - w.centre[ai]) * (x - w.centre[ai]);
+        }
+        if (w.domain == "ball") inside = std::sqrt(r2) <= w.radius * (1 + 1e-12);
+        if (inside) candidates.push_back(std::move(c));
+      }
+  return candidates;
+}
+
+/// Refinement round `round` around the best point: refinement_points per axis spaced 2 h / (P - 1) (h: the previous
+/// spacing per axis, updated), kept inside the domain (a box clamps, a ball drops), without points already tried.
+std::vector<Candidate> refinement(const Search& s, std::size_t around, int round, std::vector<double>& h) {
+  const WorstCaseSpec& w = s.base.worstCase;
+  const Candidate& centre = s.evaluations[around].candidate;
+  const int P = w.refinementPoints, half = (P - 1) / 2;
+  for (double& step : h) step = 2.0 * step / (P - 1);
+  std::vector<std::vector<double>> points{{}};
+  for (std::size_t a = 0; a < centre.x.size(); ++a) {
+    const auto ai = static_cast<Eigen::Index>(a);
+    std::vector<std::vector<double>> next;
+    for (const auto& p : points)
+      for (int k = -half; k <= half; ++k) {
+        double x = centre.x[a] + k * h[a];
+        if (w.domain == "box") x = std::clamp(x, w.lower[ai], w.upper[ai]);
+        auto q = p;
+        q.push_back(x);
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  std::vector<Candidate> candidates;
+  for (const auto& x : points) {
+    if (w.domain == "ball") {
+      double r2 = 0.0;
+      for (std::size_t a = 0; a < x.size(); ++a)
+        r2 += std::pow(x[a] - w.centre[static_cast<Eigen::Index>(a)], 2);
+      if (std::sqrt(r2) > w.radius * (1 + 1e-12)) continue;
+    }
+    Candidate c{centre.index, centre.label, x, round, {}};
+    const auto tried = [&](const Evaluation& e) { return e.candidate.sameNeighbour(c) && e.candidate.x == c.x; };
+    const auto repeated = [&](const Candidate& o) { return o.x == c.x; };
+    if (std::none_of(s.evaluations.begin(), s.evaluations.end(), tried) &&
+        std::none_of(candidates.begin(), candidates.end(), repeated))
+      candidates.push_back(std::move(c));
+  }
+  return candidates;
+}
+
+/// How sure the search is: what the best point's grid neighbours and the last refinement say.
+struct Confidence {
+  std::optional<std::size_t> runnerUp;   // the best of another neighbour (index, label), else of another point
+  double gridNeighbourSpread = NAN;      // largest |f(best grid point) - f(grid neighbour)| of the first grid
+  double lastImprovement = NAN;          // best after the last refinement round minus before it
+  std::optional<std::size_t> largestConservative;  // the evaluation with the largest conservative value
+};
+
+Confidence confidence(const Search& s, std::size_t top, double bestBeforeLastRound) {
+  Confidence c;
+  const Candidate& winner = s.evaluations[top].candidate;
+  c.runnerUp = best(s, [&](const Evaluation& e) { return !e.candidate.sameNeighbour(winner); });
+  if (!c.runnerUp)
+    c.runnerUp = best(s, [&](const Evaluation& e) { return &e != &s.evaluations[top] && e.candidate.x != winner.x; });
+  const auto gridBest =
+      best(s, [&](const Evaluation& e) { return e.candidate.round == 0 && e.candidate.sameNeighbour(winner); });
+  if (gridBest && !winner.x.empty()) {
+    const Evaluation& g = s.evaluations[*gridBest];
+    for (const Evaluation& e : s.evaluations) {
+      if (!succeeded(e) || e.candidate.round != 0 || !e.candidate.sameNeighbour(winner)) continue;
+      int distance = 0;
+      for (std::size_t a = 0; a < e.candidate.gridIndex.size(); ++a)
+        distance += std::abs(e.candidate.gridIndex[a] - g.candidate.gridIndex[a]);
+      const double d = std::abs(g.value - e.value);
+      if (distance == 1 && !std::isnan(d))
+        c.gridNeighbourSpread = std::isnan(c.gridNeighbourSpread) ? d : std::max(c.gridNeighbourSpread, d);
+    }
+  }
+  if (!std::isnan(bestBeforeLastRound)) c.lastImprovement = s.evaluations[top].value - bestBeforeLastRound;
+  const auto conservative = [](const Evaluation& e) {
+    return std::isnan(e.conservativeValue) ? e.value : e.conservativeValue;
+  };
+  c.largestConservative = top;  // another evaluation only where its conservative value is larger
+  for (std::size_t i = 0; i < s.evaluations.size(); ++i)
+    if (succeeded(s.evaluations[i]) &&
+        conservative(s.evaluations[i]) > conservative(s.evaluations[*c.largestConservative]))
+      c.largestConservative = i;
+  return c;
+}
+
+void writeEvaluations(const fs::path& file, const Search& s, std::size_t top) {
+  std::vector<std::string> columns{"evaluation", "round", "directory", "index", "label"};
+  const std::size_t d = s.hasRecord() ? static_cast<std::size_t>(s.base.mesh.dim) : 0;
+  for (std::size_t a = 0; a < d; ++a) columns.push_back("x_" + std::to_string(a + 1));
+  for (const char* c : {"exit_status", "objective", "value", "status", "certified", "conservative", "maximiser"})
+    columns.push_back(c);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < s.evaluations.size(); ++i) {
+    const Evaluation& e = s.evaluations[i];
+    std::vector<std::string> row{std::to_string(i), std::to_string(e.candidate.round),
+                                 "members/" + e.member + "/output", e.candidate.index ? std::to_string(*e.candidate.index) : "",
+                                 e.candidate.label ? std::to_string(*e.candidate.label) : ""};
+    for (std::size_t a = 0; a < d; ++a) row.push_back(io::shortestText(e.candidate.x[a]));
+    const bool ok = succeeded(e);
+    row.insert(row.end(), {std::to_string(e.exitStatus), s.objective.describe(), ok ? io::shortestText(e.value) : "",
+                           e.status, e.certified, e.conservative, i == top ? "1" : "0"});
+    rows.push_back(std::move(row));
+  }
+  std::ofstream(file) << io::textCsv(columns, rows);
+}
+
+std::string valueText(const Evaluation& e) {
+  std::string text = io::shortestText(e.value) + " (status " + e.status + ", ";
+  text += e.certified == "1" ? "certified" : "NOT CERTIFIED, conservative value " + e.conservative;
+  return text + ")";
+}
+
+void printReport(const Search& s, std::size_t top, const Confidence& c, const std::string& dir) {
+  const Evaluation& b = s.evaluations[top];
+  std::printf("\n  objective: %s at the last step\n", s.objective.describe().c_str());
+  std::printf("  maximiser: %s (evaluation %zu, round %d)\n", candidateText(b.candidate).c_str(), top,
+              b.candidate.round);
+  std::printf("  value:     %s\n", valueText(b).c_str());
+  if (c.runnerUp)
+    std::printf("  runner-up: %s: %s\n", candidateText(s.evaluations[*c.runnerUp].candidate).c_str(),
+                valueText(s.evaluations[*c.runnerUp]).c_str());
+  if (!std::isnan(c.gridNeighbourSpread))
+    std::printf("  largest difference between the best grid point and its grid neighbours: %s\n",
+                io::shortestText(c.gridNeighbourSpread).c_str());
+  if (!std::isnan(c.lastImprovement))
+    std::printf("  improvement of the last refinement round: %s\n", io::shortestText(c.lastImprovement).c_str());
+  if (c.largestConservative && *c.largestConservative != top)
+    std::printf("  largest conservative value of any evaluation: %s at %s (use it where the maximiser's value is not "
+                "certified)\n",
+                s.evaluations[*c.largestConservative].conservative.c_str(),
+                candidateText(s.evaluations[*c.largestConservative].candidate).c_str());
+  std::size_t failed = 0;
+  for (const Evaluation& e : s.evaluations) failed += !succeeded(e);
+  std::printf("  %zu evaluation(s), %zu failed; table: %s/worst-case.csv, plot: %s/worst-case.png\n",
+              s.evaluations.size(), failed, dir.c_str(), dir.c_str());
+  for (const Evaluation& e : s.evaluations)
+    if (!succeeded(e))
+      std::printf("    FAILED %s (exit status %d): %s\n", e.member.c_str(), e.exitStatus, e.failure.c_str());
+}
+
+/// The search domain must exist for the neighbour kind. Throws InputError.
+void checkDomain(const Case& base) {
+  const bool remove = base.neighbour.kind == models::NeighbourKind::Remove;
+  if (!remove && base.worstCase.domain == "none")
+    throw InputError(base.sourcePath.string() + ": missing [worst_case] record_lower and record_upper (a box) or "
+                         "record_centre and record_radius (a ball); allowed: the records x' fpdp worst-case searches "
+                         "(neighbour.kind = " + models::toString(base.neighbour.kind) + ")",
+                     "worst_case.record_lower", "", "");
+}
+
+}  // namespace
+
+WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
+  WorstCaseOptions o;
+  auto number = [](const std::string& option, const std::string& text, double lo, double hi) {
+    double v = NAN;
+    if (!io::parseCsvNumber(text, v) || text.empty() || !(v > lo && v < hi))
+      throw UsageError(option + " " + text + ": not a number in (" + io::shortestText(lo) + ", " +
+                       io::shortestText(hi) + ")");
+    return v;
+  };
+  o.study = parseStudyCommandLine(argc, argv, "worst-case", "--objective eps|renyi, --delta D, --order A",
+                                  [&](const std::string& t, const std::function<std::string()>& value) {
+                                    if (t == "--objective") {
+                                      o.objective = value();
+                                      if (o.objective != "eps" && o.objective != "renyi")
+                                        throw UsageError("--objective " + o.objective +
+                                                         ": unknown objective; allowed: eps, renyi");
+                                    } else if (t == "--delta") {
+                                      o.delta = number(t, value(), 0.0, 1.0);
+                                    } else if (t == "--order") {
+                                      o.order = number(t, value(), 1.0, 1e6);
+                                    } else {
+                                      return false;
+                                    }
+                                    return true;
+                                  });
+  if (o.delta && o.objective != "eps") throw UsageError("--delta goes with --objective eps");
+  if (o.order && o.objective != "renyi") throw UsageError("--order goes with --objective renyi");
+  return o;
+}
+
+int runWorstCase(const WorstCaseOptions& options, const std::string& executable) {
+  Search s;
+  s.executable = executable;
+  s.jobs = options.study.jobs.value_or(defaultJobs());
+  s.quiet = options.study.quiet;
+  s.source = readCaseSource(options.study.casePath);
+  s.base = readCaseString(s.source.text, s.source.path);
+  checkDomain(s.base);
+  s.objective = makeObjective(options, s.base);
+  // The first grid (the domain's corners included) is validated in full before anything runs or is written.
+  Batch firstBatch = prepareBatch(s, firstGrid(s), true);
+  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source);
+  std::printf("fpdp worst-case '%s': maximising %s: %zu evaluation(s) on the first grid, then %d refinement "
+              "round(s), %d at a time, into %s\n",
+              options.study.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
+              s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study.finalDir().c_str());
+  if (!s.hasRecord() && s.base.worstCase.domain != "none")
+    std::printf("  note: the [worst_case] record domain is not used when removing a record (neighbour.kind = "
+                "\"remove\"): the search is over worst_case.indices\n");
+  std::fflush(stdout);
+  runBatch(s, std::move(firstBatch), study.work());
+  double bestBeforeLastRound = NAN;
+  if (s.hasRecord()) {
+    const WorstCaseSpec& w = s.base.worstCase;
+    std::vector<double> h;
+    for (int a = 0; a < s.base.mesh.dim; ++a) {
+      const auto ai = static_cast<Eigen::Index>(a);
+      h.push_back((w.domain == "box" ? w.upper[ai] - w.lower[ai] : 2 * w.radius) / (w.gridPoints - 1));
+    }
+    for (int round = 1; round <= w.refinementRounds; ++round) {
+      const auto top = best(s, [](const Evaluation&) { return true; });
+      if (!top) break;
+      bestBeforeLastRound = s.evaluations[*top].value;
+      runBatch(s, prepareBatch(s, refinement(s, *top, round, h), false), study.work());
+    }
+  }
+  const auto top = best(s, [](const Evaluation&) { return true; });
+  if (!top) {
+    writeEvaluations(study.work() / "worst-case.csv", s, s.evaluations.size());
+    study.publish();
+    for (const Evaluation& e : s.evaluations)
+      std::printf("    FAILED %s (exit status %d): %s\n", e.member.c_str(), e.exitStatus, e.failure.c_str());
+    std::fprintf(stderr, "fpdp: worst-case: no evaluation succeeded (%s/worst-case.csv)\n", study.finalDir().c_str());
+    return 1;
+  }
+  const Confidence c = confidence(s, *top, bestBeforeLastRound);
+  writeEvaluations(study.work() / "worst-case.csv", s, *top);
+  const std::string plotWarning = plotStudy(study.work(), "worst-case");
+  study.publish();
+  printReport(s, *top, c, study.finalDir());
+  if (!plotWarning.empty()) std::printf("  WARNING: %s\n", plotWarning.c_str());
+  const bool allSucceeded = std::all_of(s.evaluations.begin(), s.evaluations.end(), succeeded);
+  if (!allSucceeded) std::fprintf(stderr, "fpdp: worst-case: not every evaluation succeeded (worst-case.csv)\n");
+  return allSucceeded ? 0 : 1;
+}
+
+}  // namespace fpdp::app

@@ -1581,7 +1581,7 @@ private:
                     parameter("worst_case", "record_radius").allowed);
       w.domain = "ball";
       w.centre = *centre;
-      w.radius = positive(*radius, "worst_case.record_radius", parameter("worst_case", "record_radius").allowed);
+      w.radius = numberOf(parameter("worst_case", "record_radius"), *radius);
     }
     readWorstCaseSearch(c);
   }
@@ -1624,18 +1624,12 @@ private:
         w.indices.push_back(static_cast<std::size_t>(k));
       }
     }
-    auto integerIn = [&](const char* key, std::int64_t lo, std::int64_t hi, bool odd) {
-      const Parameter& p = parameter("worst_case", key);
-      const toml::node& node = required(p);
-      const std::string path = std::string("worst_case.") + key;
-      const std::int64_t v = integer(node, path, p.allowed);
-      if (v < lo || v > hi) fail(path, node, "out of range", p.allowed);
-      if (odd && v % 2 == 0) fail(path, node, "must be odd (the grid is centred on the best point)", p.allowed);
-      return static_cast<int>(v);
-    };
-    w.gridPoints = integerIn("grid_points", 2, 1001, false);
-    w.refinementRounds = integerIn("refinement_rounds", 0, 20, false);
-    w.refinementPoints = integerIn("refinement_points", 3, 21, true);
+    w.gridPoints = static_cast<int>(integerAt("worst_case", "grid_points"));
+    w.refinementRounds = static_cast<int>(integerAt("worst_case", "refinement_rounds"));
+    w.refinementPoints = static_cast<int>(integerAt("worst_case", "refinement_points"));
+    if (w.refinementPoints % 2 == 0)
+      fail("worst_case.refinement_points", required(parameter("worst_case", "refinement_points")),
+           "must be odd (the grid is centred on the best point)", parameter("worst_case", "refinement_points").allowed);
   }
 
   // [worst_case] is repeated in the resolved case only when the case file has one (a run ignores it).

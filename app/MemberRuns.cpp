@@ -166,6 +166,14 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
   }
   for (const std::string& name : bounds.text.columns)
     if (name != "step" && name != "t") cells.emplace_back(name, bounds.cell(bounds.lastRow(), name));
+  // R_alpha(q || p) of every order at the last step (renyi.csv: one row per step and order).
+  const CsvFile renyi(runDir / "renyi.csv");
+  for (const RenyiOrder& order : c.divergence.orders)
+    for (std::size_t r = 0; r < renyi.text.rows.size(); ++r)
+      if (renyi.cell(r, "step") == step && renyi.number(r, "alpha") == order.alpha) {
+        cells.emplace_back("renyi_reverse_" + order.label, renyi.cell(r, "renyi_reverse"));
+        cells.emplace_back("status_renyi_reverse_" + order.label, renyi.cell(r, "status_reverse"));
+      }
   return cells;
 }
 

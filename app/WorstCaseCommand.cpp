@@ -49,7 +49,7 @@ struct Objective {
   std::vector<CaseOverride> overrides;  // what every evaluation needs (privacy.delta, divergence.orders)
   std::string describe() const {
     return kind == "eps" ? "eps_exact at delta = " + io::shortestText(delta) + " (the larger of both directions)"
-                         : "R_alpha(p || q) at alpha = " + io::shortestText(alpha);
+                         : "max(R_alpha(p || q), R_alpha(q || p)) at alpha = " + io::shortestText(alpha);
   }
 };
 
@@ -168,6 +168,18 @@ void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const
   e.certified = cell(certified);
   e.conservative = cell(conservative);
   io::parseCsvNumber(e.conservative, e.conservativeValue);
+  if (s.objective.kind == "eps") return;  // eps_exact is already the larger of both directions
+  // R_alpha's objective is the larger direction, as an RDP guarantee over neighbours needs. R_alpha(q || p) has no
+  // error estimate: where it is the larger, the value is not certified and its conservative value is +inf.
+  double reverse = NAN;
+  io::parseCsvNumber(cell("renyi_reverse_" + column.substr(6)), reverse);
+  if (reverse > e.value || (std::isnan(reverse) && !std::isnan(e.value))) {
+    e.value = reverse;
+    e.status = cell("status_renyi_reverse_" + column.substr(6));
+    e.certified = "0";
+    e.conservative = "inf";
+    e.conservativeValue = INFINITY;
+  }
 }
 
 /// Candidates made member cases: the evaluations (an invalid one already failed) and the members to run.

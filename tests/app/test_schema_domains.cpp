@@ -45,6 +45,7 @@ toml::table baseFor(const Parameter& p) {
     root["noise"].as_table()->erase("sigma");
     set("noisy_gd", "clip_norm", 1.0);
   }
+  if (table == "worst_case" && key == "record_radius") set("worst_case", "record_centre", toml::array{0.0, 0.0});
   if (key == "constraint_radius") {
     set("noisy_gd", "constraint", "ball");
     set("noisy_gd", "constraint_centre", toml::array{0.0, 0.0});

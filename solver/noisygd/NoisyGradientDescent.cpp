@@ -285,7 +285,14 @@ std::string NoisyGradientDescent::describe() const {
 namespace fpdp::solver {
 
 bool NoisyGradientDescent::canStepFromGaussian() const {
-  return !constrained() && settings_.noiseCross == std::array<double, 3>{0, 0, 0} && !mixtureD_;
+  if (mixtureD_) {
+    // Every quadrature node's images under every batch map, each spread over the mesh.
+    const double work = std::max(mixtureD_->batchMaps(), mixtureDPrime_->batchMaps()) *
+                        std::pow(static_cast<double>(kGaussHermiteNodes), mesh_.dim()) *
+                        static_cast<double>(mesh_.box().totalCells());
+    if (work > kMixtureStartWork) return false;
+  }
+  return !constrained() && settings_.noiseCross == std::array<double, 3>{0, 0, 0};
 }
 
 NoisyGradientDescent::StepReport NoisyGradientDescent::stepFromGaussian(Vec u, const models::Gaussian& start) const {
@@ -327,31 +334,34 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::stepFromGaussian(Vec u, c
     Point3 theta{0, 0, 0};
     for (int a = 0; a < dim; ++a) theta[a] = x(a);
     for (int field = 0; field < 2; ++field) {
-      const Point3 y = (field == 0 ? pushD_ : pushDPrime_).front().map(theta);  // step 0: batch 0
-      Outflow& out = field == 0 ? report.diffP : report.diffQ;
-      for (int a = 0; a < dim; ++a) {
-        const auto& axis = box.axis(a);
-        const double s = kernelStdDev_[a];
-        auto below = [&](double f) { return 0.5 * std::erfc(-(f - y[a]) / (s * std::sqrt(2.0))); };  // P(y + Z < f)
-        auto above = [&](double f) { return 0.5 * std::erfc((f - y[a]) / (s * std::sqrt(2.0))); };   // P(y + Z > f)
-        along[a].assign(static_cast<std::size_t>(axis.cells()), 0.0);
-        for (int i = 0; i < axis.cells(); ++i) {
-          const double lo = axis.face(i), hi = axis.face(i + 1), c = 0.5 * (lo + hi);
-          // Cell probabilities as differences of the smaller tail, so that far cells keep their digits.
-          along[a][static_cast<std::size_t>(i)] =
-              pointValues ? std::exp(-0.5 * (c - y[a]) * (c - y[a]) / (s * s)) / (s * std::sqrt(2.0 * M_PI))
-              : c < y[a]  ? below(hi) - below(lo)
-                          : above(lo) - above(hi);
+      // Step 0's map (cyclic: batch 0), or every Poisson batch's with its weight.
+      forEachImage(field, 0, theta, [&](const Point3& y, double weight) {
+        const double wy = w * weight;
+        Outflow& out = field == 0 ? report.diffP : report.diffQ;
+        for (int a = 0; a < dim; ++a) {
+          const auto& axis = box.axis(a);
+          const double s = kernelStdDev_[a];
+          auto below = [&](double f) { return 0.5 * std::erfc(-(f - y[a]) / (s * std::sqrt(2.0))); };  // P(y + Z < f)
+          auto above = [&](double f) { return 0.5 * std::erfc((f - y[a]) / (s * std::sqrt(2.0))); };   // P(y + Z > f)
+          along[a].assign(static_cast<std::size_t>(axis.cells()), 0.0);
+          for (int i = 0; i < axis.cells(); ++i) {
+            const double lo = axis.face(i), hi = axis.face(i + 1), c = 0.5 * (lo + hi);
+            // Cell probabilities as differences of the smaller tail, so that far cells keep their digits.
+            along[a][static_cast<std::size_t>(i)] =
+                pointValues ? std::exp(-0.5 * (c - y[a]) * (c - y[a]) / (s * s)) / (s * std::sqrt(2.0 * M_PI))
+                : c < y[a]  ? below(hi) - below(lo)
+                            : above(lo) - above(hi);
+          }
+          // Beyond the walls, counted per face (a corner's mass on both of its faces: at the noise's 1e-19 scale).
+          out.mass[2 * a] += wy * below(axis.lower());
+          out.mass[2 * a + 1] += wy * above(axis.upper());
         }
-        // Beyond the walls, counted per face (a corner's mass on both of its faces: at the noise's 1e-19 scale).
-        out.mass[2 * a] += w * below(axis.lower());
-        out.mass[2 * a + 1] += w * above(axis.upper());
-      }
-      mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-        const std::array<PetscInt, 3> c{i, j, k};
-        double v = w;
-        for (int a = 0; a < dim; ++a) v *= along[a][static_cast<std::size_t>(c[a])];
-        acc[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(field)] += pointValues ? v : v / vol[l];
+        mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+          const std::array<PetscInt, 3> c{i, j, k};
+          double v = wy;
+          for (int a = 0; a < dim; ++a) v *= along[a][static_cast<std::size_t>(c[a])];
+          acc[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(field)] += pointValues ? v : v / vol[l];
+        });
       });
     }
   }

@@ -98,12 +98,14 @@ public:
   /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step: p_k -> p_{k+1} with k =
   /// stepIndex (0-based), which chooses the cyclic batch k mod m (full batches and Poisson sampling ignore it).
   StepReport step(Vec u, long stepIndex = 0);
-  /// Whether stepFromGaussian applies: no constraint set, a diagonal noise covariance, no Poisson mixture.
+  /// Whether stepFromGaussian applies: no constraint set, a diagonal noise covariance, and for a Poisson mixture at
+  /// most kMixtureStartWork (batch maps x quadrature nodes x cells).
   bool canStepFromGaussian() const;
+  static constexpr double kMixtureStartWork = 268435456.0;  // 2^28: seconds
   /// The first step taken exactly from a Gaussian start theta_0 ~ N(m_0, V_0) instead of from the cell averages of u
   /// (docs/noisy-gd.md, "Under-resolved starts"): p_1 = (T_D # N(m_0, V_0)) * N(0, 2 eta Sigma), whose cell averages
   /// (point values for chapman_kolmogorov) are int N(x; m_0, V_0) P(T_D(x) + Z in cell) dx (cyclic batches: batch 0's
-  /// map), by Gauss–Hermite
+  /// map; Poisson: the sum over the batches of w_B P(T_B(x) + Z in cell)), by Gauss–Hermite
   /// quadrature in x (kGaussHermiteNodes per axis of V_0's Cholesky factor) with the exact Gaussian cell probabilities
   /// of Z; q_1 with T_D'. Exact for an affine T_D up to the quadrature's rounding-level error when V_0 is small
   /// against the noise (the case it is for); for any smooth T_D the integrand is smooth on the scale of V_0. Mass

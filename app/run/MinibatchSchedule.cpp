@@ -35,14 +35,14 @@ std::vector<long> groupCounts(const models::Dataset& data) {
   return counts;
 }
 
-/// The per-example gradient of one record (clipped like the run's): one term of L->gradient().
-solver::GradientField recordGradient(std::shared_ptr<const models::EmpiricalLoss> L, models::Record r, int dim) {
-  return [L, r = std::move(r), dim](const solver::Point3& t) {
-    models::Vector x(dim);
-    for (int a = 0; a < dim; ++a) x[a] = t[a];
-    const models::Vector g = L->perExampleGradient(x, r);
+/// The per-example gradient of one record (clipped like the run's): the empirical loss of that record alone, whose
+/// gradientInto allocates nothing (the d >= 2 mixture evaluates it for every batch at every shear point).
+solver::GradientField recordGradient(const std::shared_ptr<const models::EmpiricalLoss>& whole, models::Record r) {
+  const std::shared_ptr<const models::Loss> loss(whole, &whole->loss());
+  auto single = std::make_shared<const models::EmpiricalLoss>(loss, models::Dataset({std::move(r)}), whole->clipNorm());
+  return [single](const solver::Point3& t) {
     solver::Point3 out{0, 0, 0};
-    for (int a = 0; a < dim; ++a) out[a] = g[a];
+    single->gradientInto(t.data(), out.data());
     return out;
   };
 }
@@ -86,9 +86,9 @@ void cyclicBatches(const Case& c, const EmpiricalLosses& losses, int dim, solver
   }
 }
 
-std::vector<solver::RecordGroup> poissonGroups(const std::shared_ptr<const models::EmpiricalLoss>& L, int dim) {
+std::vector<solver::RecordGroup> poissonGroups(const std::shared_ptr<const models::EmpiricalLoss>& L) {
   std::vector<solver::RecordGroup> groups;
-  for (auto& [record, count] : groupRecords(L->data())) groups.push_back({recordGradient(L, record, dim), count});
+  for (auto& [record, count] : groupRecords(L->data())) groups.push_back({recordGradient(L, record), count});
   return groups;
 }
 
@@ -105,8 +105,8 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
   } else {
     drift.sampling = solver::BatchSampling::Poisson;
     drift.rate = c.batch.rate;
-    drift.D.records = poissonGroups(losses.lossD, dim);
-    drift.DPrime.records = poissonGroups(losses.lossDPrime, dim);
+    drift.D.records = poissonGroups(losses.lossD);
+    drift.DPrime.records = poissonGroups(losses.lossDPrime);
   }
   return drift;
 }
@@ -141,7 +141,9 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
         << " (docs/noisy-gd.md §9); fewer distinct records or a coarser mesh";
     throw InputError(why.str(), "batch.sampling", "\"poisson\"",
                      "a case whose Poisson mixture costs at most " + formatNumber(kPoissonWorkBudget, "%.3g") +
-                         " (batch maps x cells" + (c.mesh.dim > 1 ? " x 40" : "") + ")");
+                         " (batch maps x cells" +
+                         (c.mesh.dim > 1 ? " x " + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") : "") +
+                         ")");
   }
 }
 

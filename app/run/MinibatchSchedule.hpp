@@ -27,9 +27,10 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
 /// diffusions, chapman_kolmogorov with Poisson sampling, and a Poisson mixture beyond kPoissonWorkBudget (its cost
 /// stated). Nothing for full batches.
 void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, std::size_t cells);
-/// Poisson sampling's budget in solver::PoissonBatchMixture::costEstimate units (one cell of a 1-D remap) per
-/// dataset and step: 2^16 batch maps on a 1-D mesh of 2^12 cells (docs/noisy-gd.md §9: about 5 s per step).
-inline constexpr double kPoissonWorkBudget = 268435456.0;
+/// Poisson sampling's budget in solver::PoissonBatchMixture::costEstimate units (one cell of a 1-D remap, ~40 ns)
+/// per dataset and step: 2^30, about 40 s per step and dataset (docs/noisy-gd.md §9): 2^16 batch maps on 2^14 cells
+/// in 1-D, 2^12 on 51^2 cells in 2-D.
+inline constexpr double kPoissonWorkBudget = 1073741824.0;
 
 /// The summary's lines on minibatches (not for full batches): the mode, b, the normalisation, m or the batch maps.
 std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses);

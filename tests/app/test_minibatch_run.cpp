@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
   struct Refusal {
     std::string name, text, key;
   };
-  // 24 distinct records: 2^24 batch maps on 120 cells, 2.0e9 > the budget 2.7e8.
+  // 24 distinct records: 2^24 batch maps on 120 cells, 2.0e9 > the budget 1.1e9.
   std::string manyRecords = "records = [", labels = "labels = [";
   for (int i = 0; i < 24; ++i) {
     manyRecords += (i ? ", [" : "[") + std::to_string(0.1 * i - 1.0) + "]";

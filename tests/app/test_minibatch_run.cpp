@@ -45,22 +45,6 @@ Run runText(const TemporaryDirectory& tmp, const std::string& name, const std::s
   return {runFpdp({"run", file.string(), "--output", out.string()}), out};
 }
 
-/// The numeric table of a CSV file (header dropped).
-std::vector<std::vector<double>> csvNumbers(const fs::path& file) {
-  std::istringstream in(readFile(file));
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::vector<double>> rows;
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::istringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) row.push_back(std::strtod(cell.c_str(), nullptr));
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(cyclic_size_n_is_full_batch_bit_for_bit_and_poisson_rate_one_to_round_off) {

@@ -5,7 +5,7 @@
 //     another order: measured 2e-15 relative in divergence.csv);
 //   - the shipped cases (cases/dpsgd-cyclic-1d.toml, cases/dpsgd-poisson-1d.toml) write the usual outputs and say the
 //     mode, b and the normalisation; add and remove neighbours run;
-//   - refused combinations exit with status 2, name the key and create nothing.
+//   - refused combinations exit with status 2, name the key and create nothing; 2 ranks give what 1 rank gives.
 #define BOOST_TEST_MODULE app_minibatch
 #include <boost/test/unit_test.hpp>
 
@@ -157,5 +157,30 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
     BOOST_TEST(contains(run.outcome.output, r.key), r.name << ": " << run.outcome.output);
     BOOST_TEST(!fs::exists(run.dir), r.name);
     BOOST_TEST(!fs::exists(run.dir.string() + ".partial"), r.name);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
+  // Every rank gathers the fields and pushes them through every batch map; the noise step runs distributed (the
+  // linear solver's rounding is the only difference allowed, as for full batches).
+  TemporaryDirectory tmp("fpdp-minibatch");
+  for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n"}) {
+    const fs::path file = tmp.path() / "case.toml";
+    writeText(file, smallCase(batch));
+    const fs::path one = tmp.path() / "one", two = tmp.path() / "two";
+    const auto r1 = runFpdp({"run", file.string(), "--output", one.string()});
+    const auto r2 = runFpdp({"run", file.string(), "--output", two.string()}, 2);
+    BOOST_REQUIRE_MESSAGE(r1.status == 0, r1.output);
+    BOOST_REQUIRE_MESSAGE(r2.status == 0, r2.output);
+    const auto x = csvNumbers(one / "divergence.csv"), y = csvNumbers(two / "divergence.csv");
+    BOOST_TEST_REQUIRE(x.size() == y.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      for (std::size_t j = 0; j < x[i].size(); ++j)
+        if (x[i][j] != 0) worst = std::max(worst, std::fabs(x[i][j] - y[i][j]) / std::fabs(x[i][j]));
+    BOOST_TEST_MESSAGE(batch << "2 ranks against 1: largest relative difference in divergence.csv " << worst);
+    BOOST_TEST(worst <= 1e-12);
+    fs::remove_all(one);
+    fs::remove_all(two);
   }
 }

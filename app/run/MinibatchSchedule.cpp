@@ -1,30 +1,30 @@
 #include "app/run/MinibatchSchedule.hpp"
 
+#include <cmath>
+#include <map>
 #include <sstream>
 
 #include "app/CaseReader.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/run/RunPlan.hpp"
+#include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 #include "solver/noisygd/PoissonBatchMixture.hpp"
 
 namespace fpdp::app {
 
 namespace {
 
-bool sameRecord(const models::Record& a, const models::Record& b) { return a.y == b.y && a.x == b.x; }
-
-/// The records of a dataset as groups of identical records, in order of first appearance.
+/// The records of a dataset as groups of identical records (equal label and features), in order of first
+/// appearance; O(n log n), for datasets of any size.
 std::vector<std::pair<models::Record, long>> groupRecords(const models::Dataset& data) {
   std::vector<std::pair<models::Record, long>> groups;
+  std::map<std::vector<double>, std::size_t> index;
   for (const auto& r : data.records()) {
-    bool found = false;
-    for (auto& g : groups)
-      if (sameRecord(g.first, r)) {
-        ++g.second;
-        found = true;
-        break;
-      }
-    if (!found) groups.emplace_back(r, 1);
+    std::vector<double> key{r.y};
+    key.insert(key.end(), r.x.data(), r.x.data() + r.x.size());
+    const auto [it, inserted] = index.emplace(std::move(key), groups.size());
+    if (inserted) groups.emplace_back(r, 1);
+    else ++groups[it->second].second;
   }
   return groups;
 }
@@ -121,6 +121,28 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
                          "not trace minibatch steps",
                      "noisy_gd.tracing_substeps", std::to_string(c.noisyGd.tracing_substeps),
                      "0 with batch.sampling = \"" + c.batch.sampling + "\"");
+  if (c.batch.sampling == "cyclic" && c.noisyGd.diffusion == "chapman_kolmogorov") {
+    // One kernel table per batch map and dataset: its size per table as ChapmanKolmogorovQuadrature lays it out
+    // (per source cell and axis, the targets within the kernel's reach), against that class's limit for one table.
+    const double m = static_cast<double>(c.batch.cycleLength(c.data.records.size()));
+    double perTable = static_cast<double>(cells);
+    for (int a = 0; a < c.mesh.dim; ++a) {
+      const double h = (c.mesh.upper[a] - c.mesh.lower[a]) / c.mesh.cells[a];
+      const double s = std::sqrt(2.0 * c.noisyGd.eta * c.noise.sigmaFor(false, c.mesh.dim)(a, a));
+      perTable *= std::min(static_cast<double>(c.mesh.cells[a]),
+                           2.0 * solver::ChapmanKolmogorovQuadrature::kTail * s / h + 2.0);
+    }
+    const double total = 2.0 * m * perTable, limit = static_cast<double>(solver::ChapmanKolmogorovQuadrature::kMaxKernelEntries);
+    if (total > limit)
+      throw InputError(c.sourcePath.string() + ": " + mode + ", batch.size = " + std::to_string(c.batch.size) +
+                           " with noisy_gd.diffusion = \"chapman_kolmogorov\" needs one " +
+                           "kernel table per batch and dataset: " + formatNumber(2.0 * m, "%.0f") + " tables of about " +
+                           formatNumber(perTable, "%.3g") + " values, " + formatNumber(total, "%.3g") +
+                           " in all, above the limit " + formatNumber(limit, "%.3g") + " (8 bytes each)",
+                       "batch.size", std::to_string(c.batch.size),
+                       "a batch size with fewer batches (m = ceil(n / size)), or noisy_gd.diffusion = "
+                       "\"exact_convolution\"");
+  }
   if (c.batch.sampling != "poisson") return;
   if (c.noisyGd.diffusion == "chapman_kolmogorov")
     throw InputError(c.sourcePath.string() + ": noisy_gd.diffusion = \"chapman_kolmogorov\" with " + mode +

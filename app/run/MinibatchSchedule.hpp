@@ -24,8 +24,8 @@ namespace fpdp::app {
 solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& losses, int dim);
 
 /// Throws InputError, naming the key, for what the density solver does not evolve with minibatches: the tracing
-/// diffusions, chapman_kolmogorov with Poisson sampling, and a Poisson mixture beyond kPoissonWorkBudget (its cost
-/// stated). Nothing for full batches.
+/// diffusions, chapman_kolmogorov with Poisson sampling or with more cyclic kernel tables than one table may hold,
+/// and a Poisson mixture beyond kPoissonWorkBudget (its cost stated). Nothing for full batches.
 void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, std::size_t cells);
 /// Poisson sampling's budget in solver::PoissonBatchMixture::costEstimate units (one cell of a 1-D remap, ~40 ns)
 /// per dataset and step: 2^30, about 40 s per step and dataset (docs/noisy-gd.md §9): 2^16 batch maps on 2^14 cells

@@ -142,6 +142,9 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
   manyRecords += "]\n" + labels + "]\n";
   std::string large = smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.2\n");
   large.replace(large.find("records = ["), large.find("[neighbour]") - large.find("records = ["), manyRecords);
+  std::string kernels = smallCase("[batch]\nsampling = \"cyclic\"\nsize = 1\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
+                                  "diffusion = \"chapman_kolmogorov\"\n");
+  kernels.replace(kernels.find("cells = [120]"), 13, "cells = [6000]");
   const std::vector<Refusal> refusals{
       {"tracing", smallCase("[batch]\nsampling = \"cyclic\"\nsize = 2\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
                             "tracing_substeps = 2\n"),
@@ -150,6 +153,8 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
                              "diffusion = \"chapman_kolmogorov\"\n"),
        "noisy_gd.diffusion"},
       {"budget", large, "batch.sampling"},
+      // 5 cyclic batches x 2 datasets of 6000 x 6000 kernel values: 3.6e8 > the limit 2.7e8.
+      {"kernels", kernels, "batch.size"},
   };
   for (const auto& r : refusals) {
     const auto run = runText(tmp, r.name, r.text);

@@ -53,6 +53,30 @@ private:
   double cache_[4] = {0, 0, 0, 0};
 };
 
+/// The uniforms of stream 2 of one particle of one process (the Poisson batches' inclusion draws), cached four by four
+/// like ParticleNormals: u = (word >> 11) 2^-53, 53 random bits in [0, 1).
+class ParticleUniforms {
+public:
+  ParticleUniforms(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
+      : key_{{seed, particle}}, process_(process) {}
+  double draw(std::uint64_t index) {
+    const std::uint64_t block = index / 4;
+    if (block != block_) {
+      const Philox::ctr_type bits = Philox()(Philox::ctr_type{{block, process_, kStream, 0}}, key_);
+      for (int j = 0; j < 4; ++j) cache_[j] = static_cast<double>(bits[static_cast<std::size_t>(j)] >> 11) * 0x1p-53;
+      block_ = block;
+    }
+    return cache_[index % 4];
+  }
+
+private:
+  static constexpr std::uint64_t kStream = 2;
+  Philox::key_type key_;
+  std::uint64_t process_;
+  std::uint64_t block_ = ~std::uint64_t{0};
+  double cache_[4] = {0, 0, 0, 0};
+};
+
 models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
   Eigen::LLT<models::Matrix> llt(S);
   if (llt.info() != Eigen::Success)
@@ -126,6 +150,27 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
     if (s < 0 || s > problem_.steps || (o > 0 && s <= problem_.outputSteps[o - 1]))
       throw std::invalid_argument("MonteCarloSampler: output steps must increase within 0.." +
                                   std::to_string(problem_.steps));
+  }
+  const models::BatchScheme& batches = problem_.batches;
+  if (batches.sampling != models::BatchSampling::Full) {
+    if (problem_.dynamics != SampledDynamics::NoisyGd)
+      throw std::invalid_argument("MonteCarloSampler: minibatches are for noisy GD only");
+    if (!(batches.divisor > 0) || !std::isfinite(batches.divisor))
+      throw std::invalid_argument("MonteCarloSampler: the batch divisor b must be positive and finite");
+    if (batches.sampling == models::BatchSampling::Poisson && !(batches.rate > 0 && batches.rate <= 1))
+      throw std::invalid_argument("MonteCarloSampler: the Poisson sampling rate must lie in (0, 1]");
+    if (batches.sampling == models::BatchSampling::Cyclic) {
+      const models::EmpiricalLoss* losses[2] = {problem_.lossD.get(), problem_.lossDPrime.get()};
+      for (int s = 0; s < 2; ++s) {
+        if (problem_.cyclicBatches.batches[s].empty() ||
+            problem_.cyclicBatches.batches[s].size() != problem_.cyclicBatches.cycleLength())
+          throw std::invalid_argument("MonteCarloSampler: no cyclic batches, or D and D' with different cycles");
+        for (const auto& batch : problem_.cyclicBatches.batches[s])
+          for (std::size_t i : batch)
+            if (i >= losses[s]->data().size())
+              throw std::invalid_argument("MonteCarloSampler: a cyclic batch names a record beyond the dataset");
+      }
+    }
   }
   // Throws std::invalid_argument when C does not fit the mesh (a box face that is not a mesh face), as the solver.
   bins_ = solver::BoundaryBins(mesh_, problem_.constraint, problem_.ballAngularBins);
@@ -213,16 +258,45 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   std::exception_ptr failure;
   std::mutex failureMutex;
 
+  const models::BatchScheme& batching = P.batches;
+  // The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8).
+  auto drift = [&](int s, long k, const double* theta, double* grad, ParticleUniforms& uniforms,
+                   std::vector<std::size_t>& batch) {
+    const models::EmpiricalLoss& L = *loss[s];
+    const std::size_t n = L.data().size();
+    const std::size_t* records = nullptr;
+    std::size_t count = n;
+    if (batching.sampling == models::BatchSampling::Cyclic) {
+      const auto& B = P.cyclicBatches.atStep(s, k - 1);
+      records = B.data();
+      count = B.size();
+    } else if (batching.sampling == models::BatchSampling::Poisson) {
+      batch.clear();
+      const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n;
+      for (std::size_t i = 0; i < n; ++i)
+        if (uniforms.draw(first + i) < batching.rate) batch.push_back(i);
+      records = batch.data();
+      count = batch.size();
+    }
+    // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
+    if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
+      L.gradientInto(theta, grad);
+    else
+      L.batchGradientInto(theta, records, count, batching.divisor, grad);
+  };
+
   auto worker = [&](int thread) {
     try {
       std::vector<std::int64_t>& counts = threadCounts[static_cast<std::size_t>(thread)];
       double theta[8], before[8], grad[8], z[8];
+      std::vector<std::size_t> batch;
       for (long b = nextBlock++; b < endBlock; b = nextBlock++) {
         const long first = b * B, last = std::min(N, first + B);
         for (int s = 0; s < 2; ++s) {
           const models::Matrix& Ln = noise[s];
           for (long i = first; i < last; ++i) {
             ParticleNormals normals(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
+            ParticleUniforms uniforms(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
             bool projected = false;
             auto project = [&] {
               if (!constrained) return;
@@ -264,8 +338,8 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
             std::size_t o = 0;
             if (P.outputSteps[0] == 0) record(o++);
             for (long k = 1; k <= P.steps; ++k) {
-              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1; Euler–Maruyama §2.3)
-              loss[s]->gradientInto(theta, grad);
+              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1, §8; Euler–Maruyama §2.3)
+              drift(s, k, theta, grad, uniforms, batch);
               normals.draw(1, static_cast<std::uint64_t>(k - 1) * static_cast<std::uint64_t>(d), z, d);
               for (int a = 0; a < d; ++a) {
                 double v = theta[a] - P.step * grad[a];

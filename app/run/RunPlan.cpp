@@ -7,6 +7,7 @@
 
 #include "app/Checkpoint.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/run/MinibatchOracle.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
 
@@ -200,6 +201,10 @@ void RunPlan::requireResumableSolver(const io::CheckpointData* resume) {
 
 /// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it.
 void RunPlan::buildOracle() {
+  if (noisyGd && c.batch.sampling != "full") {  // minibatch noisy SGD: its own closed forms (MATH.md §8)
+    reference = minibatchOracle(c, losses, initial, mesh, representation);
+    return;
+  }
   langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
   gdReference = noisyGd && c.noisyGd.constraintSet.isNone()
                     ? validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime, c.noisyGd.eta,

@@ -8,6 +8,7 @@
 #include "app/Checkpoint.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/run/MinibatchOracle.hpp"
+#include "app/run/MinibatchSchedule.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
 
@@ -101,10 +102,7 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
       accuracy(spatialAccuracy(cs, noisyGd)),
       mesh(caseMesh(cs, comm, problem, accuracy)),
       disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy) {
-  if (noisyGd && c.batch.sampling != "full")
-    throw InputError(c.sourcePath.string() + ": batch.sampling = \"" + c.batch.sampling +
-                         "\": fpdp run does not evolve minibatch noisy SGD yet; allowed: \"full\"",
-                     "batch.sampling", "\"" + c.batch.sampling + "\"", "full");
+  if (noisyGd) requireSupportedMinibatches(c, losses, mesh.box().totalCells());
   buildPropagator();
   if (const auto unused = solver::unusedPetscOptions(); !unused.empty()) {
     std::string list;
@@ -172,8 +170,7 @@ void RunPlan::buildPropagator() {
       evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
     }
     if (noisyGd)
-      gd = std::make_unique<solver::NoisyGradientDescent>(mesh, gradientField(losses.lossD, dim),
-                                                          gradientField(losses.lossDPrime, dim), noisyGdSettings(c));
+      gd = std::make_unique<solver::NoisyGradientDescent>(mesh, minibatchDrift(c, losses, dim), noisyGdSettings(c));
   } catch (const PetscFailure& e) {
     throw SolverConfigurationError("PETSc rejected the solver configuration: " +
                                    (capture.message().empty() ? std::string(e.what()) : capture.message()));
@@ -200,13 +197,14 @@ void RunPlan::requireResumableSolver(const io::CheckpointData* resume) {
 }
 
 /// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it.
+/// Minibatch noisy SGD has its own (app/run/MinibatchOracle.hpp), not the full-batch recursion.
 void RunPlan::buildOracle() {
   if (noisyGd && c.batch.sampling != "full") {  // minibatch noisy SGD: its own closed forms (MATH.md §8)
     reference = minibatchOracle(c, losses, initial, mesh, representation);
     return;
   }
   langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
-  gdReference = noisyGd && c.noisyGd.constraintSet.isNone()
+  gdReference = noisyGd && c.noisyGd.constraintSet.isNone() && c.batch.sampling == "full"
                     ? validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime, c.noisyGd.eta,
                                                                  c.noise.sigmaFor(false, dim), initial)
                     : std::nullopt;

@@ -37,8 +37,8 @@ struct ExactOracle {
   std::function<std::pair<models::Gaussian, models::Gaussian>(long, double)> laws;  // p's and q's, when Gaussian
   // Laws that are not Gaussian (the lattice mixtures of Poisson minibatches, MATH.md §8) give TV and eps(delta)
   // themselves; laws is then empty. (step, time) and (delta, step, time).
-  std::function<double(long, double)> tv;
-  std::function<double(double, long, double)> epsilon;
+  std::function<double(long, double)> tv{};
+  std::function<double(double, long, double)> epsilon{};
 };
 
 /// Everything a run is made of, before any output. Not copyable: the discretisation, the propagator and the

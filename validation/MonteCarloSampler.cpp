@@ -118,6 +118,32 @@ private:
   double cache_[4] = {0, 0, 0, 0};
 };
 
+/// The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8). `batch` is work space.
+void drift(const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long k, const double* theta, double* grad,
+           ParticleUniforms& uniforms, std::vector<std::size_t>& batch) {
+  const models::BatchScheme& batching = P.batches;
+  const std::size_t n = L.data().size();
+  const std::size_t* records = nullptr;
+  std::size_t count = n;
+  if (batching.sampling == models::BatchSampling::Cyclic) {
+    const auto& B = P.cyclicBatches.atStep(s, k - 1);
+    records = B.data();
+    count = B.size();
+  } else if (batching.sampling == models::BatchSampling::Poisson) {
+    batch.clear();
+    const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (uniforms.draw(first + i) < batching.rate) batch.push_back(i);
+    records = batch.data();
+    count = batch.size();
+  }
+  // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
+  if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
+    L.gradientInto(theta, grad);
+  else
+    L.batchGradientInto(theta, records, count, batching.divisor, grad);
+}
+
 models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
   Eigen::LLT<models::Matrix> llt(S);
   if (llt.info() != Eigen::Success)
@@ -299,33 +325,6 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   std::exception_ptr failure;
   std::mutex failureMutex;
 
-  const models::BatchScheme& batching = P.batches;
-  // The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8).
-  auto drift = [&](int s, long k, const double* theta, double* grad, ParticleUniforms& uniforms,
-                   std::vector<std::size_t>& batch) {
-    const models::EmpiricalLoss& L = *loss[s];
-    const std::size_t n = L.data().size();
-    const std::size_t* records = nullptr;
-    std::size_t count = n;
-    if (batching.sampling == models::BatchSampling::Cyclic) {
-      const auto& B = P.cyclicBatches.atStep(s, k - 1);
-      records = B.data();
-      count = B.size();
-    } else if (batching.sampling == models::BatchSampling::Poisson) {
-      batch.clear();
-      const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n;
-      for (std::size_t i = 0; i < n; ++i)
-        if (uniforms.draw(first + i) < batching.rate) batch.push_back(i);
-      records = batch.data();
-      count = batch.size();
-    }
-    // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
-    if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
-      L.gradientInto(theta, grad);
-    else
-      L.batchGradientInto(theta, records, count, batching.divisor, grad);
-  };
-
   auto worker = [&](int thread) {
     try {
       std::vector<std::int64_t>& counts = threadCounts[static_cast<std::size_t>(thread)];
@@ -381,7 +380,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
             if (P.outputSteps[0] == 0) record(o++);
             for (long k = 1; k <= P.steps; ++k) {
               // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1, §8; Euler–Maruyama §2.3)
-              drift(s, k, theta, grad, uniforms, batch);
+              drift(P, *loss[s], s, k, theta, grad, uniforms, batch);
               for (int a = 0; a < d; ++a) z[a] = zigguratNormal(noiseWords);
               for (int a = 0; a < d; ++a) {
                 double v = theta[a] - P.step * grad[a];

@@ -176,6 +176,24 @@ BOOST_AUTO_TEST_CASE(poisson_one_step_by_hand) {
   BOOST_TEST(t.means[4][0] == 0.2 + 4 * eta / 0.6, boost::test_tools::tolerance(1e-13));
 }
 
+BOOST_AUTO_TEST_CASE(poisson_added_record) {
+  // D = {1}, D' = D + {2} (appended), gamma = 0.5, b = gamma |D| = 0.5 for both, eta = 0.1, K = 1: p has shifts 0 and
+  // eta/b, q has 0, eta/b, 2 eta/b, 3 eta/b with weight 1/4 each.
+  const Dataset D = data1d({1.0});
+  const EmpiricalLoss LD(linearLoss(), D), LDp(linearLoss(), Neighbour::add(record1d(2.0)).apply(D));
+  const Gaussian initial(Vector::Constant(1, 0.0), scalar(0.01));
+  const auto ref = PoissonShiftReference::forLosses(LD, LDp, 0.5, 0.5, 0.1, scalar(0.04), initial);
+  BOOST_REQUIRE(ref);
+  const GaussianMixture p = ref->lawP(1), q = ref->lawQ(1);
+  BOOST_REQUIRE(p.size() == 2u);
+  BOOST_REQUIRE(q.size() == 4u);
+  for (std::size_t j = 0; j < 4; ++j) {
+    BOOST_TEST(q.means[j][0] == 0.2 * static_cast<double>(j), boost::test_tools::tolerance(1e-14));
+    BOOST_TEST(q.weights[j] == 0.25, boost::test_tools::tolerance(1e-14));
+  }
+  BOOST_TEST(p.means[1][0] == 0.2, boost::test_tools::tolerance(1e-14));
+}
+
 BOOST_AUTO_TEST_CASE(poisson_with_rate_one_is_the_gaussian_closed_form) {
   // gamma = 1, b = n: every record every step, theta_K ~ N(m0 + K eta xbar, V0 + 2 eta K sigma^2) for D and D'.
   const Dataset D = data1d({1.0, 2.0, -0.5});

@@ -14,11 +14,26 @@ meshes::BoxMesh buildBox(const MeshSpec& m) {
 EmpiricalLosses buildEmpiricalLosses(const Case& c) {
   auto loss = buildLoss(c.loss, c.mesh.dim);
   const models::Dataset& D = c.data.records;
-  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+  const models::Neighbour neighbour = caseNeighbour(c);
   // Clipping (noisy GD only) changes the gradient the algorithm follows, not the loss value.
   const std::optional<double> clip = c.dynamics == "noisy_gd" ? c.noisyGd.clipNorm : std::nullopt;
   return {std::make_shared<const models::EmpiricalLoss>(loss, D, clip),
           std::make_shared<const models::EmpiricalLoss>(loss, neighbour.apply(D), clip)};
+}
+
+models::Neighbour caseNeighbour(const Case& c) {
+  return models::Neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+}
+
+models::BatchScheme batchScheme(const Case& c) {
+  models::BatchScheme scheme;
+  scheme.sampling = c.batch.sampling == "cyclic"    ? models::BatchSampling::Cyclic
+                    : c.batch.sampling == "poisson" ? models::BatchSampling::Poisson
+                                                    : models::BatchSampling::Full;
+  scheme.size = c.batch.size;
+  scheme.rate = c.batch.rate;
+  scheme.divisor = c.batch.expectedSize(c.data.records.size());
+  return scheme;
 }
 
 models::LossConstants caseLossConstants(const Case& c, const EmpiricalLosses& losses, const meshes::BoxMesh& box) {

@@ -8,6 +8,7 @@
 #include "meshes/BoxMesh.hpp"
 #include "models/Loss.hpp"
 #include "models/LossConstants.hpp"
+#include "models/MinibatchSchedule.hpp"
 
 namespace fpdp::app {
 
@@ -18,6 +19,12 @@ struct EmpiricalLosses {
   std::shared_ptr<const models::EmpiricalLoss> lossD, lossDPrime;
 };
 EmpiricalLosses buildEmpiricalLosses(const Case& c);
+
+/// D' of the case as a models::Neighbour of D.
+models::Neighbour caseNeighbour(const Case& c);
+
+/// The case's [batch] (MATH.md §8) as models/MinibatchSchedule.hpp describes it, b = batch.expectedSize(|D|).
+models::BatchScheme batchScheme(const Case& c);
 
 /// lambda, beta and S_g of the case on `box` (MATH.md §1): computed for a replace-one pair; for add/remove the same
 /// function on D alone gives lambda and beta, and S_g is not reported; lambda and beta given in the case file win.

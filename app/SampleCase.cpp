@@ -114,15 +114,14 @@ validation::SamplerProblem samplerProblem(const Case& c, const EmpiricalLosses& 
   problem.initialMean = c.initial.mean;
   problem.initialCovariance = c.initial.covariance;
   if (c.dynamics == "noisy_gd") {
-    if (c.batch.sampling != "full")
-      throw InputError(c.sourcePath.string() + ": batch.sampling = \"" + c.batch.sampling +
-                           "\": fpdp sample does not draw minibatches yet; allowed: \"full\"",
-                       "batch.sampling", "\"" + c.batch.sampling + "\"", "full");
     problem.dynamics = validation::SampledDynamics::NoisyGd;
     problem.sigma = problem.sigmaPrime = c.noise.sigmaFor(false, d);
     problem.constraint = c.noisyGd.constraintSet;  // the bins: solver::BoundaryBins with the solver's defaults
     problem.step = c.noisyGd.eta;
     problem.steps = c.noisyGd.steps;
+    problem.batches = batchScheme(c);  // minibatch noisy SGD (MATH.md §8)
+    if (problem.batches.sampling == models::BatchSampling::Cyclic)
+      problem.cyclicBatches = models::cyclicBatches(c.data.records.size(), c.batch.size, caseNeighbour(c));
   } else {
     problem.dynamics = validation::SampledDynamics::Langevin;
     problem.sigma = c.noise.sigmaFor(false, d);
@@ -270,7 +269,8 @@ void writeSampleCounts(const std::string& file, const Case& c, const meshes::Box
   info.seed = settings.seed;
   info.ranks = ranks;
   info.threads = settings.threads;
-  info.generator = "Philox4x64-10 (Random123), key (seed, particle), counter (step, process, block); Box-Muller";
+  info.generator = "Philox4x64-10 (Random123), key (seed, particle), counter (block, process, stream); ziggurat "
+                   "normals (Doornik, 128 layers), 53-bit uniforms for the Poisson batches";
   for (std::size_t b = 0; b < bins.size(); ++b) {
     // The piece ("-0": on x = lower, y inside; "sphere") and the representative point, as in fpdp.h5.
     std::string label = bins.pieceName(b) + " (";
@@ -330,7 +330,15 @@ void summariseSample(std::ostream& summary, const Case& c, const validation::Sam
                      const validation::SampleSnapshot& last, long ratio, double z) {
   const int d = c.mesh.dim;
   const bool noisyGd = c.dynamics == "noisy_gd";
-  summary << "\nfpdp sample '" << c.name << "': " << (noisyGd ? "noisy gradient descent" : "Langevin diffusion (Euler–Maruyama, dt = " + fmt(problem.step) + ")")
+  // The batches of minibatch noisy SGD (MATH.md §8) and their divisor b.
+  std::string dynamics = noisyGd ? "noisy gradient descent" : "Langevin diffusion (Euler–Maruyama, dt = " + fmt(problem.step) + ")";
+  if (noisyGd && c.batch.sampling == "cyclic")
+    dynamics = "minibatch noisy SGD (cyclic batches of " + std::to_string(c.batch.size) + ", b = " +
+               fmt(problem.batches.divisor) + ")";
+  else if (noisyGd && c.batch.sampling == "poisson")
+    dynamics = "minibatch noisy SGD (Poisson batches, rate " + fmt(c.batch.rate) + ", b = " +
+               fmt(problem.batches.divisor) + ")";
+  summary << "\nfpdp sample '" << c.name << "': " << dynamics
           << ", " << d << "-D, " << settings.particles << " particles per dataset, seed " << settings.seed << ", "
           << ranks << " rank(s) x " << settings.threads << " thread(s)\n";
   char b[512];

@@ -130,6 +130,12 @@ ExpressionLoss::ExpressionLoss(int dim, std::string valueExpression, std::vector
   }
   // Build (and so parse and check) the first parser set now: errors surface at construction, not in the solver.
   pool_->give(makeEvaluator());
+  // Which variables the gradient expressions use, asked of a parser set of its own (GetUsedVar re-parses).
+  const auto probe = makeEvaluator();
+  gradientFreeOfTheta_ = !probe->gradient.empty();
+  for (const auto& g : probe->gradient)
+    for (const auto& used : g->GetUsedVar())
+      if (used.first.rfind("theta", 0) == 0) gradientFreeOfTheta_ = false;
 }
 
 ExpressionLoss::~ExpressionLoss() = default;

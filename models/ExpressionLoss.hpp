@@ -43,6 +43,9 @@ public:
   const std::string& valueExpression() const { return valueExpression_; }
   const std::vector<std::string>& gradientExpressions() const { return gradientExpressions_; }
   bool hasGradientExpressions() const { return !gradientExpressions_.empty(); }
+  /// Whether the gradient is given by expressions none of which uses a theta<k> (muParser's list of the variables an
+  /// expression uses): grad l(theta; x) is then the same at every theta, as for the linear loss -<x, theta>.
+  bool gradientIndependentOfTheta() const { return gradientFreeOfTheta_; }
   /// The central-difference step h_i for a coordinate of value theta_i: cbrt(eps) max(1, |theta_i|).
   static double finiteDifferenceStep(double thetaComponent);
 
@@ -55,6 +58,7 @@ private:
   std::string valueExpression_;
   std::vector<std::string> gradientExpressions_;
   std::map<std::string, double> constants_;
+  bool gradientFreeOfTheta_ = false;
   std::unique_ptr<Pool> pool_;  // mutable parser state, guarded by the pool's mutex
 
   std::unique_ptr<Evaluator> makeEvaluator() const;

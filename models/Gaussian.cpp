@@ -22,12 +22,6 @@ namespace {
 
 constexpr int kMaxGaussPoints = 16;
 
-// n-point Gauss–Legendre rule on [-1, 1].
-struct GaussLegendreRule {
-  std::vector<double> nodes;
-  std::vector<double> weights;
-};
-
 GaussLegendreRule computeGaussLegendre(int n) {
   GaussLegendreRule rule{std::vector<double>(n), std::vector<double>(n)};
   for (int i = 0; i < (n + 1) / 2; ++i) {
@@ -53,6 +47,8 @@ GaussLegendreRule computeGaussLegendre(int n) {
   return rule;
 }
 
+}  // namespace
+
 const GaussLegendreRule& gaussLegendre(int n) {
   static const std::vector<GaussLegendreRule> rules = [] {
     std::vector<GaussLegendreRule> r(kMaxGaussPoints + 1);
@@ -61,6 +57,8 @@ const GaussLegendreRule& gaussLegendre(int n) {
   }();
   return rules.at(static_cast<std::size_t>(n));
 }
+
+namespace {
 
 // Phi(b) - Phi(a) for the standard normal, a <= b, to relative round-off wherever the interval lies. `width` is
 // b - a computed by the caller from the unstandardised end points ((hi - lo)/sd): for a narrow cell far out,

@@ -8,6 +8,13 @@
 
 namespace fpdp::models {
 
+/// The n-point Gauss–Legendre rule on [-1, 1] (1 <= n <= 16; computed once by Newton's method on P_n).
+struct GaussLegendreRule {
+  std::vector<double> nodes;
+  std::vector<double> weights;
+};
+const GaussLegendreRule& gaussLegendre(int n);
+
 class Gaussian {
 public:
   Gaussian(Vector mean, Matrix covariance);  // covariance symmetric positive definite (checked)

@@ -173,20 +173,24 @@ double gaussianExactEpsilon(const Vector& m1, const Matrix& S1, const Vector& m2
   if (!gaussianHockeyStickIsCheap(S1, S2))
     throw std::invalid_argument("gaussianExactEpsilon: no cheap closed form for unequal covariances in d > 1");
   auto oneWay = [delta](const Vector& a, const Matrix& A, const Vector& b, const Matrix& B) {
-    if (gaussianHockeyStick(a, A, b, B, 0.0) <= delta) return 0.0;
-    double lo = 0.0, hi = 1.0;
-    while (gaussianHockeyStick(a, A, b, B, hi) > delta) {
-      lo = hi;
-      hi *= 2.0;
-      if (hi > 1e6) return std::numeric_limits<double>::infinity();
-    }
-    while (hi - lo > 1e-13 * hi) {
-      const double mid = 0.5 * (lo + hi);
-      (gaussianHockeyStick(a, A, b, B, mid) > delta ? lo : hi) = mid;
-    }
-    return hi;
+    return smallestEpsilon([&](double eps) { return gaussianHockeyStick(a, A, b, B, eps); }, delta);
   };
   return std::max(oneWay(m1, S1, m2, S2), oneWay(m2, S2, m1, S1));
+}
+
+double smallestEpsilon(const std::function<double(double)>& hockeyStick, double delta) {
+  if (hockeyStick(0.0) <= delta) return 0.0;
+  double lo = 0.0, hi = 1.0;
+  while (hockeyStick(hi) > delta) {
+    lo = hi;
+    hi *= 2.0;
+    if (hi > 1e6) return std::numeric_limits<double>::infinity();
+  }
+  while (hi - lo > 1e-13 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    (hockeyStick(mid) > delta ? lo : hi) = mid;
+  }
+  return hi;
 }
 
 }  // namespace fpdp::models

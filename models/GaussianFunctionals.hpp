@@ -1,6 +1,8 @@
 #pragma once
 // Closed forms for the divergence functionals of MATH.md §3 between Gaussians, used as test oracles beside
 // gaussianRenyi/gaussianKL (models/Gaussian.hpp).
+#include <functional>
+
 #include "models/Dataset.hpp"
 
 namespace fpdp::models {
@@ -33,6 +35,10 @@ bool gaussianHockeyStickIsCheap(const Matrix& S1, const Matrix& S2);
 /// Needs gaussianHockeyStickIsCheap; delta in (0, 1).
 double gaussianExactEpsilon(const Vector& m1, const Matrix& S1, const Vector& m2, const Matrix& S2, double delta);
 
+/// The smallest eps >= 0 with hockeyStick(eps) <= delta, for a non-increasing hockey-stick curve delta(eps) of one
+/// direction (MATH.md §7): 0 where hockeyStick(0) <= delta, else bracketed by doubling from eps = 1 (+infinity past
+/// 1e6) and bisected to a relative width of 1e-13.
+double smallestEpsilon(const std::function<double(double)>& hockeyStick, double delta);
 /// Phi(b) - Phi(a) for a <= b, the standard normal probability of [a, b], with relative accuracy for narrow intervals.
 double normalIntervalProbability(double a, double b);
 

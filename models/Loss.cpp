@@ -333,6 +333,28 @@ Vector EmpiricalLoss::gradient(const Vector& theta) const {
   return sum / static_cast<double>(data_.size());
 }
 
+namespace {
+
+/// out = (1/divisor) sum of the (clipped) per-example gradients of the records record(0..count), in that order: the
+/// one loop of gradientInto and batchGradientInto.
+template <class RecordAt>
+void sumPerExampleGradients(const Loss& loss, std::optional<double> clipNorm, int d, const double* theta,
+                            std::size_t count, RecordAt record, double divisor, double* out) {
+  constexpr int kMaxDim = 16;  // the per-example term lives on the stack up to this dimension
+  double termStack[kMaxDim];
+  std::vector<double> termHeap(d > kMaxDim ? static_cast<std::size_t>(d) : 0);
+  double* term = d > kMaxDim ? termHeap.data() : termStack;
+  for (int a = 0; a < d; ++a) out[a] = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    loss.gradientInto(theta, record(i), term);
+    if (clipNorm) clipToNormInPlace(term, d, *clipNorm);
+    for (int a = 0; a < d; ++a) out[a] += term[a];
+  }
+  for (int a = 0; a < d; ++a) out[a] /= divisor;  // divided, as gradient() does, so the two agree bit for bit
+}
+
+}  // namespace
+
 void EmpiricalLoss::gradientInto(const double* theta, double* out) const {
   const int d = data_.dim();
   if (quadraticUnclipped_) {  // (1/n) sum_i lambda (theta - x_i) = lambda (theta - xbar)
@@ -340,18 +362,18 @@ void EmpiricalLoss::gradientInto(const double* theta, double* out) const {
     for (int a = 0; a < d; ++a) out[a] = lambda * (theta[a] - mean_[a]);
     return;
   }
-  constexpr int kMaxDim = 16;  // the per-example term lives on the stack up to this dimension
-  double termStack[kMaxDim];
-  std::vector<double> termHeap(d > kMaxDim ? static_cast<std::size_t>(d) : 0);
-  double* term = d > kMaxDim ? termHeap.data() : termStack;
-  for (int a = 0; a < d; ++a) out[a] = 0.0;
-  for (const Record& r : data_.records()) {
-    loss_->gradientInto(theta, r, term);
-    if (clipNorm_) clipToNormInPlace(term, d, *clipNorm_);
-    for (int a = 0; a < d; ++a) out[a] += term[a];
-  }
-  const double n = static_cast<double>(data_.size());  // divided, as gradient() does, so the two agree bit for bit
-  for (int a = 0; a < d; ++a) out[a] /= n;
+  const auto& records = data_.records();
+  sumPerExampleGradients(*loss_, clipNorm_, d, theta, records.size(), [&](std::size_t i) -> const Record& {
+    return records[i];
+  }, static_cast<double>(data_.size()), out);
+}
+
+void EmpiricalLoss::batchGradientInto(const double* theta, const std::size_t* indices, std::size_t count,
+                                      double divisor, double* out) const {
+  const auto& records = data_.records();
+  sumPerExampleGradients(*loss_, clipNorm_, data_.dim(), theta, count, [&](std::size_t i) -> const Record& {
+    return records[indices[i]];
+  }, divisor, out);
 }
 
 }  // namespace fpdp::models

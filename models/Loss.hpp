@@ -157,6 +157,11 @@ public:
   /// uses grad L_D = lambda (theta - xbar) instead (one term instead of n; equal to gradient() up to rounding).
   /// out must not alias theta.
   void gradientInto(const double* theta, double* out) const;
+  /// The minibatch drift g_B = (1/divisor) sum over `count` records (indices into data(), summed in the order given)
+  /// of the per-example gradients, clipped when there is a clip norm (MATH.md §8), written into out[0..d). No
+  /// allocation for d <= 16. out must not alias theta.
+  void batchGradientInto(const double* theta, const std::size_t* records, std::size_t count, double divisor,
+                         double* out) const;
   /// grad l(theta; r), clipped to the clip norm if there is one: one term of gradient().
   Vector perExampleGradient(const Vector& theta, const Record& r) const;
   const Loss& loss() const { return *loss_; }

@@ -6,6 +6,7 @@
 #include "meshes/DistributedBoxMesh.hpp"
 #include "meshes/FieldRepresentation.hpp"
 #include "models/Gaussian.hpp"
+#include "models/MinibatchReferences.hpp"
 
 namespace fpdp::validation {
 
@@ -18,6 +19,12 @@ struct CellErrors {
 /// laws' densities at the cell centres instead of their cell averages.
 CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::Gaussian& lawP,
                       const models::Gaussian& lawQ,
+                      meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages);
+
+/// The same against mixtures of Gaussians with one covariance (models::GaussianMixture: the lattice mixtures of Poisson
+/// minibatches, MATH.md §8), the exact cell averages being the weighted sums of the components'.
+CellErrors cellErrors(const meshes::DistributedBoxMesh& mesh, Vec u, const models::GaussianMixture& lawP,
+                      const models::GaussianMixture& lawQ,
                       meshes::FieldRepresentation representation = meshes::FieldRepresentation::CellAverages);
 
 }  // namespace fpdp::validation

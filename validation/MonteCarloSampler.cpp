@@ -1,12 +1,12 @@
 #include "validation/MonteCarloSampler.hpp"
 
-#include <Random123/boxmuller.hpp>
 #include <Random123/philox.h>
 
 #include <atomic>
 #include <cmath>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,38 +20,129 @@ namespace {
 
 using Philox = r123::Philox4x64;
 
-/// N(0, 1) variates of one particle of one process: a pure function of (seed, particle, process, stream, index).
-/// Stream 0 holds the initial draw, stream 1 the noise, variate (k - 1) d + a being component a of update k. One Philox
-/// call gives four 64-bit words, Box–Muller turns them into four variates, cached: in 1-D one call serves four steps.
-class ParticleNormals {
+/// The 64-bit words of one stream of one particle of one process, in order: Philox block b gives words 4b .. 4b + 3.
+class ParticleWords {
 public:
-  ParticleNormals(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
-      : key_{{seed, particle}}, process_(process) {}
-  /// z[0..d) = variates first .. first + d - 1 of `stream`.
-  void draw(std::uint64_t stream, std::uint64_t first, double* z, int d) {
-    for (int a = 0; a < d; ++a) {
-      const std::uint64_t index = first + static_cast<std::uint64_t>(a);
-      const std::uint64_t block = index / 4;
-      if (block != block_ || stream != stream_) refill(stream, block);
-      z[a] = cache_[index % 4];
+  ParticleWords(std::uint64_t seed, std::uint64_t particle, std::uint64_t process, std::uint64_t stream)
+      : key_{{seed, particle}}, process_(process), stream_(stream) {}
+  std::uint64_t next() {
+    if (used_ == 4) {
+      words_ = Philox()(Philox::ctr_type{{block_++, process_, stream_, 0}}, key_);
+      used_ = 0;
     }
+    return words_[used_++];
+  }
+  /// A uniform in (0, 1) from one word: (53 top bits + 1/2) 2^-53, never 0 (the ziggurat's tail takes its log).
+  double open01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
+
+private:
+  Philox::key_type key_;
+  std::uint64_t process_, stream_, block_ = 0;
+  Philox::ctr_type words_{};
+  int used_ = 4;
+};
+
+/// Doornik's ziggurat ("An improved ziggurat method to generate normal random samples", 2005; Marsaglia and Tsang's
+/// with the layer index and the uniform from independent bits) on 128 layers: x[0] = V / f(R) (the base layer with
+/// the tail), x[1] = R, x[i] = sqrt(-2 log(V / x[i-1] + f(x[i-1]))), x[128] = 0, ratio[i] = x[i+1] / x[i].
+struct ZigguratTables {
+  static constexpr int kLayers = 128;
+  static constexpr double kR = 3.442619855899, kV = 9.91256303526217e-3;
+  double x[kLayers + 1], ratio[kLayers];
+  ZigguratTables() {
+    double f = std::exp(-0.5 * kR * kR);
+    x[0] = kV / f;
+    x[1] = kR;
+    x[kLayers] = 0.0;
+    for (int i = 2; i < kLayers; ++i) {
+      x[i] = std::sqrt(-2.0 * std::log(kV / x[i - 1] + f));
+      f = std::exp(-0.5 * x[i] * x[i]);
+    }
+    for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
+  }
+};
+
+const ZigguratTables kZiggurat;  // built at start-up: no initialisation guard in the inner loop
+
+/// The ziggurat's rare branches (1.2 % of the variates): the tail beyond R for the base layer, the wedge test
+/// otherwise; nullopt when the wedge rejects (the caller then starts over with a new word).
+[[gnu::noinline]] std::optional<double> zigguratEdge(ParticleWords& words, double u, int i) {
+  const ZigguratTables& t = kZiggurat;
+  if (i == 0) {  // the base layer's overhang: Marsaglia's exact tail beyond R
+    double x, y;
+    do {
+      x = std::log(words.open01()) / ZigguratTables::kR;
+      y = std::log(words.open01());
+    } while (-2.0 * y < x * x);
+    return u < 0 ? x - ZigguratTables::kR : ZigguratTables::kR - x;
+  }
+  const double x = u * t.x[i];  // the wedge: accept under the density
+  const double f0 = std::exp(-0.5 * (t.x[i] * t.x[i] - x * x)), f1 = std::exp(-0.5 * (t.x[i + 1] * t.x[i + 1] - x * x));
+  if (f1 + words.open01() * (f0 - f1) < 1.0) return x;
+  return std::nullopt;
+}
+
+/// One N(0, 1) variate from a particle's words: mostly one word (bits 11..63 the uniform u in [-1, 1), bits 0..6 the
+/// layer), exact in law (rejection in the wedges, the exact tail beyond R).
+inline double zigguratNormal(ParticleWords& words) {
+  for (;;) {
+    const std::uint64_t w = words.next();
+    const double u = 2.0 * (static_cast<double>(w >> 11) * 0x1p-53) - 1.0;
+    const int i = static_cast<int>(w & 0x7F);
+    if (std::fabs(u) < kZiggurat.ratio[i]) return u * kZiggurat.x[i];  // inside the layer's rectangle
+    if (const auto z = zigguratEdge(words, u, i)) return *z;
+  }
+}
+
+/// The uniforms of stream 2 of one particle of one process (the Poisson batches' inclusion draws), by index, cached
+/// four by four: u = (word >> 11) 2^-53, 53 random bits in [0, 1).
+class ParticleUniforms {
+public:
+  ParticleUniforms(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
+      : key_{{seed, particle}}, process_(process) {}
+  double draw(std::uint64_t index) {
+    const std::uint64_t block = index / 4;
+    if (block != block_) {
+      const Philox::ctr_type bits = Philox()(Philox::ctr_type{{block, process_, kStream, 0}}, key_);
+      for (int j = 0; j < 4; ++j) cache_[j] = static_cast<double>(bits[static_cast<std::size_t>(j)] >> 11) * 0x1p-53;
+      block_ = block;
+    }
+    return cache_[index % 4];
   }
 
 private:
-  void refill(std::uint64_t stream, std::uint64_t block) {
-    const Philox::ctr_type counter{{block, process_, stream, 0}};
-    const Philox::ctr_type bits = Philox()(counter, key_);
-    const r123::double2 a = r123::boxmuller(bits[0], bits[1]);
-    const r123::double2 b = r123::boxmuller(bits[2], bits[3]);
-    cache_[0] = a.x, cache_[1] = a.y, cache_[2] = b.x, cache_[3] = b.y;
-    block_ = block;
-    stream_ = stream;
-  }
+  static constexpr std::uint64_t kStream = 2;
   Philox::key_type key_;
   std::uint64_t process_;
-  std::uint64_t block_ = ~std::uint64_t{0}, stream_ = ~std::uint64_t{0};
+  std::uint64_t block_ = ~std::uint64_t{0};
   double cache_[4] = {0, 0, 0, 0};
 };
+
+/// The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8). `batch` is work space.
+void drift(const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long k, const double* theta, double* grad,
+           ParticleUniforms& uniforms, std::vector<std::size_t>& batch) {
+  const models::BatchScheme& batching = P.batches;
+  const std::size_t n = L.data().size();
+  const std::size_t* records = nullptr;
+  std::size_t count = n;
+  if (batching.sampling == models::BatchSampling::Cyclic) {
+    const auto& B = P.cyclicBatches.atStep(s, k - 1);
+    records = B.data();
+    count = B.size();
+  } else if (batching.sampling == models::BatchSampling::Poisson) {
+    batch.clear();
+    const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (uniforms.draw(first + i) < batching.rate) batch.push_back(i);
+    records = batch.data();
+    count = batch.size();
+  }
+  // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
+  if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
+    L.gradientInto(theta, grad);
+  else
+    L.batchGradientInto(theta, records, count, batching.divisor, grad);
+}
 
 models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
   Eigen::LLT<models::Matrix> llt(S);
@@ -126,6 +217,27 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
     if (s < 0 || s > problem_.steps || (o > 0 && s <= problem_.outputSteps[o - 1]))
       throw std::invalid_argument("MonteCarloSampler: output steps must increase within 0.." +
                                   std::to_string(problem_.steps));
+  }
+  const models::BatchScheme& batches = problem_.batches;
+  if (batches.sampling != models::BatchSampling::Full) {
+    if (problem_.dynamics != SampledDynamics::NoisyGd)
+      throw std::invalid_argument("MonteCarloSampler: minibatches are for noisy GD only");
+    if (!(batches.divisor > 0) || !std::isfinite(batches.divisor))
+      throw std::invalid_argument("MonteCarloSampler: the batch divisor b must be positive and finite");
+    if (batches.sampling == models::BatchSampling::Poisson && !(batches.rate > 0 && batches.rate <= 1))
+      throw std::invalid_argument("MonteCarloSampler: the Poisson sampling rate must lie in (0, 1]");
+    if (batches.sampling == models::BatchSampling::Cyclic) {
+      const models::EmpiricalLoss* losses[2] = {problem_.lossD.get(), problem_.lossDPrime.get()};
+      for (int s = 0; s < 2; ++s) {
+        if (problem_.cyclicBatches.batches[s].empty() ||
+            problem_.cyclicBatches.batches[s].size() != problem_.cyclicBatches.cycleLength())
+          throw std::invalid_argument("MonteCarloSampler: no cyclic batches, or D and D' with different cycles");
+        for (const auto& batch : problem_.cyclicBatches.batches[s])
+          for (std::size_t i : batch)
+            if (i >= losses[s]->data().size())
+              throw std::invalid_argument("MonteCarloSampler: a cyclic batch names a record beyond the dataset");
+      }
+    }
   }
   // Throws std::invalid_argument when C does not fit the mesh (a box face that is not a mesh face), as the solver.
   bins_ = solver::BoundaryBins(mesh_, problem_.constraint, problem_.ballAngularBins);
@@ -217,12 +329,15 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
     try {
       std::vector<std::int64_t>& counts = threadCounts[static_cast<std::size_t>(thread)];
       double theta[8], before[8], grad[8], z[8];
+      std::vector<std::size_t> batch;
       for (long b = nextBlock++; b < endBlock; b = nextBlock++) {
         const long first = b * B, last = std::min(N, first + B);
         for (int s = 0; s < 2; ++s) {
           const models::Matrix& Ln = noise[s];
           for (long i = first; i < last; ++i) {
-            ParticleNormals normals(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
+            ParticleWords initialWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 0);
+            ParticleWords noiseWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 1);
+            ParticleUniforms uniforms(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
             bool projected = false;
             auto project = [&] {
               if (!constrained) return;
@@ -254,7 +369,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
               addPoint(blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s), theta, d);
             };
             // theta_0 = Pi_C(m_0 + L_0 z).
-            normals.draw(0, 0, z, d);
+            for (int a = 0; a < d; ++a) z[a] = zigguratNormal(initialWords);
             for (int a = 0; a < d; ++a) {
               double v = P.initialMean[a];
               for (int c = 0; c <= a; ++c) v += L0(a, c) * z[c];
@@ -264,9 +379,9 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
             std::size_t o = 0;
             if (P.outputSteps[0] == 0) record(o++);
             for (long k = 1; k <= P.steps; ++k) {
-              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1; Euler–Maruyama §2.3)
-              loss[s]->gradientInto(theta, grad);
-              normals.draw(1, static_cast<std::uint64_t>(k - 1) * static_cast<std::uint64_t>(d), z, d);
+              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1, §8; Euler–Maruyama §2.3)
+              drift(P, *loss[s], s, k, theta, grad, uniforms, batch);
+              for (int a = 0; a < d; ++a) z[a] = zigguratNormal(noiseWords);
               for (int a = 0; a < d; ++a) {
                 double v = theta[a] - P.step * grad[a];
                 for (int c = 0; c <= a; ++c) v += Ln(a, c) * z[c];

@@ -7,17 +7,24 @@
 //   up to its own discretisation, so dt sets a bias O(dt) the user controls):
 //     theta_{k+1} = theta_k - dt grad L_D(theta_k) + sqrt(2 dt) L Z_k
 //   theta_0 = Pi_C(m_0 + L_0 Z_init), L_0 L_0^T = V_0 (the case's [initial]).
+//   Minibatch noisy SGD (MATH.md §8): g_D replaced by g_{B_k} = (1/b) sum_{i in B_k} grad l(theta; x_i)
+//   (models::EmpiricalLoss::batchGradientInto), B_k of models/MinibatchSchedule.hpp: the cyclic batch k mod m, or a
+//   Poisson batch holding each record independently with probability gamma. A batch that holds every record with
+//   b = n takes the full-batch drift itself (EmpiricalLoss::gradientInto), so full batches, one cyclic batch of all
+//   n records and Poisson batches with gamma = 1 give the same bits for one seed.
 // g_D is models::EmpiricalLoss::gradientInto (the loss, the data, the clipping of the solver's drift: one
 // definition), Pi_C is models::ConstraintSet::projectInPlace. The neighbour D' runs the same recursion with its own
 // empirical loss (and Sigma' for Langevin).
 //
 // Random numbers (README: Random123): Philox4x64-10, a counter-based generator. Key (seed, particle index), counter
-// (block, process: 0 for D, 1 for D', stream: 0 for the initial draw, 1 for the noise, 0): the noise variates of a
-// particle form one sequence, variate (k - 1) d + a being component a of update k, and block b holds variates
-// 4b .. 4b + 3. Each call gives four 64-bit words, turned into four N(0, 1) variates by Random123's Box–Muller
-// transform (boxmuller.hpp: u01 of 53 bits, so no variate is infinite and the tails are exact to |z| ~ 8.5). A
-// particle's path is therefore a pure function of (seed, particle, process): results do not depend on the number of
-// threads or ranks.
+// (block, process: 0 for D, 1 for D', stream: 0 for the initial draw, 1 for the noise, 2 for the Poisson batches, 0):
+// block b of a stream holds its 64-bit words 4b .. 4b + 3. The N(0, 1) variates of streams 0 and 1 come from their
+// words in order by Doornik's 128-layer ziggurat (one word per variate 98.8 % of the time, exact in law: rejection in
+// the wedges, Marsaglia's exact tail beyond R = 3.44, whose 53-bit uniforms keep |z| < 14.4), the components of update
+// k after those of update k - 1. Stream 2 holds uniforms u = (word >> 11) 2^-53 in [0, 1), u number (k - 1) n_s + i
+// deciding whether record i of the process's dataset (n_s records) joins update k's batch (u < gamma). A particle's
+// path is therefore a pure function of (seed, particle, process): results do not depend on the number of threads or
+// ranks, and the noise is the same whatever the batches.
 //
 // Parallelism: particles are cut into fixed blocks (size from N alone); MPI ranks take contiguous ranges of blocks,
 // threads take blocks from a shared counter. Histograms are integer counts, summed exactly; moments are accumulated
@@ -40,6 +47,7 @@
 #include "meshes/BoxMesh.hpp"
 #include "models/ConstraintSet.hpp"
 #include "models/Loss.hpp"
+#include "models/MinibatchSchedule.hpp"
 #include "solver/noisygd/ConstraintProjection.hpp"
 
 namespace fpdp::validation {
@@ -57,6 +65,8 @@ struct SamplerProblem {
   double step = 0.1;                       // eta (noisy GD) or the Euler–Maruyama dt (Langevin)
   long steps = 1;                          // number of updates
   std::vector<long> outputSteps;           // updates after which to record (0 = the initial draw), increasing
+  models::BatchScheme batches;             // noisy GD's batches (MATH.md §8); Full for Langevin
+  models::CyclicBatches cyclicBatches;     // batches.sampling == Cyclic: the batches of D and D'
 };
 
 struct SamplerSettings {

@@ -1,6 +1,7 @@
 #include "app/observers/ExactReferenceOutput.hpp"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "app/observers/StepColumns.hpp"
@@ -21,7 +22,7 @@ ExactReferenceOutput::ExactReferenceOutput(const std::string& directory, bool wr
     : oracle_(oracle), writer_(writer) {
   namespace u = io::units;
   const auto exactAndError = [&](const std::string& stem, const std::string& unit, const std::string& what) {
-    columns_.push_back(io::real(stem + "_exact", unit, "The exact " + what + " of the two Gaussian laws."));
+    columns_.push_back(io::real(stem + "_exact", unit, "The exact " + what + " of the two laws (closed form)."));
     columns_.push_back(io::real(stem + "_rel_error", u::kOne,
                                 "The relative error (computed - exact)/exact of the computed " + what + "."));
   };
@@ -49,13 +50,24 @@ void ExactReferenceOutput::observe(const OutputStep& s) {
   const double klExact = oracle_.kl(s.step, s.t);
   std::vector<double> row{static_cast<double>(s.step), s.t, err.l1P, err.l1Q, klExact,
                           relativeError(s.values.kl, klExact)};
-  // TV = delta(0) and eps(delta) of the two Gaussian laws (MATH.md §6, §7): TV wherever gaussianHockeyStick has a
-  // form (not 3-D with unequal covariances), eps where that form is cheap enough to solve for (d = 1, or equal
-  // covariances); NaN elsewhere.
-  const auto [P, Q] = oracle_.laws(s.step, s.t);
+  // TV = delta(0) and eps(delta): the oracle's own where its laws are not Gaussian; else of the two Gaussian laws
+  // (MATH.md §6, §7): TV wherever gaussianHockeyStick has a form (not 3-D with unequal covariances), eps where that
+  // form is cheap enough to solve for (d = 1, or equal covariances); NaN elsewhere.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const bool tvKnown = P.dim() <= 2 || models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance());
-  const double tvExact = tvKnown ? models::gaussianHockeyStick(P.mean(), P.covariance(), Q.mean(), Q.covariance(), 0.0) : nan;
+  std::function<double(double)> epsilonExact;
+  double tvExact = nan;
+  if (oracle_.tv) {
+    tvExact = oracle_.tv(s.step, s.t);
+    epsilonExact = [&](double delta) { return oracle_.epsilon(delta, s.step, s.t); };
+  } else {
+    const auto [P, Q] = oracle_.laws(s.step, s.t);
+    const bool tvKnown = P.dim() <= 2 || models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance());
+    if (tvKnown) tvExact = models::gaussianHockeyStick(P.mean(), P.covariance(), Q.mean(), Q.covariance(), 0.0);
+    if (models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance()))
+      epsilonExact = [P, Q](double delta) {
+        return models::gaussianExactEpsilon(P.mean(), P.covariance(), Q.mean(), Q.covariance(), delta);
+      };
+  }
   row.push_back(tvExact);
   row.push_back(relativeError(s.values.tv, tvExact));
   for (std::size_t k = 0; k < orders_.size(); ++k) {
@@ -63,10 +75,8 @@ void ExactReferenceOutput::observe(const OutputStep& s) {
     row.push_back(exact);
     row.push_back(relativeError(s.values.renyi[k], exact));
   }
-  const bool epsKnown = models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance());
   for (std::size_t j = 0; j < deltas_.size(); ++j) {
-    const double exact =
-        epsKnown ? models::gaussianExactEpsilon(P.mean(), P.covariance(), Q.mean(), Q.covariance(), deltas_[j]) : nan;
+    const double exact = epsilonExact ? epsilonExact(deltas_[j]) : nan;
     const double computed = j < s.values.exactEpsilon.size() ? s.values.exactEpsilon[j].pair.epsilon() : nan;
     row.push_back(exact);
     row.push_back(relativeError(computed, exact));

@@ -1,7 +1,7 @@
 #pragma once
-// exact.csv: where the case has a closed form (Gaussian laws: quadratic loss, no projection; MATH.md §6), the L1
-// errors of the computed cell values, and the exact KL, TV, R_alpha and eps(delta) beside the relative errors of the
-// computed ones; the same table is the group /exact of fpdp.h5.
+// exact.csv: where the case has a closed form (Gaussian laws: quadratic loss, no projection, MATH.md §6; the minibatch
+// forms of §8, app/run/MinibatchOracle.hpp), the L1 errors of the computed cell values, and the exact KL, TV, R_alpha
+// and eps(delta) beside the relative errors of the computed ones; the same table is the group /exact of fpdp.h5.
 #include <optional>
 #include <string>
 #include <vector>

@@ -7,6 +7,7 @@
 
 #include "app/Checkpoint.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/run/MinibatchOracle.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
@@ -195,9 +196,13 @@ void RunPlan::requireResumableSolver(const io::CheckpointData* resume) {
   }
 }
 
-/// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it; nor
-/// has minibatch noisy SGD here (its closed forms are the tests' and validation's, not the full-batch recursion).
+/// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it.
+/// Minibatch noisy SGD has its own (app/run/MinibatchOracle.hpp), not the full-batch recursion.
 void RunPlan::buildOracle() {
+  if (noisyGd && c.batch.sampling != "full") {  // minibatch noisy SGD: its own closed forms (MATH.md §8)
+    reference = minibatchOracle(c, losses, initial, mesh, representation);
+    return;
+  }
   langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
   gdReference = noisyGd && c.noisyGd.constraintSet.isNone() && c.batch.sampling == "full"
                     ? validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime, c.noisyGd.eta,

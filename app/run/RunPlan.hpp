@@ -34,7 +34,11 @@ struct ExactOracle {
   std::function<double(double, long, double)> renyi;
   std::function<double(long, double)> kl;
   std::function<validation::CellErrors(Vec, long, double)> errors;
-  std::function<std::pair<models::Gaussian, models::Gaussian>(long, double)> laws;  // p's and q's
+  std::function<std::pair<models::Gaussian, models::Gaussian>(long, double)> laws;  // p's and q's, when Gaussian
+  // Laws that are not Gaussian (the lattice mixtures of Poisson minibatches, MATH.md §8) give TV and eps(delta)
+  // themselves; laws is then empty. (step, time) and (delta, step, time).
+  std::function<double(long, double)> tv{};
+  std::function<double(double, long, double)> epsilon{};
 };
 
 /// Everything a run is made of, before any output. Not copyable: the discretisation, the propagator and the

@@ -5,7 +5,8 @@
 //     probabilities and every bin (cells, faces, edges, corners) has a closed-form mass: L1 band and chi-square;
 //   - logistic loss: histograms, divergence estimates and the membership-inference audit against the solver run
 //     in-process (solver/noisygd/NoisyGradientDescent, as tests/solver/test_noisy_gd.cpp), tolerances from the sample size;
-//   - the same seed gives bit-identical results on 1, 2 and 3 threads.
+//   - the same seed gives bit-identical results on 1, 2 and 3 threads;
+//   - the normal variates follow N(0, 1) into the tails (histogram and the counts beyond the ziggurat's R).
 // Every tolerance is a quantile at a stated level gamma, Bonferroni-corrected over the checks of a test case.
 #define BOOST_TEST_MODULE validation_sampler
 #define BOOST_TEST_DYN_LINK
@@ -18,6 +19,7 @@
 #include "SamplerTestSupport.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
+#include "models/GaussianFunctionals.hpp"
 #include "solver/noisygd/ConstraintProjection.hpp"
 #include "solver/functionals/Divergences.hpp"
 #include "solver/noisygd/NoisyGradientDescent.hpp"
@@ -353,4 +355,39 @@ BOOST_AUTO_TEST_CASE(logistic_agrees_with_the_solver) {
   BOOST_TEST(mia.exactOutsideBand == 0);
   BOOST_TEST(mia.epsilonLowerBound <= mia.epsilonExact);
   BOOST_TEST(mia.epsilonLowerBound > 0.0);  // the audit detects membership at all
+}
+
+// The normal variates (Doornik's ziggurat on Philox words, validation/MonteCarloSampler.hpp) into their tails: the
+// initial draw N(0, 1) of 2 x 10^6 particles per dataset, its histogram on [-6, 6] (cells of 0.05) against the normal
+// cell probabilities (L1 band and chi-square), and the counts beyond the ziggurat's base layer R = 3.44 and beyond 4.5
+// against their binomial expectations (z tests), at total level kGamma.
+BOOST_AUTO_TEST_CASE(normal_variates_into_the_tails) {
+  auto p = testing::quadraticProblem(models::Vector::Zero(1), models::Vector::Zero(1), models::Matrix::Identity(1, 1),
+                                     0.1, 0, models::Vector::Zero(1), models::Matrix::Identity(1, 1));
+  p.outputSteps = {0};
+  const meshes::BoxMesh mesh = uniformMesh({{-6, 6, 240}});
+  validation::SamplerSettings s;
+  s.particles = 2000000;
+  s.seed = 5;
+  s.threads = 2;
+  const auto snap = validation::MonteCarloSampler(p, mesh, s).run().front();
+  std::vector<double> mass;
+  for (int c = 0; c < 240; ++c)
+    mass.push_back(models::normalIntervalProbability(mesh.axis(0).face(c), mesh.axis(0).face(c + 1)));
+  const double z = zFor(2 * 3);
+  for (int k = 0; k < 2; ++k) {
+    const auto& h = snap.histogram[k];
+    const auto agreement = validation::compareHistogram(h.cells, h.outside, mass, 1.0 - kGamma / 6);
+    BOOST_TEST(agreement.agrees, "L1 " << agreement.l1 << " band " << agreement.l1Band << " chi2 "
+                                       << agreement.chiSquare << "/" << agreement.degreesOfFreedom);
+    for (double edge : {3.45, 4.5}) {  // cell faces: 3.45 is the first face beyond R
+      double count = 0;
+      for (int c = 0; c < 240; ++c)
+        if (std::abs(mesh.axis(0).centre(c)) > edge) count += static_cast<double>(h.cells[static_cast<std::size_t>(c)]);
+      count += static_cast<double>(h.outside);
+      const double prob = 2.0 * models::normalIntervalProbability(edge, 40.0), n = static_cast<double>(h.total);
+      BOOST_TEST(std::abs(count - n * prob) <= z * std::sqrt(n * prob * (1 - prob)),
+                 "beyond " << edge << ": " << count << " expected " << n * prob);
+    }
+  }
 }

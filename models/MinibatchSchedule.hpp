@@ -1,0 +1,42 @@
+#pragma once
+// The batches of minibatch noisy SGD (MATH.md §8) for a dataset D and its neighbour D': which records each step's
+// gradient g_B = (1/b) sum_{i in B} grad l(theta; x_i) sums, and the divisor b. One definition for the Monte Carlo
+// sampler (validation/MonteCarloSampler) and the closed forms (models/MinibatchReferences).
+//   cyclic:  D's records in data order cut into consecutive batches of `size` (the last may be smaller, its sum still
+//            divided by b = size); step k (k = 0, 1, ...) uses batch k mod m, m = ceil(n / size). D' keeps D's
+//            assignment record by record: a replacing record sits in the batch of the record it replaces, a removed
+//            record leaves its batch one record short, an added record (index n of D', Neighbour::apply appends it)
+//            joins the last batch.
+//   poisson: every record of D (of D') joins each step's batch independently with probability gamma = rate.
+//   b:       n (full), size (cyclic), gamma n (poisson), with n = |D| for both D and D' (the algorithm's public
+//            normalisation; under add/remove D' has n + 1 or n - 1 records but the same b).
+#include <cstddef>
+#include <vector>
+
+#include "models/Dataset.hpp"
+
+namespace fpdp::models {
+
+enum class BatchSampling { Full, Cyclic, Poisson };
+
+struct BatchScheme {
+  BatchSampling sampling = BatchSampling::Full;
+  long size = 0;        // cyclic: records per batch
+  double rate = 1.0;    // poisson: gamma in (0, 1]
+  double divisor = 1.0; // b
+};
+
+/// The cyclic batches of D (process 0) and D' (process 1): record indices into each process's own dataset, in
+/// increasing order; step k uses batches[process][k mod cycleLength()].
+struct CyclicBatches {
+  std::vector<std::vector<std::size_t>> batches[2];
+  std::size_t cycleLength() const { return batches[0].size(); }
+  const std::vector<std::size_t>& atStep(int process, long k) const {
+    return batches[process][static_cast<std::size_t>(k) % cycleLength()];
+  }
+};
+
+/// The cyclic batches of D (n records) and of D' = neighbour.apply(D), as described above. size >= 1.
+CyclicBatches cyclicBatches(std::size_t n, long size, const Neighbour& neighbour);
+
+}  // namespace fpdp::models

@@ -1,5 +1,7 @@
 #include "app/run/MinibatchSchedule.hpp"
 
+#include "models/MinibatchSchedule.hpp"
+
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -65,24 +67,21 @@ solver::GradientField batchGradient(const std::shared_ptr<const models::Empirica
   };
 }
 
+// The partition is models::cyclicBatches' (the sampler's and the closed forms' too): record indices into D and D'.
 void cyclicBatches(const Case& c, const EmpiricalLosses& losses, int dim, solver::MinibatchDrift& drift) {
-  const models::Dataset& D = c.data.records;
-  const std::size_t n = D.size(), size = static_cast<std::size_t>(c.batch.size);
-  const long m = c.batch.cycleLength(n);
+  const std::size_t n = c.data.records.size();
   const double b = c.batch.expectedSize(n);
-  const auto kind = c.neighbour.kind;
-  for (long j = 0; j < m; ++j) {
-    std::vector<models::Record> batchD, batchDPrime;
-    for (std::size_t i = static_cast<std::size_t>(j) * size; i < std::min(n, static_cast<std::size_t>(j + 1) * size);
-         ++i) {
-      batchD.push_back(D[i]);
-      if (kind == models::NeighbourKind::Remove && i == c.neighbour.index) continue;
-      batchDPrime.push_back(kind == models::NeighbourKind::Replace && i == c.neighbour.index ? c.neighbour.replacement
-                                                                                             : D[i]);
-    }
-    if (kind == models::NeighbourKind::Add && j == m - 1) batchDPrime.push_back(c.neighbour.replacement);
-    drift.D.batches.push_back(batchGradient(losses.lossD, std::move(batchD), b, dim));
-    drift.DPrime.batches.push_back(batchGradient(losses.lossDPrime, std::move(batchDPrime), b, dim));
+  const models::Neighbour neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind};
+  const models::CyclicBatches batches = models::cyclicBatches(n, c.batch.size, neighbour);
+  const auto records = [](const models::Dataset& data, const std::vector<std::size_t>& indices) {
+    std::vector<models::Record> out;
+    for (std::size_t i : indices) out.push_back(data[i]);
+    return out;
+  };
+  for (std::size_t j = 0; j < batches.cycleLength(); ++j) {
+    drift.D.batches.push_back(batchGradient(losses.lossD, records(losses.lossD->data(), batches.batches[0][j]), b, dim));
+    drift.DPrime.batches.push_back(
+        batchGradient(losses.lossDPrime, records(losses.lossDPrime->data(), batches.batches[1][j]), b, dim));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "app/DpSgdAccounting.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
@@ -78,6 +79,8 @@ private:
   double compositionMu(double t) const;
   double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
   std::string compositionUnavailable_;
+  /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/DpSgdAccounting.hpp).
+  std::optional<CompositionBaseline> minibatch_;
 
   const Case& case_;
   models::PrivacyBounds bounds_;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/DpSgdAccounting.hpp"
 #include "app/NumberFormat.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 
@@ -38,6 +39,7 @@ void describeRun(std::ostream& s, const RunReport& r) {
   }
   s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << p.tEnd() << ")\n  "
     << p.solverDescription << "\n";
+  s << dpSgdVocabulary(c, p.statedSensitivity()).text();
   if (const auto* kq = p.gd->kernelQuadrature()) {
     // The start N(m_0, V_0) is summed by the first step: its own aliasing term joins once.
     double startTerm = 0.0;

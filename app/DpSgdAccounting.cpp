@@ -70,7 +70,10 @@ CompositionBaseline::CompositionBaseline(const Case& c, std::optional<double> se
     description_ = "add/remove neighbours (sensitivity C of the summed gradient), the composition of K "
                    "Poisson-subsampled Gaussian mechanisms (PLD accountant)";
     if (!v.dpsgdMultiplier) unavailable_ = "needs noisy_gd.clip_norm C (the add/remove sensitivity)";
-    else muPerUse_ = 1.0 / *v.dpsgdMultiplier;
+    else {
+      muPerUse_ = 1.0 / *v.dpsgdMultiplier;
+      accountant_.emplace(muPerUse_, gamma_, models::pldGridFor(muPerUse_, gamma_));
+    }
     return;
   }
   description_ = "replace-one neighbours (S_g), the exact GDP composition of the Gaussian mechanisms of the steps "
@@ -90,9 +93,9 @@ double CompositionBaseline::mu(long step) const {
   return muPerUse_ * std::sqrt(static_cast<double>(uses(step)));
 }
 
-std::vector<models::PldEpsilon> CompositionBaseline::epsilons(long step, const std::vector<double>& deltas) const {
+std::vector<models::PldEpsilon> CompositionBaseline::epsilons(long step, const std::vector<double>& deltas) {
   if (!unavailable_.empty()) return std::vector<models::PldEpsilon>(deltas.size(), {kNaN, kNaN});
-  if (poisson_) return models::subsampledGaussianEpsilons(muPerUse_, gamma_, step, deltas);
+  if (poisson_) return accountant_->epsilons(step, deltas);
   std::vector<models::PldEpsilon> out;
   for (double delta : deltas) {
     const double eps = models::gdpEpsilon(mu(step), delta);

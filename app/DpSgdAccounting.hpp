@@ -53,8 +53,9 @@ public:
   /// Cyclic: mu of the GDP composition after `step` steps; NaN for Poisson (not GDP) and when unavailable.
   double mu(long step) const;
   /// eps at each delta after `step` steps: pessimistic (reported) and optimistic (exact closed form: both alike);
-  /// NaN when unavailable.
-  std::vector<models::PldEpsilon> epsilons(long step, const std::vector<double>& deltas) const;
+  /// NaN when unavailable. Poisson: the accountant keeps its composition, so increasing steps along a run cost one
+  /// extension each (models::SubsampledGaussianAccountant).
+  std::vector<models::PldEpsilon> epsilons(long step, const std::vector<double>& deltas);
 
 private:
   std::string unavailable_, description_;
@@ -62,6 +63,7 @@ private:
   double muPerUse_ = 0;   // cyclic: one use's GDP mu; Poisson: the subsampled Gaussian's shift 1/z
   double gamma_ = 1;
   long cycle_ = 1, batchIndex_ = 0;
+  std::optional<models::SubsampledGaussianAccountant> accountant_;  // Poisson
 };
 
 }  // namespace fpdp::app

@@ -321,7 +321,7 @@ double subsampledGaussianDelta(double mu, double gamma, SubsampledDirection dire
   return std::max(P - std::exp(eps) * Q, 0.0);
 }
 
-PldGrid pldGridFor(double mu, double gamma, long K) {
+PldGrid pldGridFor(double mu, double gamma) {
   // One step's loss spread: gamma mu (the loss is about gamma (mu x - mu^2/2) near x = 0; its standard deviation
   // gamma sqrt(e^(mu^2) - 1) is larger for large mu, where the bulk still needs the finer width). Splitting and
   // bucketing move a step's loss by a fraction of h, so h = a hundredth of the spread keeps the composed loss's
@@ -334,23 +334,43 @@ PldGrid pldGridFor(double mu, double gamma, long K) {
 }
 
 std::vector<PldEpsilon> subsampledGaussianEpsilons(double mu, double gamma, long K, const std::vector<double>& deltas) {
-  return subsampledGaussianEpsilons(mu, gamma, K, deltas, pldGridFor(mu, gamma, K));
+  return subsampledGaussianEpsilons(mu, gamma, K, deltas, pldGridFor(mu, gamma));
 }
 
 std::vector<PldEpsilon> subsampledGaussianEpsilons(double mu, double gamma, long K, const std::vector<double>& deltas,
                                                    const PldGrid& grid) {
+  return SubsampledGaussianAccountant(mu, gamma, grid).epsilons(K, deltas);
+}
+
+SubsampledGaussianAccountant::SubsampledGaussianAccountant(double mu, double gamma, const PldGrid& grid)
+    : mu_(mu), gamma_(gamma), grid_(grid) {}
+
+std::vector<PldEpsilon> SubsampledGaussianAccountant::epsilons(long K, const std::vector<double>& deltas) {
   std::vector<PldEpsilon> out(deltas.size(), PldEpsilon{0.0, 0.0});
-  if (K == 0 || mu == 0.0) return out;  // nothing released about the record
-  if (std::isinf(mu)) return std::vector<PldEpsilon>(deltas.size(), PldEpsilon{kInf, kInf});
-  for (auto direction : {SubsampledDirection::Remove, SubsampledDirection::Add})
-    for (auto bound : {PldBound::Pessimistic, PldBound::Optimistic}) {
-      const DiscretePld composed =
-          selfComposePld(subsampledGaussianPld(mu, gamma, direction, bound, grid), K, bound, grid.tailMass);
-      for (std::size_t k = 0; k < deltas.size(); ++k) {
-        double& e = bound == PldBound::Pessimistic ? out[k].pessimistic : out[k].optimistic;
-        e = std::max(e, composed.epsilon(deltas[k]));
-      }
+  if (K <= 0 || mu_ == 0.0) return out;  // nothing released about the record
+  if (std::isinf(mu_)) return std::vector<PldEpsilon>(deltas.size(), PldEpsilon{kInf, kInf});
+  const SubsampledDirection directions[2] = {SubsampledDirection::Remove, SubsampledDirection::Add};
+  const PldBound bounds[2] = {PldBound::Pessimistic, PldBound::Optimistic};
+  if (single_.empty())
+    for (auto direction : directions)
+      for (auto bound : bounds) single_.push_back(subsampledGaussianPld(mu_, gamma_, direction, bound, grid_));
+  if (K < steps_) {
+    composed_.clear();
+    steps_ = 0;
+  }
+  for (std::size_t k = 0; k < single_.size(); ++k) {
+    const PldBound bound = bounds[k % 2];
+    if (K > steps_) {
+      DiscretePld more = selfComposePld(single_[k], K - steps_, bound, grid_.tailMass);
+      if (composed_.size() <= k) composed_.push_back(std::move(more));
+      else composed_[k] = composePld(composed_[k], more, bound, grid_.tailMass);
     }
+    for (std::size_t j = 0; j < deltas.size(); ++j) {
+      double& e = bound == PldBound::Pessimistic ? out[j].pessimistic : out[j].optimistic;
+      e = std::max(e, composed_[k].epsilon(deltas[j]));
+    }
+  }
+  steps_ = K;
   return out;
 }
 

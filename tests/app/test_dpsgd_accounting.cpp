@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(vocabulary_maps_both_ways) {
 BOOST_AUTO_TEST_CASE(cyclic_baseline_is_the_gdp_of_the_records_uses) {
   // n = 4, size 3: batches {0,1,2}, {3}; record 0 is in batch 0, used in steps 0, 2, 4, ...: 10 of 20 steps.
   const Case c = dpsgdCase(3.0, "sampling = \"cyclic\"\nsize = 3");
-  const CompositionBaseline base(c, 4.0);
+  CompositionBaseline base(c, 4.0);
   BOOST_TEST(base.unavailable().empty());
   BOOST_TEST(!base.poisson());
   BOOST_TEST(base.uses(20) == 10);
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(cyclic_baseline_is_the_gdp_of_the_records_uses) {
 
 BOOST_AUTO_TEST_CASE(poisson_baseline_is_the_pld_accountant_with_mu_one_over_z) {
   const Case c = dpsgdCase(3.0, "sampling = \"poisson\"\nrate = 0.25");
-  const CompositionBaseline base(c, 4.0);
+  CompositionBaseline base(c, 4.0);
   BOOST_TEST(base.poisson());
   BOOST_TEST(base.unavailable().empty());
   BOOST_TEST(base.description().find("add/remove") != std::string::npos);

@@ -49,6 +49,7 @@ BOOST_AUTO_TEST_CASE(vocabulary_maps_both_ways) {
     BOOST_TEST(*v.fpdpMultiplier == 1.5, boost::test_tools::tolerance(1e-14));
     const std::string text = v.text();
     BOOST_TEST(text.find("z = 3") != std::string::npos, text);
+    BOOST_TEST(text.find("sigma = z C sqrt(eta/2) / b") != std::string::npos, text);
     BOOST_TEST(text.find("= 1.5 with S_g = 4") != std::string::npos, text);
   }
   // The CYS Figure 1 reading of MATH.md §8: n = 5000, S_g = 4, eta = 0.02, sigma = 0.02 is z_fpdp = 250 (full batch).

@@ -50,9 +50,9 @@ std::string DpSgdVocabulary::text() const {
     s += "cyclic batches of b = " + g6(b) + " records";
   else
     s += "full batch b = n = " + g6(n);
-  s += "\n    noise: fpdp's sigma = " + g6(sigma) + (dpsgdMultiplier ? " = z C sqrt(eta/2) / b" : "") +
-       " (per step N(0, 2 eta sigma^2)), the std sigma b sqrt(2/eta) = " + g6(noiseOnSum) +
-       " of the noise on the summed gradient\n";
+  const std::string fromZ = dpsgdMultiplier ? "z C sqrt(eta/2) / b = " : "";
+  s += "\n    noise: fpdp's sigma = " + fromZ + g6(sigma) + " (per step N(0, 2 eta sigma^2)), the std sigma b sqrt(2/eta) = " +
+       g6(noiseOnSum) + " of the noise on the summed gradient\n";
   s += "    DP-SGD noise multiplier (add/remove, sensitivity C): ";
   s += dpsgdMultiplier ? "z = " + g6(*dpsgdMultiplier) + " with clip norm C = " + g6(*clipNorm)
                        : std::string("none (no noisy_gd.clip_norm C)");

@@ -162,6 +162,10 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
 
 PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const std::string& directory, bool writer)
     : case_(c), bounds_(std::move(problem)), directory_(directory), writer_(writer) {
+  if (c.dynamics == "noisy_gd" && c.batch.sampling != "full")
+    minibatchReason_ = "batch.sampling = \"" + c.batch.sampling +
+                       "\": the bound is stated for full-batch noisy GD (MATH.md §5); minibatch noisy SGD (§8) "
+                       "changes the per-step gradient gap and its distribution, and no bound for it is derived here";
   setUpComposition();
   for (const auto& o : c.divergence.orders) orders_.push_back(o.alpha);
   namespace u = io::units;
@@ -183,7 +187,7 @@ PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const 
   std::vector<std::vector<std::string>> rows;
   for (const auto& info : models::PrivacyBounds::catalogue())
     for (auto kind : kKinds) {
-      const auto& a = bounds_.applicability(info.item, kind);
+      const auto& a = applicability(info.item, kind);
       rows.push_back({std::to_string(info.item), stem(info.item, kind), info.name,
                       kind == models::GapKind::Measured ? "measured" : "S_g/n", a.applies ? "yes" : "no", a.reason,
                       info.source, info.assumptions});
@@ -203,10 +207,10 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   std::vector<double> row{static_cast<double>(step), t};
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds)
-      for (double a : orders_) row.push_back(bounds_.renyi(item, kind, a, step, t));
+      for (double a : orders_) row.push_back(boundRenyi(item, kind, a, step, t));
   for (auto kind : kKinds) {
-    row.push_back(bounds_.kl(kind, step, t));
-    row.push_back(bounds_.tv(kind, step, t));
+    row.push_back(boundKl(kind, step, t));
+    row.push_back(boundTv(kind, step, t));
   }
   boundRows_.push_back(row);
   if (boundsCsv_) {
@@ -222,12 +226,12 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
     if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", io::columnNames(epsilonColumns_));
     epsilonOpened_ = true;
   }
-  std::vector<std::vector<double>> boundRenyi;  // per (item, kind): R_alpha on the order grid
+  std::vector<std::vector<double>> boundOnRenyi;  // per (item, kind): R_alpha on the order grid
   for (int item = 1; item <= 8; ++item)
     for (auto kind : kKinds) {
       std::vector<double> r;
-      for (double a : orders_) r.push_back(bounds_.renyi(item, kind, a, step, t));
-      boundRenyi.push_back(r);
+      for (double a : orders_) r.push_back(boundRenyi(item, kind, a, step, t));
+      boundOnRenyi.push_back(r);
     }
   const double mu = compositionMu(t);
   const auto minibatchEps = minibatch_ ? minibatch_->epsilons(step, case_.privacy.deltaGrid)
@@ -246,7 +250,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
     e.insert(e.end(), {mp.epsilon, mp.order, kp.epsilon, kp.order, m.pq.epsilon, m.qp.epsilon, k.pq.epsilon,
                        k.qp.epsilon});
     // The bounds (MATH.md §5) bound R_alpha of either direction alike (they are symmetric in D and D').
-    for (const auto& r : boundRenyi) {
+    for (const auto& r : boundOnRenyi) {
       const bool applies = !r.empty() && !std::isnan(r.front());
       e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
       e.push_back(applies ? models::cksEpsilon(orders_, r, delta).epsilon : kNaN);
@@ -341,43 +345,46 @@ void PrivacyOutput::summary(std::ostream& s) const {
     << " at the end (MATH.md §5; every order and step: bounds.csv; reasons: bound_applicability.csv)\n";
   std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "computed", fmt(last_.renyi[shown]).c_str(), "");
   s << b;
-  std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "bound", "with S_g/n", "with the measured gap");
-  s << b;
-  for (const auto& info : models::PrivacyBounds::catalogue()) {
-    std::string name = std::to_string(info.item) + " " + info.name;
-    std::string cells[2];
-    for (int k = 0; k < 2; ++k) {
-      const auto& a = bounds_.applicability(info.item, kKinds[k]);
-      if (!a.applies) {
-        cells[k] = "n/a";
-        continue;
-      }
-      const double val = info.item == 9 ? bounds_.kl(kKinds[k], lastStep_, lastT_)
-                                        : bounds_.renyi(info.item, kKinds[k], alpha, lastStep_, lastT_);
-      cells[k] = (info.item == 9 ? "KL <= " : "") + fmt(val);
-    }
-    std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", name.c_str(), cells[0].c_str(), cells[1].c_str());
+  if (!minibatchReason_.empty()) s << "    none applies: " << minibatchReason_ << "\n";
+  else {
+    std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", "bound", "with S_g/n", "with the measured gap");
     s << b;
-    const auto& w = bounds_.applicability(info.item, kKinds[0]);
-    const auto& m = bounds_.applicability(info.item, kKinds[1]);
-    if (!w.applies && !m.applies && w.reason == m.reason)
-      s << "        not applicable: " << w.reason << "\n";
-    else {
-      if (!w.applies) s << "        S_g/n not applicable: " << w.reason << "\n";
-      if (!m.applies) s << "        measured gap not applicable: " << m.reason << "\n";
+    for (const auto& info : models::PrivacyBounds::catalogue()) {
+      std::string name = std::to_string(info.item) + " " + info.name;
+      std::string cells[2];
+      for (int k = 0; k < 2; ++k) {
+        const auto& a = applicability(info.item, kKinds[k]);
+        if (!a.applies) {
+          cells[k] = "n/a";
+          continue;
+        }
+        const double val = info.item == 9 ? boundKl(kKinds[k], lastStep_, lastT_)
+                                          : boundRenyi(info.item, kKinds[k], alpha, lastStep_, lastT_);
+        cells[k] = (info.item == 9 ? "KL <= " : "") + fmt(val);
+      }
+      std::snprintf(b, sizeof b, "    %-40s %-22s %s\n", name.c_str(), cells[0].c_str(), cells[1].c_str());
+      s << b;
+      const auto& w = applicability(info.item, kKinds[0]);
+      const auto& m = applicability(info.item, kKinds[1]);
+      if (!w.applies && !m.applies && w.reason == m.reason)
+        s << "        not applicable: " << w.reason << "\n";
+      else {
+        if (!w.applies) s << "        S_g/n not applicable: " << w.reason << "\n";
+        if (!m.applies) s << "        measured gap not applicable: " << m.reason << "\n";
+      }
     }
-  }
-  {
-    const auto& P = bounds_.problem();
-    if (P.strongConvexity && *P.strongConvexity > 0) {
-      s << "    LSI constants: CYS Lemma 5 c = lambda/(2 sigma^2) = " << fmt(*P.strongConvexity / (2 * bounds_.sigma2()))
-        << " (item 3); c* = " << fmt(models::sharpenedLsiConstant(P.noisyGd, *P.strongConvexity, bounds_.sigma2(), P.eta))
-        << " (item 2, docs/bounds.md §2; Lemma 5's factor 2 is conservative)\n";
+    {
+      const auto& P = bounds_.problem();
+      if (P.strongConvexity && *P.strongConvexity > 0) {
+        s << "    LSI constants: CYS Lemma 5 c = lambda/(2 sigma^2) = " << fmt(*P.strongConvexity / (2 * bounds_.sigma2()))
+          << " (item 3); c* = " << fmt(models::sharpenedLsiConstant(P.noisyGd, *P.strongConvexity, bounds_.sigma2(), P.eta))
+          << " (item 2, docs/bounds.md §2; Lemma 5's factor 2 is conservative)\n";
+      }
     }
+    if (applicability(9, kKinds[1]).applies)
+      s << "    (TV <= sqrt(KL bound/2) = " << fmt(boundTv(kKinds[1], lastStep_, lastT_))
+        << " with the measured gap; computed TV " << fmt(last_.tv) << ")\n";
   }
-  if (bounds_.applicability(9, kKinds[1]).applies)
-    s << "    (TV <= sqrt(KL bound/2) = " << fmt(bounds_.tv(kKinds[1], lastStep_, lastT_))
-      << " with the measured gap; computed TV " << fmt(last_.tv) << ")\n";
 
   // (eps, delta) at the user's delta, last output step.
   const double delta = case_.privacy.delta;
@@ -473,13 +480,34 @@ void PrivacyOutput::summary(std::ostream& s) const {
   }
 }
 
+models::Applicability PrivacyOutput::applicability(int item, models::GapKind kind) const {
+  if (!minibatchReason_.empty()) return {false, minibatchReason_};
+  return bounds_.applicability(item, kind);
+}
+
+double PrivacyOutput::boundRenyi(int item, models::GapKind kind, double alpha, long step, double t) const {
+  return minibatchReason_.empty() ? bounds_.renyi(item, kind, alpha, step, t) : kNaN;
+}
+
+double PrivacyOutput::boundKl(models::GapKind kind, long step, double t) const {
+  return minibatchReason_.empty() ? bounds_.kl(kind, step, t) : kNaN;
+}
+
+double PrivacyOutput::boundTv(models::GapKind kind, long step, double t) const {
+  return minibatchReason_.empty() ? bounds_.tv(kind, step, t) : kNaN;
+}
+
 void PrivacyOutput::setUpComposition() {
   const auto& P = bounds_.problem();
   if (P.noisyGd && case_.batch.sampling != "full") {
     const double n = static_cast<double>(case_.data.records.size());
     minibatch_.emplace(case_, P.worstCaseGap ? std::optional<double>(*P.worstCaseGap * n) : std::nullopt);
   }
-  if (!P.worstCaseGap) {
+  if (!minibatchReason_.empty()) {
+    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/DpSgdAccounting).
+    compositionUnavailable_ = "batch.sampling = \"" + case_.batch.sampling +
+                              "\": the baseline composes full-batch Gaussian mechanisms, not this minibatch schedule";
+  } else if (!P.worstCaseGap) {
     compositionUnavailable_ = "S_g/n is not known (give loss.sensitivity)";
   } else if (!P.noisyGd && (P.Sigma - P.SigmaPrime).norm() != 0.0) {
     compositionUnavailable_ = "Sigma != Sigma': the two paths' laws are mutually singular (eps = inf for the whole path)";

@@ -77,6 +77,12 @@ private:
   /// when it does not exist (MATH.md §8, models/GaussianComposition.hpp); set up once from the bound problem.
   void setUpComposition();
   double compositionMu(double t) const;
+  /// The bounds as this run may present them: with minibatches (MATH.md §8) none applies (minibatchReason_ says why).
+  models::Applicability applicability(int item, models::GapKind kind) const;
+  double boundRenyi(int item, models::GapKind kind, double alpha, long step, double t) const;
+  double boundKl(models::GapKind kind, long step, double t) const;
+  double boundTv(models::GapKind kind, long step, double t) const;
+  std::string minibatchReason_;  // why the full-batch bounds do not apply (empty: full batches or Langevin)
   double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
   std::string compositionUnavailable_;
   /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/DpSgdAccounting.hpp).

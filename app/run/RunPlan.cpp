@@ -7,6 +7,7 @@
 
 #include "app/Checkpoint.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/run/MinibatchSchedule.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
 
@@ -100,10 +101,7 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
       accuracy(spatialAccuracy(cs, noisyGd)),
       mesh(caseMesh(cs, comm, problem, accuracy)),
       disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy) {
-  if (noisyGd && c.batch.sampling != "full")
-    throw InputError(c.sourcePath.string() + ": batch.sampling = \"" + c.batch.sampling +
-                         "\": fpdp run does not evolve minibatch noisy SGD yet; allowed: \"full\"",
-                     "batch.sampling", "\"" + c.batch.sampling + "\"", "full");
+  if (noisyGd) requireSupportedMinibatches(c, losses, mesh.box().totalCells());
   buildPropagator();
   if (const auto unused = solver::unusedPetscOptions(); !unused.empty()) {
     std::string list;
@@ -171,8 +169,7 @@ void RunPlan::buildPropagator() {
       evolution = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
     }
     if (noisyGd)
-      gd = std::make_unique<solver::NoisyGradientDescent>(mesh, gradientField(losses.lossD, dim),
-                                                          gradientField(losses.lossDPrime, dim), noisyGdSettings(c));
+      gd = std::make_unique<solver::NoisyGradientDescent>(mesh, minibatchDrift(c, losses, dim), noisyGdSettings(c));
   } catch (const PetscFailure& e) {
     throw SolverConfigurationError("PETSc rejected the solver configuration: " +
                                    (capture.message().empty() ? std::string(e.what()) : capture.message()));
@@ -198,10 +195,11 @@ void RunPlan::requireResumableSolver(const io::CheckpointData* resume) {
   }
 }
 
-/// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it.
+/// The closed form, where one exists, as functions of (step, time). Projected noisy GD has none: Pi_C breaks it; nor
+/// has minibatch noisy SGD here (its closed forms are the tests' and validation's, not the full-batch recursion).
 void RunPlan::buildOracle() {
   langevinReference = noisyGd ? std::nullopt : validation::GaussianReference::forProblem(problem);
-  gdReference = noisyGd && c.noisyGd.constraintSet.isNone()
+  gdReference = noisyGd && c.noisyGd.constraintSet.isNone() && c.batch.sampling == "full"
                     ? validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime, c.noisyGd.eta,
                                                                  c.noise.sigmaFor(false, dim), initial)
                     : std::nullopt;

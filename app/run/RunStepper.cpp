@@ -94,7 +94,7 @@ void RunStepper::runNoisyGd() {
     // The tracing pair starts from step k-1, whose divergences the observers have if it was an output step.
     if (tracing_) tracing_->traceStep(k - 1, u_, lastStep_ == k - 1 ? last_ : divergences_.evaluate(u_));
     const auto report = k == 1 && plan_.exactFirstStep ? plan_.gd->stepFromGaussian(u_, plan_.disc.problem().initial)
-                                                        : plan_.gd->step(u_);
+                                                        : plan_.gd->step(u_, k - 1);  // cyclic: batch (k-1) mod m
     for (int i = 0; i < 6; ++i) {
       outflowP_.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
       outflowQ_.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];

@@ -8,6 +8,7 @@
 
 #include "app/DpSgdAccounting.hpp"
 #include "app/NumberFormat.hpp"
+#include "app/run/MinibatchSchedule.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 
 namespace fpdp::app {
@@ -39,6 +40,7 @@ void describeRun(std::ostream& s, const RunReport& r) {
   }
   s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << p.tEnd() << ")\n  "
     << p.solverDescription << "\n";
+  if (c.batch.sampling != "full") s << describeMinibatches(c, p.losses);
   s << dpSgdVocabulary(c, p.statedSensitivity()).text();
   if (const auto* kq = p.gd->kernelQuadrature()) {
     // The start N(m_0, V_0) is summed by the first step: its own aliasing term joins once.

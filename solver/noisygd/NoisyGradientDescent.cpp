@@ -45,12 +45,30 @@ void FieldGatherer::scatter(const std::vector<double>& values, Vec u, int field)
 
 NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD,
                                            GradientField gradientDPrime, const NoisyGdSettings& settings)
-    : mesh_(mesh),
-      settings_(settings),
-      pushD_(mesh.box(), std::move(gradientD), settings.eta),
-      pushDPrime_(mesh.box(), std::move(gradientDPrime), settings.eta),
-      gatherer_(mesh) {
+    : NoisyGradientDescent(mesh, MinibatchDrift::fullBatch(std::move(gradientD), std::move(gradientDPrime)), settings) {}
+
+NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, MinibatchDrift drift,
+                                           const NoisyGdSettings& settings)
+    : mesh_(mesh), settings_(settings), sampling_(drift.sampling), gatherer_(mesh) {
   if (mesh.fields() != 2) throw std::invalid_argument("NoisyGradientDescent: the mesh must carry 2 fields (p, q)");
+  if (sampling_ == BatchSampling::Poisson) {
+    if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov)
+      throw std::invalid_argument("chapman_kolmogorov cannot take the Poisson batch mixture (one kernel per map)");
+    mixtureD_ = std::make_unique<PoissonBatchMixture>(mesh.box(), std::move(drift.D.records), drift.rate,
+                                                      drift.expectedSize, settings.eta);
+    mixtureDPrime_ = std::make_unique<PoissonBatchMixture>(mesh.box(), std::move(drift.DPrime.records), drift.rate,
+                                                           drift.expectedSize, settings.eta);
+  } else {
+    if (drift.D.batches.empty() || drift.D.batches.size() != drift.DPrime.batches.size())
+      throw std::invalid_argument("NoisyGradientDescent: D and D' need the same number (>= 1) of batch maps");
+    // The kernels below refer to these: reserve, so that no reallocation moves them.
+    pushD_.reserve(drift.D.batches.size());
+    pushDPrime_.reserve(drift.D.batches.size());
+    for (std::size_t b = 0; b < drift.D.batches.size(); ++b) {
+      pushD_.emplace_back(mesh.box(), std::move(drift.D.batches[b]), settings.eta);
+      pushDPrime_.emplace_back(mesh.box(), std::move(drift.DPrime.batches[b]), settings.eta);
+    }
+  }
   // The noise kernel N(0, 2 eta Sigma): its standard deviation per axis (diagonal part).
   for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
   if (settings_.diffusion == DiffusionMethod::FokkerPlanck) {
@@ -73,8 +91,10 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
       throw std::invalid_argument("chapman_kolmogorov needs a diagonal noise covariance");
     if (!settings_.constraint.isNone())
       throw std::invalid_argument("chapman_kolmogorov cannot carry the point masses of a constraint set (Pi_C)");
-    kernelD_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_, kernelStdDev_);
-    kernelDPrime_ = std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_, kernelStdDev_);
+    for (std::size_t b = 0; b < pushD_.size(); ++b) {
+      kernelD_.push_back(std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushD_[b], kernelStdDev_));
+      kernelDPrime_.push_back(std::make_unique<ChapmanKolmogorovQuadrature>(mesh.box(), pushDPrime_[b], kernelStdDev_));
+    }
   } else {
     if (settings_.noiseCross != std::array<double, 3>{0, 0, 0})
       throw std::invalid_argument("exact_convolution needs a diagonal noise covariance");
@@ -134,8 +154,19 @@ double wallCellMass(const meshes::BoxMesh& box, const std::vector<double>& field
 }
 }  // namespace
 
-Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& field, std::vector<double>& bins,
-                                                 const PushForward& push) const {
+Outflow NoisyGradientDescent::push(int field, long k, std::vector<double>& values) const {
+  if (sampling_ == BatchSampling::Poisson) return (field == 0 ? mixtureD_ : mixtureDPrime_)->apply(values);
+  return (field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].apply(values);
+}
+
+void NoisyGradientDescent::forEachImage(int field, long k, const Point3& x,
+                                        const std::function<void(const Point3&, double)>& f) const {
+  if (sampling_ == BatchSampling::Poisson) return (field == 0 ? mixtureD_ : mixtureDPrime_)->forEachImage(x, f);
+  f((field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].map(x), 1.0);
+}
+
+Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& values, std::vector<double>& bins, int field,
+                                                 long stepIndex) const {
   const auto& box = mesh_.box();
   const std::array<int, 3> n{box.cells(0), box.cells(1), box.cells(2)};
   const std::array<int, 3> N{padded_->cells(0), padded_->cells(1), padded_->cells(2)};
@@ -148,20 +179,23 @@ Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& field, std
   std::size_t c = 0;
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
-      for (int i = 0; i < n[0]; ++i) big[at(i, j, k)] = field[c++];
+      for (int i = 0; i < n[0]; ++i) big[at(i, j, k)] = values[c++];
   const Outflow lost = paddedConvolution_->apply(big);
-  // p_k's boundary bins: point masses at their representative points, mapped by T_D, convolved exactly.
+  // p_k's boundary bins: point masses at their representative points, mapped by T_D (each T_B with weight w_B for
+  // a Poisson mixture), convolved exactly.
   const auto& points = bins_.points();
   for (std::size_t b = 0; b < bins.size(); ++b) {
     if (bins[b] == 0.0) continue;
-    depositGaussian(*padded_, push.map(points[b]), bins[b], kernelStdDev_, big);
+    forEachImage(field, stepIndex, points[b], [&](const Point3& y, double w) {
+      depositGaussian(*padded_, y, w * bins[b], kernelStdDev_, big);
+    });
     bins[b] = 0.0;
   }
   paddedProjection_->project(big, bins);  // every padding cell lies outside C, so it is emptied here
   c = 0;
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
-      for (int i = 0; i < n[0]; ++i) field[c++] = big[at(i, j, k)];
+      for (int i = 0; i < n[0]; ++i) values[c++] = big[at(i, j, k)];
   return lost;
 }
 
@@ -175,29 +209,36 @@ void NoisyGradientDescent::projectState(Vec u) {
   gatherer_.scatter(q, u, 1);
 }
 
-NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
+NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u, long stepIndex) {
   StepReport r;
   auto p = gatherer_.gather(u, 0);
   auto q = gatherer_.gather(u, 1);
-  if (kernelD_) {
+  if (!kernelD_.empty()) {
     // Push-forward and noise in one quadrature; its outflow is the kernel's mass beyond the walls.
-    r.diffP = kernelD_->apply(p);
-    r.diffQ = kernelDPrime_->apply(q);
+    r.diffP = kernelD_[batchIndex(stepIndex)]->apply(p);
+    r.diffQ = kernelDPrime_[batchIndex(stepIndex)]->apply(q);
     gatherer_.scatter(p, u, 0);
     gatherer_.scatter(q, u, 1);
     return r;
   }
-  r.pushP = pushD_.apply(p);
-  r.pushQ = pushDPrime_.apply(q);
+  r.pushP = push(0, stepIndex, p);
+  r.pushQ = push(1, stepIndex, q);
   if (projection_) {
     if (convolution_) {
-      r.diffP = convolveAndProject(p, boundary_.p, pushD_);
-      r.diffQ = convolveAndProject(q, boundary_.q, pushDPrime_);
+      r.diffP = convolveAndProject(p, boundary_.p, 0, stepIndex);
+      r.diffQ = convolveAndProject(q, boundary_.q, 1, stepIndex);
     } else {
       // p_k's boundary bins as pushed point masses, deposited linearly; then the noise; then Pi_C.
       for (std::size_t b = 0; b < bins_.size(); ++b) {
-        if (boundary_.p[b] != 0.0) depositLinear(mesh_.box(), pushD_.map(bins_.points()[b]), boundary_.p[b], p);
-        if (boundary_.q[b] != 0.0) depositLinear(mesh_.box(), pushDPrime_.map(bins_.points()[b]), boundary_.q[b], q);
+        const auto& x = bins_.points()[b];
+        if (boundary_.p[b] != 0.0)
+          forEachImage(0, stepIndex, x, [&](const Point3& y, double w) {
+            depositLinear(mesh_.box(), y, w * boundary_.p[b], p);
+          });
+        if (boundary_.q[b] != 0.0)
+          forEachImage(1, stepIndex, x, [&](const Point3& y, double w) {
+            depositLinear(mesh_.box(), y, w * boundary_.q[b], q);
+          });
         boundary_.p[b] = boundary_.q[b] = 0.0;
       }
       gatherer_.scatter(p, u, 0);
@@ -226,7 +267,9 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u) {
 
 std::string NoisyGradientDescent::describe() const {
   std::ostringstream os;
-  if (kernelD_) return "push-forward and noise: " + kernelD_->describe();
+  if (sampling_ == BatchSampling::Cyclic) os << "cyclic batches: " << pushD_.size() << " batch maps visited in turn; ";
+  if (mixtureD_) os << mixtureD_->describe() << "; ";
+  if (!kernelD_.empty()) return os.str() + "push-forward and noise: " + kernelD_[0]->describe();
   os << "push-forward: monotone cubic remap by shears; diffusion: ";
   if (diffusion_) os << "fokker_planck, " << settings_.diffusionSubsteps << " substeps, " << diffusion_->describe();
   else os << "exact_convolution";
@@ -242,6 +285,13 @@ std::string NoisyGradientDescent::describe() const {
 namespace fpdp::solver {
 
 bool NoisyGradientDescent::canStepFromGaussian() const {
+  if (mixtureD_) {
+    // Every quadrature node's images under every batch map, each spread over the mesh.
+    const double work = std::max(mixtureD_->batchMaps(), mixtureDPrime_->batchMaps()) *
+                        std::pow(static_cast<double>(kGaussHermiteNodes), mesh_.dim()) *
+                        static_cast<double>(mesh_.box().totalCells());
+    if (work > kMixtureStartWork) return false;
+  }
   return !constrained() && settings_.noiseCross == std::array<double, 3>{0, 0, 0};
 }
 
@@ -284,31 +334,34 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::stepFromGaussian(Vec u, c
     Point3 theta{0, 0, 0};
     for (int a = 0; a < dim; ++a) theta[a] = x(a);
     for (int field = 0; field < 2; ++field) {
-      const Point3 y = field == 0 ? pushD_.map(theta) : pushDPrime_.map(theta);
-      Outflow& out = field == 0 ? report.diffP : report.diffQ;
-      for (int a = 0; a < dim; ++a) {
-        const auto& axis = box.axis(a);
-        const double s = kernelStdDev_[a];
-        auto below = [&](double f) { return 0.5 * std::erfc(-(f - y[a]) / (s * std::sqrt(2.0))); };  // P(y + Z < f)
-        auto above = [&](double f) { return 0.5 * std::erfc((f - y[a]) / (s * std::sqrt(2.0))); };   // P(y + Z > f)
-        along[a].assign(static_cast<std::size_t>(axis.cells()), 0.0);
-        for (int i = 0; i < axis.cells(); ++i) {
-          const double lo = axis.face(i), hi = axis.face(i + 1), c = 0.5 * (lo + hi);
-          // Cell probabilities as differences of the smaller tail, so that far cells keep their digits.
-          along[a][static_cast<std::size_t>(i)] =
-              pointValues ? std::exp(-0.5 * (c - y[a]) * (c - y[a]) / (s * s)) / (s * std::sqrt(2.0 * M_PI))
-              : c < y[a]  ? below(hi) - below(lo)
-                          : above(lo) - above(hi);
+      // Step 0's map (cyclic: batch 0), or every Poisson batch's with its weight.
+      forEachImage(field, 0, theta, [&](const Point3& y, double weight) {
+        const double wy = w * weight;
+        Outflow& out = field == 0 ? report.diffP : report.diffQ;
+        for (int a = 0; a < dim; ++a) {
+          const auto& axis = box.axis(a);
+          const double s = kernelStdDev_[a];
+          auto below = [&](double f) { return 0.5 * std::erfc(-(f - y[a]) / (s * std::sqrt(2.0))); };  // P(y + Z < f)
+          auto above = [&](double f) { return 0.5 * std::erfc((f - y[a]) / (s * std::sqrt(2.0))); };   // P(y + Z > f)
+          along[a].assign(static_cast<std::size_t>(axis.cells()), 0.0);
+          for (int i = 0; i < axis.cells(); ++i) {
+            const double lo = axis.face(i), hi = axis.face(i + 1), c = 0.5 * (lo + hi);
+            // Cell probabilities as differences of the smaller tail, so that far cells keep their digits.
+            along[a][static_cast<std::size_t>(i)] =
+                pointValues ? std::exp(-0.5 * (c - y[a]) * (c - y[a]) / (s * s)) / (s * std::sqrt(2.0 * M_PI))
+                : c < y[a]  ? below(hi) - below(lo)
+                            : above(lo) - above(hi);
+          }
+          // Beyond the walls, counted per face (a corner's mass on both of its faces: at the noise's 1e-19 scale).
+          out.mass[2 * a] += wy * below(axis.lower());
+          out.mass[2 * a + 1] += wy * above(axis.upper());
         }
-        // Beyond the walls, counted per face (a corner's mass on both of its faces: at the noise's 1e-19 scale).
-        out.mass[2 * a] += w * below(axis.lower());
-        out.mass[2 * a + 1] += w * above(axis.upper());
-      }
-      mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-        const std::array<PetscInt, 3> c{i, j, k};
-        double v = w;
-        for (int a = 0; a < dim; ++a) v *= along[a][static_cast<std::size_t>(c[a])];
-        acc[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(field)] += pointValues ? v : v / vol[l];
+        mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+          const std::array<PetscInt, 3> c{i, j, k};
+          double v = wy;
+          for (int a = 0; a < dim; ++a) v *= along[a][static_cast<std::size_t>(c[a])];
+          acc[2 * static_cast<std::size_t>(l) + static_cast<std::size_t>(field)] += pointValues ? v : v / vol[l];
+        });
       });
     }
   }

@@ -22,6 +22,9 @@
 //      standard deviations on every side, so the mass it carries beyond the mesh walls is projected like all mass
 //      outside C instead of being lost (beyond the padding: Phi(-9) = 1.1e-19 of a wall cell's mass, outflow); the Fokker–Planck route has no-flux walls and reports the mass in
 //      the wall cells (keep several noise standard deviations between C and the walls: constraintMargin()).
+// Minibatch noisy SGD (MATH.md §8, docs/noisy-gd.md §9): the map of step k is the cyclic batch k mod m's, or the
+// push-forward is the Poisson mixture sum_B w_B T_B # p_k (PoissonBatchMixture; the boundary bins' point masses go
+// to every T_B(x) with weight w_B); the noise and Pi_C are the same operators.
 // Both fields are gathered to every rank for the push-forward (a line-by-line remap) and scattered back; the
 // diffusion runs distributed. The results do not depend on the number of ranks beyond the linear solver's rounding.
 #include <functional>
@@ -38,6 +41,8 @@
 #include "solver/functionals/Divergences.hpp"
 #include "solver/discretisation/FokkerPlanckOperator.hpp"
 #include "solver/noisygd/GaussianConvolution.hpp"
+#include "solver/noisygd/MinibatchDrift.hpp"
+#include "solver/noisygd/PoissonBatchMixture.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
 namespace fpdp::solver {
@@ -57,8 +62,6 @@ struct NoisyGdSettings {
   int ballAngularBins = 0;           // ball: boundary bins per full turn (0: automatic, BoundaryBins)
 };
 
-using GradientField = std::function<Point3(const Point3&)>;
-
 /// Whole-field copies of one field of a distributed state, in natural order, on every rank.
 class FieldGatherer {
 public:
@@ -75,8 +78,12 @@ private:
 
 class NoisyGradientDescent {
 public:
+  /// Full-batch noisy GD with the gradients of L_D and L_D'.
   NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
                        const NoisyGdSettings& settings);
+  /// Minibatch noisy SGD (cyclic batches or Poisson sampling; MinibatchDrift::fullBatch is the constructor above).
+  /// Poisson sampling with chapman_kolmogorov is refused (std::invalid_argument).
+  NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, MinibatchDrift drift, const NoisyGdSettings& settings);
   // The projections hold references to bins_ and padded_: not copyable, not movable.
   NoisyGradientDescent(const NoisyGradientDescent&) = delete;
   NoisyGradientDescent& operator=(const NoisyGradientDescent&) = delete;
@@ -88,13 +95,17 @@ public:
     double wallMassP = 0, wallMassQ = 0;  // Fokker–Planck route with a constraint: mass in the wall cells after
                                           // the noise, before Pi_C (what the no-flux walls may have distorted)
   };
-  /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step.
-  StepReport step(Vec u);
-  /// Whether stepFromGaussian applies: no constraint set and a diagonal noise covariance.
+  /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step: p_k -> p_{k+1} with k =
+  /// stepIndex (0-based), which chooses the cyclic batch k mod m (full batches and Poisson sampling ignore it).
+  StepReport step(Vec u, long stepIndex = 0);
+  /// Whether stepFromGaussian applies: no constraint set, a diagonal noise covariance, and for a Poisson mixture at
+  /// most kMixtureStartWork (batch maps x quadrature nodes x cells).
   bool canStepFromGaussian() const;
+  static constexpr double kMixtureStartWork = 268435456.0;  // 2^28: seconds
   /// The first step taken exactly from a Gaussian start theta_0 ~ N(m_0, V_0) instead of from the cell averages of u
   /// (docs/noisy-gd.md, "Under-resolved starts"): p_1 = (T_D # N(m_0, V_0)) * N(0, 2 eta Sigma), whose cell averages
-  /// (point values for chapman_kolmogorov) are int N(x; m_0, V_0) P(T_D(x) + Z in cell) dx, by Gauss–Hermite
+  /// (point values for chapman_kolmogorov) are int N(x; m_0, V_0) P(T_D(x) + Z in cell) dx (cyclic batches: batch 0's
+  /// map; Poisson: the sum over the batches of w_B P(T_B(x) + Z in cell)), by Gauss–Hermite
   /// quadrature in x (kGaussHermiteNodes per axis of V_0's Cholesky factor) with the exact Gaussian cell probabilities
   /// of Z; q_1 with T_D'. Exact for an affine T_D up to the quadrature's rounding-level error when V_0 is small
   /// against the noise (the case it is for); for any smooth T_D the integrand is smooth on the scale of V_0. Mass
@@ -112,10 +123,10 @@ public:
   bool constrained() const { return !bins_.empty(); }
   /// What the state's numbers are: point values at the cell centres for chapman_kolmogorov, else cell averages.
   meshes::FieldRepresentation representation() const {
-    return kernelD_ ? meshes::FieldRepresentation::PointValues : meshes::FieldRepresentation::CellAverages;
+    return !kernelD_.empty() ? meshes::FieldRepresentation::PointValues : meshes::FieldRepresentation::CellAverages;
   }
   /// chapman_kolmogorov: the quadrature of the step for D (aliasing estimate, resolution); null otherwise.
-  const ChapmanKolmogorovQuadrature* kernelQuadrature() const { return kernelD_.get(); }
+  const ChapmanKolmogorovQuadrature* kernelQuadrature() const { return kernelD_.empty() ? nullptr : kernelD_[0].get(); }
   /// Smallest distance between C and the mesh walls, in noise standard deviations sqrt(2 eta Sigma_aa) of the axis
   /// (+inf without a constraint).
   double constraintMargin() const;
@@ -124,12 +135,15 @@ public:
 private:
   const meshes::DistributedBoxMesh& mesh_;
   NoisyGdSettings settings_;
-  PushForward pushD_, pushDPrime_;
+  BatchSampling sampling_;
+  std::vector<PushForward> pushD_, pushDPrime_;                   // full: one; cyclic: one per batch; Poisson: none
+  std::unique_ptr<PoissonBatchMixture> mixtureD_, mixtureDPrime_;  // Poisson
   FieldGatherer gatherer_;
   std::unique_ptr<FokkerPlanckOperator> heat_;
   std::unique_ptr<DensityEvolution> diffusion_;
   std::unique_ptr<GaussianConvolution> convolution_;
-  std::unique_ptr<ChapmanKolmogorovQuadrature> kernelD_, kernelDPrime_;  // chapman_kolmogorov: the whole step
+  // chapman_kolmogorov: the whole step, one per batch map
+  std::vector<std::unique_ptr<ChapmanKolmogorovQuadrature>> kernelD_, kernelDPrime_;
   // Constraint (docs/noisy-gd.md §6).
   BoundaryBins bins_;
   std::unique_ptr<ConstraintProjection> projection_;
@@ -139,9 +153,14 @@ private:
   std::unique_ptr<meshes::BoxMesh> padded_;  // exact convolution with a constraint
   std::unique_ptr<ConstraintProjection> paddedProjection_;
   std::unique_ptr<GaussianConvolution> paddedConvolution_;
+  /// The push-forward of step k for field 0 (p, D) or 1 (q, D'), in place.
+  Outflow push(int field, long k, std::vector<double>& values) const;
+  /// The images of a point mass at x under step k's map(s) with their weights (one image of weight 1 unless Poisson).
+  void forEachImage(int field, long k, const Point3& x, const std::function<void(const Point3&, double)>& f) const;
+  std::size_t batchIndex(long k) const { return static_cast<std::size_t>(k % static_cast<long>(pushD_.size())); }
   /// Exact-convolution route with a constraint: noise and Pi_C on the padded mesh; the bins (p_k's) enter as pushed
   /// point masses and leave holding p_{k+1}'s.
-  Outflow convolveAndProject(std::vector<double>& field, std::vector<double>& bins, const PushForward& push) const;
+  Outflow convolveAndProject(std::vector<double>& values, std::vector<double>& bins, int field, long k) const;
 };
 
 }  // namespace fpdp::solver

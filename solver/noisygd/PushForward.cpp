@@ -40,8 +40,8 @@ struct MonotoneCubic {
   }
 };
 
-/// Derivative of the face images with respect to the face coordinate (central differences, fourth order where the
-/// stencil fits on a uniform line, second order otherwise).
+}  // namespace
+
 std::vector<double> imageSlopes(const std::vector<double>& x, const std::vector<double>& y) {
   const std::size_t n = x.size();
   std::vector<double> s(n);
@@ -66,8 +66,6 @@ std::vector<double> imageSlopes(const std::vector<double>& x, const std::vector<
   }
   return s;
 }
-
-}  // namespace
 
 std::vector<double> faceDensities(const std::vector<double>& faces, const double* a, std::ptrdiff_t stride,
                                   bool clampNonNegative) {

@@ -41,6 +41,8 @@
 namespace fpdp::solver {
 
 using Point3 = std::array<double, 3>;
+/// A gradient field g on R^3 (components >= the mesh's dimension are 0): the map T(theta) = theta - eta g(theta).
+using GradientField = std::function<Point3(const Point3&)>;
 
 /// Mass carried beyond the mesh by a push-forward, per axis and side (index 2a = lower wall of axis a, 2a+1 = upper).
 struct Outflow {
@@ -77,6 +79,10 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
                                 const std::vector<double>& imageSlope, double* out, std::ptrdiff_t outStride,
                                 const std::vector<const double*>& passiveMasses, const std::vector<double*>& passiveOut,
                                 std::vector<std::array<double, 2>>& passiveOutflow);
+
+/// f' at the faces from the face images f(x_i) (central differences: fourth order on uniform lines, second order
+/// otherwise): the imageSlope argument of remapLine.
+std::vector<double> imageSlopes(const std::vector<double>& faces, const std::vector<double>& images);
 
 /// Face density estimates from cell averages along a line (fourth order on uniform lines, second order otherwise),
 /// clamped at 0 for non-negative data.

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fpdp::app::test {
 
@@ -27,6 +29,21 @@ inline void writeText(const std::filesystem::path& file, const std::string& text
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// The numbers of a CSV file, row by row, its header line dropped (a cell that is no number reads as 0).
+inline std::vector<std::vector<double>> csvNumbers(const std::filesystem::path& csv) {
+  std::istringstream in(readText(csv));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::vector<double>> out;
+  while (std::getline(in, line)) {
+    std::vector<double> r;
+    std::istringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');) r.push_back(std::strtod(c.c_str(), nullptr));
+    out.push_back(r);
+  }
+  return out;
+}
 
 /// Single-quotes a word for /bin/sh.
 inline std::string shellQuote(const std::string& s) {

@@ -63,19 +63,6 @@ void run(const fs::path& caseFile, const fs::path& out, int ranks) {
   BOOST_REQUIRE_MESSAGE(r.status == 0, r.log);
 }
 
-std::vector<std::vector<double>> rows(const fs::path& csv) {
-  std::istringstream in(readText(csv));
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::vector<double>> out;
-  while (std::getline(in, line)) {
-    std::vector<double> r;
-    std::istringstream cells(line);
-    for (std::string c; std::getline(cells, c, ',');) r.push_back(std::strtod(c.c_str(), nullptr));
-    out.push_back(r);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -92,7 +79,8 @@ BOOST_AUTO_TEST_CASE(two_rank_implicit_runs_are_reproducible_and_agree_with_one_
   // 2 ranks against 1: KL and R_alpha (columns kl, renyi_2, renyi_10) to round-off. The two runs factorise with
   // different packages (PETSc's serial LU, SuperLU_dist) in different orders, so they differ by the factorisations'
   // round-off: 1.05e-13 relative at worst, measured 2026-11-26; the bound keeps a factor 10 over it.
-  const auto parallel = rows(tmp.path() / "a" / "divergence.csv"), serial = rows(tmp.path() / "serial" / "divergence.csv");
+  const auto parallel = fpdp::app::test::csvNumbers(tmp.path() / "a" / "divergence.csv"),
+             serial = fpdp::app::test::csvNumbers(tmp.path() / "serial" / "divergence.csv");
   BOOST_REQUIRE_EQUAL(parallel.size(), serial.size());
   double worst = 0.0;
   for (std::size_t n = 1; n < serial.size(); ++n)

@@ -1,0 +1,196 @@
+#include "app/run/MinibatchSchedule.hpp"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "app/CaseReader.hpp"
+#include "app/NumberFormat.hpp"
+#include "app/run/RunPlan.hpp"
+#include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
+#include "solver/noisygd/PoissonBatchMixture.hpp"
+
+namespace fpdp::app {
+
+namespace {
+
+/// The records of a dataset as groups of identical records (equal label and features), in order of first
+/// appearance; O(n log n), for datasets of any size.
+std::vector<std::pair<models::Record, long>> groupRecords(const models::Dataset& data) {
+  std::vector<std::pair<models::Record, long>> groups;
+  std::map<std::vector<double>, std::size_t> index;
+  for (const auto& r : data.records()) {
+    std::vector<double> key{r.y};
+    key.insert(key.end(), r.x.data(), r.x.data() + r.x.size());
+    const auto [it, inserted] = index.emplace(std::move(key), groups.size());
+    if (inserted) groups.emplace_back(r, 1);
+    else ++groups[it->second].second;
+  }
+  return groups;
+}
+
+std::vector<long> groupCounts(const models::Dataset& data) {
+  std::vector<long> counts;
+  for (const auto& g : groupRecords(data)) counts.push_back(g.second);
+  return counts;
+}
+
+/// The per-example gradient of one record (clipped like the run's): the empirical loss of that record alone, whose
+/// gradientInto allocates nothing (the d >= 2 mixture evaluates it for every batch at every shear point).
+solver::GradientField recordGradient(const std::shared_ptr<const models::EmpiricalLoss>& whole, models::Record r) {
+  const std::shared_ptr<const models::Loss> loss(whole, &whole->loss());
+  auto single = std::make_shared<const models::EmpiricalLoss>(loss, models::Dataset({std::move(r)}), whole->clipNorm());
+  return [single](const solver::Point3& t) {
+    solver::Point3 out{0, 0, 0};
+    single->gradientInto(t.data(), out.data());
+    return out;
+  };
+}
+
+/// g_B = (|B|/b) (1/|B|) sum_{i in B} g_i: the batch's empirical loss (the same code and rounding as the full-batch
+/// drift: a single batch of all n records with b = n gives gradientField(L_D) bit for bit, the factor being 1).
+solver::GradientField batchGradient(const std::shared_ptr<const models::EmpiricalLoss>& whole,
+                                    std::vector<models::Record> batch, double b, int dim) {
+  if (batch.empty()) return [](const solver::Point3&) { return solver::Point3{0, 0, 0}; };
+  const double factor = static_cast<double>(batch.size()) / b;
+  const std::shared_ptr<const models::Loss> loss(whole, &whole->loss());
+  auto g = gradientField(std::make_shared<const models::EmpiricalLoss>(loss, models::Dataset(std::move(batch)),
+                                                                       whole->clipNorm()),
+                         dim);
+  if (factor == 1.0) return g;
+  return [g = std::move(g), factor](const solver::Point3& t) {
+    solver::Point3 v = g(t);
+    for (double& c : v) c *= factor;
+    return v;
+  };
+}
+
+void cyclicBatches(const Case& c, const EmpiricalLosses& losses, int dim, solver::MinibatchDrift& drift) {
+  const models::Dataset& D = c.data.records;
+  const std::size_t n = D.size(), size = static_cast<std::size_t>(c.batch.size);
+  const long m = c.batch.cycleLength(n);
+  const double b = c.batch.expectedSize(n);
+  const auto kind = c.neighbour.kind;
+  for (long j = 0; j < m; ++j) {
+    std::vector<models::Record> batchD, batchDPrime;
+    for (std::size_t i = static_cast<std::size_t>(j) * size; i < std::min(n, static_cast<std::size_t>(j + 1) * size);
+         ++i) {
+      batchD.push_back(D[i]);
+      if (kind == models::NeighbourKind::Remove && i == c.neighbour.index) continue;
+      batchDPrime.push_back(kind == models::NeighbourKind::Replace && i == c.neighbour.index ? c.neighbour.replacement
+                                                                                             : D[i]);
+    }
+    if (kind == models::NeighbourKind::Add && j == m - 1) batchDPrime.push_back(c.neighbour.replacement);
+    drift.D.batches.push_back(batchGradient(losses.lossD, std::move(batchD), b, dim));
+    drift.DPrime.batches.push_back(batchGradient(losses.lossDPrime, std::move(batchDPrime), b, dim));
+  }
+}
+
+std::vector<solver::RecordGroup> poissonGroups(const std::shared_ptr<const models::EmpiricalLoss>& L) {
+  std::vector<solver::RecordGroup> groups;
+  for (auto& [record, count] : groupRecords(L->data())) groups.push_back({recordGradient(L, record), count});
+  return groups;
+}
+
+}  // namespace
+
+solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& losses, int dim) {
+  if (c.batch.sampling == "full")
+    return solver::MinibatchDrift::fullBatch(gradientField(losses.lossD, dim), gradientField(losses.lossDPrime, dim));
+  solver::MinibatchDrift drift;
+  drift.expectedSize = c.batch.expectedSize(c.data.records.size());
+  if (c.batch.sampling == "cyclic") {
+    drift.sampling = solver::BatchSampling::Cyclic;
+    cyclicBatches(c, losses, dim, drift);
+  } else {
+    drift.sampling = solver::BatchSampling::Poisson;
+    drift.rate = c.batch.rate;
+    drift.D.records = poissonGroups(losses.lossD);
+    drift.DPrime.records = poissonGroups(losses.lossDPrime);
+  }
+  return drift;
+}
+
+void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, std::size_t cells) {
+  if (c.batch.sampling == "full") return;
+  const std::string mode = "batch.sampling = \"" + c.batch.sampling + "\"";
+  if (c.noisyGd.tracing_substeps > 0)
+    throw InputError(c.sourcePath.string() + ": noisy_gd.tracing_substeps = " +
+                         std::to_string(c.noisyGd.tracing_substeps) + " with " + mode +
+                         ": the tracing diffusions (MATH.md §2.2) are those of full-batch noisy GD; fpdp run does "
+                         "not trace minibatch steps",
+                     "noisy_gd.tracing_substeps", std::to_string(c.noisyGd.tracing_substeps),
+                     "0 with batch.sampling = \"" + c.batch.sampling + "\"");
+  if (c.batch.sampling == "cyclic" && c.noisyGd.diffusion == "chapman_kolmogorov") {
+    // One kernel table per batch map and dataset: its size per table as ChapmanKolmogorovQuadrature lays it out
+    // (per source cell and axis, the targets within the kernel's reach), against that class's limit for one table.
+    const double m = static_cast<double>(c.batch.cycleLength(c.data.records.size()));
+    double perTable = static_cast<double>(cells);
+    for (int a = 0; a < c.mesh.dim; ++a) {
+      const double h = (c.mesh.upper[a] - c.mesh.lower[a]) / c.mesh.cells[a];
+      const double s = std::sqrt(2.0 * c.noisyGd.eta * c.noise.sigmaFor(false, c.mesh.dim)(a, a));
+      perTable *= std::min(static_cast<double>(c.mesh.cells[a]),
+                           2.0 * solver::ChapmanKolmogorovQuadrature::kTail * s / h + 2.0);
+    }
+    const double total = 2.0 * m * perTable, limit = static_cast<double>(solver::ChapmanKolmogorovQuadrature::kMaxKernelEntries);
+    if (total > limit)
+      throw InputError(c.sourcePath.string() + ": " + mode + ", batch.size = " + std::to_string(c.batch.size) +
+                           " with noisy_gd.diffusion = \"chapman_kolmogorov\" needs one " +
+                           "kernel table per batch and dataset: " + formatNumber(2.0 * m, "%.0f") + " tables of about " +
+                           formatNumber(perTable, "%.3g") + " values, " + formatNumber(total, "%.3g") +
+                           " in all, above the limit " + formatNumber(limit, "%.3g") + " (8 bytes each)",
+                       "batch.size", std::to_string(c.batch.size),
+                       "a batch size with fewer batches (m = ceil(n / size)), or noisy_gd.diffusion = "
+                       "\"exact_convolution\"");
+  }
+  if (c.batch.sampling != "poisson") return;
+  if (c.noisyGd.diffusion == "chapman_kolmogorov")
+    throw InputError(c.sourcePath.string() + ": noisy_gd.diffusion = \"chapman_kolmogorov\" with " + mode +
+                         ": the quadrature takes one map per step, not the mixture of the Poisson batches",
+                     "noisy_gd.diffusion", "\"chapman_kolmogorov\"",
+                     "fokker_planck or exact_convolution with batch.sampling = \"poisson\"");
+  for (const auto* L : {losses.lossD.get(), losses.lossDPrime.get()}) {
+    const auto counts = groupCounts(L->data());
+    const double cost = solver::PoissonBatchMixture::costEstimate(counts, cells, c.mesh.dim);
+    if (cost <= kPoissonWorkBudget) continue;
+    std::ostringstream why;
+    why << c.sourcePath.string() << ": " << mode << " over " << counts.size() << " distinct records ("
+        << (L == losses.lossD.get() ? "D" : "D'") << ") enumerates "
+        << formatNumber(solver::PoissonBatchMixture::batchMaps(counts), "%.6g") << " batch maps per step on "
+        << cells << " cells: cost " << formatNumber(cost, "%.3g") << " (1-D remap cells"
+        << (c.mesh.dim > 1 ? ", x" + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") + " in d >= 2" : "")
+        << "), above the exact enumeration's budget " << formatNumber(kPoissonWorkBudget, "%.3g")
+        << " (docs/noisy-gd.md §9); fewer distinct records or a coarser mesh";
+    throw InputError(why.str(), "batch.sampling", "\"poisson\"",
+                     "a case whose Poisson mixture costs at most " + formatNumber(kPoissonWorkBudget, "%.3g") +
+                         " (batch maps x cells" +
+                         (c.mesh.dim > 1 ? " x " + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") : "") +
+                         ")");
+  }
+}
+
+std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses) {
+  const std::size_t n = c.data.records.size();
+  const double b = c.batch.expectedSize(n);
+  std::ostringstream os;
+  os << "  minibatch noisy SGD: " << c.batch.sampling << " batches, g_B = (1/b) sum_{i in B} grad l(theta; x_i) with b = " << formatNumber(b, "%.6g")
+     << (c.noisyGd.clipNorm ? " (each term clipped)" : "")
+     << "; a regulariser inside l is scaled with its term (MATH.md §8, docs/noisy-gd.md §9)\n";
+  if (c.batch.sampling == "cyclic") {
+    os << "    cyclic: m = " << c.batch.cycleLength(n) << " consecutive batches of " << c.batch.size
+       << " records in data order (the last: " << n - static_cast<std::size_t>(c.batch.size) *
+                                                        static_cast<std::size_t>(c.batch.cycleLength(n) - 1)
+       << "), step k uses batch k mod m; D' cut by D's partition";
+    if (c.neighbour.kind == models::NeighbourKind::Add) os << ", the added record in the last batch";
+    os << "\n";
+  } else {
+    os << "    poisson: rate gamma = " << formatNumber(c.batch.rate, "%.6g")
+       << ", every batch B enumerated with weight gamma^|B| (1-gamma)^(n-|B|), identical records merged: "
+       << formatNumber(solver::PoissonBatchMixture::batchMaps(groupCounts(losses.lossD->data())), "%.6g") << " (D) and "
+       << formatNumber(solver::PoissonBatchMixture::batchMaps(groupCounts(losses.lossDPrime->data())), "%.6g")
+       << " (D') batch maps per step, exact\n";
+  }
+  return os.str();
+}
+
+}  // namespace fpdp::app

@@ -19,8 +19,9 @@
 //    ratio is rounded down to the grid. Mass dropped (below the grid) only lowers delta.
 // Composition truncates the tails below tailMass per side after every convolution: pessimistically (the upper tail
 // to +infinity, the lower tail up onto the first kept loss), optimistically (the upper tail down onto the last kept
-// loss, the lower tail dropped). The bracket is exact up to floating-point round-off of the FFT (absolute about 1e-16
-// of the total mass per grid point and convolution): the gap between the two is the accounting's error.
+// loss, the lower tail dropped). The FFT's round-off is bounded per convolution (eps_mach log2(N) |a|_2 |b|_2 per
+// entry, times a safety factor) and added to the pessimistic mass at infinity; the gap between the two discretisations
+// is the accounting's error, and it grows where delta nears the tail cuts and the round-off (about 1e-11).
 //
 // The subsampled Gaussian mechanism, add/remove neighbours, noise scaled to 1 and shift mu (mu = C / (z C) = 1/z for
 // DP-SGD with clip norm C and noise multiplier z), sampling rate gamma in (0, 1]:

@@ -458,6 +458,8 @@ void PrivacyOutput::summary(std::ostream& s) const {
       << "): ";
     if (!minibatch_->unavailable().empty())
       s << "not computed: " << minibatch_->unavailable() << "\n";
+    else if (minibatch_->poisson() && std::isinf(composition))
+      s << "eps +inf: the accountant's tail cuts and round-off allowance exceed delta here (conservative)\n";
     else if (minibatch_->poisson())
       s << "eps " << fmt(composition) << " (certified; optimistic " << fmt(composition - (*row)[col + 2])
         << ", accuracy " << fmt((*row)[col + 2], "%.2e") << ")\n";

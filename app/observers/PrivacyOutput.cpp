@@ -452,7 +452,13 @@ void PrivacyOutput::summary(std::ostream& s) const {
       std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
       s << b;
     }
-  const double composition = (*row)[col], mu = (*row)[col + 1];
+  compositionSummary(s, *row, col);
+}
+
+/// The summary's line of the accountants' baseline from the epsilon.csv row: the full-batch GDP composition or the
+/// minibatch one (app/DpSgdAccounting), with its neighbouring relation.
+void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const {
+  const double composition = row[col], mu = row[col + 1];
   if (minibatch_) {
     s << "    every iterate released (the accountants' composition, MATH.md §8; " << minibatch_->description()
       << "): ";
@@ -461,8 +467,8 @@ void PrivacyOutput::summary(std::ostream& s) const {
     else if (minibatch_->poisson() && std::isinf(composition))
       s << "eps +inf: the accountant's tail cuts and round-off allowance exceed delta here (conservative)\n";
     else if (minibatch_->poisson())
-      s << "eps " << fmt(composition) << " (certified; optimistic " << fmt(composition - (*row)[col + 2])
-        << ", accuracy " << fmt((*row)[col + 2], "%.2e") << ")\n";
+      s << "eps " << fmt(composition) << " (certified; optimistic " << fmt(composition - row[col + 2])
+        << ", accuracy " << fmt(row[col + 2], "%.2e") << ")\n";
     else
       s << "eps " << fmt(composition) << ", mu = " << fmt(mu, "%.6g") << " over " << minibatch_->uses(lastStep_)
         << " uses of the record's batch\n";

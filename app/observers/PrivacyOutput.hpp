@@ -85,6 +85,7 @@ private:
   std::string minibatchReason_;  // why the full-batch bounds do not apply (empty: full batches or Langevin)
   double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
   std::string compositionUnavailable_;
+  void compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const;
   /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/DpSgdAccounting.hpp).
   std::optional<CompositionBaseline> minibatch_;
 

@@ -38,14 +38,19 @@ std::map<std::string, std::vector<double>> epsilonColumns(const fs::path& file) 
   return columns;
 }
 
+/// `fpdp run cases/dpsgd-<mode>-1d.toml` into tmp/<mode>.
+Outcome runShipped(const TemporaryDirectory& tmp, const std::string& mode) {
+  return runFpdp({"run", (kCases / ("dpsgd-" + mode + "-1d.toml")).string(), "--output", (tmp.path() / mode).string()});
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(cyclic_and_poisson_baselines_in_epsilon_csv) {
   TemporaryDirectory tmp("fpdp-dpsgd-baseline");
   for (const std::string mode : {"cyclic", "poisson"}) {
-    const fs::path out = tmp.path() / mode;
-    const auto r = runFpdp({"run", (kCases / ("dpsgd-" + mode + "-1d.toml")).string(), "--output", out.string()});
+    const auto r = runShipped(tmp, mode);
     BOOST_REQUIRE_MESSAGE(r.status == 0, r.output);
+    const fs::path out = tmp.path() / mode;
     BOOST_TEST(contains(r.output, "DP-SGD noise multiplier (add/remove, sensitivity C): z = 2 with clip norm C = 1"),
                r.output);
     BOOST_TEST(contains(r.output, "fpdp's replace-one noise multiplier per step: sigma b sqrt(2/eta) / S_g = 1 with S_g = 2"),

@@ -27,6 +27,9 @@
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/InterruptHint.hpp"
 #include "app/run/PlotProcess.hpp"
+#include <iostream>
+
+#include "app/DpSgdAccounting.hpp"
 #include "app/run/RunLogStages.hpp"
 #include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
@@ -217,6 +220,9 @@ int runCase(const Case& c, const RunOptions& options) {
 
   // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
+  if (plan.noisyGd && rank == 0 && !options.quiet)
+    std::cout << "noisy GD '" << c.name << "' in both vocabularies:\n" << dpSgdVocabulary(c, plan.statedSensitivity()).text()
+              << std::flush;
   const RunFunctionals functionals(plan);
   double companionSeconds = 0.0;
   CompanionValues companion = companionValues(c, comm, rank == 0 && !options.quiet, companionSeconds);

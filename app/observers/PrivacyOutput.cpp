@@ -49,8 +49,9 @@ std::string gapText(models::GapKind kind) {
 }
 
 /// The columns of epsilon.csv: the eps_exact columns only where the run finds eps(delta) by root-finding
-/// (observe() at the first output step, and restoreState() for a continued run).
-std::vector<io::Column> epsilonColumns(bool exactColumn) {
+/// (observe() at the first output step, and restoreState() for a continued run); a minibatch case's composition
+/// baseline (described by `minibatch`) has its own text and the accuracy column.
+std::vector<io::Column> epsilonColumns(bool exactColumn, const std::optional<CompositionBaseline>& minibatch) {
   namespace u = io::units;
   std::vector<io::Column> columns{outputStepColumn(), outputTimeColumn(),
                                   io::real("delta", u::kOne, "The delta of privacy.delta_grid.")};
@@ -80,9 +81,21 @@ std::vector<io::Column> epsilonColumns(bool exactColumn) {
       columns.push_back(conversion("eps_" + stem(item, kind) + "_cks", "the CKS conversion of " + bound));
     }
   // The accountants' baseline: every iterate released, exact Gaussian composition (models/GaussianComposition.hpp).
+  if (!minibatch) {
+    columns.insert(columns.end(),
+                   {conversion("eps_composition", "the exact composition of the Gaussian mechanisms of every iterate"),
+                    io::real("composition_mu", u::kOne, "The mu of the mu-GDP composition behind eps_composition.")});
+    return columns;
+  }
+  // Minibatches (app/DpSgdAccounting.hpp): the relation is stated in the text; Poisson's eps is the PLD accountant's
+  // certified (pessimistic) value and the accuracy its gap to the optimistic one.
   columns.insert(columns.end(),
-                 {conversion("eps_composition", "the exact composition of the Gaussian mechanisms of every iterate"),
-                  io::real("composition_mu", u::kOne, "The mu of the mu-GDP composition behind eps_composition.")});
+                 {conversion("eps_composition", "every iterate released: " + minibatch->description() +
+                                                    (minibatch->poisson() ? "; certified upper bound" : "")),
+                  io::real("composition_mu", u::kOne,
+                           "The mu of the mu-GDP composition behind eps_composition (NaN: not GDP, Poisson)."),
+                  io::real("eps_composition_accuracy", u::kNats,
+                           "eps_composition minus the accountant's optimistic eps (0 for the exact closed form).")});
   return columns;
 }
 constexpr std::size_t kExactColumns = 4;  // eps_exact, _pq, _qp, _status
@@ -209,7 +222,7 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
   // epsilon.csv: the exact columns exist iff the divergences carry eps(delta) roots.
   if (!epsilonOpened_) {
     exactColumn_ = !v.exactEpsilon.empty();
-    epsilonColumns_ = epsilonColumns(exactColumn_);
+    epsilonColumns_ = epsilonColumns(exactColumn_, minibatch_);
     if (writer_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", io::columnNames(epsilonColumns_));
     epsilonOpened_ = true;
   }
@@ -221,7 +234,10 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       boundOnRenyi.push_back(r);
     }
   const double mu = compositionMu(t);
-  for (double delta : case_.privacy.deltaGrid) {
+  const auto minibatchEps = minibatch_ ? minibatch_->epsilons(step, case_.privacy.deltaGrid)
+                                       : std::vector<models::PldEpsilon>{};
+  for (std::size_t di = 0; di < case_.privacy.deltaGrid.size(); ++di) {
+    const double delta = case_.privacy.deltaGrid[di];
     std::vector<double> e{static_cast<double>(step), t, delta};
     if (exactColumn_) {
       const auto* x = exactEpsilonAt(v, delta);
@@ -239,7 +255,11 @@ void PrivacyOutput::observe(long step, double t, const solver::DivergenceValues&
       e.push_back(applies ? models::mironovEpsilon(orders_, r, delta).epsilon : kNaN);
       e.push_back(applies ? models::cksEpsilon(orders_, r, delta).epsilon : kNaN);
     }
-    e.insert(e.end(), {models::gdpEpsilon(mu, delta), mu});
+    if (!minibatch_)
+      e.insert(e.end(), {models::gdpEpsilon(mu, delta), mu});
+    else
+      e.insert(e.end(), {minibatchEps[di].pessimistic, minibatch_->mu(step),
+                         minibatchEps[di].pessimistic - minibatchEps[di].optimistic});
     epsilonRows_.push_back(e);
     if (epsilonCsv_) {
       std::vector<std::optional<double>> cells;
@@ -268,7 +288,7 @@ void PrivacyOutput::restoreState(const io::CheckpointData& ck, long step, double
   if (exactColumn_ != !v.exactEpsilon.empty())
     ck.fail("/privacy/exact_column", "disagrees with this run's eps(delta) roots");
   // The columns as observe() makes them at the first output step.
-  epsilonColumns_ = epsilonColumns(exactColumn_);
+  epsilonColumns_ = epsilonColumns(exactColumn_, minibatch_);
   epsilonRows_ = ck.table("/privacy/epsilon_rows", epsilonOpened_ ? epsilonColumns_.size() : 0,
                           outputSteps * case_.privacy.deltaGrid.size());
   if (writer_ && epsilonOpened_) epsilonCsv_.emplace(directory_ + "/epsilon.csv", io::columnNames(epsilonColumns_));
@@ -432,7 +452,30 @@ void PrivacyOutput::summary(std::ostream& s) const {
       std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", name.c_str(), fmt(mir).c_str(), fmt(cks).c_str());
       s << b;
     }
-  const double composition = (*row)[col], mu = (*row)[col + 1];
+  compositionSummary(s, *row, col);
+}
+
+/// The summary's line of the accountants' baseline from the epsilon.csv row: the full-batch GDP composition or the
+/// minibatch one (app/DpSgdAccounting), with its neighbouring relation.
+void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const {
+  const double composition = row[col], mu = row[col + 1];
+  if (minibatch_) {
+    s << "    every iterate released (the accountants' composition, MATH.md §8; " << minibatch_->description()
+      << "): ";
+    if (!minibatch_->unavailable().empty())
+      s << "not computed: " << minibatch_->unavailable() << "\n";
+    else if (minibatch_->poisson() && std::isinf(composition))
+      s << "eps +inf: the accountant's tail cuts and round-off allowance exceed delta here (conservative)\n";
+    else if (minibatch_->poisson())
+      s << "eps " << fmt(composition) << " (certified; optimistic " << fmt(composition - row[col + 2])
+        << ", accuracy " << fmt(row[col + 2], "%.2e") << ")\n";
+    else
+      s << "eps " << fmt(composition) << ", mu = " << fmt(mu, "%.6g") << " over " << minibatch_->uses(lastStep_)
+        << " uses of the record's batch\n";
+    s << "    fpdp's eps above: the last iterate only, for the case's neighbours (" << models::toString(case_.neighbour.kind)
+      << " record " << case_.neighbour.index << ")\n";
+    return;
+  }
   s << "    every iterate released (the accountants' composition, exact GDP; MATH.md §8): ";
   if (std::isnan(mu)) s << "not computed: " << compositionUnavailable_ << "\n";
   else {
@@ -464,9 +507,12 @@ double PrivacyOutput::boundTv(models::GapKind kind, long step, double t) const {
 
 void PrivacyOutput::setUpComposition() {
   const auto& P = bounds_.problem();
+  if (P.noisyGd && case_.batch.sampling != "full") {
+    const double n = static_cast<double>(case_.data.records.size());
+    minibatch_.emplace(case_, P.worstCaseGap ? std::optional<double>(*P.worstCaseGap * n) : std::nullopt);
+  }
   if (!minibatchReason_.empty()) {
-    // The full-batch composition is not the minibatch mechanism's (Poisson: the subsampled Gaussian's PLD, MATH.md
-    // §8; cyclic: the differing record's batches only).
+    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/DpSgdAccounting).
     compositionUnavailable_ = "batch.sampling = \"" + case_.batch.sampling +
                               "\": the baseline composes full-batch Gaussian mechanisms, not this minibatch schedule";
   } else if (!P.worstCaseGap) {

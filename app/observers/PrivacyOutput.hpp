@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "app/DpSgdAccounting.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
@@ -84,6 +85,9 @@ private:
   std::string minibatchReason_;  // why the full-batch bounds do not apply (empty: full batches or Langevin)
   double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
   std::string compositionUnavailable_;
+  void compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const;
+  /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/DpSgdAccounting.hpp).
+  std::optional<CompositionBaseline> minibatch_;
 
   const Case& case_;
   models::PrivacyBounds bounds_;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/DpSgdAccounting.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
@@ -40,10 +41,7 @@ void describeRun(std::ostream& s, const RunReport& r) {
   s << "  eta = " << c.noisyGd.eta << ", K = " << steps << " steps (t = eta K = " << p.tEnd() << ")\n  "
     << p.solverDescription << "\n";
   if (c.batch.sampling != "full") s << describeMinibatches(c, p.losses);
-  if (c.noise.multiplier && c.noisyGd.clipNorm)
-    s << "  noise.multiplier z = " << fmt(*c.noise.multiplier, "%.6g") << ": sigma = z C sqrt(eta/2) / b = "
-      << fmt(c.noise.sigma, "%.6g") << " (C = " << fmt(*c.noisyGd.clipNorm, "%.6g")
-      << ", b = " << fmt(c.batch.expectedSize(p.D().size()), "%.6g") << "; MATH.md §8)\n";
+  s << dpSgdVocabulary(c, p.statedSensitivity()).text();
   if (const auto* kq = p.gd->kernelQuadrature()) {
     // The start N(m_0, V_0) is summed by the first step: its own aliasing term joins once.
     double startTerm = 0.0;

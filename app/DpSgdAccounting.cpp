@@ -1,5 +1,7 @@
 #include "app/DpSgdAccounting.hpp"
 
+#include <stdexcept>
+
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
@@ -73,7 +75,11 @@ CompositionBaseline::CompositionBaseline(const Case& c, std::optional<double> se
     if (!v.dpsgdMultiplier) unavailable_ = "needs noisy_gd.clip_norm C (the add/remove sensitivity)";
     else {
       muPerUse_ = 1.0 / *v.dpsgdMultiplier;
-      accountant_.emplace(muPerUse_, gamma_, models::pldGridFor(muPerUse_, gamma_));
+      try {  // a mechanism the grid cannot hold (extreme z or rate) leaves the baseline not computed, with the reason
+        accountant_.emplace(muPerUse_, gamma_, models::pldGridFor(muPerUse_, gamma_));
+      } catch (const std::invalid_argument& e) {
+        unavailable_ = e.what();
+      }
     }
     return;
   }
@@ -96,7 +102,14 @@ double CompositionBaseline::mu(long step) const {
 
 std::vector<models::PldEpsilon> CompositionBaseline::epsilons(long step, const std::vector<double>& deltas) {
   if (!unavailable_.empty()) return std::vector<models::PldEpsilon>(deltas.size(), {kNaN, kNaN});
-  if (poisson_) return accountant_->epsilons(step, deltas);
+  if (poisson_) {
+    try {
+      return accountant_->epsilons(step, deltas);
+    } catch (const std::invalid_argument& e) {
+      unavailable_ = e.what();
+      return std::vector<models::PldEpsilon>(deltas.size(), {kNaN, kNaN});
+    }
+  }
   std::vector<models::PldEpsilon> out;
   for (double delta : deltas) {
     const double eps = models::gdpEpsilon(mu(step), delta);

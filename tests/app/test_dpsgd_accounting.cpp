@@ -108,4 +108,16 @@ BOOST_AUTO_TEST_CASE(poisson_baseline_is_the_pld_accountant_with_mu_one_over_z) 
   BOOST_TEST(CompositionBaseline(noClip, 4.0).unavailable().find("clip_norm") != std::string::npos);
 }
 
+// A mechanism whose composed privacy loss the accountant's grid cannot hold (tiny noise, many steps) leaves the
+// baseline not computed with the reason, instead of failing the run.
+BOOST_AUTO_TEST_CASE(poisson_baseline_beyond_the_grid_is_not_computed) {
+  const Case c = dpsgdCase(0.05, "sampling = \"poisson\"\nrate = 0.5", 10000);
+  CompositionBaseline base(c, 4.0);
+  std::vector<fpdp::models::PldEpsilon> eps;
+  BOOST_CHECK_NO_THROW(eps = base.epsilons(10000, {1e-5}));
+  BOOST_TEST_REQUIRE(eps.size() == 1u);
+  BOOST_TEST(std::isnan(eps[0].pessimistic));
+  BOOST_TEST(base.unavailable().find("grid points") != std::string::npos, base.unavailable());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

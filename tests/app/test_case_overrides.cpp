@@ -12,6 +12,7 @@
 #include "BadCases.hpp"
 #include "app/CaseOverrides.hpp"
 #include "app/CaseReader.hpp"
+#include "QuadraticNoisyGd1d.hpp"
 #include "app/CommandLine.hpp"
 
 namespace fs = std::filesystem;
@@ -20,30 +21,8 @@ using fpdp::app::test::goodCaseDir;
 
 namespace {
 
-const std::string kCase = R"([case]
-name = "overrides"
-dynamics = "noisy_gd"
-[mesh]
-lower = [-6.0]
-upper = [6.0]
-cells = [64]
-[loss]
-type = "quadratic"
-[data]
-records = [[0.3], [0.1]]
-[neighbour]
-index = 0
-record = [0.0]
-[noise]
-sigma = 1.0
-[initial]
-mean = [0.0]
-covariance = 0.5
-[noisy_gd]
-eta = 0.1
-steps = 4
-clip_norm = 2.0
-)";
+const std::string kCase = fpdp::app::test::quadraticNoisyGd1d("overrides", "6.0", 64, "[[0.3], [0.1]]", 4,
+                                                                 "clip_norm = 2.0\n");
 
 CaseSource source(const std::string& text = kCase) { return {"/nonexistent/overrides.toml", text}; }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ProcessSupport.hpp"
+#include "QuadraticNoisyGd1d.hpp"
 #include "io/CsvReader.hpp"
 
 namespace fs = std::filesystem;
@@ -26,30 +27,8 @@ namespace {
 
 // D = {0.3}, D' = {x'}: the gap of the quadratic loss is lambda |x' - 0.3| / n, so the farthest x' of a box is the
 // worst case. 400 cells on [-9, 9] keep every eps a root (status 0) up to x' = 2.
-const std::string kCase = R"([case]
-name = "sweep-test"
-dynamics = "noisy_gd"
-[mesh]
-lower = [-9.0]
-upper = [9.0]
-cells = [400]
-[loss]
-type = "quadratic"
-lambda = 1.0
-[data]
-records = [[0.3]]
-[neighbour]
-index = 0
-record = [0.0]
-[noise]
-sigma = 1.0
-[initial]
-mean = [0.0]
-covariance = 0.5
-[noisy_gd]
-eta = 0.1
-steps = 10
-[output]
+const std::string kCase = quadraticNoisyGd1d("sweep-test", "9.0", 400, "[[0.3]]", 10, "",
+                                              R"([output]
 every = 5
 fields = false
 [divergence]
@@ -61,7 +40,7 @@ record_lower = [-1.0]
 record_upper = [2.0]
 grid_points = 7
 refinement_rounds = 2
-)";
+)");
 
 struct Outcome {
   int status = -1;

@@ -176,7 +176,7 @@ Options:
                  whole argument for the shell: --set 'neighbour.record=[0.5],[1.0]' has two values)
   --jobs N       sweep, worst-case: child runs at a time, 1 to 1024 (default: the cores this process may use)
   --objective eps|renyi  worst-case: maximise eps_exact at delta (the larger of both directions; default) or
-                 R_alpha(p || q)
+                 the larger of R_alpha(p || q) and R_alpha(q || p)
   --delta D      worst-case: the delta of the eps objective, in (0, 1) (default privacy.delta)
   --order A      worst-case: the order of the renyi objective (default: the first of divergence.orders; an order
                  not among them is added)

@@ -396,6 +396,8 @@ void printReport(const Search& s, std::size_t top, const Confidence& c, const st
   std::printf("  maximiser: %s (evaluation %zu, round %d)\n", candidateText(b.candidate).c_str(), top,
               b.candidate.round);
   std::printf("  value:     %s\n", valueText(b).c_str());
+  std::printf("             the largest value the search found: a lower bound on the supremum over the domain, which a "
+              "peak between its points (or a failed evaluation) can exceed\n");
   if (c.runnerUp)
     std::printf("  runner-up: %s: %s\n", candidateText(s.evaluations[*c.runnerUp].candidate).c_str(),
                 valueText(s.evaluations[*c.runnerUp]).c_str());

@@ -160,11 +160,6 @@ CaseSource readCaseSource(const fs::path& path) {
 
 std::string overriddenCaseText(const CaseSource& source, const std::vector<CaseOverride>& overrides) {
   toml::table root = parseCaseText(source);
-  // A data file named relative to the case's folder, found from wherever the overridden case is read.
-  if (auto* file = root.at_path("data.file").as_string(); file && fs::path(file->get()).is_relative()) {
-    const fs::path folder = source.path.has_parent_path() ? source.path.parent_path() : fs::path(".");
-    *file = fs::absolute(folder / file->get()).lexically_normal().string();
-  }
   for (const CaseOverride& o : overrides) {
     const auto dot = o.key.find('.');
     const std::string table = o.key.substr(0, dot), key = o.key.substr(dot + 1);
@@ -178,6 +173,10 @@ std::string overriddenCaseText(const CaseSource& source, const std::vector<CaseO
           if (other != o.key) section.erase(other.substr(dot + 1));
     value->get("v")->visit([&](auto&& node) { section.insert_or_assign(key, node); });
   }
+  // A data file named relative to the case's folder (in the file or by an override), found from wherever the
+  // overridden case is read.
+  if (auto* file = root.at_path("data.file").as_string(); file && fs::path(file->get()).is_relative())
+    *file = dataFilePath(source.path, file->get());
   std::ostringstream out;
   out << root << '\n';
   return out.str();

@@ -1025,14 +1025,7 @@ private:
     }
   }
 
-  // Relative data paths are relative to the case file, so a case and its data can be moved together. The path is
-  // made absolute so that the resolved case written into an output folder still points at the same file.
-  std::string resolveDataPath(const std::string& written) const {
-    const fs::path joinedPath = file_.parent_path() / fs::path(written);
-    std::error_code error;
-    const fs::path absolute = fs::absolute(joinedPath, error);
-    return (error ? joinedPath : absolute).lexically_normal().string();
-  }
+  std::string resolveDataPath(const std::string& written) const { return dataFilePath(file_, written); }
 
   void readNeighbour(Case& c) const {
     const std::size_t n = c.data.records.size();
@@ -1996,6 +1989,15 @@ Case readCaseString(std::string_view text, const std::filesystem::path& pretendP
                      "", "", "");
   }
   return CaseParser(root, pretendPath).parse();
+}
+
+// Relative data paths are relative to the case file, so a case and its data can be moved together. The path is
+// made absolute so that the resolved case written into an output folder still points at the same file.
+std::string dataFilePath(const std::filesystem::path& caseFile, const std::string& written) {
+  const fs::path joinedPath = caseFile.parent_path() / fs::path(written);
+  std::error_code error;
+  const fs::path absolute = fs::absolute(joinedPath, error);
+  return (error ? joinedPath : absolute).lexically_normal().string();
 }
 
 Case readCase(const std::filesystem::path& file) {

@@ -22,6 +22,9 @@ struct InputError : std::runtime_error {
   std::string allowed;  // what would have been accepted
 };
 
+/// data.file as written in the case file `caseFile`, made absolute against the case's folder (the path runs use).
+std::string dataFilePath(const std::filesystem::path& caseFile, const std::string& written);
+
 /// Parses, validates and fills the defaults of a case file. Throws InputError and nothing else.
 Case readCase(const std::filesystem::path& file);
 

@@ -92,6 +92,10 @@ BOOST_AUTO_TEST_CASE(a_relative_data_file_is_found_from_another_folder) {
   // Read as if it lay in another folder (a sweep member's): the data file is still the case's.
   const Case c = readCaseString(text, fs::temp_directory_path() / "member" / "case.toml");
   BOOST_TEST(fs::equivalent(c.data.file, goodCaseDir() / "data" / "logistic.csv"));
+  // A relative data.file given as an override is the case folder's too, as the validation of the override reads it.
+  const std::string overridden = overriddenCaseText(s, {{"data.file", "\"data/../data/logistic.csv\""}});
+  const Case o = readCaseString(overridden, fs::temp_directory_path() / "member" / "case.toml");
+  BOOST_TEST(fs::equivalent(o.data.file, goodCaseDir() / "data" / "logistic.csv"));
 }
 
 BOOST_AUTO_TEST_CASE(worst_case_table_defaults_and_round_trip) {

@@ -182,6 +182,15 @@ void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const
   }
 }
 
+/// At most kMaxEvaluations evaluations in all (checked before a grid is built: a case file may ask for 1001^3 points).
+void requireEvaluationBudget(const Search& s, double evaluations) {
+  if (evaluations > static_cast<double>(kMaxEvaluations))
+    throw InputError(s.source.path.string() + ": [worst_case] asks for " + io::shortestText(evaluations) +
+                         " evaluations; allowed: at most " + std::to_string(kMaxEvaluations) +
+                         " (fewer grid_points, indices or labels)",
+                     "worst_case.grid_points", "", "");
+}
+
 /// Candidates made member cases: the evaluations (an invalid one already failed) and the members to run.
 struct Batch {
   std::vector<Evaluation> evaluations;
@@ -190,12 +199,7 @@ struct Batch {
 
 /// Every candidate validated (when `strict`, an invalid one throws InputError before anything runs).
 Batch prepareBatch(const Search& s, const std::vector<Candidate>& candidates, bool strict) {
-  if (s.evaluations.size() + candidates.size() > kMaxEvaluations)
-    throw InputError(s.source.path.string() + ": [worst_case] asks for " +
-                         std::to_string(s.evaluations.size() + candidates.size()) +
-                         " evaluations; allowed: at most " + std::to_string(kMaxEvaluations) +
-                         " (fewer grid_points, indices or labels)",
-                     "worst_case.grid_points", "", "");
+  requireEvaluationBudget(s, static_cast<double>(s.evaluations.size() + candidates.size()));
   Batch b;
   for (const Candidate& c : candidates)
     b.evaluations.push_back(prepare(s, c, s.evaluations.size() + b.evaluations.size(), b.members, strict));
@@ -251,6 +255,11 @@ std::vector<Candidate> firstGrid(const Search& s) {
     labels.clear();
     for (int y : w.labels) labels.emplace_back(y);
   }
+  // The grid before a ball drops its outer points: more than 4 times the budget is over it inside any ball too (a
+  // ball holds more than half of its bounding grid), and is refused before it is built.
+  const double gridSize = static_cast<double>(indices.size() * labels.size()) *
+                          (s.hasRecord() ? std::pow(static_cast<double>(w.gridPoints), s.base.mesh.dim) : 1.0);
+  if (gridSize > 4.0 * static_cast<double>(kMaxEvaluations)) requireEvaluationBudget(s, gridSize);
   std::vector<std::vector<int>> points{{}};  // grid indices per axis
   if (s.hasRecord())
     for (int a = 0; a < s.base.mesh.dim; ++a) {

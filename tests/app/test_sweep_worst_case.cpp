@@ -299,6 +299,18 @@ BOOST_FIXTURE_TEST_CASE(worst_case_bad_input_writes_nothing, Fixture) {
   const Outcome c = runFpdp("worst-case " + shellQuote(caseFile.string()) + " --delta 2", tmp.path());
   BOOST_TEST(c.status == 2);
   BOOST_TEST(contains(c.out, "--delta 2: not a number in (0, 1)"));
+  // 1001^3 grid points of a 3-D record are refused at once, before the grid is built (about 10^9 candidates).
+  writeText(tmp.path() / "huge.toml",
+            "[case]\nname = \"huge\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-6.0, -6.0, -6.0]\n"
+            "upper = [6.0, 6.0, 6.0]\ncells = [8, 8, 8]\n[loss]\ntype = \"quadratic\"\n[data]\n"
+            "records = [[0.3, 0.0, 0.0]]\n[neighbour]\nindex = 0\nrecord = [0.0, 0.0, 0.0]\n[noise]\nsigma = 1.0\n"
+            "[initial]\ncovariance = 0.5\n[noisy_gd]\neta = 0.1\nsteps = 2\n[worst_case]\n"
+            "record_lower = [-1.0, -1.0, -1.0]\nrecord_upper = [1.0, 1.0, 1.0]\ngrid_points = 1001\n");
+  const Outcome d = runFpdp("worst-case " + shellQuote((tmp.path() / "huge.toml").string()) + " --output " +
+                                shellQuote(out.string()),
+                            tmp.path());
+  BOOST_TEST(d.status == 2);
+  BOOST_TEST(contains(d.out, "asks for 1003003001 evaluations; allowed: at most 20000"), d.out);
   BOOST_TEST(!fs::exists(out));
   BOOST_TEST(!fs::exists(out.string() + ".partial"));
 }

@@ -4,11 +4,13 @@
 
 #include <Eigen/Eigenvalues>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "app/NumberFormat.hpp"
 #include "models/GaussianComposition.hpp"
+#include "models/MinibatchSchedule.hpp"
 
 namespace fpdp::app {
 
@@ -86,7 +88,16 @@ CompositionBaseline::CompositionBaseline(const Case& c, std::optional<double> se
   description_ = "replace-one neighbours (S_g), the exact GDP composition of the Gaussian mechanisms of the steps "
                  "whose batch holds the differing record";
   cycle_ = c.batch.cycleLength(c.data.records.size());
-  batchIndex_ = static_cast<long>(c.neighbour.index) / std::max(c.batch.size, 1L);
+  // The batch that holds the differing record: models::cyclicBatches' partition (an added record joins the last).
+  const std::size_t n = c.data.records.size();
+  const models::CyclicBatches batches = models::cyclicBatches(
+      n, std::max(c.batch.size, 1L), models::Neighbour{c.neighbour.index, c.neighbour.replacement, c.neighbour.kind});
+  const bool added = c.neighbour.kind == models::NeighbourKind::Add;
+  const std::size_t record = added ? n : c.neighbour.index;
+  for (std::size_t j = 0; j < batches.cycleLength(); ++j) {
+    const auto& batch = batches.batches[added ? 1 : 0][j];
+    if (std::find(batch.begin(), batch.end(), record) != batch.end()) batchIndex_ = static_cast<long>(j);
+  }
   if (!sensitivity) unavailable_ = "S_g is not known (give loss.sensitivity)";
   else muPerUse_ = models::gaussianCompositionMu(*sensitivity / v.b, v.eta, v.sigma * v.sigma);
 }

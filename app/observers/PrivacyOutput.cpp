@@ -472,8 +472,9 @@ void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double
     else
       s << "eps " << fmt(composition) << ", mu = " << fmt(mu, "%.6g") << " over " << minibatch_->uses(lastStep_)
         << " uses of the record's batch\n";
-    s << "    fpdp's eps above: the last iterate only, for the case's neighbours (" << models::toString(case_.neighbour.kind)
-      << " record " << case_.neighbour.index << ")\n";
+    s << "    fpdp's eps above: the last iterate only, for the case's neighbours (" << models::toString(case_.neighbour.kind);
+    if (case_.neighbour.kind != models::NeighbourKind::Add) s << " record " << case_.neighbour.index;
+    s << ")\n";
     return;
   }
   s << "    every iterate released (the accountants' composition, exact GDP; MATH.md §8): ";

@@ -82,6 +82,12 @@ BOOST_AUTO_TEST_CASE(cyclic_baseline_is_the_gdp_of_the_records_uses) {
   last.neighbour.index = 3;
   BOOST_TEST(CompositionBaseline(last, 4.0).uses(20) == 10);
   BOOST_TEST(CompositionBaseline(last, 4.0).uses(1) == 0);
+  // An added record joins the last batch: used in the odd steps as record 3 is, not in batch 0's.
+  Case added = c;
+  added.neighbour.kind = fpdp::models::NeighbourKind::Add;
+  added.neighbour.index = 0;
+  BOOST_TEST(CompositionBaseline(added, 4.0).uses(1) == 0);
+  BOOST_TEST(CompositionBaseline(added, 4.0).uses(21) == 10);
   BOOST_TEST(!CompositionBaseline(c, std::nullopt).unavailable().empty());
   BOOST_TEST(std::isnan(CompositionBaseline(c, std::nullopt).epsilons(20, {1e-5})[0].pessimistic));
 }

@@ -76,13 +76,15 @@ void printSummary(const std::vector<Member>& members, const std::vector<MemberOu
       if (n == name) return v;
     return std::string("-");
   };
-  std::printf("\n  %-40s %-8s %-24s %-10s %-14s\n", "member", "status", "eps_exact (privacy.delta)", "certified",
-              "eps_composition");
+  // eps with its status (e.g. truncated_suspect: an underestimate) and, where not certified, its conservative value.
+  std::printf("\n  %-40s %-8s %-24s %-12s %-10s %-24s %-14s\n", "member", "status", "eps_exact (privacy.delta)",
+              "eps status", "certified", "conservative", "eps_composition");
   for (std::size_t m = 0; m < members.size(); ++m) {
-    std::printf("  %-40s %-8s %-24s %-10s %-14s\n", members[m].name.c_str(), statuses[m].c_str(),
-                find(cells[m], "eps_exact").c_str(), find(cells[m], "eps_exact_certified_delta_" +
-                                                                  io::shortestText(members[m].resolved.privacy.delta))
-                                                         .c_str(),
+    const std::string delta = io::shortestText(members[m].resolved.privacy.delta);
+    std::printf("  %-40s %-8s %-24s %-12s %-10s %-24s %-14s\n", members[m].name.c_str(), statuses[m].c_str(),
+                find(cells[m], "eps_exact").c_str(), find(cells[m], "eps_exact_status").c_str(),
+                find(cells[m], "eps_exact_certified_delta_" + delta).c_str(),
+                find(cells[m], "eps_exact_conservative_delta_" + delta).c_str(),
                 find(cells[m], "eps_composition").c_str());
     if (outcomes[m].exitStatus != 0)
       std::printf("    exit status %d: %s\n", outcomes[m].exitStatus, outcomes[m].failure.c_str());

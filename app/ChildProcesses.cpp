@@ -1,5 +1,7 @@
 #include "app/ChildProcesses.hpp"
 
+#include "app/run/PlotProcess.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -90,6 +92,24 @@ std::vector<int> runChildren(const std::string& executable, const std::vector<Ch
   }
   if (!startFailure.empty()) throw std::runtime_error(startFailure);
   return statuses;
+}
+
+std::string runPlotScript(const fs::path& script, const std::vector<std::string>& args, const fs::path& log) {
+  std::error_code ec;
+  if (!fs::exists(script, ec)) return "the plotting script " + script.string() + " does not exist; no plot drawn";
+  if (!fs::exists(kPythonInterpreter, ec)) return std::string(kPythonInterpreter) + " is missing; no plot drawn";
+  std::vector<std::string> words{script.string()};
+  words.insert(words.end(), args.begin(), args.end());
+  int status = 0;
+  try {
+    status = runChild(kPythonInterpreter, words, log);
+  } catch (const std::runtime_error& e) {
+    return std::string(e.what()) + "; no plot drawn";
+  }
+  if (status != 0)
+    return "plotting failed (" + script.string() + " exit status " + std::to_string(status) + "): " + lastLines(log, 1);
+  fs::remove(log, ec);
+  return "";
 }
 
 std::string lastLines(const fs::path& file, int n) {

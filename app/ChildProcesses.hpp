@@ -25,6 +25,12 @@ int runChild(const std::string& executable, const std::vector<std::string>& args
 std::vector<int> runChildren(const std::string& executable, const std::vector<ChildJob>& jobs, int parallel,
                              const std::function<void(std::size_t, int)>& finished);
 
+/// Runs `/usr/bin/python3 script args...` (a plotting script) with its output in `log`, removed on success. Returns ""
+/// on success, else the warning to print (python3 or the script missing, the script failing: its last line); never
+/// throws for a plotter that cannot start, so that what was computed stays.
+std::string runPlotScript(const std::filesystem::path& script, const std::vector<std::string>& args,
+                          const std::filesystem::path& log);
+
 /// The last `n` lines of a text file joined by " | " (what a failed child said last).
 std::string lastLines(const std::filesystem::path& file, int n);
 

@@ -233,14 +233,7 @@ StudyOptions parseStudyCommandLine(
 }
 
 std::string plotStudy(const fs::path& dir, const std::string& kind) {
-  const fs::path script(FPDP_SWEEP_PLOT_SCRIPT), log = dir / (kind + "-plot.log");
-  std::error_code ec;
-  if (!fs::exists(script, ec)) return "the plotting script " + script.string() + " does not exist; no plot drawn";
-  const int status = runChild("/usr/bin/python3", {script.string(), kind, dir.string()}, log);
-  if (status != 0) return "plotting failed (" + script.string() + " exit status " + std::to_string(status) + "): " +
-                          lastLines(log, 1);
-  fs::remove(log, ec);
-  return "";
+  return runPlotScript(FPDP_SWEEP_PLOT_SCRIPT, {kind, dir.string()}, dir / (kind + "-plot.log"));
 }
 
 }  // namespace fpdp::app

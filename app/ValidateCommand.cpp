@@ -107,25 +107,7 @@ void writeFormulaBounds(const fs::path& file, const Table& divergence, const mod
 
 /// Draws formula_bounds.png with scripts/plot-validation; "" on success, else the warning.
 std::string plotFormulaBounds(const fs::path& directory) {
-  const fs::path script(FPDP_VALIDATION_PLOT_SCRIPT);
-  auto quote = [](const std::string& word) {  // single quotes for /bin/sh
-    std::string q = "'";
-    for (char ch : word) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-  };
-  const std::string command = "/usr/bin/python3 " + quote(script.string()) + " " + quote(directory.string()) + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return "cannot start " + command;
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
-  const int status = pclose(pipe);
-  if (status != 0) {
-    while (!output.empty() && output.back() == '\n') output.pop_back();
-    const auto lastLine = output.rfind('\n');  // the script's reason
-    return "plotting failed (" + script.string() + "): " + output.substr(lastLine == std::string::npos ? 0 : lastLine + 1);
-  }
-  return "";
+  return runPlotScript(FPDP_VALIDATION_PLOT_SCRIPT, {directory.string()}, directory / "formula-bounds-plot.log");
 }
 
 struct CaseOutcome {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kPython = "/usr/bin/python3";
+const char* const kPython = kPythonInterpreter;
 
 }  // namespace
 

@@ -6,6 +6,9 @@
 
 namespace fpdp::app {
 
+/// The Python that draws fpdp's plots (Debian's, with matplotlib: scripts/install-dependencies).
+inline constexpr const char* kPythonInterpreter = "/usr/bin/python3";
+
 class PlotProcess {
  public:
   /// Starts `/usr/bin/python3 scripts/plot-run --stdin`, which imports matplotlib and then waits for a directory on

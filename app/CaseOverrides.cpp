@@ -19,33 +19,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string keysOfTable(std::string_view table) {
-  std::string keys;
-  for (const Parameter& p : parameterSchema())
-    if (p.table == table) keys += (keys.empty() ? "" : ", ") + std::string(p.key);
-  return keys;
-}
-
-std::string tableNames() {
-  std::string names;
-  for (const Section& s : caseSections()) names += (names.empty() ? "" : ", ") + std::string(s.name);
-  return names;
-}
-
 /// KEY must be table.key of the schema.
 void checkKey(const std::string& option, const std::string& key) {
   const auto dot = key.find('.');
   if (dot == std::string::npos || key.find('.', dot + 1) != std::string::npos)
     throw UsageError(option + " " + key + ": the key must be a case-file key path table.key (e.g. noise.sigma); "
-                     "allowed: a key of docs/parameters.md under one of the tables " + tableNames());
+                     "allowed: a key of docs/parameters.md under one of the tables " + joined(sectionNames()));
   const std::string table = key.substr(0, dot), name = key.substr(dot + 1);
   bool tableKnown = false;
   for (const Section& s : caseSections()) tableKnown = tableKnown || s.name == table;
   if (!tableKnown)
-    throw UsageError(option + " " + key + ": unknown table [" + table + "]; allowed: the tables " + tableNames());
+    throw UsageError(option + " " + key + ": unknown table [" + table + "]; allowed: the tables " +
+                     joined(sectionNames()));
   if (!isKnownKey(table, name))
     throw UsageError(option + " " + key + ": unknown key '" + name + "' in [" + table + "]; allowed: " +
-                     keysOfTable(table));
+                     joined(keysOf(table)));
 }
 
 bool isBareWord(const std::string& v) {

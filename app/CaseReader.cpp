@@ -231,30 +231,6 @@ std::string_view closest(std::string_view name, const std::vector<std::string_vi
   return best;
 }
 
-std::vector<std::string_view> sectionNames() {
-  std::vector<std::string_view> names;
-  for (const Section& s : caseSections()) names.push_back(s.name);
-  return names;
-}
-
-std::vector<std::string_view> keysOf(std::string_view table) {
-  std::vector<std::string_view> keys;
-  for (const Parameter& p : parameterSchema()) {
-    if (p.table == table) keys.push_back(p.key);
-  }
-  return keys;
-}
-
-std::string joined(const std::vector<std::string_view>& items, std::string_view prefix = "",
-                   std::string_view suffix = "") {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::string(prefix) + std::string(items[i]) + std::string(suffix);
-  }
-  return out;
-}
-
 // A key misplaced in the wrong table (sigma under [initial]) is a common slip; point to where it belongs.
 std::string_view tableHolding(std::string_view key, std::string_view except) {
   for (const Parameter& p : parameterSchema()) {

@@ -495,6 +495,29 @@ std::string defaultCell(const Parameter& p) {
 
 std::span<const Section> caseSections() { return kSections; }
 
+std::vector<std::string_view> sectionNames() {
+  std::vector<std::string_view> names;
+  for (const Section& s : caseSections()) names.push_back(s.name);
+  return names;
+}
+
+std::vector<std::string_view> keysOf(std::string_view table) {
+  std::vector<std::string_view> keys;
+  for (const Parameter& p : parameterSchema()) {
+    if (p.table == table) keys.push_back(p.key);
+  }
+  return keys;
+}
+
+std::string joined(const std::vector<std::string_view>& items, std::string_view prefix, std::string_view suffix) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::string(prefix) + std::string(items[i]) + std::string(suffix);
+  }
+  return out;
+}
+
 std::string describeDomain(const Domain& domain) {
   const auto number = [](double x) {
     if (x >= kLargestInt64) return std::string("2^63 - 1");

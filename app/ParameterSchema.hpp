@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fpdp::app {
 
@@ -88,6 +89,14 @@ std::span<const Parameter> parameterSchema();
 
 /// The entry for table.key; throws std::logic_error if there is none (a programming error, not an input error).
 const Parameter& parameter(std::string_view table, std::string_view key);
+
+/// The tables' names, in the schema's order.
+std::vector<std::string_view> sectionNames();
+/// The keys of `table`, in the schema's order.
+std::vector<std::string_view> keysOf(std::string_view table);
+/// "a, b, c", each item between prefix and suffix ("[a], [b]").
+std::string joined(const std::vector<std::string_view>& items, std::string_view prefix = "",
+                   std::string_view suffix = "");
 
 /// Whether `table` has a key named `key` in the schema.
 bool isKnownKey(std::string_view table, std::string_view key);

@@ -81,7 +81,7 @@ struct RunOutputs {
     series = &observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
-    accuracy = &observers.add<AccuracyOutput>(dir, writer, c, std::move(companion));
+    accuracy = &observers.add<AccuracyOutput>(dir, writer, c, f.settings.hockeyStickEps, std::move(companion));
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)
       renyiRate = &observers.add<RenyiRateOutput>(
           dir, rank, plan.mesh,

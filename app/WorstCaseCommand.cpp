@@ -168,6 +168,7 @@ void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const
   e.certified = cell(certified);
   e.conservative = cell(conservative);
   io::parseCsvNumber(e.conservative, e.conservativeValue);
+  if (std::isnan(e.value)) e.failure = "the objective " + column + " is nan at the last step (status " + e.status + ")";
   if (s.objective.kind == "eps") return;  // eps_exact is already the larger of both directions
   // R_alpha's objective is the larger direction, as an RDP guarantee over neighbours needs. R_alpha(q || p) has no
   // error estimate: where it is the larger, the value is not certified and its conservative value is +inf.

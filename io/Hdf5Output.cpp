@@ -383,15 +383,14 @@ void writeGroupOnRankZero(MPI_Comm comm, const std::string& path, const std::str
 void Hdf5Output::writeTable(const std::string& group, const std::vector<Column>& columns,
                             const std::vector<std::vector<double>>& rows, const std::vector<Text>& texts) {
   assemble();
+  for (const auto& row : rows)
+    if (row.size() != columns.size())
+      throw std::logic_error("HDF5: a row of /" + group + " has " + std::to_string(row.size()) + " values for " +
+                             std::to_string(columns.size()) + " columns");
   writeGroupOnRankZero(comm_, path_ + ".tmp", group, [&](hid_t g) {
     for (std::size_t c = 0; c < columns.size(); ++c) {
       std::vector<double> col(rows.size());
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        if (rows[r].size() != columns.size())
-          throw std::logic_error("HDF5: a row of /" + group + " has " + std::to_string(rows[r].size()) +
-                                 " values for " + std::to_string(columns.size()) + " columns");
-        col[r] = rows[r][c];
-      }
+      for (std::size_t r = 0; r < rows.size(); ++r) col[r] = rows[r][c];
       writeDataset(g, columns[c].name, columns[c], {rows.size()}, col);
     }
     for (const Text& t : texts) writeText(g, t);

@@ -8,7 +8,6 @@
 #include "app/observers/PrivacyOutput.hpp"
 #include "app/observers/StepColumns.hpp"
 #include "io/NumberText.hpp"
-#include "models/DivergenceGrids.hpp"
 
 namespace fpdp::app {
 
@@ -20,8 +19,7 @@ constexpr double kAsymptoticRatio = 2.8284271247; // 2^1.5: observed order >= 1.
 const std::vector<io::Column>& profileColumns() {
   static const std::vector<io::Column> columns = [] {
     namespace u = io::units;
-    std::vector<io::Column> c{io::integer("step", u::kSteps, "The output step."),
-                              io::real("t", u::kTime, "The time of the output step."),
+    std::vector<io::Column> c{outputStepColumn(), outputTimeColumn(),
                               io::real("eps", u::kNats, "eps of the hockey-stick grid.")};
     const std::string codes = exactEpsilonStatusCodes();
     for (const char* dir : {"pq", "qp"}) {
@@ -90,7 +88,8 @@ double largestConvergenceRatio(const Case& c) {
   return std::pow(2.0, order + 0.5);
 }
 
-AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion)
+AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const Case& c, std::vector<double> eps,
+                               CompanionValues companion)
     : case_(c), companion_(std::move(companion)), largestRatio_(largestConvergenceRatio(c)) {
   // The numbers estimated: name, units, what they are.
   namespace u = io::units;
@@ -116,7 +115,7 @@ AccuracyOutput::AccuracyOutput(const std::string& directory, bool writer, const 
                               "The conservative value of " + q.what + ", the value plus the estimate.")});
   }
   if (writer) csv_.emplace(directory + "/accuracy.csv", io::columnNames(columns_));
-  eps_ = models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep);
+  eps_ = std::move(eps);
   if (writer && !eps_.empty())
     profileCsv_.emplace(directory + "/hockey_stick_accuracy.csv", io::columnNames(profileColumns()));
 }

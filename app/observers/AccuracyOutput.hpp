@@ -41,7 +41,9 @@ double largestConvergenceRatio(const Case& c);
 class AccuracyOutput final : public RunObserver {
 public:
   /// Rank 0 (`writer`) writes DIR/accuracy.csv.
-  AccuracyOutput(const std::string& directory, bool writer, const Case& c, CompanionValues companion);
+  /// eps: the run's hockey-stick eps grid (solver::FunctionalSettings::hockeyStickEps).
+  AccuracyOutput(const std::string& directory, bool writer, const Case& c, std::vector<double> eps,
+                 CompanionValues companion);
 
   void observe(const OutputStep& s) override;
   void saveState(io::CheckpointData& ck) const override;

@@ -61,9 +61,9 @@ void ExactReferenceOutput::observe(const OutputStep& s) {
     epsilonExact = [&](double delta) { return oracle_.epsilon(delta, s.step, s.t); };
   } else {
     const auto [P, Q] = oracle_.laws(s.step, s.t);
-    const bool tvKnown = P.dim() <= 2 || models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance());
-    if (tvKnown) tvExact = models::gaussianHockeyStick(P.mean(), P.covariance(), Q.mean(), Q.covariance(), 0.0);
-    if (models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance()))
+    const bool cheap = models::gaussianHockeyStickIsCheap(P.covariance(), Q.covariance());
+    if (P.dim() <= 2 || cheap) tvExact = models::gaussianHockeyStick(P.mean(), P.covariance(), Q.mean(), Q.covariance(), 0.0);
+    if (cheap)
       epsilonExact = [P, Q](double delta) {
         return models::gaussianExactEpsilon(P.mean(), P.covariance(), Q.mean(), Q.covariance(), delta);
       };

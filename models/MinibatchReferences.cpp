@@ -117,18 +117,15 @@ std::optional<CyclicQuadraticReference> CyclicQuadraticReference::forLosses(
   const auto* qb = dynamic_cast<const QuadraticLoss*>(&lossDPrime.loss());
   if (!qa || !qb || qa->lambda() != qb->lambda() || !lossD.gradientIsExact() || !lossDPrime.gradientIsExact())
     return std::nullopt;
-  if (batches.cycleLength() == 0 || batches.batches[1].size() != batches.cycleLength())
-    throw std::invalid_argument("CyclicQuadraticReference: D and D' need the same number of cyclic batches");
+  const std::size_t recordCounts[2] = {lossD.data().size(), lossDPrime.data().size()};
+  requireCyclicBatchesWithin(batches, recordCounts, "CyclicQuadraticReference");
   const EmpiricalLoss* losses[2] = {&lossD, &lossDPrime};
   std::vector<Vector> sums[2];
   for (int s = 0; s < 2; ++s)
     for (const auto& batch : batches.batches[s]) {
       Vector sum = Vector::Zero(initial.dim());
-      for (std::size_t i : batch) sum += losses[s]->data()[i].x;  // operator[] of a vector: checked below
+      for (std::size_t i : batch) sum += losses[s]->data()[i].x;
       sums[s].push_back(sum);
-      for (std::size_t i : batch)
-        if (i >= losses[s]->data().size())
-          throw std::invalid_argument("CyclicQuadraticReference: a batch names a record beyond the dataset");
     }
   return CyclicQuadraticReference(qa->lambda(), sums, batches, divisor, eta, Sigma, initial);
 }

@@ -29,4 +29,15 @@ CyclicBatches cyclicBatches(std::size_t n, long size, const Neighbour& neighbour
   return out;
 }
 
+void requireCyclicBatchesWithin(const CyclicBatches& batches, const std::size_t recordCounts[2], const std::string& who) {
+  for (int s = 0; s < 2; ++s) {
+    if (batches.batches[s].empty() || batches.batches[s].size() != batches.cycleLength())
+      throw std::invalid_argument(who + ": no cyclic batches, or D and D' with different numbers of batches");
+    for (const auto& batch : batches.batches[s])
+      for (std::size_t i : batch)
+        if (i >= recordCounts[s])
+          throw std::invalid_argument(who + ": a cyclic batch names a record beyond the dataset");
+  }
+}
+
 }  // namespace fpdp::models

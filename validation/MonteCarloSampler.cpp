@@ -227,16 +227,8 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
     if (batches.sampling == models::BatchSampling::Poisson && !(batches.rate > 0 && batches.rate <= 1))
       throw std::invalid_argument("MonteCarloSampler: the Poisson sampling rate must lie in (0, 1]");
     if (batches.sampling == models::BatchSampling::Cyclic) {
-      const models::EmpiricalLoss* losses[2] = {problem_.lossD.get(), problem_.lossDPrime.get()};
-      for (int s = 0; s < 2; ++s) {
-        if (problem_.cyclicBatches.batches[s].empty() ||
-            problem_.cyclicBatches.batches[s].size() != problem_.cyclicBatches.cycleLength())
-          throw std::invalid_argument("MonteCarloSampler: no cyclic batches, or D and D' with different cycles");
-        for (const auto& batch : problem_.cyclicBatches.batches[s])
-          for (std::size_t i : batch)
-            if (i >= losses[s]->data().size())
-              throw std::invalid_argument("MonteCarloSampler: a cyclic batch names a record beyond the dataset");
-      }
+      const std::size_t recordCounts[2] = {problem_.lossD->data().size(), problem_.lossDPrime->data().size()};
+      models::requireCyclicBatchesWithin(problem_.cyclicBatches, recordCounts, "MonteCarloSampler");
     }
   }
   // Throws std::invalid_argument when C does not fit the mesh (a box face that is not a mesh face), as the solver.

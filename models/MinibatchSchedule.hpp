@@ -40,6 +40,10 @@ struct CyclicBatches {
 /// The cyclic batches of D (n records) and of D' = neighbour.apply(D), as described above. size >= 1.
 CyclicBatches cyclicBatches(std::size_t n, long size, const Neighbour& neighbour);
 
+/// Binomial(N, gamma) probabilities of 0..N, the number of a group's N records in a Poisson batch; gamma = 1 puts
+/// all mass on N (log1p(-1) would make 0 * -inf).
+std::vector<double> binomialPmf(long N, double gamma);
+
 /// Throws std::invalid_argument (the message led by `who`) unless D and D' have the same positive number of batches
 /// and every index lies below its process's record count (recordCounts[0] = |D|, recordCounts[1] = |D'|), checked
 /// before any record is looked up.

@@ -23,9 +23,6 @@ constexpr std::size_t kMaxGridPoints = std::size_t{1} << 24;
 /// log2(N) (u + 4.5 u) each (Higham, Accuracy and Stability of Numerical Algorithms, Thm 24.2), rounded up.
 constexpr double kFftRoundOffFactor = 20.0;
 
-double normalSf(double x) { return 0.5 * std::erfc(x / std::sqrt(2.0)); }
-double normalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
 /// N(m, 1)-mass of (u, v]: the interval probability keeps its digits on narrow intervals, where a difference of
 /// two tails would cancel.
 double normalMass(double u, double v, double m) {
@@ -71,10 +68,10 @@ private:
 
 /// The loss range [lo, hi] outside which both P and Q have less than tailMass (per side).
 std::pair<double, double> lossRange(const SubsampledGaussianPair& pair, double tailMass) {
-  double lo = 0.0, hi = 40.0;  // s with normalSf(s) = tailMass, by bisection
+  double lo = 0.0, hi = 40.0;  // s with normalUpperTail(s) = tailMass, by bisection
   for (int k = 0; k < 200 && hi - lo > 1e-12; ++k) {
     const double mid = 0.5 * (lo + hi);
-    (normalSf(mid) > tailMass ? lo : hi) = mid;
+    (normalUpperTail(mid) > tailMass ? lo : hi) = mid;
   }
   const double a = pair.loss(-hi), b = pair.loss(pair.mu + hi);
   return {std::min(a, b), std::max(a, b)};

@@ -12,9 +12,11 @@
 
 namespace fpdp::models {
 
+double normalUpperTail(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
+double normalDensity(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
+
 namespace {
-double Phi(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
-double phi(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi); }
+double Phi(double x) { return normalUpperTail(-x); }
 }  // namespace
 
 double normalIntervalProbability(double a, double b) {
@@ -28,7 +30,7 @@ double normalIntervalProbability(double a, double b) {
                                 0.0666713443086881};
     const double c = 0.5 * (a + b), h = 0.5 * (b - a);
     double s = 0.0;
-    for (int i = 0; i < 5; ++i) s += w[i] * (phi(c - h * x[i]) + phi(c + h * x[i]));
+    for (int i = 0; i < 5; ++i) s += w[i] * (normalDensity(c - h * x[i]) + normalDensity(c + h * x[i]));
     return h * s;
   }
   // Wide intervals: the difference of the two tail probabilities on the side where they are small.
@@ -53,12 +55,19 @@ double gaussianInformationRatio(const Vector& m1, const Matrix& S1, const Vector
 
 namespace {
 
+/// The coefficients of log N(x; mu1, s1^2) - log N(x; mu2, s2^2) - c = a x^2 + b x + c0.
+struct LogRatioQuadratic {
+  double a, b, c;
+};
+LogRatioQuadratic logRatioQuadratic(double mu1, double s1, double mu2, double s2, double c) {
+  return {-0.5 / (s1 * s1) + 0.5 / (s2 * s2), mu1 / (s1 * s1) - mu2 / (s2 * s2),
+          -0.5 * mu1 * mu1 / (s1 * s1) + 0.5 * mu2 * mu2 / (s2 * s2) + std::log(s2 / s1) - c};
+}
+
 /// int max(N(x; mu1, s1^2) - e^c N(x; mu2, s2^2), 0) dx for any real c: {f > 0} with f = log p - log q - c a quadratic
 /// (or linear) in x, an interval, the complement of one, a half-line, everything or nothing.
 double weightedHockeyStick1d(double mu1, double s1, double mu2, double s2, double c) {
-  const double qa = -0.5 / (s1 * s1) + 0.5 / (s2 * s2);
-  const double qb = mu1 / (s1 * s1) - mu2 / (s2 * s2);
-  const double qc = -0.5 * mu1 * mu1 / (s1 * s1) + 0.5 * mu2 * mu2 / (s2 * s2) + std::log(s2 / s1) - c;
+  const auto [qa, qb, qc] = logRatioQuadratic(mu1, s1, mu2, s2, c);
   auto probInterval = [](double m, double s, double lo, double hi) {  // P(lo < X < hi), X ~ N(m, s^2)
     return normalIntervalProbability((lo - m) / s, (hi - m) / s);
   };
@@ -119,8 +128,7 @@ double hockeyStickByLines(const Vector& m1, const Matrix& S1, const Vector& m2, 
   auto disc = [&](double y) {
     const double mu1 = P.mx + P.slope * (y - P.my), mu2 = Q.mx + Q.slope * (y - Q.my);
     const double c = eps + logNormal(y, Q.my, Q.sy) - logNormal(y, P.my, P.sy);
-    const double qa = -0.5 / (P.sx * P.sx) + 0.5 / (Q.sx * Q.sx), qb = mu1 / (P.sx * P.sx) - mu2 / (Q.sx * Q.sx);
-    const double qc = -0.5 * mu1 * mu1 / (P.sx * P.sx) + 0.5 * mu2 * mu2 / (Q.sx * Q.sx) + std::log(Q.sx / P.sx) - c;
+    const auto [qa, qb, qc] = logRatioQuadratic(mu1, P.sx, mu2, Q.sx, c);
     return qb * qb - 4 * qa * qc;
   };
   const double lo = std::min(P.my - 15 * P.sy, Q.my - 15 * Q.sy), hi = std::max(P.my + 15 * P.sy, Q.my + 15 * Q.sy);

@@ -39,6 +39,10 @@ double gaussianExactEpsilon(const Vector& m1, const Matrix& S1, const Vector& m2
 /// direction (MATH.md §7): 0 where hockeyStick(0) <= delta, else bracketed by doubling from eps = 1 (+infinity past
 /// 1e6) and bisected to a relative width of 1e-13.
 double smallestEpsilon(const std::function<double(double)>& hockeyStick, double delta);
+/// P(Z > z) for Z ~ N(0, 1) by erfc, relatively accurate far in the upper tail; Phi(z) = normalUpperTail(-z).
+double normalUpperTail(double z);
+/// The standard normal density phi(z).
+double normalDensity(double z);
 /// Phi(b) - Phi(a) for a <= b, the standard normal probability of [a, b], with relative accuracy for narrow intervals.
 double normalIntervalProbability(double a, double b);
 

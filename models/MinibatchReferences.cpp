@@ -16,10 +16,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The upper normal tail P(Z > z), relatively accurate for large z.
-double upperTail(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
-double standardDensity(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
-
 /// log sum_i exp(v_i), with no overflow.
 double logSumExp(const std::vector<double>& v) {
   double m = -kInf;
@@ -28,20 +24,6 @@ double logSumExp(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += std::exp(x - m);
   return m + std::log(s);
-}
-
-/// Binomial(N, gamma) probabilities of 0..N (gamma = 1: all mass at N).
-std::vector<double> binomialPmf(long N, double gamma) {
-  std::vector<double> pmf(static_cast<std::size_t>(N) + 1, 0.0);
-  if (gamma >= 1.0) {
-    pmf.back() = 1.0;
-    return pmf;
-  }
-  const double lg = std::log(gamma), l1g = std::log1p(-gamma);
-  for (long c = 0; c <= N; ++c)
-    pmf[static_cast<std::size_t>(c)] =
-        std::exp(std::lgamma(N + 1.0) - std::lgamma(c + 1.0) - std::lgamma(N - c + 1.0) + c * lg + (N - c) * l1g);
-  return pmf;
 }
 
 /// Composite 16-point Gauss–Legendre of f over [a, b] on panels of width at most `width`.
@@ -117,33 +99,33 @@ std::optional<CyclicQuadraticReference> CyclicQuadraticReference::forLosses(
   const auto* qb = dynamic_cast<const QuadraticLoss*>(&lossDPrime.loss());
   if (!qa || !qb || qa->lambda() != qb->lambda() || !lossD.gradientIsExact() || !lossDPrime.gradientIsExact())
     return std::nullopt;
-  if (batches.cycleLength() == 0 || batches.batches[1].size() != batches.cycleLength())
-    throw std::invalid_argument("CyclicQuadraticReference: D and D' need the same number of cyclic batches");
+  const std::size_t recordCounts[2] = {lossD.data().size(), lossDPrime.data().size()};
+  requireCyclicBatchesWithin(batches, recordCounts, "CyclicQuadraticReference");
   const EmpiricalLoss* losses[2] = {&lossD, &lossDPrime};
   std::vector<Vector> sums[2];
   for (int s = 0; s < 2; ++s)
     for (const auto& batch : batches.batches[s]) {
       Vector sum = Vector::Zero(initial.dim());
-      for (std::size_t i : batch) sum += losses[s]->data()[i].x;  // operator[] of a vector: checked below
+      for (std::size_t i : batch) sum += losses[s]->data()[i].x;
       sums[s].push_back(sum);
-      for (std::size_t i : batch)
-        if (i >= losses[s]->data().size())
-          throw std::invalid_argument("CyclicQuadraticReference: a batch names a record beyond the dataset");
     }
   return CyclicQuadraticReference(qa->lambda(), sums, batches, divisor, eta, Sigma, initial);
 }
 
 Gaussian CyclicQuadraticReference::law(int process, long k) const {
-  Vector m = initial_.mean();
-  Matrix V = initial_.covariance();
+  Iterate& last = last_[process];
+  if (last.k < 0 || last.k > k) last = Iterate{0, initial_.mean(), initial_.covariance()};
+  Vector& m = last.m;
+  Matrix& V = last.V;
   const std::size_t cycle = batches_.cycleLength();
-  for (long j = 0; j < k; ++j) {
+  for (long j = last.k; j < k; ++j) {
     const std::size_t b = static_cast<std::size_t>(j) % cycle;
     const double size = static_cast<double>(batches_.batches[process][b].size());
     const double a = 1.0 - eta_ * lambda_ * size / divisor_;
     m = a * m + (eta_ * lambda_ / divisor_) * batchSums_[process][b];
     V = a * a * V + 2.0 * eta_ * Sigma_;
   }
+  last.k = k;
   return Gaussian(m, 0.5 * (V + V.transpose()));
 }
 
@@ -334,8 +316,8 @@ Tails tailsOf(const std::vector<double>& logWeight, const std::vector<double>& m
   Tails t;
   for (std::size_t j = 0; j < mean.size(); ++j) {
     const double w = std::exp(logWeight[j]), zh = (H - mean[j]) / s, zl = (mean[j] - L) / s;
-    t.mass += w * (upperTail(zh) + upperTail(zl));
-    t.moment += w * s * (standardDensity(zh) + standardDensity(zl));  // E(X - H)_+ <= s phi(z_H), likewise at L
+    t.mass += w * (normalUpperTail(zh) + normalUpperTail(zl));
+    t.moment += w * s * (normalDensity(zh) + normalDensity(zl));  // E(X - H)_+ <= s phi(z_H), likewise at L
   }
   return t;
 }
@@ -376,7 +358,7 @@ QuadratureValue MixturePair1d::renyi(double alpha) const {
       double best = kInf;
       for (std::size_t l = 0; l < q_.mean.size(); ++l) {
         const double c = alpha * p_.mean[j] - (alpha - 1.0) * q_.mean[l], gap = p_.mean[j] - q_.mean[l];
-        const double mass = upperTail((H - c) / s_) + upperTail((c - L) / s_);
+        const double mass = normalUpperTail((H - c) / s_) + normalUpperTail((c - L) / s_);
         best = std::min(best, (1.0 - alpha) * q_.logWeight[l] + alpha * (alpha - 1.0) * gap * gap / (2.0 * s_ * s_) +
                                   std::log(mass));
       }
@@ -390,12 +372,14 @@ QuadratureValue MixturePair1d::renyi(double alpha) const {
   };
   double reach = 14.0, L = lo - reach * s_, H = hi + reach * s_;
   // E_alpha >= 1: a tail bound below 1e-15 is below 1e-15 E_alpha.
-  for (int widen = 0; widen < 6 && logTailBound(L, H) > std::log(1e-15); ++widen) {
+  double logTail = logTailBound(L, H);
+  for (int widen = 0; widen < 6 && logTail > std::log(1e-15); ++widen) {
     reach += 8.0;
     L = lo - reach * s_;
     H = hi + reach * s_;
+    logTail = logTailBound(L, H);
   }
-  const double tailE = std::exp(logTailBound(L, H));
+  const double tailE = std::exp(logTail);
   // Beside the tails of E_alpha, those of the kernel's other terms: p and (alpha - 1) (p + q) outside [L, H].
   const Tails tp = tailsOf(p_.logWeight, p_.mean, s_, L, H), tq = tailsOf(q_.logWeight, q_.mean, s_, L, H);
   const double tail = tailE + tp.mass + (alpha - 1.0) * (tp.mass + tq.mass);

@@ -54,6 +54,14 @@ private:
   double divisor_, eta_;
   Matrix Sigma_;
   Gaussian initial_;
+  /// The recursion's state after the last k asked, per process: the callers ask for one step's law several times
+  /// and for increasing steps, so a later k continues from here instead of from step 0. Not for concurrent use.
+  struct Iterate {
+    long k = -1;  // none yet
+    Vector m;
+    Matrix V;
+  };
+  mutable Iterate last_[2];
 };
 
 /// The per-example gradients g_i of an empirical loss whose gradient does not depend on theta (an expression loss

@@ -1,5 +1,6 @@
 #include "models/MinibatchSchedule.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,30 @@ CyclicBatches cyclicBatches(std::size_t n, long size, const Neighbour& neighbour
   }
   if (neighbour.kind == NeighbourKind::Add) out.batches[1][m - 1].push_back(n);
   return out;
+}
+
+std::vector<double> binomialPmf(long N, double gamma) {
+  std::vector<double> pmf(static_cast<std::size_t>(N) + 1, 0.0);
+  if (gamma >= 1.0) {
+    pmf.back() = 1.0;
+    return pmf;
+  }
+  const double lg = std::log(gamma), l1g = std::log1p(-gamma);
+  for (long c = 0; c <= N; ++c)
+    pmf[static_cast<std::size_t>(c)] =
+        std::exp(std::lgamma(N + 1.0) - std::lgamma(c + 1.0) - std::lgamma(N - c + 1.0) + c * lg + (N - c) * l1g);
+  return pmf;
+}
+
+void requireCyclicBatchesWithin(const CyclicBatches& batches, const std::size_t recordCounts[2], const std::string& who) {
+  for (int s = 0; s < 2; ++s) {
+    if (batches.batches[s].empty() || batches.batches[s].size() != batches.cycleLength())
+      throw std::invalid_argument(who + ": no cyclic batches, or D and D' with different numbers of batches");
+    for (const auto& batch : batches.batches[s])
+      for (std::size_t i : batch)
+        if (i >= recordCounts[s])
+          throw std::invalid_argument(who + ": a cyclic batch names a record beyond the dataset");
+  }
 }
 
 }  // namespace fpdp::models

@@ -11,6 +11,7 @@
 //   b:       n (full), size (cyclic), gamma n (poisson), with n = |D| for both D and D' (the algorithm's public
 //            normalisation; under add/remove D' has n + 1 or n - 1 records but the same b).
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "models/Dataset.hpp"
@@ -38,5 +39,14 @@ struct CyclicBatches {
 
 /// The cyclic batches of D (n records) and of D' = neighbour.apply(D), as described above. size >= 1.
 CyclicBatches cyclicBatches(std::size_t n, long size, const Neighbour& neighbour);
+
+/// Binomial(N, gamma) probabilities of 0..N, the number of a group's N records in a Poisson batch; gamma = 1 puts
+/// all mass on N (log1p(-1) would make 0 * -inf).
+std::vector<double> binomialPmf(long N, double gamma);
+
+/// Throws std::invalid_argument (the message led by `who`) unless D and D' have the same positive number of batches
+/// and every index lies below its process's record count (recordCounts[0] = |D|, recordCounts[1] = |D'|), checked
+/// before any record is looked up.
+void requireCyclicBatchesWithin(const CyclicBatches& batches, const std::size_t recordCounts[2], const std::string& who);
 
 }  // namespace fpdp::models

@@ -1,5 +1,7 @@
 #include "models/PrivacyLossDistribution.hpp"
 
+#include "models/GaussianFunctionals.hpp"
+
 #include <unsupported/Eigen/FFT>
 
 #include <algorithm>
@@ -21,17 +23,11 @@ constexpr std::size_t kMaxGridPoints = std::size_t{1} << 24;
 /// log2(N) (u + 4.5 u) each (Higham, Accuracy and Stability of Numerical Algorithms, Thm 24.2), rounded up.
 constexpr double kFftRoundOffFactor = 20.0;
 
-double normalSf(double x) { return 0.5 * std::erfc(x / std::sqrt(2.0)); }
-double normalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-
-/// N(m, 1)-mass of (u, v], each piece from the tail it lies in (no cancellation of numbers near 1).
+/// N(m, 1)-mass of (u, v]: the interval probability keeps its digits on narrow intervals, where a difference of
+/// two tails would cancel.
 double normalMass(double u, double v, double m) {
   if (!(v > u)) return 0.0;
-  u -= m;
-  v -= m;
-  if (u >= 0) return normalSf(u) - normalSf(v);
-  if (v <= 0) return normalCdf(v) - normalCdf(u);
-  return 1.0 - normalSf(v) - normalCdf(u);
+  return normalIntervalProbability(u - m, v - m);
 }
 
 /// The masses of the pair on loss intervals. The loss is monotone in the Gaussian coordinate x (increasing for
@@ -72,10 +68,10 @@ private:
 
 /// The loss range [lo, hi] outside which both P and Q have less than tailMass (per side).
 std::pair<double, double> lossRange(const SubsampledGaussianPair& pair, double tailMass) {
-  double lo = 0.0, hi = 40.0;  // s with normalSf(s) = tailMass, by bisection
+  double lo = 0.0, hi = 40.0;  // s with normalUpperTail(s) = tailMass, by bisection
   for (int k = 0; k < 200 && hi - lo > 1e-12; ++k) {
     const double mid = 0.5 * (lo + hi);
-    (normalSf(mid) > tailMass ? lo : hi) = mid;
+    (normalUpperTail(mid) > tailMass ? lo : hi) = mid;
   }
   const double a = pair.loss(-hi), b = pair.loss(pair.mu + hi);
   return {std::min(a, b), std::max(a, b)};
@@ -239,8 +235,13 @@ double DiscretePld::delta(double eps) const {
 double DiscretePld::epsilon(double target) const {
   // The root of the piecewise form, then raised until delta() (summed the other way) agrees: the round-off of the
   // two summations must not under-report eps.
+  const double top = static_cast<double>(offset + static_cast<long>(mass.size()) - 1) * h;
   const auto roundedUp = [&](double eps) {
     for (int k = 0; k < 64 && delta(eps) > target; ++k) eps += 1e-14 * std::max(std::fabs(eps), 1e-3);
+    // Should the nudges not suffice, a doubling step, capped at the top node: there delta() is infinityMass <= target,
+    // so a certified eps is always returned.
+    for (double step = 2e-14 * std::max(std::fabs(eps), 1e-3); delta(eps) > target && eps < top; step *= 2.0)
+      eps = std::min(eps + step, top);
     return std::max(eps, 0.0);
   };
   if (infinityMass > target) return kInf;

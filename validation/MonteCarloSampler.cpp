@@ -34,6 +34,8 @@ public:
   }
   /// A uniform in (0, 1) from one word: (53 top bits + 1/2) 2^-53, never 0 (the ziggurat's tail takes its log).
   double open01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
+  /// A uniform in [0, 1) from one word: its 53 top bits times 2^-53.
+  double closedOpen01() { return static_cast<double>(next() >> 11) * 0x1p-53; }
 
 private:
   Philox::key_type key_;
@@ -94,33 +96,9 @@ inline double zigguratNormal(ParticleWords& words) {
   }
 }
 
-/// The uniforms of stream 2 of one particle of one process (the Poisson batches' inclusion draws), by index, cached
-/// four by four: u = (word >> 11) 2^-53, 53 random bits in [0, 1).
-class ParticleUniforms {
-public:
-  ParticleUniforms(std::uint64_t seed, std::uint64_t particle, std::uint64_t process)
-      : key_{{seed, particle}}, process_(process) {}
-  double draw(std::uint64_t index) {
-    const std::uint64_t block = index / 4;
-    if (block != block_) {
-      const Philox::ctr_type bits = Philox()(Philox::ctr_type{{block, process_, kStream, 0}}, key_);
-      for (int j = 0; j < 4; ++j) cache_[j] = static_cast<double>(bits[static_cast<std::size_t>(j)] >> 11) * 0x1p-53;
-      block_ = block;
-    }
-    return cache_[index % 4];
-  }
-
-private:
-  static constexpr std::uint64_t kStream = 2;
-  Philox::key_type key_;
-  std::uint64_t process_;
-  std::uint64_t block_ = ~std::uint64_t{0};
-  double cache_[4] = {0, 0, 0, 0};
-};
-
 /// The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8). `batch` is work space.
 void drift(const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long k, const double* theta, double* grad,
-           ParticleUniforms& uniforms, std::vector<std::size_t>& batch) {
+           ParticleWords& uniforms, std::vector<std::size_t>& batch) {
   const models::BatchScheme& batching = P.batches;
   const std::size_t n = L.data().size();
   const std::size_t* records = nullptr;
@@ -131,9 +109,9 @@ void drift(const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long 
     count = B.size();
   } else if (batching.sampling == models::BatchSampling::Poisson) {
     batch.clear();
-    const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n;
+    // Word (k - 1) n + i of stream 2 decides record i at update k: the updates run in order, one word per record.
     for (std::size_t i = 0; i < n; ++i)
-      if (uniforms.draw(first + i) < batching.rate) batch.push_back(i);
+      if (uniforms.closedOpen01() < batching.rate) batch.push_back(i);
     records = batch.data();
     count = batch.size();
   }
@@ -227,16 +205,8 @@ MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMe
     if (batches.sampling == models::BatchSampling::Poisson && !(batches.rate > 0 && batches.rate <= 1))
       throw std::invalid_argument("MonteCarloSampler: the Poisson sampling rate must lie in (0, 1]");
     if (batches.sampling == models::BatchSampling::Cyclic) {
-      const models::EmpiricalLoss* losses[2] = {problem_.lossD.get(), problem_.lossDPrime.get()};
-      for (int s = 0; s < 2; ++s) {
-        if (problem_.cyclicBatches.batches[s].empty() ||
-            problem_.cyclicBatches.batches[s].size() != problem_.cyclicBatches.cycleLength())
-          throw std::invalid_argument("MonteCarloSampler: no cyclic batches, or D and D' with different cycles");
-        for (const auto& batch : problem_.cyclicBatches.batches[s])
-          for (std::size_t i : batch)
-            if (i >= losses[s]->data().size())
-              throw std::invalid_argument("MonteCarloSampler: a cyclic batch names a record beyond the dataset");
-      }
+      const std::size_t recordCounts[2] = {problem_.lossD->data().size(), problem_.lossDPrime->data().size()};
+      models::requireCyclicBatchesWithin(problem_.cyclicBatches, recordCounts, "MonteCarloSampler");
     }
   }
   // Throws std::invalid_argument when C does not fit the mesh (a box face that is not a mesh face), as the solver.
@@ -337,7 +307,7 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
           for (long i = first; i < last; ++i) {
             ParticleWords initialWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 0);
             ParticleWords noiseWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 1);
-            ParticleUniforms uniforms(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s));
+            ParticleWords uniforms(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 2);
             bool projected = false;
             auto project = [&] {
               if (!constrained) return;

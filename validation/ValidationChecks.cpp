@@ -275,7 +275,8 @@ std::vector<CheckResult> exchangedPair(const PairTables& original, const PairTab
         {{"eps_exact", "eps_exact"}, {"eps_exact_pq", "eps_exact_qp"}, {"eps_exact_qp", "eps_exact_pq"},
          {"eps_exact_status", "eps_exact_status"}});
   group("exchanged D, D': eps from RDP", original.epsilon, exchanged.epsilon, {"step", "delta"},
-        {{"eps_rdp_cks", "eps_rdp_cks"}, {"eps_rdp_mironov", "eps_rdp_mironov"}, {"eps_rdp_cks_pq", "eps_rdp_cks_qp"}});
+        {{"eps_rdp_cks", "eps_rdp_cks"}, {"eps_rdp_mironov", "eps_rdp_mironov"}, {"eps_rdp_cks_pq", "eps_rdp_cks_qp"},
+         {"eps_rdp_cks_qp", "eps_rdp_cks_pq"}});
   group("exchanged D, D': R_alpha(p||q) = R_alpha(q||p)", original.renyi, exchanged.renyi, {"step", "alpha"},
         {{"renyi", "renyi_reverse"}, {"renyi_reverse", "renyi"}});
   group("exchanged D, D': TV", original.divergence, exchanged.divergence, {"step"}, {{"tv", "tv"}});

@@ -99,10 +99,10 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
   solver::MinibatchDrift drift;
   drift.expectedSize = c.batch.expectedSize(c.data.records.size());
   if (c.batch.sampling == "cyclic") {
-    drift.sampling = solver::BatchSampling::Cyclic;
+    drift.sampling = models::BatchSampling::Cyclic;
     cyclicBatches(c, losses, dim, drift);
   } else {
-    drift.sampling = solver::BatchSampling::Poisson;
+    drift.sampling = models::BatchSampling::Poisson;
     drift.rate = c.batch.rate;
     drift.D.records = poissonGroups(losses.lossD);
     drift.DPrime.records = poissonGroups(losses.lossDPrime);

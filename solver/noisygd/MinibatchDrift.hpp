@@ -15,11 +15,13 @@
 // The caller (the application) builds the fields from its losses and data; the solver knows nothing of records.
 #include <vector>
 
+#include "models/MinibatchSchedule.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
 namespace fpdp::solver {
 
-enum class BatchSampling { Full, Cyclic, Poisson };
+// One vocabulary for the batch schemes of the models, the sampler and the solver.
+using models::BatchSampling;
 
 /// The per-example gradient field g_r shared by `count` identical records.
 struct RecordGroup {

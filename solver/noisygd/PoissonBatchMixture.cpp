@@ -5,28 +5,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/MinibatchSchedule.hpp"
+
 namespace fpdp::solver {
-
-namespace {
-
-/// Binomial(c, gamma) at 0..c. gamma = 1 puts all mass on c (log1p(-1) would make 0 * -inf).
-std::vector<double> binomialPmf(long c, double gamma) {
-  std::vector<double> pmf(static_cast<std::size_t>(c) + 1, 0.0);
-  if (gamma == 1.0) {
-    pmf.back() = 1.0;
-    return pmf;
-  }
-  const double lg = std::log(gamma), lq = std::log1p(-gamma);
-  for (long k = 0; k <= c; ++k) {
-    const double logChoose = std::lgamma(static_cast<double>(c) + 1) - std::lgamma(static_cast<double>(k) + 1) -
-                             std::lgamma(static_cast<double>(c - k) + 1);
-    pmf[static_cast<std::size_t>(k)] =
-        std::exp(logChoose + static_cast<double>(k) * lg + static_cast<double>(c - k) * lq);
-  }
-  return pmf;
-}
-
-}  // namespace
 
 PoissonBatchMixture::PoissonBatchMixture(const meshes::BoxMesh& mesh, std::vector<RecordGroup> groups, double rate,
                                          double expectedSize, double eta)
@@ -36,7 +17,7 @@ PoissonBatchMixture::PoissonBatchMixture(const meshes::BoxMesh& mesh, std::vecto
   for (const auto& g : groups_) {
     if (g.count < 1) throw std::invalid_argument("PoissonBatchMixture: a record group without records");
     counts_.push_back(g.count);
-    pmf_.push_back(binomialPmf(g.count, rate));
+    pmf_.push_back(models::binomialPmf(g.count, rate));
   }
   if (mesh.dim() == 1) {
     const auto& faces = mesh.axis(0).faces();

@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(cyclic_quadratic_follows_the_gaussian_recursion_of_its_batc
     };
   };
   solver::MinibatchDrift drift;
-  drift.sampling = solver::BatchSampling::Cyclic;
+  drift.sampling = models::BatchSampling::Cyclic;
   for (const auto& B : batches) {
     drift.D.batches.push_back(field(x, B));
     drift.DPrime.batches.push_back(field(xPrime, B));
@@ -139,7 +139,7 @@ BOOST_AUTO_TEST_CASE(cyclic_batches_resume_by_the_step_index) {
   const auto mesh = lineMesh(-6, 6, 200);
   auto make = [&] {
     solver::MinibatchDrift d;
-    d.sampling = solver::BatchSampling::Cyclic;
+    d.sampling = models::BatchSampling::Cyclic;
     for (double g : {0.4, -0.7, 0.1}) {
       d.D.batches.push_back(constantField(g));
       d.DPrime.batches.push_back(constantField(g + 0.05));
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(poisson_linear_loss_is_the_lattice_mixture_of_gaussians) {
     for (int cells : {400, 800}) {
       const auto mesh = lineMesh(-6, 14, cells);
       solver::MinibatchDrift drift;
-      drift.sampling = solver::BatchSampling::Poisson;
+      drift.sampling = models::BatchSampling::Poisson;
       drift.rate = gamma;
       drift.expectedSize = b;
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE(poisson_rate_one_is_full_batch_noisy_gd_to_round_off) {
     };
   };
   solver::MinibatchDrift drift;
-  drift.sampling = solver::BatchSampling::Poisson;
+  drift.sampling = models::BatchSampling::Poisson;
   drift.rate = 1.0;
   drift.expectedSize = static_cast<double>(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(poisson_merged_records_equal_the_records_one_by_one) {
   const auto mesh = lineMesh(-4, 5, 250);
   auto drift = [&](bool merged) {
     solver::MinibatchDrift d;
-    d.sampling = solver::BatchSampling::Poisson;
+    d.sampling = models::BatchSampling::Poisson;
     d.rate = gamma;
     d.expectedSize = 4 * gamma;
     if (merged) {
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(poisson_enumerations_conserve_mass_n16_1d_and_n12_2d) {
   {
     const auto mesh = lineMesh(-4, 5, 120);
     solver::MinibatchDrift d;
-    d.sampling = solver::BatchSampling::Poisson;
+    d.sampling = models::BatchSampling::Poisson;
     d.rate = gamma;
     d.expectedSize = 16 * gamma;
     for (int i = 0; i < 16; ++i) {
@@ -331,7 +331,7 @@ BOOST_AUTO_TEST_CASE(poisson_enumerations_conserve_mass_n16_1d_and_n12_2d) {
     const meshes::DistributedBoxMesh mesh(
         PETSC_COMM_WORLD, meshes::BoxMesh({meshes::Axis::uniform(-3, 3, 20), meshes::Axis::uniform(-3, 3, 20)}), 2);
     solver::MinibatchDrift d;
-    d.sampling = solver::BatchSampling::Poisson;
+    d.sampling = models::BatchSampling::Poisson;
     d.rate = gamma;
     d.expectedSize = 12 * gamma;
     auto record = [mu](double x1, double x2, double y) {

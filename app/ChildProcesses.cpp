@@ -1,7 +1,5 @@
 #include "app/ChildProcesses.hpp"
 
-#include "app/run/PlotProcess.hpp"
-
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>

@@ -10,6 +10,10 @@
 
 namespace fpdp::app {
 
+/// The Python that draws the plots of studies and of the validation report (Debian's, with matplotlib:
+/// scripts/install-dependencies).
+inline constexpr const char* kPythonInterpreter = "/usr/bin/python3";
+
 struct ChildJob {
   std::vector<std::string> args;       // after the executable
   std::filesystem::path stdoutFile;    // appended to

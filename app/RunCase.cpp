@@ -26,7 +26,7 @@
 #include "app/run/Collective.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/InterruptHint.hpp"
-#include "app/run/PlotProcess.hpp"
+#include "app/plots/RunFigures.hpp"
 #include <iostream>
 
 #include "app/DpSgdAccounting.hpp"
@@ -140,14 +140,14 @@ void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& st
   io::CsvTable::setContinuedPaths({});
 }
 
-/// The plots (scripts/plot-run, started with the run): `announce` says so on standard output while they are drawn.
-std::string drawRunPlots(PlotProcess& plotter, const std::string& dir, bool announce, double& seconds) {
+/// The plots (app/plots, drawn from the finished files): `announce` says so on standard output while they are drawn.
+std::string drawPlotsOfRun(const std::string& dir, bool announce, double& seconds) {
   const auto start = Clock::now();
   if (announce) {
     std::printf("fpdp: drawing plots ...");
     std::fflush(stdout);
   }
-  std::string warning = plotter.draw(dir);
+  std::string warning = plots::drawRunPlotsOrWarn(dir);
   seconds = secondsSince(start);
   if (announce) std::printf(" %.1f s%s\n", seconds, warning.empty() ? "" : " (failed: see the summary)");
   return warning;
@@ -214,10 +214,6 @@ int runCase(const Case& c, const RunOptions& options) {
   FPDP_PETSC(MPI_Comm_size(comm, &size));
   const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
   if (resume) requireSameRanks(*resume, size);
-  // The plotter starts now, so that its imports overlap the computation; it draws once the files are complete.
-  std::optional<PlotProcess> plotter;
-  if (c.output.plots && rank == 0) plotter.emplace();
-
   // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
   if (plan.noisyGd && rank == 0 && !options.quiet)
@@ -252,7 +248,7 @@ int runCase(const Case& c, const RunOptions& options) {
     // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
     stage.emplace(stages.finish);
     out.observers.finish(h5);
-    if (plotter) plotWarning = drawRunPlots(*plotter, dir, !options.quiet, plotSeconds);
+    if (c.output.plots && rank == 0) plotWarning = drawPlotsOfRun(dir, !options.quiet, plotSeconds);
     directory.publish();
   });
   // 5. The summary.

@@ -18,7 +18,7 @@
 #include "app/ModelBuilding.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/observers/PrivacyOutput.hpp"
-#include "app/run/PlotProcess.hpp"
+#include "app/plots/RunFigures.hpp"
 #include "app/ValidationSuite.hpp"
 #include "io/CsvReader.hpp"
 #include "io/CsvTable.hpp"
@@ -443,7 +443,7 @@ int runValidation(const ValidateOptions& options, const std::string& executable)
     std::printf(" %.1f s\n", out.seconds);
     addAll(checkRun(vc, runDir, log, options, referenceReport));
     if (options.plots) {
-      if (const std::string w = drawPlots(runDir.string()); !w.empty()) out.warnings.push_back(w);
+      if (const std::string w = plots::drawRunPlotsOrWarn(runDir.string()); !w.empty()) out.warnings.push_back(w);
       else
         for (const char* png : {"renyi_bounds.png", "epsilon_delta.png", "divergences.png", "step_contributions.png"})
           if (fs::exists(runDir / png)) out.plots.push_back("runs/" + vc.name + "/" + png);

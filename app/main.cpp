@@ -22,6 +22,7 @@
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
 #include "app/RunCase.hpp"
+#include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
@@ -111,6 +112,8 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
 }
 
 int fpdpMain(int argc, char** argv) {
+  // `fpdp plot DIR` redraws a run's plots from its files; no MPI or PETSc.
+  if (argc >= 2 && std::string(argv[1]) == "plot") return fpdp::app::plots::plotCommand(argc, argv);
   // `fpdp validate` runs the validation suite with child processes of this program; it starts no PETSc itself.
   if (argc >= 2 && std::string(argv[1]) == "validate") {
     try {

@@ -1,0 +1,175 @@
+#include "app/plots/RunFiles.hpp"
+
+#include <hdf5.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+
+#include "io/CsvReader.hpp"
+
+namespace fpdp::app::plots {
+namespace fs = std::filesystem;
+
+const std::vector<double>& Table::operator[](const std::string& name) const {
+  const auto it = columns.find(name);
+  if (it == columns.end()) throw std::runtime_error("no column " + name);
+  return it->second;
+}
+
+Table readTable(const std::string& dir, const std::string& name, bool required) {
+  const fs::path path = fs::path(dir) / name;
+  Table t;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    if (required) throw std::runtime_error(path.string() + " does not exist (not a run's output directory?)");
+    return t;
+  }
+  const io::CsvText text = io::readCsv(path.string());
+  t.header = text.columns;
+  for (const auto& column : text.columns) t.columns[column].reserve(text.rows.size());
+  for (const auto& row : text.rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      double v = std::numeric_limits<double>::quiet_NaN();
+      if (!io::parseCsvNumber(row[c], v)) v = std::numeric_limits<double>::quiet_NaN();
+      t.columns[text.columns[c]].push_back(v);
+    }
+  if (required && t.rows() == 0) throw std::runtime_error(path.string() + " has no rows");
+  return t;
+}
+
+namespace {
+
+bool noisyGdDynamics(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "parameters.toml");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string compact;
+    for (const char c : line)
+      if (c != ' ' && c != '\t') compact += c == '\'' ? '"' : c;
+    if (compact == "dynamics=\"noisy_gd\"") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+RunFiles readRunFiles(const std::string& dir) {
+  RunFiles f;
+  f.dir = dir;
+  f.divergence = readTable(dir, "divergence.csv", true);
+  for (const auto& name : f.divergence.header)
+    if (name.rfind("renyi_", 0) == 0) f.orders.push_back(name.substr(6));
+  f.exact = readTable(dir, "exact.csv", false);
+  f.accuracy = readTable(dir, "accuracy.csv", false);
+  f.bounds = readTable(dir, "bounds.csv", false);
+  f.epsilon = readTable(dir, "epsilon.csv", false);
+  f.tracing = readTable(dir, "tracing.csv", false);
+  const fs::path applicability = fs::path(dir) / "bound_applicability.csv";
+  std::error_code ec;
+  if (fs::exists(applicability, ec)) {
+    const io::CsvText text = io::readCsv(applicability.string());
+    std::size_t item = text.columns.size(), name = text.columns.size();
+    for (std::size_t c = 0; c < text.columns.size(); ++c) {
+      if (text.columns[c] == "item") item = c;
+      if (text.columns[c] == "name") name = c;
+    }
+    if (item < text.columns.size() && name < text.columns.size())
+      for (const auto& row : text.rows) {
+        double v = 0;
+        if (io::parseCsvNumber(row[item], v)) f.boundNames[static_cast<int>(v)] = row[name];
+      }
+  }
+  f.noisyGd = noisyGdDynamics(dir);
+  return f;
+}
+
+namespace {
+
+/// An HDF5 handle closed when it goes out of scope.
+struct Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+std::vector<double> readDoubles(hid_t loc, const std::string& name, std::vector<hsize_t>* shape = nullptr) {
+  Handle ds{H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw std::runtime_error("fpdp.h5: no dataset " + name);
+  Handle space{H5Dget_space(ds.id), H5Sclose};
+  const int rank = H5Sget_simple_extent_ndims(space.id);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+  hsize_t n = 1;
+  for (const hsize_t d : dims) n *= d;
+  std::vector<double> v(n);
+  if (n > 0 && H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw std::runtime_error("fpdp.h5: cannot read " + name);
+  if (shape) *shape = dims;
+  return v;
+}
+
+template <class T>
+T readAttribute(hid_t loc, const char* name, hid_t type) {
+  Handle at{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+  T v{};
+  if (at.id < 0 || H5Aread(at.id, type, &v) < 0) throw std::runtime_error(std::string("fpdp.h5: no attribute ") + name);
+  return v;
+}
+
+}  // namespace
+
+Fields readFields(const std::string& dir, std::size_t count) {
+  Fields out;
+  const fs::path path = fs::path(dir) / "fpdp.h5";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw std::runtime_error("cannot open " + path.string());
+  if (H5Lexists(file.id, "fields", H5P_DEFAULT) <= 0) return out;
+  Handle group{H5Gopen2(file.id, "fields", H5P_DEFAULT), H5Gclose};
+  H5G_info_t info{};
+  if (group.id < 0 || H5Gget_info(group.id, &info) < 0) throw std::runtime_error("fpdp.h5: cannot read /fields");
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<std::size_t>(std::max<ssize_t>(len, 0)) + 1, '\0');
+    H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
+    name.resize(static_cast<std::size_t>(std::max<ssize_t>(len, 0)));
+    names.push_back(name);
+  }
+  if (names.empty()) return out;
+  out.dim = static_cast<int>(readAttribute<long long>(file.id, "dim", H5T_NATIVE_LLONG));
+  if (out.dim < 1 || out.dim > 3) throw std::runtime_error("fpdp.h5: dimension " + std::to_string(out.dim));
+  for (int a = 0; a < out.dim; ++a)
+    out.faces.push_back(readDoubles(file.id, std::string("mesh/") + "xyz"[a] + "_faces"));
+  // The first, the last and evenly spread steps between them (names sort by step: step_%08ld).
+  std::vector<std::size_t> picks;
+  for (std::size_t i = 0; i < std::min(count, names.size()); ++i) {
+    const std::size_t k = names.size() <= count ? i
+                          : static_cast<std::size_t>(std::lround(static_cast<double>(i) * (names.size() - 1) /
+                                                                 static_cast<double>(count - 1)));
+    if (picks.empty() || picks.back() != k) picks.push_back(k);
+  }
+  std::size_t cells = 1;
+  for (const auto& f : out.faces) cells *= f.size() - 1;
+  for (const std::size_t k : picks) {
+    Handle g{H5Gopen2(group.id, names[k].c_str(), H5P_DEFAULT), H5Gclose};
+    if (g.id < 0) throw std::runtime_error("fpdp.h5: cannot open /fields/" + names[k]);
+    FieldFrame frame;
+    frame.step = static_cast<long>(readAttribute<long long>(g.id, "step", H5T_NATIVE_LLONG));
+    frame.time = readAttribute<double>(g.id, "time", H5T_NATIVE_DOUBLE);
+    frame.p = readDoubles(g.id, "p");
+    frame.q = readDoubles(g.id, "q");
+    if (frame.p.size() != cells || frame.q.size() != cells)
+      throw std::runtime_error("fpdp.h5: /fields/" + names[k] + " does not match the mesh");
+    out.frames.push_back(std::move(frame));
+  }
+  return out;
+}
+
+}  // namespace fpdp::app::plots

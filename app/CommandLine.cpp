@@ -104,7 +104,7 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
   } else if (cl.command == "schema") {
     if (positional.size() != 1) throw UsageError("'fpdp schema' takes no arguments");
   } else {
-    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, sweep, worst-case, validate, schema (see 'fpdp --help')");
+    throw UsageError("unknown command '" + cl.command + "'; allowed: run, sample, check, noise-study, sweep, worst-case, validate, plot, schema (see 'fpdp --help')");
   }
   return cl;
 }
@@ -123,6 +123,7 @@ Usage:
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp validate [--quick] [--update-references] [--no-plots] [--cases DIR] [--references DIR]
                 [-o REPORT_DIR] [--schema] [CASE ...]
+  fpdp plot [--describe] DIR
   fpdp schema
   fpdp --help | --version
 
@@ -160,6 +161,10 @@ Commands:
            write REPORT_DIR/report.md (default validation-report) with the plots; exit status 1 on any FAIL.
            --quick: the CI suite; --update-references: rewrite the references and show old vs new
            (docs/validation.md)
+  plot     draw the PNG plots of the run output directory DIR again from its files (renyi_bounds.png,
+           epsilon_delta.png, step_contributions.png, divergences.png, densities.png; docs/output.md, "Plots");
+           --describe: also print, as JSON, what each figure holds (the roles of its elements, their counts, the
+           legend and whether it covers data). Exit status 1 with the reason when a plot cannot be drawn
   schema   print the case-file reference (docs/parameters.md) generated from the schema
 
 Options:

@@ -7,6 +7,7 @@
 //   fpdp check CASE.toml
 //   (run and check also take --set KEY=VALUE, overriding a key of the case file)
 //   fpdp sweep ..., fpdp worst-case ..., fpdp validate ...: parsed by their own commands
+//   fpdp plot [--describe] DIR   (app/plots/RunFigures: parsed there, no PETSc)
 //   fpdp schema            (prints docs/parameters.md, generated from the schema)
 //   fpdp --help | --version
 // Tokens that start with a single '-' (and the value after each) are PETSc options; they override the case.

@@ -301,8 +301,8 @@ constexpr Parameter kParameters[] = {
      "Whether the densities p and q are written at output steps (the divergences always are).",
      "", booleanValue()},
     {"output", "plots", "boolean", "—", Presence::Default, "true", "", "",
-     "Whether the run draws its PNG plots with scripts/plot-run (docs/output.md); a plot that fails is a warning in "
-     "the summary, not an error.",
+     "Whether the run draws its PNG plots after the last step (docs/output.md, \"Plots\"; `fpdp plot DIR` redraws "
+     "them); a plot that fails is a warning in the summary, not an error.",
      "", booleanValue()},
     {"output", "vtk", "boolean", "—", Presence::Derived, "`true` (`false` when `fields = false`)", "true needs output.fields = true", "",
      "Whether the fields are also written as VTK XML files (`fpdp.pvd`, `vtk/`) for ParaView: p, q, log(p/q), the "

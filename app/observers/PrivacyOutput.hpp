@@ -2,7 +2,7 @@
 // The privacy part of a run's output (docs/output.md): the bounds of MATH.md §5 at every output step (bounds.csv),
 // which of them apply and why not (bound_applicability.csv), the (eps, delta) figures of MATH.md §7 (epsilon.csv),
 // their HDF5 copies (/bounds, /epsilon), the summary's applicability and (eps, delta) tables, and the PNG plots
-// (scripts/plot-run). RunCase owns the run; this class owns these files.
+// (app/plots). RunCase owns the run; this class owns these files.
 #include <limits>
 #include <optional>
 #include <ostream>

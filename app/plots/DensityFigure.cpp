@@ -95,25 +95,20 @@ std::unique_ptr<plot::Figure> curves(const Fields& fields, bool noisyGd) {
 /// shared by each column below.
 std::unique_ptr<plot::Figure> images(const Fields& fields, bool noisyGd) {
   const int dim = fields.dim;
-  const std::size_t layer = (fields.faces[0].size() - 1) * (fields.faces[1].size() - 1);
-  const std::size_t kz = dim == 3 ? (fields.faces[2].size() - 1) / 2 : 0;
+  const std::size_t kz = fields.zLayer;
   std::string zmid;
   if (dim == 3) {
     char b[48];
     std::snprintf(b, sizeof b, ", z = %.3g", 0.5 * (fields.faces[2][kz] + fields.faces[2][kz + 1]));
     zmid = b;
   }
-  auto plane = [&](const std::vector<double>& a) {
-    return std::vector<double>(a.begin() + static_cast<std::ptrdiff_t>(kz * layer),
-                               a.begin() + static_cast<std::ptrdiff_t>((kz + 1) * layer));
-  };
   const std::size_t rows = fields.frames.size();
   const double dpi = 80, panelW = 2.7, h = 2.45, W = 4 * panelW + 0.2, H = static_cast<double>(rows) * h + 1.0;
   auto fig = std::make_unique<plot::Figure>(static_cast<int>(std::lround(W * dpi)), static_cast<int>(std::lround(H * dpi)));
   std::vector<std::array<std::vector<double>, 4>> data;
   double vmax = 0, rmax = 0, dmax = 0;
   for (const auto& fr : fields.frames) {
-    auto p = plane(fr.p), q = plane(fr.q);
+    std::vector<double> p = fr.p, q = fr.q;
     auto r = logRatio(p, q), d = difference(p, q);
     vmax = std::max({vmax, maxAbs(p), maxAbs(q)});
     rmax = std::max(rmax, maxAbs(r));

@@ -123,7 +123,7 @@ std::size_t series(Axes& ax, const std::vector<double>& x, const std::vector<dou
     gx.push_back(a);
     gy.push_back(b);
     const double s = status && i < status->size() ? (*status)[i] : kNaN;
-    if (finite(s))
+    if (s >= 0 && s < 1000)  // a status code (a value outside the code tables is none of them)
       if (const auto it = names.find(static_cast<int>(s)); it != names.end()) {
         if (!suspect.count(it->second)) suspectOrder.push_back(it->second);
         suspect[it->second].first.push_back(a);
@@ -184,16 +184,29 @@ bool exactSeries(Axes& ax, const std::vector<double>& x, const std::vector<doubl
   return !gx.empty();
 }
 
+/// The error estimate of accuracy.csv: a band (series against step or time) or error bars (eps against delta).
+Item errorEstimate(Item::Kind kind, Colour colour, double alpha, double z) {
+  Item it;
+  it.kind = kind;
+  it.role = "error_band";
+  it.label = "error estimate (accuracy.csv)";
+  it.colour = colour;
+  it.alpha = alpha;
+  it.z = z;
+  return it;
+}
+
+/// Values accuracy.csv does not certify: hollow red squares.
+void markUncertified(Axes& ax, const std::vector<double>& x, const std::vector<double>& y) {
+  if (!x.empty())
+    ax.series("uncertified", "not certified (accuracy.csv)", x, y, std::nullopt,
+              MarkerStyle{MarkerShape::Square, 4.5 * kPt, kRed, false, kRed, 1.0}, 9);
+}
+
 /// The error estimate of accuracy.csv as a band value +- estimate; uncertified values as hollow red squares.
 void accuracyBand(Axes& ax, const std::vector<double>& x, const std::vector<double>& value,
                   const std::vector<double>& estimate, const std::vector<double>* certified, Colour colour) {
-  Item band;
-  band.kind = Item::Kind::Band;
-  band.role = "error_band";
-  band.label = "error estimate (accuracy.csv)";
-  band.colour = colour;
-  band.alpha = 0.22;
-  band.z = 2;
+  Item band = errorEstimate(Item::Kind::Band, colour, 0.22, 2);
   std::vector<double> ux, uy;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double v = value[i], e = estimate[i];
@@ -206,9 +219,7 @@ void accuracyBand(Axes& ax, const std::vector<double>& x, const std::vector<doub
     if (certified && finite((*certified)[i]) && (*certified)[i] < 0.5) ux.push_back(x[i]), uy.push_back(v);
   }
   if (!band.x.empty()) ax.add(std::move(band));
-  if (!ux.empty())
-    ax.series("uncertified", "not certified (accuracy.csv)", ux, uy, std::nullopt,
-              MarkerStyle{MarkerShape::Square, 4.5 * kPt, kRed, false, kRed, 1.0}, 9);
+  markUncertified(ax, ux, uy);
 }
 
 void withAccuracy(Axes& ax, const RunFiles& f, const std::string& key, Colour colour) {
@@ -302,12 +313,7 @@ double atStep(const Table& t, const std::string& col, double last) {
 /// eps_exact's error bars and uncertified marks at the last step from accuracy.csv.
 void epsilonAccuracy(Axes& ax, const Table& acc, const std::vector<double>& deltas, double last) {
   const auto names = columnsByDelta(acc, "", deltas);
-  Item bars;
-  bars.kind = Item::Kind::ErrorBars;
-  bars.role = "error_band";
-  bars.label = "error estimate (accuracy.csv)";
-  bars.colour = kBlack;
-  bars.z = 9;
+  Item bars = errorEstimate(Item::Kind::ErrorBars, kBlack, 1.0, 9);
   std::vector<double> ux, uy;
   for (std::size_t i = 0; i < deltas.size(); ++i) {
     if (names[i].empty() || !acc.has(names[i] + "_error_estimate")) continue;
@@ -323,9 +329,7 @@ void epsilonAccuracy(Axes& ax, const Table& acc, const std::vector<double>& delt
     if (finite(c) && c < 0.5) ux.push_back(deltas[i]), uy.push_back(v);
   }
   if (!bars.x.empty()) ax.add(std::move(bars));
-  if (!ux.empty())
-    ax.series("uncertified", "not certified (accuracy.csv)", ux, uy, std::nullopt,
-              MarkerStyle{MarkerShape::Square, 4.5 * kPt, kRed, false, kRed, 1.0}, 9);
+  markUncertified(ax, ux, uy);
 }
 
 /// epsilon_delta.png: eps(delta) at the last output step.
@@ -461,11 +465,6 @@ void divergenceSeries(Axes& ax, const RunFiles& f) {
 
 }  // namespace
 
-std::string plotFontPath() {
-  const char* env = std::getenv("FPDP_FONT");
-  return env && *env ? env : "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-}
-
 namespace {
 
 struct NamedFigure {
@@ -482,7 +481,7 @@ std::vector<NamedFigure> runFigures(const std::string& dir) {
     renyiBounds(p, f);
     figures.push_back({"renyi_bounds.png", std::move(p.figure)});
   }
-  if (!f.epsilon.empty() && f.epsilon.has("step") && f.epsilon.has("delta") && f.epsilon.has("eps_exact")) {
+  if (f.epsilon.rows() > 0 && f.epsilon.has("step") && f.epsilon.has("delta") && f.epsilon.has("eps_exact")) {
     Panels p = makeFigure(1, 5.2, 4.0, 3.6);
     epsilonDelta(*p.axes[0][0], f);
     figures.push_back({"epsilon_delta.png", std::move(p.figure)});
@@ -506,7 +505,7 @@ std::vector<NamedFigure> runFigures(const std::string& dir) {
 
 PlotOutcome drawRunPlots(const std::string& dir, bool describe) {
   std::vector<NamedFigure> figures = runFigures(dir);
-  const std::string fontPath = plotFontPath();
+  const std::string fontPath = plot::defaultFontPath();
   // a font that cannot be loaded is reported before any file is written
   auto firstFont = std::make_unique<plot::Font>(fontPath);
   // Rendering and PNG encoding are most of the time: the figures are shared among up to two threads (each with

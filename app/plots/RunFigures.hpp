@@ -13,9 +13,6 @@ struct PlotOutcome {
   std::string description;           // with `describe`: a JSON array, one object per figure (io/plot describe())
 };
 
-/// The font of the plots: $FPDP_FONT when set, else DejaVu Sans of fonts-dejavu-core.
-std::string plotFontPath();
-
 /// Draws every plot of the run output directory `dir`. Throws std::runtime_error with a one-line reason (a missing
 /// divergence.csv, a font that cannot be loaded, a file that cannot be written).
 PlotOutcome drawRunPlots(const std::string& dir, bool describe);

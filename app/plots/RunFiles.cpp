@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "io/CsvReader.hpp"
@@ -15,13 +16,14 @@ namespace fs = std::filesystem;
 
 const std::vector<double>& Table::operator[](const std::string& name) const {
   const auto it = columns.find(name);
-  if (it == columns.end()) throw std::runtime_error("no column " + name);
+  if (it == columns.end()) throw std::runtime_error(file + " has no column " + name);
   return it->second;
 }
 
 Table readTable(const std::string& dir, const std::string& name, bool required) {
   const fs::path path = fs::path(dir) / name;
   Table t;
+  t.file = name;
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     if (required) throw std::runtime_error(path.string() + " does not exist (not a run's output directory?)");
@@ -97,19 +99,30 @@ struct Handle {
   }
 };
 
-std::vector<double> readDoubles(hid_t loc, const std::string& name, std::vector<hsize_t>* shape = nullptr) {
+/// A dataset of doubles; with `layer`, of a 3-D dataset (nz, ny, nx) only the cells [layer, :, :].
+std::vector<double> readDoubles(hid_t loc, const std::string& name, std::optional<hsize_t> layer = std::nullopt) {
   Handle ds{H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) throw std::runtime_error("fpdp.h5: no dataset " + name);
   Handle space{H5Dget_space(ds.id), H5Sclose};
   const int rank = H5Sget_simple_extent_ndims(space.id);
   std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
   H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+  hid_t fileSpace = H5S_ALL;
+  std::optional<Handle> memory;
+  if (layer) {
+    if (rank != 3 || *layer >= dims[0]) throw std::runtime_error("fpdp.h5: " + name + " is not a 3-D field");
+    const hsize_t start[3] = {*layer, 0, 0};
+    dims[0] = 1;
+    if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, dims.data(), nullptr) < 0)
+      throw std::runtime_error("fpdp.h5: cannot select a layer of " + name);
+    fileSpace = space.id;
+    memory.emplace(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);  // in place: a copy would close it
+  }
   hsize_t n = 1;
   for (const hsize_t d : dims) n *= d;
   std::vector<double> v(n);
-  if (n > 0 && H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+  if (n > 0 && H5Dread(ds.id, H5T_NATIVE_DOUBLE, memory ? memory->id : H5S_ALL, fileSpace, H5P_DEFAULT, v.data()) < 0)
     throw std::runtime_error("fpdp.h5: cannot read " + name);
-  if (shape) *shape = dims;
   return v;
 }
 
@@ -155,16 +168,22 @@ Fields readFields(const std::string& dir, std::size_t count) {
                                                                  static_cast<double>(count - 1)));
     if (picks.empty() || picks.back() != k) picks.push_back(k);
   }
+  // 3-D: only the middle cell layer in z, the slice the figure shows
   std::size_t cells = 1;
-  for (const auto& f : out.faces) cells *= f.size() - 1;
+  for (int a = 0; a < std::min(out.dim, 2); ++a) cells *= out.faces[static_cast<std::size_t>(a)].size() - 1;
+  std::optional<hsize_t> layer;
+  if (out.dim == 3) {
+    out.zLayer = (out.faces[2].size() - 1) / 2;
+    layer = out.zLayer;
+  }
   for (const std::size_t k : picks) {
     Handle g{H5Gopen2(group.id, names[k].c_str(), H5P_DEFAULT), H5Gclose};
     if (g.id < 0) throw std::runtime_error("fpdp.h5: cannot open /fields/" + names[k]);
     FieldFrame frame;
     frame.step = static_cast<long>(readAttribute<long long>(g.id, "step", H5T_NATIVE_LLONG));
     frame.time = readAttribute<double>(g.id, "time", H5T_NATIVE_DOUBLE);
-    frame.p = readDoubles(g.id, "p");
-    frame.q = readDoubles(g.id, "q");
+    frame.p = readDoubles(g.id, "p", layer);
+    frame.q = readDoubles(g.id, "q", layer);
     if (frame.p.size() != cells || frame.q.size() != cells)
       throw std::runtime_error("fpdp.h5: /fields/" + names[k] + " does not match the mesh");
     out.frames.push_back(std::move(frame));

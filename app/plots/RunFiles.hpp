@@ -9,10 +9,12 @@ namespace fpdp::app::plots {
 
 /// A CSV table by column name; empty cells and text cells are NaN. Empty when the file does not exist.
 struct Table {
+  std::string file;  // its name, for messages
   std::vector<std::string> header;
   std::map<std::string, std::vector<double>> columns;
   bool empty() const { return columns.empty(); }
   bool has(const std::string& name) const { return columns.count(name) != 0; }
+  /// The column `name`; throws std::runtime_error naming the file and the column when there is none.
   const std::vector<double>& operator[](const std::string& name) const;
   std::size_t rows() const { return columns.empty() ? 0 : columns.begin()->second.size(); }
 };
@@ -36,16 +38,18 @@ RunFiles readRunFiles(const std::string& dir);
 struct FieldFrame {
   long step = 0;
   double time = 0;
-  std::vector<double> p, q;  // row-major, x fastest (1-D: nx; 2-D: ny x nx; 3-D: nz x ny x nx)
+  std::vector<double> p, q;  // row-major, x fastest (1-D: nx; 2-D and 3-D: ny x nx, in 3-D the layer zLayer)
 };
 
 struct Fields {
   int dim = 0;
   std::vector<std::vector<double>> faces;  // per axis
+  std::size_t zLayer = 0;                  // 3-D: the cell layer in z read (nz/2, the mid-plane)
   std::vector<FieldFrame> frames;          // empty: the run wrote no fields
 };
 
-/// Up to `count` output steps of /fields in DIR/fpdp.h5, evenly spread, always the first and the last; no frames
+/// Up to `count` output steps of /fields in DIR/fpdp.h5 (in 3-D the mid-plane layer only), evenly spread, always
+/// the first and the last; no frames
 /// when the file or /fields is missing. Throws std::runtime_error when the file cannot be read.
 Fields readFields(const std::string& dir, std::size_t count = 4);
 

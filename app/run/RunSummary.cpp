@@ -276,7 +276,7 @@ void footer(std::ostream& s, const RunReport& r) {
   const RunPlan& p = r.plan;
   if (!p.noCheckpoints.empty()) s << "  checkpoints: none (" << p.noCheckpoints << ")\n";
   if (!p.c.output.plots) s << "  plots: not drawn (output.plots = false)\n";
-  else if (r.plotWarning.empty()) s << "  plots: PNG files in the output directory (scripts/plot-run)\n";
+  else if (r.plotWarning.empty()) s << "  plots: PNG files in the output directory ('fpdp plot DIR' redraws them)\n";
   else s << "  WARNING: " << r.plotWarning << "\n";
   char b[200];
   std::snprintf(b, sizeof b, "  wall time %.2f s (set-up %.3f s, of which the companion solve %.3f s; time stepping "

@@ -33,6 +33,7 @@ Colour sample(const std::array<unsigned, N>& table, double t) {
 }
 
 double scaled(Scale s, double v) { return s == Scale::Log ? std::log10(v) : v; }
+double unscaled(Scale s, double v) { return s == Scale::Log ? std::pow(10.0, v) : v; }
 bool showable(Scale s, double v) { return std::isfinite(v) && (s == Scale::Linear || v > 0); }
 
 std::string jsonString(const std::string& s) {
@@ -271,13 +272,12 @@ void Figure::renderAxes(Axes& ax, Font& font) {
   ax.yr_ = ax.yLimits ? std::pair{scaled(ax.yScale, ax.yLimits->first), scaled(ax.yScale, ax.yLimits->second)} : yd;
   if (ax.yBottom && showable(ax.yScale, *ax.yBottom)) ax.yr_.first = scaled(ax.yScale, *ax.yBottom);
   if (!(ax.yr_.second > ax.yr_.first)) ax.yr_.second = ax.yr_.first + 1;
-  auto unscaled = [](Scale s, double v) { return s == Scale::Log ? std::pow(10.0, v) : v; };
   const double xlo = unscaled(ax.xScale, ax.xr_.first), xhi = unscaled(ax.xScale, ax.xr_.second);
   const double ylo = unscaled(ax.yScale, ax.yr_.first), yhi = unscaled(ax.yScale, ax.yr_.second);
   ax.xTickValues_ = ax.xTicks > 0 ? chooseTicks(ax.xScale, xlo, xhi, ax.xTicks) : std::vector<double>{};
   ax.yTickValues_ = ax.yTicks > 0 && ax.noData.empty() ? chooseTicks(ax.yScale, ylo, yhi, ax.yTicks)
                                                        : std::vector<double>{};
-  const Colour ink = grey(0), faint = grey(0.82);
+  const Colour faint = grey(0.82);
   if (ax.grid) {
     for (const double v : ax.xTickValues_) {
       const double px = ax.toPixel(v, ylo).x;
@@ -293,85 +293,98 @@ void Figure::renderAxes(Axes& ax, Font& font) {
   std::stable_sort(order.begin(), order.end(), [](const Item* a, const Item* c) { return a->z < c->z; });
   for (const Item* it : order) {
     if (!it->yInAxes && it->kind != Item::Kind::Text) raster_.setClip(b);
-    const Item& item = *it;
-    auto at = [&](std::size_t i) {
-      Point p = ax.toPixel(item.x[i], item.yInAxes ? ylo : item.y[i]);
-      if (item.yInAxes) p.y = b.y1 - item.y[i] * b.height();
-      return p;
-    };
-    auto pointShown = [&](std::size_t i) {
-      return showable(ax.xScale, item.x[i]) && (item.yInAxes || showable(ax.yScale, item.y[i]));
-    };
-    switch (item.kind) {
-      case Item::Kind::Series: {
-        if (item.line) {
-          std::vector<Point> run;
-          for (std::size_t i = 0; i <= item.x.size(); ++i) {
-            if (i < item.x.size() && pointShown(i)) {
-              run.push_back(at(i));
-              continue;
-            }
-            if (run.size() >= 2) raster_.polyline(run, item.line->width, item.line->colour, item.line->dash);
-            run.clear();
-          }
-        }
-        if (item.marker)
-          for (std::size_t i = static_cast<std::size_t>(item.markOffset); i < item.x.size();
-               i += static_cast<std::size_t>(std::max(1, item.markEvery)))
-            if (pointShown(i))
-              raster_.marker(at(i), item.marker->shape, item.marker->size, item.marker->edge, item.marker->filled,
-                             item.marker->face, item.marker->edgeWidth);
-        break;
-      }
-      case Item::Kind::Band: {
-        std::vector<double> px, lo, hi;
-        for (std::size_t i = 0; i < item.x.size(); ++i) {
-          if (!showable(ax.xScale, item.x[i]) || !showable(ax.yScale, item.lo[i]) || !showable(ax.yScale, item.hi[i]))
-            continue;
-          px.push_back(ax.toPixel(item.x[i], ylo).x);
-          lo.push_back(ax.toPixel(xlo, item.lo[i]).y);
-          hi.push_back(ax.toPixel(xlo, item.hi[i]).y);
-        }
-        raster_.fillBetween(px, lo, hi, item.colour, item.alpha);
-        break;
-      }
-      case Item::Kind::ErrorBars:
-        for (std::size_t i = 0; i < item.x.size(); ++i) {
-          const double lo = item.y[i] - item.lo[i], hi = item.y[i] + item.hi[i];
-          if (!showable(ax.xScale, item.x[i]) || !showable(ax.yScale, lo) || !showable(ax.yScale, hi)) continue;
-          const Point a = ax.toPixel(item.x[i], lo), c = ax.toPixel(item.x[i], hi);
-          raster_.polyline({a, c}, 1.0, item.colour);
-          raster_.polyline({{a.x - 3, a.y}, {a.x + 3, a.y}}, 1.0, item.colour);
-          raster_.polyline({{c.x - 3, c.y}, {c.x + 3, c.y}}, 1.0, item.colour);
-        }
-        break;
-      case Item::Kind::Text:
-        for (std::size_t i = 0; i < item.x.size(); ++i)
-          font.draw(raster_, item.text, at(i), item.textPx, item.colour, item.hAlign, item.vAlign);
-        break;
-      case Item::Kind::HeatMap: {
-        // Each pixel takes the value of the cell its centre falls in (faces may be non-uniform).
-        const std::size_t nx = item.x.size() - 1, ny = item.y.size() - 1;
-        for (int j = static_cast<int>(b.y0); j < static_cast<int>(std::ceil(b.y1)); ++j) {
-          const double yv = unscaled(ax.yScale, ax.yr_.first + (b.y1 - (j + 0.5)) / b.height() *
-                                                                   (ax.yr_.second - ax.yr_.first));
-          const auto row = std::upper_bound(item.y.begin(), item.y.end(), yv) - item.y.begin() - 1;
-          if (row < 0 || static_cast<std::size_t>(row) >= ny) continue;
-          for (int i = static_cast<int>(b.x0); i < static_cast<int>(std::ceil(b.x1)); ++i) {
-            const double xv = unscaled(ax.xScale, ax.xr_.first + (i + 0.5 - b.x0) / b.width() *
-                                                                    (ax.xr_.second - ax.xr_.first));
-            const auto col = std::upper_bound(item.x.begin(), item.x.end(), xv) - item.x.begin() - 1;
-            if (col < 0 || static_cast<std::size_t>(col) >= nx) continue;
-            const double v = item.values[static_cast<std::size_t>(row) * nx + static_cast<std::size_t>(col)];
-            raster_.blend(i, j, mapColour(item.map, (v - item.mapLo) / (item.mapHi - item.mapLo)), 1.0);
-          }
-        }
-        break;
-      }
-    }
+    renderItem(ax, *it, font);
     raster_.clearClip();
   }
-  // The frame, ticks, labels and titles.
+  renderFrame(ax, font);
+}
+
+void Figure::renderItem(const Axes& ax, const Item& item, Font& font) {
+  const Box& b = ax.box;
+  const double xlo = unscaled(ax.xScale, ax.xr_.first), ylo = unscaled(ax.yScale, ax.yr_.first);
+  auto at = [&](std::size_t i) {
+    Point p = ax.toPixel(item.x[i], item.yInAxes ? ylo : item.y[i]);
+    if (item.yInAxes) p.y = b.y1 - item.y[i] * b.height();
+    return p;
+  };
+  auto pointShown = [&](std::size_t i) {
+    return showable(ax.xScale, item.x[i]) && (item.yInAxes || showable(ax.yScale, item.y[i]));
+  };
+  switch (item.kind) {
+    case Item::Kind::Series: {
+      if (item.line) {
+        std::vector<Point> run;
+        for (std::size_t i = 0; i <= item.x.size(); ++i) {
+          if (i < item.x.size() && pointShown(i)) {
+            run.push_back(at(i));
+            continue;
+          }
+          // a lone point between gaps is drawn as a dot of the line's width
+          if (!run.empty()) raster_.polyline(run, item.line->width, item.line->colour, item.line->dash);
+          run.clear();
+        }
+      }
+      if (item.marker)
+        for (std::size_t i = static_cast<std::size_t>(item.markOffset); i < item.x.size();
+             i += static_cast<std::size_t>(std::max(1, item.markEvery)))
+          if (pointShown(i))
+            raster_.marker(at(i), item.marker->shape, item.marker->size, item.marker->edge, item.marker->filled,
+                           item.marker->face, item.marker->edgeWidth);
+      break;
+    }
+    case Item::Kind::Band: {
+      std::vector<double> px, lo, hi;
+      for (std::size_t i = 0; i < item.x.size(); ++i) {
+        if (!showable(ax.xScale, item.x[i]) || !showable(ax.yScale, item.lo[i]) || !showable(ax.yScale, item.hi[i]))
+          continue;
+        px.push_back(ax.toPixel(item.x[i], ylo).x);
+        lo.push_back(ax.toPixel(xlo, item.lo[i]).y);
+        hi.push_back(ax.toPixel(xlo, item.hi[i]).y);
+      }
+      raster_.fillBetween(px, lo, hi, item.colour, item.alpha);
+      break;
+    }
+    case Item::Kind::ErrorBars:
+      for (std::size_t i = 0; i < item.x.size(); ++i) {
+        const double lo = item.y[i] - item.lo[i], hi = item.y[i] + item.hi[i];
+        if (!showable(ax.xScale, item.x[i]) || !showable(ax.yScale, lo) || !showable(ax.yScale, hi)) continue;
+        const Point a = ax.toPixel(item.x[i], lo), c = ax.toPixel(item.x[i], hi);
+        raster_.polyline({a, c}, 1.0, item.colour);
+        raster_.polyline({{a.x - 3, a.y}, {a.x + 3, a.y}}, 1.0, item.colour);
+        raster_.polyline({{c.x - 3, c.y}, {c.x + 3, c.y}}, 1.0, item.colour);
+      }
+      break;
+    case Item::Kind::Text:
+      for (std::size_t i = 0; i < item.x.size(); ++i)
+        font.draw(raster_, item.text, at(i), item.textPx, item.colour, item.hAlign, item.vAlign);
+      break;
+    case Item::Kind::HeatMap: {
+      // Each pixel takes the value of the cell its centre falls in (faces may be non-uniform).
+      const std::size_t nx = item.x.size() - 1, ny = item.y.size() - 1;
+      for (int j = static_cast<int>(b.y0); j < static_cast<int>(std::ceil(b.y1)); ++j) {
+        const double yv = unscaled(ax.yScale, ax.yr_.first + (b.y1 - (j + 0.5)) / b.height() *
+                                                                 (ax.yr_.second - ax.yr_.first));
+        const auto row = std::upper_bound(item.y.begin(), item.y.end(), yv) - item.y.begin() - 1;
+        if (row < 0 || static_cast<std::size_t>(row) >= ny) continue;
+        for (int i = static_cast<int>(b.x0); i < static_cast<int>(std::ceil(b.x1)); ++i) {
+          const double xv = unscaled(ax.xScale, ax.xr_.first + (i + 0.5 - b.x0) / b.width() *
+                                                                  (ax.xr_.second - ax.xr_.first));
+          const auto col = std::upper_bound(item.x.begin(), item.x.end(), xv) - item.x.begin() - 1;
+          if (col < 0 || static_cast<std::size_t>(col) >= nx) continue;
+          const double v = item.values[static_cast<std::size_t>(row) * nx + static_cast<std::size_t>(col)];
+          raster_.blend(i, j, mapColour(item.map, (v - item.mapLo) / (item.mapHi - item.mapLo)), 1.0);
+        }
+      }
+      break;
+    }
+  }
+}
+
+void Figure::renderFrame(const Axes& ax, Font& font) {
+  const Box& b = ax.box;
+  const Colour ink = grey(0);
+  const double xlo = unscaled(ax.xScale, ax.xr_.first), xhi = unscaled(ax.xScale, ax.xr_.second);
+  const double ylo = unscaled(ax.yScale, ax.yr_.first), yhi = unscaled(ax.yScale, ax.yr_.second);
   raster_.polyline({{b.x0, b.y0}, {b.x1, b.y0}, {b.x1, b.y1}, {b.x0, b.y1}, {b.x0, b.y0}}, 1.0, ink);
   const int tickPx = ax.role == "colorbar" ? 9 : 10;
   const double xSpacing = ax.xTickValues_.size() > 1 ? ax.xTickValues_[1] - ax.xTickValues_[0] : 1.0;
@@ -402,7 +415,7 @@ void Figure::renderAxes(Axes& ax, Font& font) {
     font.draw(raster_, ax.yLabel, {left - 3, (b.y0 + b.y1) / 2}, 11, ink, HAlign::Centre, VAlign::Bottom, true);
   if (!ax.title.empty()) {
     int px = ax.titlePx;
-    while (px > 8 && font.width(ax.title, px) > b.width() + 40) --px;
+    while (px > 8 && font.width(ax.title, px) > b.width() + 12) --px;
     font.draw(raster_, ax.title, {(b.x0 + b.x1) / 2, b.y0 - 4}, px, ink, HAlign::Centre, VAlign::Bottom);
   }
   if (!ax.noData.empty()) {
@@ -445,6 +458,11 @@ std::string Figure::describe(const std::string& file) const {
       }
       if (it.kind == Item::Kind::Text) r.labels.push_back(it.text);
       else if (!it.label.empty()) r.labels.push_back(it.label);
+    }
+    if (!ax.noData.empty()) {
+      order.push_back("no_data_text");
+      roles["no_data_text"].count = 1;
+      roles["no_data_text"].labels = {ax.noData};
     }
     const bool overlap = legendBox_ && legendBox_->overlaps(ax.box);
     std::size_t ticks = 0;

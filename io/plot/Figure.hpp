@@ -122,7 +122,9 @@ class Figure {
   std::deque<Axes>& axes() { return axes_; }
 
  private:
-  void renderAxes(Axes& ax, Font& font);
+  void renderAxes(Axes& ax, Font& font);  // limits, ticks, grid, then the items and the frame
+  void renderItem(const Axes& ax, const Item& item, Font& font);
+  void renderFrame(const Axes& ax, Font& font);  // frame, ticks, labels, title, the no-data text
   void renderLegend(Font& font);
   Raster raster_;
   std::deque<Axes> axes_;  // addAxes' references stay valid

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -36,6 +37,11 @@ std::u32string decodeUtf8(const std::string& text) {
     i += valid ? static_cast<std::size_t>(extra) + 1 : 1;
   }
   return out;
+}
+
+std::string defaultFontPath() {
+  const char* env = std::getenv("FPDP_FONT");
+  return env && *env ? env : "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 }
 
 Font::Font(const std::string& path) : ft_(std::make_unique<FreeType>()) {

@@ -49,6 +49,10 @@ class Font {
   int size_ = 0;
 };
 
+/// The font of fpdp's plots: $FPDP_FONT when set (another TrueType font, or a system where DejaVu lies elsewhere),
+/// else DejaVu Sans of fonts-dejavu-core.
+std::string defaultFontPath();
+
 /// The code points of a UTF-8 string (an invalid byte becomes U+FFFD).
 std::u32string decodeUtf8(const std::string& text);
 

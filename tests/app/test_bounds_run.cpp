@@ -1,5 +1,5 @@
 // End-to-end tests of the privacy output of `fpdp run` (docs/output.md, docs/bounds.md): bounds.csv, epsilon.csv,
-// bound_applicability.csv, their HDF5 copies, the summary, and the PNG plots of scripts/plot-run.
+// bound_applicability.csv, their HDF5 copies, the summary, and the PNG plots (drawn by the run, redrawn by `fpdp plot`).
 //
 // The quadratic noisy-GD case (MATH.md §5 items 5, 6): 1-D, l = (lambda/2)(theta - x)^2, lambda = 1, D = {0.3},
 // D' = {0}, eta = 0.5, sigma = 1, start N(0, 0.1), K = 40, the Fokker-Planck route for the noise (docs/noisy-gd.md).
@@ -255,17 +255,17 @@ BOOST_AUTO_TEST_CASE(quadratic_noisy_gd_truth_bounds_and_plots) {
   BOOST_TEST(h5Has(t.path() / "fine" / "fpdp.h5", "/epsilon/eps_rdp_cks"));
   BOOST_TEST(contains(readText(t.path() / "fine" / "bound_applicability.csv"), "8,bound8,FMTT Thm 1,S_g/n,no,"));
 
-  // Plots: made by the run, and remade by the script alone.
+  // Plots: made by the run, and remade by `fpdp plot` alone.
   for (const char* png : kPlots) BOOST_TEST(isPng(t.path() / "fine" / png), png);
   for (const char* png : kPlots) BOOST_TEST(!fs::exists(t.path() / "coarse" / png), png);  // output.plots = false
   BOOST_TEST(contains(coarse.out, "plots: not drawn (output.plots = false)"));
   for (const char* png : kPlots) fs::remove(t.path() / "fine" / png);
-  const Outcome replot = run(shellQuote((kSourceDir / "scripts" / "plot-run").string()) + " fine", t.path());
+  const Outcome replot = run(shellQuote(FPDP_EXECUTABLE) + " plot fine", t.path());
   BOOST_TEST(replot.status == 0, replot.out);
   for (const char* png : kPlots) BOOST_TEST(isPng(t.path() / "fine" / png), png);
-  // A directory without the run's files: the script fails with a one-line reason (which fpdp would print).
+  // A directory without the run's files: `fpdp plot` fails with a one-line reason.
   fs::create_directories(t.path() / "empty");
-  const Outcome bad = run(shellQuote((kSourceDir / "scripts" / "plot-run").string()) + " empty", t.path());
+  const Outcome bad = run(shellQuote(FPDP_EXECUTABLE) + " plot empty", t.path());
   BOOST_TEST(bad.status == 1);
   BOOST_TEST(contains(bad.out, "divergence.csv"), bad.out);
 }
@@ -274,17 +274,16 @@ BOOST_AUTO_TEST_CASE(bounds_whose_assumptions_fail_are_reported_not_applicable) 
   TemporaryDirectory t("fpdp-bounds-na");
   // eta = 1.5 > 1/beta = 1 for the quadratic loss: the contraction / LSI bounds 2, 3, 5 do not apply (the quadratic
   // closed forms 4 and 6 still do: eta lambda < 2).
-  // The run also meets a broken matplotlib (a module on PYTHONPATH that fails to import): the run succeeds and the
-  // summary carries the script's reason as a WARNING.
+  // The run also meets a plotter that cannot draw (FPDP_FONT names a file that is no font): the run succeeds and
+  // the summary carries the reason as a WARNING; no plot is written.
   writeText(t.path() / "big-step.toml", quadraticCase("big-step", 300, 4, true, 1.5, 5));
-  fs::create_directories(t.path() / "broken" / "matplotlib");
-  writeText(t.path() / "broken" / "matplotlib" / "__init__.py", "raise ImportError('broken for the test')\n");
-  const Outcome o = run("PYTHONPATH=" + shellQuote((t.path() / "broken").string()) + " " +
+  writeText(t.path() / "not-a-font.ttf", "broken for the test\n");
+  const Outcome o = run("FPDP_FONT=" + shellQuote((t.path() / "not-a-font.ttf").string()) + " " +
                             shellQuote(FPDP_EXECUTABLE) + " run big-step.toml --output big-step --quiet",
                         t.path());
   BOOST_TEST_REQUIRE(o.status == 0, o.out);
   BOOST_TEST(contains(o.out, "WARNING: plotting failed"), o.out);
-  BOOST_TEST(contains(o.out, "broken for the test"), o.out);
+  BOOST_TEST(contains(o.out, "not-a-font.ttf"), o.out);
   BOOST_TEST(!fs::exists(t.path() / "big-step" / "renyi_bounds.png"));
   BOOST_TEST(contains(o.out, "eta <= 1/beta fails (eta beta = 1.5)"), o.out);
   const Table b = readTable(t.path() / "big-step" / "bounds.csv");

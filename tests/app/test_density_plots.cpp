@@ -1,4 +1,4 @@
-// The density plots of scripts/plot-run (densities.png, docs/output.md): a 1-D, a 2-D and a 3-D Langevin run with
+// The density plots of a run (densities.png, docs/output.md; app/plots): a 1-D, a 2-D and a 3-D Langevin run with
 // output.fields = true draw them; each must be a PNG that is not blank. "Not blank" is judged from the pixels by
 // matplotlib's PNG reader: more than 1% of the pixels coloured (the curves or the viridis images; axes and text are
 // grey) and more than 16 distinct colours. A run with output.fields = false has no fields and draws no densities.png.

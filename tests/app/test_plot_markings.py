@@ -1,19 +1,18 @@
 #!/usr/bin/python3
-"""The markings of scripts/plot-run (docs/output.md, "Plots"), checked on what the figures contain.
+"""The markings of the run's plots (docs/output.md, "Plots"), checked on what the figures contain.
 
-    test_plot_markings.py SOURCE_DIR [FPDP_EXECUTABLE]
+    test_plot_markings.py SOURCE_DIR FPDP_EXECUTABLE
 
 1. A synthetic noisy-GD output directory whose numbers have every case the plots must show: R_10 +inf from step 3 on,
    R_2 truncated_suspect and noise_suspect at some steps, a bound equal to the computed R_2, exact.csv (closed forms),
    accuracy.csv (error estimates, uncertified values), epsilon.csv with eps_exact of every status (root, zero,
    unreachable, truncated_suspect, noise_limited), an order that is +inf at every step, 1-D fields in fpdp.h5.
-   `plot-run --describe` reports what each figure holds, read back from its artists; the test checks the counts
+   `fpdp plot --describe` reports what each figure holds, element by element; the test checks the counts
    against the CSV files (e.g. as many +inf markers as +inf values), the axis labels, that every legend lies outside
    the data panels, and the pixels of the PNG files (the hollow grey suspect markers and the magenta closed form are
-   drawn in the image).
-2. With an fpdp executable: a small run announces "fpdp: drawing plots ..." and its summary has the plots' seconds.
-3. plot-run's exit status: 2 for a wrong command line, 1 with a reason for a directory without the run's files,
-   0 for --stdin at end of input.
+   drawn in the image; each PNG has the size of its figure).
+2. A small run announces "fpdp: drawing plots ..." and its summary has the plots' seconds.
+3. fpdp plot's exit status: 2 for a wrong command line, 1 with a reason for a directory without the run's files.
 """
 import json
 import math
@@ -118,14 +117,13 @@ def role(p, name):
 
 
 def main():
-    source = sys.argv[1]
-    script = os.path.join(source, "scripts", "plot-run")
+    fpdp = os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory(prefix="fpdp-plot-markings") as tmp:
         out = os.path.join(tmp, "run")
         os.makedirs(out)
         n = make_output(out)
-        res = subprocess.run(["/usr/bin/python3", script, "--describe", out], capture_output=True, text=True)
-        check(res.returncode == 0, f"plot-run --describe exit status {res.returncode}: {res.stdout[-500:]}")
+        res = subprocess.run([fpdp, "plot", "--describe", out], capture_output=True, text=True)
+        check(res.returncode == 0, f"fpdp plot --describe exit status {res.returncode}: {res.stdout[-500:]} {res.stderr}")
         if res.returncode != 0:
             return
         text = res.stdout
@@ -200,6 +198,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.image as mimg
         img = mimg.imread(os.path.join(out, "renyi_bounds.png"))[..., :3]
+        check(img.shape[0] == 360 and img.shape[1] == 3 * 420 + 330, f"renyi_bounds.png: size {img.shape}")
         magenta = np.sum((img[..., 0] > 0.6) & (img[..., 1] < 0.35) & (img[..., 2] > 0.6))
         check(magenta > 30, f"renyi_bounds.png: {magenta} magenta pixels (the closed form)")
         grey = np.sum((np.abs(img[..., 0] - 0.45) < 0.06) & (np.abs(img[..., 1] - 0.45) < 0.06) &
@@ -207,31 +206,32 @@ def main():
         check(grey > 20, f"renyi_bounds.png: {grey} grey pixels (the suspect markers)")
 
         # 3. exit statuses
-        r = subprocess.run(["/usr/bin/python3", script], capture_output=True, text=True)
-        check(r.returncode == 2, f"no argument: exit status {r.returncode}")
+        r = subprocess.run([fpdp, "plot"], capture_output=True, text=True)
+        check(r.returncode == 2 and "fpdp plot" in r.stderr, f"no argument: exit status {r.returncode} {r.stderr}")
+        r = subprocess.run([fpdp, "plot", "--bogus", out], capture_output=True, text=True)
+        check(r.returncode == 2 and "--bogus" in r.stderr, f"unknown option: exit status {r.returncode} {r.stderr}")
         os.makedirs(os.path.join(tmp, "empty"))
-        r = subprocess.run(["/usr/bin/python3", script, os.path.join(tmp, "empty")], capture_output=True, text=True)
-        check(r.returncode == 1 and "divergence.csv" in r.stdout.strip().splitlines()[-1],
-              f"empty directory: {r.returncode} {r.stdout}")
-        r = subprocess.run(["/usr/bin/python3", script, "--stdin"], input="", capture_output=True, text=True)
-        check(r.returncode == 0 and not os.listdir(os.path.join(tmp, "empty")), f"--stdin at end of input: {r}")
+        r = subprocess.run([fpdp, "plot", os.path.join(tmp, "empty")], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and "divergence.csv" in lines[0],
+              f"empty directory: {r.returncode} {r.stdout} {r.stderr}")
+        check(not os.listdir(os.path.join(tmp, "empty")), "fpdp plot wrote into a directory without a run")
 
         # 2. the run announces the plots and accounts for them
-        if len(sys.argv) > 2:
-            case = os.path.join(tmp, "ou.toml")
-            with open(case, "w") as f:
-                f.write('[case]\nname = "ou"\ndynamics = "langevin"\n[mesh]\nlower = [-4.0]\nupper = [4.0]\n'
-                        'cells = [64]\n[loss]\ntype = "quadratic"\nlambda = 1.0\n[data]\nrecords = [[0.0], [1.0]]\n'
-                        '[neighbour]\nindex = 0\nrecord = [2.0]\n[noise]\nsigma = 1.0\n[initial]\nmean = [0.0]\n'
-                        'covariance = 0.25\n[time]\nt_end = 0.5\ndt = 0.05\n[output]\nevery = 2\n')
-            r = subprocess.run([os.path.abspath(sys.argv[2]), "run", case, "--output", os.path.join(tmp, "ou")], capture_output=True,
-                               text=True, cwd=tmp, env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                                                            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-            check(r.returncode == 0, f"fpdp run: {r.returncode} {r.stdout[-1500:]} {r.stderr[-500:]}")
-            check("fpdp: drawing plots ..." in r.stdout, "the run does not announce the plots")
-            wall = [l for l in r.stdout.splitlines() if "wall time" in l]
-            check(bool(wall) and "; plots " in wall[0], f"the wall-time line has no plots entry: {wall}")
-            check(os.path.exists(os.path.join(tmp, "ou", "densities.png")), "the run drew no densities.png")
+        case = os.path.join(tmp, "ou.toml")
+        with open(case, "w") as f:
+            f.write('[case]\nname = "ou"\ndynamics = "langevin"\n[mesh]\nlower = [-4.0]\nupper = [4.0]\n'
+                    'cells = [64]\n[loss]\ntype = "quadratic"\nlambda = 1.0\n[data]\nrecords = [[0.0], [1.0]]\n'
+                    '[neighbour]\nindex = 0\nrecord = [2.0]\n[noise]\nsigma = 1.0\n[initial]\nmean = [0.0]\n'
+                    'covariance = 0.25\n[time]\nt_end = 0.5\ndt = 0.05\n[output]\nevery = 2\n')
+        r = subprocess.run([fpdp, "run", case, "--output", os.path.join(tmp, "ou")], capture_output=True,
+                           text=True, cwd=tmp, env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                                                        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+        check(r.returncode == 0, f"fpdp run: {r.returncode} {r.stdout[-1500:]} {r.stderr[-500:]}")
+        check("fpdp: drawing plots ..." in r.stdout, "the run does not announce the plots")
+        wall = [l for l in r.stdout.splitlines() if "wall time" in l]
+        check(bool(wall) and "; plots " in wall[0], f"the wall-time line has no plots entry: {wall}")
+        check(os.path.exists(os.path.join(tmp, "ou", "densities.png")), "the run drew no densities.png")
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
         sys.exit(1)

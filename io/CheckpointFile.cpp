@@ -1,4 +1,5 @@
 #include "io/CheckpointFile.hpp"
+#include "io/Hdf5Reading.hpp"
 #include "io/WriteFailure.hpp"
 
 #include <fcntl.h>
@@ -49,24 +50,7 @@ unsigned long long hashAfterUserBlock(std::FILE* f, unsigned long long size) {
   return h;
 }
 
-/// Silences HDF5's error stack printing while an object lives (the reader reports errors itself).
-struct QuietHdf5 {
-  H5E_auto2_t func = nullptr;
-  void* data = nullptr;
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
-};
-
-struct Handle {  // closes an HDF5 identifier with the matching function
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-};
+using Handle = Hdf5Handle;
 
 void fail(const std::string& path, const std::string& what) {
   throw CheckpointFileError("checkpoint '" + path + "': " + what);

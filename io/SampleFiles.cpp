@@ -1,4 +1,5 @@
 #include "io/SampleFiles.hpp"
+#include "io/Hdf5Reading.hpp"
 
 #include <hdf5.h>
 
@@ -12,24 +13,10 @@ namespace {
 
 const char* kAxis[3] = {"x", "y", "z"};
 
-/// Closes an HDF5 handle at scope exit.
-struct Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-};
+using Handle = Hdf5Handle;
 
 std::vector<double> readDoubles(hid_t file, const std::string& name, const std::string& path) {
-  Handle ds{H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose};
-  if (ds.id < 0) throw std::runtime_error(path + ": no dataset " + name);
-  Handle space{H5Dget_space(ds.id), H5Sclose};
-  const hssize_t n = H5Sget_simple_extent_npoints(space.id);
-  std::vector<double> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-  if (n < 0 || H5Dread(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw std::runtime_error(path + ": cannot read " + name);
-  return v;
+  return readDoubleDataset(file, name, path);
 }
 
 void writeArray(hid_t loc, const std::string& name, hid_t type, const void* data, const std::vector<hsize_t>& shape) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "io/CsvReader.hpp"
+#include "io/Hdf5Reading.hpp"
 
 namespace fpdp::app::plots {
 namespace fs = std::filesystem;
@@ -90,41 +91,7 @@ RunFiles readRunFiles(const std::string& dir) {
 
 namespace {
 
-/// An HDF5 handle closed when it goes out of scope.
-struct Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
-/// A dataset of doubles; with `layer`, of a 3-D dataset (nz, ny, nx) only the cells [layer, :, :].
-std::vector<double> readDoubles(hid_t loc, const std::string& name, std::optional<hsize_t> layer = std::nullopt) {
-  Handle ds{H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose};
-  if (ds.id < 0) throw std::runtime_error("fpdp.h5: no dataset " + name);
-  Handle space{H5Dget_space(ds.id), H5Sclose};
-  const int rank = H5Sget_simple_extent_ndims(space.id);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-  H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
-  hid_t fileSpace = H5S_ALL;
-  std::optional<Handle> memory;
-  if (layer) {
-    if (rank != 3 || *layer >= dims[0]) throw std::runtime_error("fpdp.h5: " + name + " is not a 3-D field");
-    const hsize_t start[3] = {*layer, 0, 0};
-    dims[0] = 1;
-    if (H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, dims.data(), nullptr) < 0)
-      throw std::runtime_error("fpdp.h5: cannot select a layer of " + name);
-    fileSpace = space.id;
-    memory.emplace(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);  // in place: a copy would close it
-  }
-  hsize_t n = 1;
-  for (const hsize_t d : dims) n *= d;
-  std::vector<double> v(n);
-  if (n > 0 && H5Dread(ds.id, H5T_NATIVE_DOUBLE, memory ? memory->id : H5S_ALL, fileSpace, H5P_DEFAULT, v.data()) < 0)
-    throw std::runtime_error("fpdp.h5: cannot read " + name);
-  return v;
-}
+using Handle = io::Hdf5Handle;
 
 template <class T>
 T readAttribute(hid_t loc, const char* name, hid_t type) {
@@ -141,6 +108,7 @@ Fields readFields(const std::string& dir, std::size_t count) {
   const fs::path path = fs::path(dir) / "fpdp.h5";
   std::error_code ec;
   if (!fs::exists(path, ec)) return out;
+  const io::QuietHdf5 quiet;  // failures are reported as one line, not as HDF5's error stack
   Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw std::runtime_error("cannot open " + path.string());
   if (H5Lexists(file.id, "fields", H5P_DEFAULT) <= 0) return out;
@@ -159,7 +127,7 @@ Fields readFields(const std::string& dir, std::size_t count) {
   out.dim = static_cast<int>(readAttribute<long long>(file.id, "dim", H5T_NATIVE_LLONG));
   if (out.dim < 1 || out.dim > 3) throw std::runtime_error("fpdp.h5: dimension " + std::to_string(out.dim));
   for (int a = 0; a < out.dim; ++a)
-    out.faces.push_back(readDoubles(file.id, std::string("mesh/") + "xyz"[a] + "_faces"));
+    out.faces.push_back(io::readDoubleDataset(file.id, std::string("mesh/") + "xyz"[a] + "_faces", "fpdp.h5"));
   // The first, the last and evenly spread steps between them (names sort by step: step_%08ld).
   std::vector<std::size_t> picks;
   for (std::size_t i = 0; i < std::min(count, names.size()); ++i) {
@@ -182,8 +150,8 @@ Fields readFields(const std::string& dir, std::size_t count) {
     FieldFrame frame;
     frame.step = static_cast<long>(readAttribute<long long>(g.id, "step", H5T_NATIVE_LLONG));
     frame.time = readAttribute<double>(g.id, "time", H5T_NATIVE_DOUBLE);
-    frame.p = readDoubles(g.id, "p", layer);
-    frame.q = readDoubles(g.id, "q", layer);
+    frame.p = io::readDoubleDataset(g.id, "p", "fpdp.h5: /fields/" + names[k], layer);
+    frame.q = io::readDoubleDataset(g.id, "q", "fpdp.h5: /fields/" + names[k], layer);
     if (frame.p.size() != cells || frame.q.size() != cells)
       throw std::runtime_error("fpdp.h5: /fields/" + names[k] + " does not match the mesh");
     out.frames.push_back(std::move(frame));

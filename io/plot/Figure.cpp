@@ -233,11 +233,22 @@ void Figure::render(Font& font) {
 
 void Figure::renderLegend(Font& font) {
   const Box panel = *legendPanel_;
-  const double handleWidth = 30, gap = 6, lineHeight = font.ascent(legendPx_) + font.descent(legendPx_) + 1;
+  const double handleWidth = 30, gap = 6;
+  // A long legend is set smaller (down to 7 pixels) rather than run off the figure.
+  int px = legendPx_;
+  auto height = [&](int size) {
+    double h = 0;
+    for (const LegendEntry& e : legend_)
+      h += static_cast<double>(font.wrap(e.label, size, panel.width() - handleWidth - gap).size()) *
+               (font.ascent(size) + font.descent(size) + 1) + 3;
+    return h;
+  };
+  while (px > 7 && height(px) > panel.height()) --px;
+  const double lineHeight = font.ascent(px) + font.descent(px) + 1;
   double y = panel.y0;
   Box covered{panel.x0, panel.y0, panel.x0, panel.y0};
   for (const LegendEntry& e : legend_) {
-    const auto lines = font.wrap(e.label, legendPx_, panel.width() - handleWidth - gap);
+    const auto lines = font.wrap(e.label, px, panel.width() - handleWidth - gap);
     const double middle = y + lineHeight / 2;
     const Item& h = *e.handle;
     const double hx0 = panel.x0 + 2, hx1 = panel.x0 + handleWidth - 2, hm = (hx0 + hx1) / 2;
@@ -254,7 +265,7 @@ void Figure::renderLegend(Font& font) {
                        h.marker->face, h.marker->edgeWidth);
     }
     for (const std::string& line : lines) {
-      const Box b = font.draw(raster_, line, {panel.x0 + handleWidth + gap, y}, legendPx_, grey(0), HAlign::Left,
+      const Box b = font.draw(raster_, line, {panel.x0 + handleWidth + gap, y}, px, grey(0), HAlign::Left,
                               VAlign::Top);
       covered.x1 = std::max(covered.x1, b.x1);
       y += lineHeight;

@@ -138,7 +138,7 @@ std::size_t series(Axes& ax, const std::vector<double>& x, const std::vector<dou
   }
   for (const auto& name : suspectOrder)
     ax.series("suspect:" + name, suspectLabel(name), suspect[name].first, suspect[name].second, std::nullopt,
-              MarkerStyle{MarkerShape::Circle, 6.5 * kPt, kSuspectGrey, false, kSuspectGrey, 1.4 * kPt},
+              MarkerStyle{MarkerShape::Circle, 8 * kPt, kSuspectGrey, false, kSuspectGrey, 1.5 * kPt},
               std::max(style.z + 5, 8.5));  // above the bounds' markers (z 8), which may sit on the same values
   if (!infX.empty()) {
     Item& m = ax.series("inf", kInfLabel, infX, std::vector<double>(infX.size(), 0.96), std::nullopt,
@@ -200,7 +200,7 @@ Item errorEstimate(Item::Kind kind, Colour colour, double alpha, double z) {
 void markUncertified(Axes& ax, const std::vector<double>& x, const std::vector<double>& y) {
   if (!x.empty())
     ax.series("uncertified", "not certified (accuracy.csv)", x, y, std::nullopt,
-              MarkerStyle{MarkerShape::Square, 4.5 * kPt, kRed, false, kRed, 1.0}, 9);
+              MarkerStyle{MarkerShape::Square, 5.5 * kPt, kRed, false, kRed, 1.2}, 9);
 }
 
 /// The error estimate of accuracy.csv as a band value +- estimate; uncertified values as hollow red squares.

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "app/CommandLine.hpp"
 #include "app/plots/DensityFigure.hpp"
 #include "app/plots/RunFiles.hpp"
 #include "io/plot/Figure.hpp"
@@ -553,8 +554,11 @@ int plotCommand(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--describe") describe = true;
-    else if (a.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "fpdp: error: unknown option '%s' of 'fpdp plot'; allowed: --describe\n", a.c_str());
+    else if (a == "--help" || a == "-h") {
+      std::fputs(helpText().c_str(), stdout);
+      return 0;
+    } else if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "fpdp: error: unknown option '%s' of 'fpdp plot'; allowed: --describe, --help\n", a.c_str());
       return 2;
     } else dirs.push_back(a);
   }

@@ -243,6 +243,13 @@ std::string boundLabel(const RunFiles& f, int item, bool measured) {
 /// renyi_bounds.png: one panel per order, R_alpha with its closed form, error band and every applicable bound.
 void renyiBounds(Panels& p, const RunFiles& f) {
   const Table& div = f.divergence;
+  if (f.orders.empty()) {
+    Axes& ax = *p.axes[0][0];
+    ax.noData = "divergence.csv has no Rényi order (divergence.orders)";
+    ax.xLabel = f.xLabel();
+    ax.yLabel = "R_alpha(p || q)  [nats]";
+    ax.title = "Rényi divergences and their bounds";
+  }
   for (std::size_t k = 0; k < f.orders.size(); ++k) {
     Axes& ax = *p.axes[0][k];
     const std::string& order = f.orders[k];

@@ -372,16 +372,22 @@ void Figure::renderItem(const Axes& ax, const Item& item, Font& font) {
     case Item::Kind::HeatMap: {
       // Each pixel takes the value of the cell its centre falls in (faces may be non-uniform).
       const std::size_t nx = item.x.size() - 1, ny = item.y.size() - 1;
+      const int i0 = static_cast<int>(b.x0), i1 = static_cast<int>(std::ceil(b.x1));
+      std::vector<std::ptrdiff_t> columns;  // the cell column of each pixel column (-1: outside)
+      for (int i = i0; i < i1; ++i) {
+        const double xv = unscaled(ax.xScale, ax.xr_.first + (i + 0.5 - b.x0) / b.width() *
+                                                                (ax.xr_.second - ax.xr_.first));
+        const auto col = std::upper_bound(item.x.begin(), item.x.end(), xv) - item.x.begin() - 1;
+        columns.push_back(col >= 0 && static_cast<std::size_t>(col) < nx ? col : -1);
+      }
       for (int j = static_cast<int>(b.y0); j < static_cast<int>(std::ceil(b.y1)); ++j) {
         const double yv = unscaled(ax.yScale, ax.yr_.first + (b.y1 - (j + 0.5)) / b.height() *
                                                                  (ax.yr_.second - ax.yr_.first));
         const auto row = std::upper_bound(item.y.begin(), item.y.end(), yv) - item.y.begin() - 1;
         if (row < 0 || static_cast<std::size_t>(row) >= ny) continue;
-        for (int i = static_cast<int>(b.x0); i < static_cast<int>(std::ceil(b.x1)); ++i) {
-          const double xv = unscaled(ax.xScale, ax.xr_.first + (i + 0.5 - b.x0) / b.width() *
-                                                                  (ax.xr_.second - ax.xr_.first));
-          const auto col = std::upper_bound(item.x.begin(), item.x.end(), xv) - item.x.begin() - 1;
-          if (col < 0 || static_cast<std::size_t>(col) >= nx) continue;
+        for (int i = i0; i < i1; ++i) {
+          const std::ptrdiff_t col = columns[static_cast<std::size_t>(i - i0)];
+          if (col < 0) continue;
           const double v = item.values[static_cast<std::size_t>(row) * nx + static_cast<std::size_t>(col)];
           raster_.blend(i, j, mapColour(item.map, (v - item.mapLo) / (item.mapHi - item.mapLo)), 1.0);
         }

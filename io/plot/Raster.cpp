@@ -11,9 +11,6 @@
 
 namespace fpdp::plot {
 
-namespace {
-std::uint8_t toByte(double v) { return static_cast<std::uint8_t>(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5); }
-}  // namespace
 
 Colour hexColour(unsigned rgb) {
   return {((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0};
@@ -24,7 +21,7 @@ Colour shade(Colour c, double factor) { return {c.r * factor, c.g * factor, c.b 
 Raster::Raster(int width, int height, Colour background)
     : width_(width), height_(height), rgb_(static_cast<std::size_t>(width) * height * 3) {
   if (width <= 0 || height <= 0) throw std::invalid_argument("Raster: width and height must be positive");
-  const std::uint8_t bg[3] = {toByte(background.r), toByte(background.g), toByte(background.b)};
+  const std::uint8_t bg[3] = {colourByte(background.r), colourByte(background.g), colourByte(background.b)};
   for (std::size_t i = 0; i < rgb_.size(); i += 3) std::copy(bg, bg + 3, &rgb_[i]);
   clearClip();
 }
@@ -45,20 +42,6 @@ void Raster::clearClip() {
   cx0_ = cy0_ = 0;
   cx1_ = width_;
   cy1_ = height_;
-}
-
-void Raster::blend(int x, int y, Colour c, double alpha) {
-  if (x < cx0_ || x >= cx1_ || y < cy0_ || y >= cy1_ || !(alpha > 0)) return;
-  const float a = static_cast<float>(std::min(alpha, 1.0));
-  std::uint8_t* p = &rgb_[(static_cast<std::size_t>(y) * width_ + x) * 3];
-  if (a >= 1.0f) {
-    p[0] = toByte(c.r), p[1] = toByte(c.g), p[2] = toByte(c.b);
-    return;
-  }
-  const float target[3] = {static_cast<float>(c.r) * 255.0f, static_cast<float>(c.g) * 255.0f,
-                           static_cast<float>(c.b) * 255.0f};
-  for (int k = 0; k < 3; ++k)
-    p[k] = static_cast<std::uint8_t>(std::clamp(p[k] + a * (target[k] - p[k]) + 0.5f, 0.0f, 255.0f));
 }
 
 void Raster::fillRect(const Box& box, Colour c, double alpha) {

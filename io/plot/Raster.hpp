@@ -2,6 +2,7 @@
 // An RGB raster with anti-aliased drawing: lines (solid, dashed, dotted), markers (filled or hollow), rectangles,
 // bands between two curves, and PNG output. Pixel coordinates: x to the right, y downwards, pixel (i, j) covers
 // [i, i+1) x [j, j+1). Knows nothing of axes, data or what is drawn.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ Colour hexColour(unsigned rgb);
 Colour grey(double level);
 /// The colour scaled towards black by `factor` (< 1).
 Colour shade(Colour c, double factor);
+
+/// A colour component in [0, 1] (clamped) as a byte.
+inline std::uint8_t colourByte(double v) { return static_cast<std::uint8_t>(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5); }
 
 struct Point {
   double x = 0, y = 0;
@@ -42,8 +46,21 @@ class Raster {
   void setClip(const Box& clip);
   void clearClip();
 
-  /// Mixes `c` into pixel (x, y) with opacity `alpha` in [0, 1]; outside the raster or the clip: nothing.
-  void blend(int x, int y, Colour c, double alpha);
+  /// Mixes `c` into pixel (x, y) with opacity `alpha` in [0, 1]; outside the raster or the clip: nothing. Inline:
+  /// every primitive calls it for each pixel it touches.
+  void blend(int x, int y, Colour c, double alpha) {
+    if (x < cx0_ || x >= cx1_ || y < cy0_ || y >= cy1_ || !(alpha > 0)) return;
+    std::uint8_t* p = &rgb_[(static_cast<std::size_t>(y) * width_ + x) * 3];
+    if (alpha >= 1.0) {
+      p[0] = colourByte(c.r), p[1] = colourByte(c.g), p[2] = colourByte(c.b);
+      return;
+    }
+    const float a = static_cast<float>(alpha);
+    const float target[3] = {static_cast<float>(c.r) * 255.0f, static_cast<float>(c.g) * 255.0f,
+                             static_cast<float>(c.b) * 255.0f};
+    for (int k = 0; k < 3; ++k)
+      p[k] = static_cast<std::uint8_t>(std::clamp(p[k] + a * (target[k] - p[k]) + 0.5f, 0.0f, 255.0f));
+  }
   /// A rectangle, its edges anti-aliased.
   void fillRect(const Box& box, Colour c, double alpha = 1.0);
   /// A polyline of width `width` pixels (round joins); dashed and dotted patterns scale with the width.

@@ -146,21 +146,36 @@ void Raster::strokeSegments(const std::vector<std::pair<Point, Point>>& segments
   if (i0 >= i1 || j0 >= j1) return;
   const int mw = i1 - i0;
   std::vector<float> cover(static_cast<std::size_t>(mw) * (j1 - j0), 0.0f);
+  // per row, the columns touched: a line across a panel covers a thin strip of its bounding box
+  std::vector<int> first(static_cast<std::size_t>(j1 - j0), i1), last(static_cast<std::size_t>(j1 - j0), i0 - 1);
   for (const auto& [a, b] : segments) {
     const int si0 = std::max(static_cast<int>(std::floor(std::min(a.x, b.x) - hw - 1)), i0);
     const int si1 = std::min(static_cast<int>(std::ceil(std::max(a.x, b.x) + hw + 1)), i1);
     const int sj0 = std::max(static_cast<int>(std::floor(std::min(a.y, b.y) - hw - 1)), j0);
     const int sj1 = std::min(static_cast<int>(std::ceil(std::max(a.y, b.y) + hw + 1)), j1);
-    for (int j = sj0; j < sj1; ++j)
-      for (int i = si0; i < si1; ++i) {
-        const double d = segmentDistance({i + 0.5, j + 0.5}, a, b);
+    for (int j = sj0; j < sj1; ++j) {
+      // the pixels of this row within reach of the segment: where the row's centre line meets the widened segment
+      int lo = si0, hi = si1;
+      const double yc = j + 0.5, reach = hw + 1;
+      if (std::abs(b.y - a.y) > 1e-9 && std::abs(b.x - a.x) > 1e-9) {
+        const double slope = (b.x - a.x) / (b.y - a.y), len = std::hypot(b.x - a.x, b.y - a.y);
+        const double xc = a.x + (yc - a.y) * slope, half = reach * len / std::abs(b.y - a.y);
+        lo = std::max(lo, static_cast<int>(std::floor(xc - half)));
+        hi = std::min(hi, static_cast<int>(std::ceil(xc + half)) + 1);
+      }
+      for (int i = lo; i < hi; ++i) {
+        const double d = segmentDistance({i + 0.5, yc}, a, b);
         const float k = static_cast<float>(std::clamp(hw + 0.5 - d, 0.0, 1.0) * fade);
+        if (k <= 0) continue;
         float& m = cover[static_cast<std::size_t>(j - j0) * mw + (i - i0)];
         m = std::max(m, k);
+        first[static_cast<std::size_t>(j - j0)] = std::min(first[static_cast<std::size_t>(j - j0)], i);
+        last[static_cast<std::size_t>(j - j0)] = std::max(last[static_cast<std::size_t>(j - j0)], i);
       }
+    }
   }
   for (int j = j0; j < j1; ++j)
-    for (int i = i0; i < i1; ++i) {
+    for (int i = first[static_cast<std::size_t>(j - j0)]; i <= last[static_cast<std::size_t>(j - j0)]; ++i) {
       const float m = cover[static_cast<std::size_t>(j - j0) * mw + (i - i0)];
       if (m > 0) blend(i, j, c, alpha * m);
     }

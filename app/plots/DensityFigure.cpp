@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "app/plots/FigureLayout.hpp"
 #include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::app::plots {
@@ -47,16 +48,8 @@ std::vector<double> difference(const std::vector<double>& p, const std::vector<d
 
 /// 1-D: p and q on a linear and a log scale, log(p/q) and p - q; one colour per output step.
 std::unique_ptr<plot::Figure> curves(const Fields& fields, bool noisyGd) {
-  const double dpi = 90, panelW = 4.6, h = 3.3, legendW = 3.0, W = 2 * panelW + legendW, H = 2 * h;
-  auto fig = std::make_unique<plot::Figure>(static_cast<int>(std::lround(W * dpi)), static_cast<int>(std::lround(H * dpi)));
-  Axes* panels[2][2];
-  for (int r = 0; r < 2; ++r)
-    for (int i = 0; i < 2; ++i) {
-      const double left = i * panelW + 0.72, bottom = (1 - r) * h + 0.5, top = bottom + h - 0.85;
-      panels[r][i] = &fig->addAxes({left * dpi, (H - top) * dpi, (left + panelW - 0.95) * dpi, (H - bottom) * dpi});
-    }
-  fig->setLegendPanel({(2 * panelW + 0.05) * dpi, 0.04 * H * dpi, (W - 0.05) * dpi, 0.98 * H * dpi});
-  Axes &lin = *panels[0][0], &log = *panels[0][1], &ratio = *panels[1][0], &diff = *panels[1][1];
+  Panels panels = makeFigure(2, 4.6, 3.3, 3.0, 2, 90);
+  Axes &lin = *panels.axes[0][0], &log = *panels.axes[0][1], &ratio = *panels.axes[1][0], &diff = *panels.axes[1][1];
   const auto& faces = fields.faces[0];
   std::vector<double> centres(faces.size() - 1);
   for (std::size_t i = 0; i + 1 < faces.size(); ++i) centres[i] = 0.5 * (faces[i] + faces[i + 1]);
@@ -88,7 +81,7 @@ std::unique_ptr<plot::Figure> curves(const Fields& fields, bool noisyGd) {
   diff.yLabel = "p - q";
   diff.title = "p - q";
   for (Axes* ax : {&lin, &log, &ratio, &diff}) ax->grid = true;
-  return fig;
+  return std::move(panels.figure);
 }
 
 /// 2-D and 3-D (the mid-plane slice in z): one row per output step of images p, q, log(p/q), p - q, colour bars

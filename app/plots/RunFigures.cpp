@@ -16,6 +16,7 @@
 
 #include "app/CommandLine.hpp"
 #include "app/plots/DensityFigure.hpp"
+#include "app/plots/FigureLayout.hpp"
 #include "app/plots/RunFiles.hpp"
 #include "io/plot/Figure.hpp"
 
@@ -54,28 +55,6 @@ std::string suspectLabel(const std::string& status) {
 bool finite(double v) { return std::isfinite(v); }
 bool usable(const std::vector<double>& v) { return std::any_of(v.begin(), v.end(), finite); }
 const std::string kInfLabel = "+inf: filled triangle at the top edge (series colour)";
-
-/// A figure of `panels` data panels in `rows` rows and a legend panel to their right (sizes in inches).
-struct Panels {
-  std::unique_ptr<plot::Figure> figure;
-  std::vector<std::vector<Axes*>> axes;
-};
-
-Panels makeFigure(int panels, double panelW, double h, double legendW, int rows = 1, double dpi = 100) {
-  const double W = panels * panelW + legendW, H = rows * h;
-  Panels p{std::make_unique<plot::Figure>(static_cast<int>(std::lround(W * dpi)), static_cast<int>(std::lround(H * dpi))),
-           {}};
-  for (int r = 0; r < rows; ++r) {
-    std::vector<Axes*> row;
-    for (int i = 0; i < panels; ++i) {
-      const double left = i * panelW + 0.72, bottom = (rows - 1 - r) * h + 0.5, top = bottom + h - 0.85;
-      row.push_back(&p.figure->addAxes({left * dpi, (H - top) * dpi, (left + panelW - 0.95) * dpi, (H - bottom) * dpi}));
-    }
-    p.axes.push_back(row);
-  }
-  p.figure->setLegendPanel({(panels * panelW + 0.05) * dpi, 0.04 * H * dpi, (W - 0.05) * dpi, 0.98 * H * dpi});
-  return p;
-}
 
 void logAxes(Axes& ax, bool logX = false) {
   ax.yScale = Scale::Log;

@@ -67,4 +67,25 @@ template <int N, std::size_t... O>
   }
 }
 
+/// One term of the forward Chebyshev recurrence on the rows of one run: t <- scale (A x) + 2 x - t, s <- s + weight t;
+/// returns the larger of largest and max |t| (docs/scheme.md §3, "Operators without detailed balance").
+template <int N, std::size_t... O>
+[[gnu::always_inline]] inline double chebyshevRun(const double* const* coefficients, const PetscInt* offsets,
+                                                  PetscInt q0, const double* x, double* __restrict t,
+                                                  double* __restrict s, PetscInt n, double scale, double weight,
+                                                  double largest, std::index_sequence<O...>) {
+  const double* const c[N] = {(coefficients[O] + q0)...};
+  const PetscInt off[N] = {offsets[O]...};
+  for (PetscInt v = 0; v < n; ++v) {
+    double acc = c[0][v] * x[v];
+    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
+    const double next = std::fma(scale, acc, 2.0 * x[v] - t[v]);
+    t[v] = next;
+    s[v] = std::fma(weight, next, s[v]);
+    const double size = std::fabs(next);
+    largest = size > largest ? size : largest;
+  }
+  return largest;
+}
+
 }  // namespace fpdp::solver::kernels

@@ -102,7 +102,7 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   return storeCoefficients(byShift, ok, dm, forSmoothing);
 }
 
-bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing) {
+bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing, Shape shape) {
   if (!readLayout(dm)) return false;
   const PetscInt rows = owned_.size() * dof_;
   std::map<int, std::vector<double>> byShift;
@@ -140,7 +140,7 @@ bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing
             (*coef)[static_cast<std::size_t>(r)] = v;
           }
         }
-  return storeCoefficients(byShift, ok, dm, forSmoothing);
+  return storeCoefficients(byShift, ok, dm, forSmoothing, shape);
 }
 
 bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forSmoothing) {
@@ -182,7 +182,7 @@ bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forS
 }
 
 bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
-                                        bool forSmoothing) {
+                                        bool forSmoothing, Shape shape) {
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
   const PetscInt rows = owned_.size() * dof_;
@@ -197,13 +197,16 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, present.data(), kShifts, MPI_INT, MPI_MAX, comm));
   // Only star stencils (the face neighbours): the wider Galerkin coarse-level stencils (up to 5 points per axis)
   // were measured slower in this form than PETSc's AIJ kernels (1024^2 multigrid step 141 -> 185 ms), and a star
-  // DMDA does not exchange the corner ghosts off-axis points would read.
-  bool offAxis = false;
+  // DMDA does not exchange the corner ghosts off-axis points would read. A box (Shape::Box) is asked for where the
+  // operator has them: the products of the exponential integrator for a full diffusion tensor.
+  bool offAxis = false, corner = false;
   for (int sh = 0; sh < kShifts; ++sh) {
     const auto v = shiftOf(sh);
-    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && (v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1);
+    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && axes > 1);
+    corner = corner || (present[static_cast<std::size_t>(sh)] && axes > 2);
   }
-  if (offAxis) {
+  if (offAxis && shape == Shape::Star) {
     *this = StencilOperator{};
     return false;
   }
@@ -220,15 +223,17 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     shifts_.push_back(shiftOf(sh));
     columns.push_back(&byShift[sh]);
   }
-  // Pad a star missing some points (an axis without couplings) to 2d + 1, the point count the kernels are built for.
-  for (int a = 0; a < dim_; ++a)
-    for (int side : {-1, 1}) {
-      std::array<int, 3> v{0, 0, 0};
-      v[static_cast<std::size_t>(a)] = side;
-      if (std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
-      shifts_.push_back(v);
-      columns.push_back(nullptr);
-    }
+  // Pad a star missing some points (an axis without couplings) to 2d + 1, a box to 9 points in 2-D and to 19 (the
+  // edges) or 27 (the corners too) in 3-D: the point counts the kernels are built for.
+  for (int sh = 0; sh < kShifts; ++sh) {
+    const auto v = shiftOf(sh);
+    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+    const bool inDimension = (dim_ > 1 || v[1] == 0) && (dim_ > 2 || v[2] == 0);
+    const bool wanted = axes == 1 || (offAxis && axes == 2) || (corner && axes == 3);
+    if (!inDimension || !wanted || std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
+    shifts_.push_back(v);
+    columns.push_back(nullptr);
+  }
   coefficients_ = StaggeredArrays(columns.size(), static_cast<std::size_t>(rows));
   for (std::size_t o = 0; o < columns.size(); ++o)
     if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
@@ -292,21 +297,28 @@ void StencilOperator::forEachRun(bool backward, Span&& span) const {
   }
 }
 
-// Star stencils only (build refuses the others); a star missing some points is padded with zeros to 2d + 1.
+// The point counts storeCoefficients pads to: stars of 1-3 dimensions, the 2-D box, the 3-D box without and with
+// its corners.
 template <class F>
 void StencilOperator::dispatch(F&& f) const {
-  if (dim_ == 1) f.template operator()<3>();
-  else if (dim_ == 2) f.template operator()<5>();
-  else f.template operator()<7>();
+  switch (points()) {
+    case 3: return f.template operator()<3>();
+    case 5: return f.template operator()<5>();
+    case 7: return f.template operator()<7>();
+    case 9: return f.template operator()<9>();
+    case 19: return f.template operator()<19>();
+    default: return f.template operator()<27>();
+  }
 }
 
-std::array<const double*, 7> StencilOperator::pointArrays() const {
-  std::array<const double*, 7> c{};
+std::array<const double*, StencilOperator::kMaxPoints> StencilOperator::pointArrays() const {
+  std::array<const double*, kMaxPoints> c{};
   for (std::size_t o = 0; o < coefficients_.arrays(); ++o) c[o] = coefficients_[o];
   return c;
 }
 
 namespace {
+using kernels::chebyshevRun;
 using kernels::fmaKernels;
 using kernels::residualRun;
 
@@ -319,12 +331,29 @@ template <int N, class Run>
                    std::make_index_sequence<N>{});
 }
 
+template <int N, class Run>
+[[gnu::always_inline]] inline double chebyshevRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                   const double* const* c, const double* x, double* t, double* s,
+                                                   double scale, double weight) {
+  double largest = 0.0;
+  for (std::size_t k = 0; k < count; ++k)
+    largest = chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + runs[k].q, s + runs[k].q,
+                              runs[k].n, scale, weight, largest, std::make_index_sequence<N>{});
+  return largest;
+}
+
 #if FPDP_FMA_KERNELS
 // The copy compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
 template <int N, class Run>
 FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
                                      const double* const* c, const double* x, const double* b, double* r) {
   residualRuns<N>(runs, count, offsets, c, x, b, r);
+}
+template <int N, class Run>
+FPDP_FMA_TARGET double chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                        const double* const* c, const double* x, double* t, double* s, double scale,
+                                        double weight) {
+  return chebyshevRuns<N>(runs, count, offsets, c, x, t, s, scale, weight);
 }
 /// Whether this processor has AVX2 + FMA (asked once).
 bool fmaAvailable() {
@@ -353,6 +382,17 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
   if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 #endif
   residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+}
+
+template <int N>
+double StencilOperator::chebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return chebyshevRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, s, scale, weight);
+#endif
+  return chebyshevRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, s, scale, weight);
 }
 
 template <int N>
@@ -391,6 +431,12 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
 
 void StencilOperator::residual(const double* x, const double* b, double* r) const {
   dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
+}
+
+double StencilOperator::chebyshevStep(const double* x, double* t, double* s, double scale, double weight) const {
+  double largest = 0.0;
+  dispatch([&]<int N>() { largest = chebyshevKernel<N>(x, t, s, scale, weight); });
+  return largest;
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {

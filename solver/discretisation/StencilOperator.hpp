@@ -26,6 +26,14 @@ class StencilOperator {
   static constexpr int kReach = 1;  // cells per axis a coupling may reach
 
 public:
+  /// The couplings a stencil may hold: the face neighbours only (Star), or also the cells diagonal across an edge or
+  /// a corner (Box: the mixed derivatives of a full diffusion tensor, AnisotropicDiffusion.hpp; 9 points in 2-D, 19
+  /// or 27 in 3-D, padded with zeros to that set). Box stencils need a box-stencil DMDA on several ranks (the corner
+  /// ghosts) and serve products and residuals; the multigrid smoother keeps to stars.
+  enum class Shape { Star, Box };
+  /// The most points a stencil holds (the 3-D box).
+  static constexpr int kMaxPoints = 27;
+
   /// Reads A (assembled on dm, a DMDA with no periodic axis). Returns false, leaving the object empty, if A couples
   /// two fields or anything but the 2d face neighbours (a star stencil), or if dm is not such a DMDA; collective.
   /// forSmoothing: also keep the inverse diagonal that symmetricGaussSeidel needs (8 B per row).
@@ -44,9 +52,9 @@ public:
   /// Fills the row of owned cell (i, j, k), field f (at most 27 entries).
   using RowSource = std::function<void(PetscInt i, PetscInt j, PetscInt k, int f, RowEntries& row)>;
   /// The same from the rows themselves, without an assembled matrix (the exponential integrator's operator: no
-  /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a star stencil, or a coupling
-  /// outside the box; collective.
-  bool build(DM dm, const RowSource& rows, bool forSmoothing = false);
+  /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a stencil of that shape, or a
+  /// coupling outside the box; collective.
+  bool build(DM dm, const RowSource& rows, bool forSmoothing = false, Shape shape = Shape::Star);
   /// A star row: the diagonal and the face neighbours' coefficients, in the order -x, +x, -y, +y, -z, +z (0: no
   /// coupling, e.g. through a wall).
   struct StarRow {
@@ -60,7 +68,7 @@ public:
   bool buildStar(DM dm, const StarRowSource& rows, bool forSmoothing = false);
   bool empty() const { return coefficients_.empty(); }
 
-  /// Stored stencil points (the diagonal first): 2d + 1.
+  /// Stored stencil points (the diagonal first): 2d + 1 for a star; 9, 19 or 27 for a box.
   int points() const { return static_cast<int>(shifts_.size()); }
   /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
   bool ghostedIsOwned() const { return ghostedIsOwned_; }
@@ -83,6 +91,10 @@ public:
 
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
+  /// One term of the forward Chebyshev recurrence with its sum (docs/scheme.md §3, "Operators without detailed
+  /// balance"): t <- scale (A x) + 2 x - t, then s <- s + weight t. Returns max |t| over the owned rows (a maximum:
+  /// the same bits in any summation order and on any number of ranks). x: ghosted layout; t, s: owned layout.
+  double chebyshevStep(const double* x, double* t, double* s, double scale, double weight) const;
 
   /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
@@ -110,7 +122,8 @@ public:
 private:
   bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
-  bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing);
+  bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
+                         Shape shape = Shape::Star);
   struct Run {
     PetscInt q, g, n;  // first row in the owned and in the ghosted layout, rows
   };
@@ -121,7 +134,9 @@ private:
   void residualKernel(const double* x, const double* b, double* r) const;
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
-  std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
+  template <int N>
+  double chebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const;
+  std::array<const double*, kMaxPoints> pointArrays() const;  // the points' arrays
   std::vector<int> pointsByColumn() const;
   template <class F>
   void forEachCoupling(F&& f) const;

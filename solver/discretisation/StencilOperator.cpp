@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -246,8 +248,56 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   if (forSmoothing) {
     inverseDiagonal_.resize(static_cast<std::size_t>(rows));
     for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
+  } else if (offAxis && dof_ == 2) {
+    compressConstantPoints(comm);
   }
   return true;
+}
+
+void StencilOperator::compressConstantPoints(MPI_Comm comm) {
+  std::vector<int> star, offAxis;
+  for (int o = 0; o < points(); ++o) {
+    const auto& v = shifts_[static_cast<std::size_t>(o)];
+    ((v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1 ? offAxis : star).push_back(o);
+  }
+  const std::size_t M = offAxis.size();
+  std::vector<double> constants(runs_.size() * M * 2, 0.0);
+  int ok = 1;
+  for (std::size_t r = 0; r < runs_.size() && ok; ++r)
+    for (std::size_t m = 0; m < M && ok; ++m) {
+      const double* c = coefficients_[static_cast<std::size_t>(offAxis[m])] + runs_[r].q;
+      double* k = constants.data() + 2 * (r * M + m);
+      for (PetscInt v = 0; v < runs_[r].n && ok; ++v) {
+        if (v < 2) k[v] = c[v];
+        ok = c[v] == k[v % 2] ? 1 : 0;  // NaN never compares equal: not compressed
+      }
+    }
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  if (!ok) return;
+  // The star points first (their arrays kept), the off-axis ones after; the runs' offsets follow the new order.
+  std::vector<std::array<int, 3>> shifts;
+  StaggeredArrays kept(star.size(), coefficients_.length());
+  for (std::size_t o = 0; o < star.size(); ++o) {
+    shifts.push_back(shifts_[static_cast<std::size_t>(star[o])]);
+    const double* from = coefficients_[static_cast<std::size_t>(star[o])];
+    std::copy(from, from + coefficients_.length(), kept[o]);
+  }
+  for (const int o : offAxis) shifts.push_back(shifts_[static_cast<std::size_t>(o)]);
+  shifts_ = std::move(shifts);
+  coefficients_ = std::move(kept);
+  runConstants_ = std::move(constants);
+  computeRuns();
+  for (int o = 1; o < points(); ++o) {
+    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
+    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
+  }
+}
+
+double StencilOperator::value(int o, std::size_t run, PetscInt q) const {
+  if (o < storedPoints()) return coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(q)];
+  const std::size_t M = static_cast<std::size_t>(points() - storedPoints());
+  return runConstants_[2 * (run * M + static_cast<std::size_t>(o - storedPoints())) +
+                       static_cast<std::size_t>((q - runs_[run].q) % 2)];
 }
 
 // The runs of consecutive owned rows that share their neighbour offsets: per line of cells, the cells closer than
@@ -331,6 +381,29 @@ template <int N, class Run>
                    std::make_index_sequence<N>{});
 }
 
+template <int NS, int NC, class Run>
+[[gnu::always_inline]] inline double compressedChebyshevRuns(const Run* runs, std::size_t count,
+                                                             const PetscInt* runOffsets, const double* k,
+                                                             const double* const* c, const double* x, double* t,
+                                                             double* s, double scale, double weight) {
+  double largest = 0.0;
+  for (std::size_t r = 0; r < count; ++r)
+    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + r * (NS + NC), k + 2 * NC * r, runs[r].q,
+                                                      x + runs[r].g, t + runs[r].q, s + runs[r].q, runs[r].n, scale,
+                                                      weight, std::bit_cast<std::int64_t>(largest));
+  return largest;
+}
+
+template <int NS, int NC, class Run>
+[[gnu::always_inline]] inline void compressedResidualRuns(const Run* runs, std::size_t count,
+                                                          const PetscInt* runOffsets, const double* k,
+                                                          const double* const* c, const double* x, const double* b,
+                                                          double* r) {
+  for (std::size_t q = 0; q < count; ++q)
+    kernels::compressedResidualRun<NS, NC>(c, runOffsets + q * (NS + NC), k + 2 * NC * q, runs[q].q, x + runs[q].g,
+                                           b + runs[q].q, r + runs[q].q, runs[q].n);
+}
+
 template <int N, class Run>
 [[gnu::always_inline]] inline double chebyshevRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
                                                    const double* const* c, const double* x, double* t, double* s,
@@ -338,7 +411,8 @@ template <int N, class Run>
   double largest = 0.0;
   for (std::size_t k = 0; k < count; ++k)
     largest = chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + runs[k].q, s + runs[k].q,
-                              runs[k].n, scale, weight, largest, std::make_index_sequence<N>{});
+                              runs[k].n, scale, weight, std::bit_cast<std::int64_t>(largest),
+                              std::make_index_sequence<N>{});
   return largest;
 }
 
@@ -348,6 +422,18 @@ template <int N, class Run>
 FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
                                      const double* const* c, const double* x, const double* b, double* r) {
   residualRuns<N>(runs, count, offsets, c, x, b, r);
+}
+template <int NS, int NC, class Run>
+FPDP_FMA_TARGET double compressedChebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                                  const double* k, const double* const* c, const double* x, double* t,
+                                                  double* s, double scale, double weight) {
+  return compressedChebyshevRuns<NS, NC>(runs, count, offsets, k, c, x, t, s, scale, weight);
+}
+template <int NS, int NC, class Run>
+FPDP_FMA_TARGET void compressedResidualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                               const double* k, const double* const* c, const double* x,
+                                               const double* b, double* r) {
+  compressedResidualRuns<NS, NC>(runs, count, offsets, k, c, x, b, r);
 }
 template <int N, class Run>
 FPDP_FMA_TARGET double chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
@@ -382,6 +468,40 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
   if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 #endif
   residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+}
+
+// The compressed boxes: 2-D (the star and 4 diagonals), 3-D with the 12 edges, and with the 8 corners too.
+template <class F>
+void StencilOperator::dispatchCompressed(F&& f) const {
+  if (dim_ == 2) return f.template operator()<5, 4>();
+  if (points() == 19) return f.template operator()<7, 12>();
+  return f.template operator()<7, 20>();
+}
+
+template <int NS, int NC>
+double StencilOperator::compressedChebyshevKernel(const double* x, double* t, double* s, double scale,
+                                                  double weight) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+  const double* k = runConstants_.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return compressedChebyshevRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale,
+                                              weight);
+#endif
+  return compressedChebyshevRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale, weight);
+}
+
+template <int NS, int NC>
+void StencilOperator::compressedResidualKernel(const double* x, const double* b, double* r) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+  const double* k = runConstants_.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return compressedResidualRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
+#endif
+  compressedResidualRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
 }
 
 template <int N>
@@ -430,12 +550,18 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
 }
 
 void StencilOperator::residual(const double* x, const double* b, double* r) const {
-  dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
+  if (compressed())
+    dispatchCompressed([&]<int NS, int NC>() { compressedResidualKernel<NS, NC>(x, b, r); });
+  else
+    dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
 }
 
 double StencilOperator::chebyshevStep(const double* x, double* t, double* s, double scale, double weight) const {
   double largest = 0.0;
-  dispatch([&]<int N>() { largest = chebyshevKernel<N>(x, t, s, scale, weight); });
+  if (compressed())
+    dispatchCompressed([&]<int NS, int NC>() { largest = compressedChebyshevKernel<NS, NC>(x, t, s, scale, weight); });
+  else
+    dispatch([&]<int N>() { largest = chebyshevKernel<N>(x, t, s, scale, weight); });
   return largest;
 }
 
@@ -503,7 +629,7 @@ std::vector<int> StencilOperator::pointsByColumn() const {
   return order;
 }
 
-// Calls f(r, g, o, n) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
+// Calls f(r, g, o, n, run) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
 // order and the ghosted-layout position n of the point's cell, skipping points outside the ghosted block (outside
 // the box, where the coefficient is 0).
 template <class F>
@@ -519,7 +645,7 @@ void StencilOperator::forEachCoupling(F&& f) const {
     for (PetscInt v = 0; v < run.n; ++v)
       for (const int o : order) {
         if (o != 0 && off[o] == 0) continue;
-        f(run.q + v, run.g + v, o, run.g + v + off[o]);
+        f(run.q + v, run.g + v, o, run.g + v + off[o], q);
       }
   }
 }
@@ -532,8 +658,8 @@ std::array<double, 2> StencilOperator::norms(DM dm) const {
   // layout, then added into the owners (DMLocalToGlobal with ADD_VALUES) on several ranks.
   std::vector<double> rowSum(static_cast<std::size_t>(rows), 0.0);
   std::vector<double> columnSum(static_cast<std::size_t>(ghosted_.size() * dof_), 0.0);
-  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n) {
-    const double v = std::fabs(coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(r)]);
+  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n, std::size_t run) {
+    const double v = std::fabs(value(o, run, r));
     rowSum[static_cast<std::size_t>(r)] += v;
     columnSum[static_cast<std::size_t>(n)] += v;
   });
@@ -590,7 +716,8 @@ double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
                                                                       -shifts_[static_cast<std::size_t>(o)][2]})
         opposite[static_cast<std::size_t>(o)] = b;
   double worst = 0.0;
-  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n) {
+  if (compressed()) throw std::logic_error("StencilOperator: the detailed-balance defect of a compressed box stencil");
+  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n, std::size_t) {
     if (o == 0) return;  // the diagonal
     const std::size_t gi = static_cast<std::size_t>(g), ni = static_cast<std::size_t>(n);
     const double x = (cg[static_cast<std::size_t>(o)][gi] * (1.0 / wg[gi])) * wg[ni];

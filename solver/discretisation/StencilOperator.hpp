@@ -1,5 +1,6 @@
 #pragma once
-// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point. The
+// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point (or a box stencil,
+// Shape::Box, for the products of the exponential integrator with a full diffusion tensor). The
 // second-order Fokker–Planck operator with isotropic or diagonal noise couples a cell only to its 2d face neighbours
 // (Scharfetter–Gummel fluxes) and never couples the interlaced fields (p and q evolve independently). Stored this
 // way, a product, a residual or a Gauss–Seidel sweep is one pass over the coefficients that reads the neighbours at

@@ -217,7 +217,7 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   // shared their cache sets, and the Chebyshev expansion at 256^2 took 52-55 ms instead of 40). The arrays are
   // copied into it, no longer moved: the set-up at 1024^2 took 536-552 ms before and 540-548 ms after.
   const int centre = shiftIndex(0, 0, 0);
-  std::vector<const std::vector<double>*> columns;  // per point; null: no coupling (zeros)
+  std::vector<std::vector<double>*> columns;  // per point; null: no coupling (zeros)
   shifts_.push_back({0, 0, 0});
   columns.push_back(&byShift[centre]);
   for (int sh = 0; sh < kShifts; ++sh) {
@@ -236,11 +236,13 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     shifts_.push_back(v);
     columns.push_back(nullptr);
   }
+  computeRuns();
+  // Before the arrays are allocated, so that the set-up never holds both forms (it set the 64^3 run's peak).
+  if (!forSmoothing && offAxis && dof_ == 2) compressConstantPoints(columns, comm);
   coefficients_ = StaggeredArrays(columns.size(), static_cast<std::size_t>(rows));
   for (std::size_t o = 0; o < columns.size(); ++o)
     if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
   byShift.clear();
-  computeRuns();
   for (int o = 1; o < points(); ++o) {
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
@@ -248,24 +250,23 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   if (forSmoothing) {
     inverseDiagonal_.resize(static_cast<std::size_t>(rows));
     for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
-  } else if (offAxis && dof_ == 2) {
-    compressConstantPoints(comm);
   }
   return true;
 }
 
-void StencilOperator::compressConstantPoints(MPI_Comm comm) {
-  std::vector<int> star, offAxis;
-  for (int o = 0; o < points(); ++o) {
-    const auto& v = shifts_[static_cast<std::size_t>(o)];
+void StencilOperator::compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm) {
+  std::vector<std::size_t> star, offAxis;
+  for (std::size_t o = 0; o < shifts_.size(); ++o) {
+    const auto& v = shifts_[o];
     ((v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1 ? offAxis : star).push_back(o);
   }
   const std::size_t M = offAxis.size();
-  std::vector<double> constants(runs_.size() * M * 2, 0.0);
+  std::vector<double> constants(runs_.size() * M * 2, 0.0);  // a point without couplings (null) stays 0
   int ok = 1;
   for (std::size_t r = 0; r < runs_.size() && ok; ++r)
     for (std::size_t m = 0; m < M && ok; ++m) {
-      const double* c = coefficients_[static_cast<std::size_t>(offAxis[m])] + runs_[r].q;
+      if (!columns[offAxis[m]] || columns[offAxis[m]]->empty()) continue;
+      const double* c = columns[offAxis[m]]->data() + runs_[r].q;
       double* k = constants.data() + 2 * (r * M + m);
       for (PetscInt v = 0; v < runs_[r].n && ok; ++v) {
         if (v < 2) k[v] = c[v];
@@ -274,23 +275,19 @@ void StencilOperator::compressConstantPoints(MPI_Comm comm) {
     }
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
   if (!ok) return;
-  // The star points first (their arrays kept), the off-axis ones after; the runs' offsets follow the new order.
+  // The star points first (their arrays kept), the off-axis ones after (their arrays freed); the runs' offsets
+  // follow the new order.
   std::vector<std::array<int, 3>> shifts;
-  StaggeredArrays kept(star.size(), coefficients_.length());
-  for (std::size_t o = 0; o < star.size(); ++o) {
-    shifts.push_back(shifts_[static_cast<std::size_t>(star[o])]);
-    const double* from = coefficients_[static_cast<std::size_t>(star[o])];
-    std::copy(from, from + coefficients_.length(), kept[o]);
+  std::vector<std::vector<double>*> kept;
+  for (const std::size_t o : star) shifts.push_back(shifts_[o]), kept.push_back(columns[o]);
+  for (const std::size_t o : offAxis) {
+    shifts.push_back(shifts_[o]);
+    if (columns[o]) std::vector<double>().swap(*columns[o]);
   }
-  for (const int o : offAxis) shifts.push_back(shifts_[static_cast<std::size_t>(o)]);
   shifts_ = std::move(shifts);
-  coefficients_ = std::move(kept);
+  columns = std::move(kept);
   runConstants_ = std::move(constants);
   computeRuns();
-  for (int o = 1; o < points(); ++o) {
-    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
-    if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
-  }
 }
 
 double StencilOperator::value(int o, std::size_t run, PetscInt q) const {

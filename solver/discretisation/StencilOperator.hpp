@@ -132,7 +132,9 @@ private:
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
   bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
                          Shape shape = Shape::Star);
-  void compressConstantPoints(MPI_Comm comm);  // collective: all ranks compress or none
+  // Where every off-axis point is constant along every run (per field): stores them in runConstants_, reorders the
+  // points (the star first) and leaves in columns only the star's arrays. Collective: all ranks compress or none.
+  void compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm);
   double value(int o, std::size_t run, PetscInt q) const;  // point o's coefficient of owned row q in run `run`
   template <int NS, int NC>
   double compressedChebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const;

@@ -1408,8 +1408,7 @@ private:
     const auto dot = obstacle->key.find('.');
     const toml::node* node = given(obstacle->key.substr(0, dot), obstacle->key.substr(dot + 1));
     fail(obstacle->key, node ? *node : *given("solver", "ts_type"), obstacle->reason,
-         "\"auto\", a PETSc TS type, or \"exponential\" for Langevin runs with noise Sigma = sigma^2 I (or "
-         "noise.covariance a multiple of the identity) and solver.spatial_order = 2");
+         "\"auto\", a PETSc TS type, or \"exponential\" for Langevin runs with solver.spatial_order = 2");
   }
 
   void readSolver(Case& c) const {

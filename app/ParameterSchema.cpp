@@ -352,8 +352,10 @@ constexpr Parameter kParameters[] = {
      "\"auto\", \"exponential\", or a name made of [a-z0-9_] (a PETSc TS type)", "",
      "Time integrator; -ts_type on the command line wins. \"exponential\" (Langevin runs): u(t + T) = exp(T A) u(t) "
      "from output step to output step by a Chebyshev expansion, with no time-stepping error and no linear solves "
-     "(docs/scheme.md §3); it needs Sigma and Sigma' multiples of the identity and solver.spatial_order = 2 (the "
-     "operator must satisfy detailed balance, which is checked); time.dt then only sets the output times, and "
+     "(docs/scheme.md §3); it needs solver.spatial_order = 2. With Sigma and Sigma' multiples of the identity the "
+     "operator satisfies detailed balance (checked) and the truncation is bounded a priori; with other noise (a "
+     "full or diagonal covariance) the expansion is checked a posteriori to 1e-12 relative per output interval, "
+     "in substeps where needed. time.dt then only sets the output times, and "
      "numerical faults are checked at the output steps. A PETSc TS type (TSSetType, e.g. \"bdf\", \"cn\") steps "
      "with time.dt. \"auto\": \"exponential\" where it applies and no PETSc stepping or linear-solver option "
      "(-ts_*, -ksp_*, -pc_*, -snes_*, -mg_*; diagnostics such as -ksp_view aside) is given, else \"bdf\" (second "

@@ -13,6 +13,9 @@ load average is recorded with each section because the machine is shared. Sectio
   memory    peak memory per cell of whole fpdp runs (marginal, between two mesh sizes)
   divergences  bench_divergence_functionals 256 (dense order grid)
   noisygd   bench/run-noisy-gd (1-D logistic noisy GD refined)
+  anisotropic  full-tensor and unequal noise: bench/cases/anisotropic-ou-2d-256.toml against the isotropic
+            ou-2d-256.toml side by side (interleaved; BDF2 once for the accuracy), and anisotropic-ou-3d-64.toml
+            (wall time, integration time, peak RSS and the marginal bytes per cell against 48^3)
    perf_harness.py --build BUILD --out DIR [--repeats R] [SECTION ...]
 """
 import argparse
@@ -29,6 +32,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OU_CASE = os.path.join(ROOT, "bench", "cases", "ou-2d-256.toml")
+ANISOTROPIC_2D = os.path.join(ROOT, "bench", "cases", "anisotropic-ou-2d-256.toml")
+ANISOTROPIC_3D = os.path.join(ROOT, "bench", "cases", "anisotropic-ou-3d-64.toml")
 TARGET_L1 = 3.5e-4  # the SciPy Crank–Nicolson peer's accuracy at 256^2, 200 steps (3.4e-4), rounded up
 MPIEXEC = ["mpiexec", "--allow-run-as-root", "--oversubscribe"]
 
@@ -430,7 +435,71 @@ def section_noisygd(args, rep):
     rep.text(out)
 
 
-SECTIONS = ["peer", "scaling", "spmv", "mpi", "3d", "memory", "divergences", "noisygd"]
+def last_csv_row(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))[-1]
+
+
+def run_case(args, case, out, extra=()):
+    """fpdp run without plots and fields; returns (wall s, peak RSS bytes, the summary's integration time s, the
+    last rows of exact.csv and the solver line)."""
+    stdout, wall, _, rss = run([args.fpdp, "run", case, "--output", out, "--set", "output.plots=false", "--set",
+                                "output.fields=false"] + list(extra))
+    integration = re.search(r"time integration ([0-9.]+) s", stdout)
+    solver = re.search(r"solver: ts_type=(\S+)", stdout)
+    return (wall, rss, float(integration.group(1)) if integration else math.nan,
+            last_csv_row(os.path.join(out, "exact.csv")), solver.group(1) if solver else "?")
+
+
+def section_anisotropic(args, rep, tmp):
+    rep.section("Anisotropic and unequal noise at 256^2 and 64^3",
+                "Whole `fpdp run` processes (plots and fields off). 2-D: the isotropic benchmark and the anisotropic one "
+                "(Sigma != Sigma', both rotated) interleaved, `--repeats` runs each; BDF2 on the anisotropic case once, "
+                "for the accuracy at the same mesh. 3-D: the anisotropic 64^3 case, and 48^3 for the marginal bytes per "
+                "cell (difference of the peaks over the difference of the cell counts).")
+    runs = [("isotropic (ou-2d-256)", OU_CASE, []), ("anisotropic (anisotropic-ou-2d-256)", ANISOTROPIC_2D, []),
+            ("anisotropic, solver.ts_type = bdf", ANISOTROPIC_2D, ["--set", "solver.ts_type=bdf"])]
+    results = {name: [] for name, _, _ in runs}
+    for r in range(args.repeats):
+        for name, case, extra in runs:
+            if extra and r > 0:
+                continue
+            results[name].append(run_case(args, case, os.path.join(tmp, "aniso"), extra))
+    rows = []
+    iso_median = None
+    for name, _, _ in runs:
+        res = results[name]
+        walls = sorted(x[0] for x in res)
+        median = walls[len(walls) // 2]
+        iso_median = iso_median or median
+        integration = sorted(x[2] for x in res)[len(res) // 2]
+        exact = res[-1][3]
+        rows.append([name, res[-1][4], len(res), f"{median:.3f}", f"{walls[0]:.3f}", f"{integration:.3f}",
+                     f"{median / iso_median:.2f}", exact["l1_error_p"], exact["l1_error_q"],
+                     exact.get("renyi_2_rel_error", "")])
+    rep.table("anisotropic_2d", ["run", "integrator", "runs", "wall median (s)", "wall min (s)",
+                                 "integration median (s)", "wall / isotropic", "L1 error p", "L1 error q",
+                                 "rel. error R_2"], rows,
+              "Target: the anisotropic run within 3x of the isotropic one's wall time at equal accuracy (the L1 "
+              "errors equal BDF2's at the same mesh).")
+    peaks, rows3 = {}, []
+    text = open(ANISOTROPIC_3D).read()
+    for n in (48, 64):
+        case = os.path.join(tmp, f"anisotropic-3d-{n}.toml")
+        with open(case, "w") as f:
+            f.write(re.sub(r"cells = \[64, 64, 64\]", f"cells = [{n}, {n}, {n}]", text))
+        wall, rss, integration, exact, solver = run_case(args, case, os.path.join(tmp, "aniso3d"))
+        peaks[n] = rss
+        rows3.append([f"{n}^3", solver, f"{wall:.2f}", f"{integration:.3f}", f"{rss / 2**20:.0f}",
+                      exact["l1_error_p"]])
+    per_cell = (peaks[64] - peaks[48]) / (64 ** 3 - 48 ** 3)
+    rep.table("anisotropic_3d", ["cells", "integrator", "wall (s)", "integration (s)", "peak RSS (MiB)",
+                                 "L1 error p"], rows3,
+              f"Marginal peak memory per cell (48^3 -> 64^3): {per_cell:.0f} B. Targets: 64^3 under 5 s, at most "
+              "250 B per cell.")
+
+
+SECTIONS = ["peer", "scaling", "spmv", "mpi", "3d", "memory", "divergences", "noisygd", "anisotropic"]
 
 
 def main():
@@ -456,7 +525,8 @@ def main():
              "spmv": lambda: section_spmv(args, rep), "mpi": lambda: section_mpi(args, rep, tmp),
              "3d": lambda: section_3d(args, rep), "memory": lambda: section_memory(args, rep, tmp),
              "divergences": lambda: section_divergences(args, rep),
-             "noisygd": lambda: section_noisygd(args, rep)}[s]()
+             "noisygd": lambda: section_noisygd(args, rep),
+             "anisotropic": lambda: section_anisotropic(args, rep, tmp)}[s]()
             print(f"[perf_harness] {s} done (load {load()})", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -124,15 +124,27 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
   buildOracle();
 }
 
-/// Langevin diffusion: exp(T A) between output steps where the operator has detailed balance
-/// (solver/propagation/ExponentialEvolution.hpp, docs/scheme.md §3), else a PETSc TS over [0, t_end]; noisy GD: K
-/// steps of push-forward and noise.
+/// Langevin diffusion: exp(T A) between output steps (solver/propagation/ExponentialEvolution.hpp, docs/scheme.md §3:
+/// the a priori bound where the operator has detailed balance, the a posteriori control where the noise is
+/// anisotropic), else a PETSc TS over [0, t_end]; noisy GD: K steps of push-forward and noise.
 void RunPlan::buildPropagator() {
   PetscErrorCapture capture;
   try {
     const std::string tsType = noisyGd ? std::string() : effectiveTsType(c);
     const std::string steppingType = tsType == kExponentialTsType ? "bdf" : tsType;  // "auto" may fall back
-    if (!noisyGd && tsType == kExponentialTsType) {
+    const bool detailedBalance = !noisyGd && c.noise.isotropic(false, dim) && c.noise.isotropic(true, dim);
+    if (!noisyGd && tsType == kExponentialTsType && !detailedBalance) {
+      // Anisotropic noise: no detailed balance, the forward expansion with a posteriori error control.
+      try {
+        evolution = std::make_unique<solver::ExponentialEvolution>(
+            mesh, disc.spatialOperator(), solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
+      } catch (const std::invalid_argument& e) {
+        if (requestedTsType(c.solver) != kAutoTsType)
+          throw SolverConfigurationError("solver.ts_type = \"exponential\": " + std::string(e.what()) +
+                                         "; use a PETSc time integrator (e.g. \"bdf\") for this case");
+        autoFallback = e.what();
+      }
+    } else if (!noisyGd && tsType == kExponentialTsType) {
       const auto weights = mesh.createVector();
       try {
         disc.setSymmetrisingWeights(weights);

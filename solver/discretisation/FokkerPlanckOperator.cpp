@@ -343,7 +343,7 @@ PositivityReport FokkerPlanckOperator::checkRows(Mat A) const {
   return tally.reduce(mesh_.comm());
 }
 
-bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
+bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil, StencilOperator::Shape shape) const {
   PositivityTally tally;
   bool star = accuracy_.order == 2;  // second-order fluxes without cross-diffusion: a star row of face terms
   for (const auto& eq : equations_) star = star && !eq.hasCrossDiffusion(mesh_.dim());
@@ -412,7 +412,7 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil) const {
         if (s != kCentre) smallest = std::min(smallest, row.value[s]);
       }
       tally.add(smallest, row.value[kCentre]);
-    });
+    }, /*forSmoothing=*/false, shape);
   }
   if (!built) return false;
   positivity_ = tally.reduce(mesh_.comm());

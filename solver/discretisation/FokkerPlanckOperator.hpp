@@ -96,10 +96,10 @@ public:
   meshes::MatHandle assemble() const;
   /// Fill an existing matrix created by the mesh's DM. Collective; also computes the positivity report.
   void assembleInto(Mat A) const;
-  /// The operator as star-stencil coefficient arrays (solver/discretisation/StencilOperator.hpp), built row by row without an
-  /// assembled matrix; also computes the positivity report. Returns false (stencil left empty) where the rows are
-  /// not a star: cross-diffusion, fourth-order fluxes. Collective.
-  bool buildStencil(StencilOperator& stencil) const;
+  /// The operator as stencil coefficient arrays (solver/discretisation/StencilOperator.hpp), built row by row without
+  /// an assembled matrix; also computes the positivity report. Returns false (stencil left empty) where the rows are
+  /// not of that shape: a star refuses cross-diffusion, both refuse fourth-order fluxes (two cells away). Collective.
+  bool buildStencil(StencilOperator& stencil, StencilOperator::Shape shape = StencilOperator::Shape::Star) const;
 
   /// The sign structure of the operator: from the last assembly, or (collective, if never assembled) computed by
   /// building the rows without a matrix.

@@ -19,7 +19,9 @@
 // targets has no FMA instruction.
 #include <petscsys.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -65,6 +67,87 @@ template <int N, std::size_t... O>
     ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
     t[v] = std::fma(scale, acc, std::fma(weight, u[v], 2.0 * x[v] - t[v]));
   }
+}
+
+/// The larger of m and |x| as the bits of a non-negative double: their order is that of the doubles (NaN above
+/// +inf), and an integer maximum vectorises where a floating-point one does not (GCC 12 keeps a double max reduction
+/// scalar without -ffast-math: the Chebyshev term ran 0 vector instructions).
+[[gnu::always_inline]] inline std::int64_t largerMagnitude(std::int64_t m, double x) {
+  const std::int64_t bits = std::bit_cast<std::int64_t>(x) & INT64_MAX;
+  return bits > m ? bits : m;
+}
+
+/// The forward Chebyshev term's update of one row from its row sum acc = (A x)_v: t <- scale acc + 2 x - t,
+/// s <- s + weight t, largest <- max(largest, |t|).
+[[gnu::always_inline]] inline void chebyshevUpdate(double acc, double x, double& t, double& s, double scale,
+                                                   double weight, std::int64_t& largest) {
+  const double next = std::fma(scale, acc, 2.0 * x - t);
+  t = next;
+  s = std::fma(weight, next, s);
+  largest = largerMagnitude(largest, next);
+}
+
+/// One term of the forward Chebyshev recurrence on the rows of one run: t <- scale (A x) + 2 x - t, s <- s + weight t;
+/// returns the larger of largest (the bits of a non-negative double) and max |t| (docs/scheme.md §3, "Operators
+/// without detailed balance").
+template <int N, std::size_t... O>
+[[gnu::always_inline]] inline double chebyshevRun(const double* const* coefficients, const PetscInt* offsets,
+                                                  PetscInt q0, const double* x, double* __restrict t,
+                                                  double* __restrict s, PetscInt n, double scale, double weight,
+                                                  std::int64_t largest, std::index_sequence<O...>) {
+  const double* const c[N] = {(coefficients[O] + q0)...};
+  const PetscInt off[N] = {offsets[O]...};
+  for (PetscInt v = 0; v < n; ++v) {
+    double acc = c[0][v] * x[v];
+    ((O > 0 ? (acc = std::fma(c[O][v], x[v + off[O]], acc), 0) : 0), ...);
+    chebyshevUpdate(acc, x[v], t[v], s[v], scale, weight, largest);
+  }
+  return std::bit_cast<double>(largest);
+}
+
+/// A box stencil stored compressed (StencilOperator: uniform meshes, two interlaced fields): the star points'
+/// arrays, then the off-axis points, whose coefficients are constant along a run, one value per field
+/// (k[2 m + v % 2]). Row sum (A x)_v in that order.
+template <int NS, int NC>
+[[gnu::always_inline]] inline double compressedRowSum(const double* const (&c)[NS], const PetscInt (&off)[NS],
+                                                      const double* k, const PetscInt (&koff)[NC], const double* x,
+                                                      PetscInt v) {
+  double acc = c[0][v] * x[v];
+#pragma GCC unroll 8
+  for (int o = 1; o < NS; ++o) acc = std::fma(c[o][v], x[v + off[o]], acc);
+  const PetscInt f = v & 1;
+#pragma GCC unroll 20
+  for (int m = 0; m < NC; ++m) acc = std::fma(k[2 * m + f], x[v + koff[m]], acc);
+  return acc;
+}
+
+/// chebyshevRun for a compressed box stencil; k: the run's constants, koffsets: the off-axis points' offsets.
+template <int NS, int NC>
+[[gnu::always_inline]] inline double compressedChebyshevRun(const double* const* coefficients, const PetscInt* offsets,
+                                                            const double* k, PetscInt q0, const double* x,
+                                                            double* __restrict t, double* __restrict s, PetscInt n,
+                                                            double scale, double weight, std::int64_t largest) {
+  const double* c[NS];
+  PetscInt off[NS], koff[NC];
+  for (int o = 0; o < NS; ++o) c[o] = coefficients[o] + q0, off[o] = offsets[o];
+  for (int m = 0; m < NC; ++m) koff[m] = offsets[NS + m];
+  for (PetscInt v = 0; v < n; ++v) {
+    const double acc = compressedRowSum<NS, NC>(c, off, k, koff, x, v);
+    chebyshevUpdate(acc, x[v], t[v], s[v], scale, weight, largest);
+  }
+  return std::bit_cast<double>(largest);
+}
+
+/// residualRun for a compressed box stencil.
+template <int NS, int NC>
+[[gnu::always_inline]] inline void compressedResidualRun(const double* const* coefficients, const PetscInt* offsets,
+                                                         const double* k, PetscInt q0, const double* x,
+                                                         const double* __restrict b, double* __restrict r, PetscInt n) {
+  const double* c[NS];
+  PetscInt off[NS], koff[NC];
+  for (int o = 0; o < NS; ++o) c[o] = coefficients[o] + q0, off[o] = offsets[o];
+  for (int m = 0; m < NC; ++m) koff[m] = offsets[NS + m];
+  for (PetscInt v = 0; v < n; ++v) r[v] = b[v] - compressedRowSum<NS, NC>(c, off, k, koff, x, v);
 }
 
 }  // namespace fpdp::solver::kernels

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -102,7 +104,7 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
   return storeCoefficients(byShift, ok, dm, forSmoothing);
 }
 
-bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing) {
+bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing, Shape shape) {
   if (!readLayout(dm)) return false;
   const PetscInt rows = owned_.size() * dof_;
   std::map<int, std::vector<double>> byShift;
@@ -140,7 +142,7 @@ bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing
             (*coef)[static_cast<std::size_t>(r)] = v;
           }
         }
-  return storeCoefficients(byShift, ok, dm, forSmoothing);
+  return storeCoefficients(byShift, ok, dm, forSmoothing, shape);
 }
 
 bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forSmoothing) {
@@ -182,7 +184,7 @@ bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forS
 }
 
 bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
-                                        bool forSmoothing) {
+                                        bool forSmoothing, Shape shape) {
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
   const PetscInt rows = owned_.size() * dof_;
@@ -197,13 +199,16 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, present.data(), kShifts, MPI_INT, MPI_MAX, comm));
   // Only star stencils (the face neighbours): the wider Galerkin coarse-level stencils (up to 5 points per axis)
   // were measured slower in this form than PETSc's AIJ kernels (1024^2 multigrid step 141 -> 185 ms), and a star
-  // DMDA does not exchange the corner ghosts off-axis points would read.
-  bool offAxis = false;
+  // DMDA does not exchange the corner ghosts off-axis points would read. A box (Shape::Box) is asked for where the
+  // operator has them: the products of the exponential integrator for a full diffusion tensor.
+  bool offAxis = false, corner = false;
   for (int sh = 0; sh < kShifts; ++sh) {
     const auto v = shiftOf(sh);
-    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && (v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1);
+    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && axes > 1);
+    corner = corner || (present[static_cast<std::size_t>(sh)] && axes > 2);
   }
-  if (offAxis) {
+  if (offAxis && shape == Shape::Star) {
     *this = StencilOperator{};
     return false;
   }
@@ -212,7 +217,7 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   // shared their cache sets, and the Chebyshev expansion at 256^2 took 52-55 ms instead of 40). The arrays are
   // copied into it, no longer moved: the set-up at 1024^2 took 536-552 ms before and 540-548 ms after.
   const int centre = shiftIndex(0, 0, 0);
-  std::vector<const std::vector<double>*> columns;  // per point; null: no coupling (zeros)
+  std::vector<std::vector<double>*> columns;  // per point; null: no coupling (zeros)
   shifts_.push_back({0, 0, 0});
   columns.push_back(&byShift[centre]);
   for (int sh = 0; sh < kShifts; ++sh) {
@@ -220,20 +225,24 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     shifts_.push_back(shiftOf(sh));
     columns.push_back(&byShift[sh]);
   }
-  // Pad a star missing some points (an axis without couplings) to 2d + 1, the point count the kernels are built for.
-  for (int a = 0; a < dim_; ++a)
-    for (int side : {-1, 1}) {
-      std::array<int, 3> v{0, 0, 0};
-      v[static_cast<std::size_t>(a)] = side;
-      if (std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
-      shifts_.push_back(v);
-      columns.push_back(nullptr);
-    }
+  // Pad a star missing some points (an axis without couplings) to 2d + 1, a box to 9 points in 2-D and to 19 (the
+  // edges) or 27 (the corners too) in 3-D: the point counts the kernels are built for.
+  for (int sh = 0; sh < kShifts; ++sh) {
+    const auto v = shiftOf(sh);
+    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+    const bool inDimension = (dim_ > 1 || v[1] == 0) && (dim_ > 2 || v[2] == 0);
+    const bool wanted = axes == 1 || (offAxis && axes == 2) || (corner && axes == 3);
+    if (!inDimension || !wanted || std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
+    shifts_.push_back(v);
+    columns.push_back(nullptr);
+  }
+  computeRuns();
+  // Before the arrays are allocated, so that the set-up never holds both forms (it set the 64^3 run's peak).
+  if (!forSmoothing && offAxis && dof_ == 2) compressConstantPoints(columns, comm);
   coefficients_ = StaggeredArrays(columns.size(), static_cast<std::size_t>(rows));
   for (std::size_t o = 0; o < columns.size(); ++o)
     if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
   byShift.clear();
-  computeRuns();
   for (int o = 1; o < points(); ++o) {
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
@@ -243,6 +252,49 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
   }
   return true;
+}
+
+void StencilOperator::compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm) {
+  std::vector<std::size_t> star, offAxis;
+  for (std::size_t o = 0; o < shifts_.size(); ++o) {
+    const auto& v = shifts_[o];
+    ((v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1 ? offAxis : star).push_back(o);
+  }
+  const std::size_t M = offAxis.size();
+  std::vector<double> constants(runs_.size() * M * 2, 0.0);  // a point without couplings (null) stays 0
+  int ok = 1;
+  for (std::size_t r = 0; r < runs_.size() && ok; ++r)
+    for (std::size_t m = 0; m < M && ok; ++m) {
+      if (!columns[offAxis[m]] || columns[offAxis[m]]->empty()) continue;
+      const double* c = columns[offAxis[m]]->data() + runs_[r].q;
+      double* k = constants.data() + 2 * (r * M + m);
+      for (PetscInt v = 0; v < runs_[r].n && ok; ++v) {
+        if (v < 2) k[v] = c[v];
+        ok = c[v] == k[v % 2] ? 1 : 0;  // NaN never compares equal: not compressed
+      }
+    }
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  if (!ok) return;
+  // The star points first (their arrays kept), the off-axis ones after (their arrays freed); the runs' offsets
+  // follow the new order.
+  std::vector<std::array<int, 3>> shifts;
+  std::vector<std::vector<double>*> kept;
+  for (const std::size_t o : star) shifts.push_back(shifts_[o]), kept.push_back(columns[o]);
+  for (const std::size_t o : offAxis) {
+    shifts.push_back(shifts_[o]);
+    if (columns[o]) std::vector<double>().swap(*columns[o]);
+  }
+  shifts_ = std::move(shifts);
+  columns = std::move(kept);
+  runConstants_ = std::move(constants);
+  computeRuns();
+}
+
+double StencilOperator::value(int o, std::size_t run, PetscInt q) const {
+  if (o < storedPoints()) return coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(q)];
+  const std::size_t M = static_cast<std::size_t>(points() - storedPoints());
+  return runConstants_[2 * (run * M + static_cast<std::size_t>(o - storedPoints())) +
+                       static_cast<std::size_t>((q - runs_[run].q) % 2)];
 }
 
 // The runs of consecutive owned rows that share their neighbour offsets: per line of cells, the cells closer than
@@ -292,21 +344,28 @@ void StencilOperator::forEachRun(bool backward, Span&& span) const {
   }
 }
 
-// Star stencils only (build refuses the others); a star missing some points is padded with zeros to 2d + 1.
+// The point counts storeCoefficients pads to: stars of 1-3 dimensions, the 2-D box, the 3-D box without and with
+// its corners.
 template <class F>
 void StencilOperator::dispatch(F&& f) const {
-  if (dim_ == 1) f.template operator()<3>();
-  else if (dim_ == 2) f.template operator()<5>();
-  else f.template operator()<7>();
+  switch (points()) {
+    case 3: return f.template operator()<3>();
+    case 5: return f.template operator()<5>();
+    case 7: return f.template operator()<7>();
+    case 9: return f.template operator()<9>();
+    case 19: return f.template operator()<19>();
+    default: return f.template operator()<27>();
+  }
 }
 
-std::array<const double*, 7> StencilOperator::pointArrays() const {
-  std::array<const double*, 7> c{};
+std::array<const double*, StencilOperator::kMaxPoints> StencilOperator::pointArrays() const {
+  std::array<const double*, kMaxPoints> c{};
   for (std::size_t o = 0; o < coefficients_.arrays(); ++o) c[o] = coefficients_[o];
   return c;
 }
 
 namespace {
+using kernels::chebyshevRun;
 using kernels::fmaKernels;
 using kernels::residualRun;
 
@@ -319,12 +378,65 @@ template <int N, class Run>
                    std::make_index_sequence<N>{});
 }
 
+template <int NS, int NC, class Run>
+[[gnu::always_inline]] inline double compressedChebyshevRuns(const Run* runs, std::size_t count,
+                                                             const PetscInt* runOffsets, const double* k,
+                                                             const double* const* c, const double* x, double* t,
+                                                             double* s, double scale, double weight) {
+  double largest = 0.0;
+  for (std::size_t r = 0; r < count; ++r)
+    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + r * (NS + NC), k + 2 * NC * r, runs[r].q,
+                                                      x + runs[r].g, t + runs[r].q, s + runs[r].q, runs[r].n, scale,
+                                                      weight, std::bit_cast<std::int64_t>(largest));
+  return largest;
+}
+
+template <int NS, int NC, class Run>
+[[gnu::always_inline]] inline void compressedResidualRuns(const Run* runs, std::size_t count,
+                                                          const PetscInt* runOffsets, const double* k,
+                                                          const double* const* c, const double* x, const double* b,
+                                                          double* r) {
+  for (std::size_t q = 0; q < count; ++q)
+    kernels::compressedResidualRun<NS, NC>(c, runOffsets + q * (NS + NC), k + 2 * NC * q, runs[q].q, x + runs[q].g,
+                                           b + runs[q].q, r + runs[q].q, runs[q].n);
+}
+
+template <int N, class Run>
+[[gnu::always_inline]] inline double chebyshevRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
+                                                   const double* const* c, const double* x, double* t, double* s,
+                                                   double scale, double weight) {
+  double largest = 0.0;
+  for (std::size_t k = 0; k < count; ++k)
+    largest = chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + runs[k].q, s + runs[k].q,
+                              runs[k].n, scale, weight, std::bit_cast<std::int64_t>(largest),
+                              std::make_index_sequence<N>{});
+  return largest;
+}
+
 #if FPDP_FMA_KERNELS
 // The copy compiled for AVX2 + FMA (the same source: the fused operations become vector instructions).
 template <int N, class Run>
 FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
                                      const double* const* c, const double* x, const double* b, double* r) {
   residualRuns<N>(runs, count, offsets, c, x, b, r);
+}
+template <int NS, int NC, class Run>
+FPDP_FMA_TARGET double compressedChebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                                  const double* k, const double* const* c, const double* x, double* t,
+                                                  double* s, double scale, double weight) {
+  return compressedChebyshevRuns<NS, NC>(runs, count, offsets, k, c, x, t, s, scale, weight);
+}
+template <int NS, int NC, class Run>
+FPDP_FMA_TARGET void compressedResidualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                               const double* k, const double* const* c, const double* x,
+                                               const double* b, double* r) {
+  compressedResidualRuns<NS, NC>(runs, count, offsets, k, c, x, b, r);
+}
+template <int N, class Run>
+FPDP_FMA_TARGET double chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
+                                        const double* const* c, const double* x, double* t, double* s, double scale,
+                                        double weight) {
+  return chebyshevRuns<N>(runs, count, offsets, c, x, t, s, scale, weight);
 }
 /// Whether this processor has AVX2 + FMA (asked once).
 bool fmaAvailable() {
@@ -353,6 +465,51 @@ void StencilOperator::residualKernel(const double* x, const double* b, double* r
   if (fmaKernels()) return residualRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
 #endif
   residualRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, b, r);
+}
+
+// The compressed boxes: 2-D (the star and 4 diagonals), 3-D with the 12 edges, and with the 8 corners too.
+template <class F>
+void StencilOperator::dispatchCompressed(F&& f) const {
+  if (dim_ == 2) return f.template operator()<5, 4>();
+  if (points() == 19) return f.template operator()<7, 12>();
+  return f.template operator()<7, 20>();
+}
+
+template <int NS, int NC>
+double StencilOperator::compressedChebyshevKernel(const double* x, double* t, double* s, double scale,
+                                                  double weight) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+  const double* k = runConstants_.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return compressedChebyshevRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale,
+                                              weight);
+#endif
+  return compressedChebyshevRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale, weight);
+}
+
+template <int NS, int NC>
+void StencilOperator::compressedResidualKernel(const double* x, const double* b, double* r) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+  const double* k = runConstants_.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return compressedResidualRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
+#endif
+  compressedResidualRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
+}
+
+template <int N>
+double StencilOperator::chebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const {
+  const auto points = pointArrays();
+  const double* const* c = points.data();
+#if FPDP_FMA_KERNELS
+  if (fmaKernels())
+    return chebyshevRunsFma<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, s, scale, weight);
+#endif
+  return chebyshevRuns<N>(runs_.data(), runs_.size(), runOffsets_.data(), c, x, t, s, scale, weight);
 }
 
 template <int N>
@@ -390,7 +547,19 @@ void StencilOperator::sweepKernel(double* x, const double* b, bool backward) con
 }
 
 void StencilOperator::residual(const double* x, const double* b, double* r) const {
-  dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
+  if (compressed())
+    dispatchCompressed([&]<int NS, int NC>() { compressedResidualKernel<NS, NC>(x, b, r); });
+  else
+    dispatch([&]<int N>() { residualKernel<N>(x, b, r); });
+}
+
+double StencilOperator::chebyshevStep(const double* x, double* t, double* s, double scale, double weight) const {
+  double largest = 0.0;
+  if (compressed())
+    dispatchCompressed([&]<int NS, int NC>() { largest = compressedChebyshevKernel<NS, NC>(x, t, s, scale, weight); });
+  else
+    dispatch([&]<int N>() { largest = chebyshevKernel<N>(x, t, s, scale, weight); });
+  return largest;
 }
 
 void StencilOperator::symmetricGaussSeidel(double* x, const double* b, bool zeroGuess) const {
@@ -457,7 +626,7 @@ std::vector<int> StencilOperator::pointsByColumn() const {
   return order;
 }
 
-// Calls f(r, g, o, n) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
+// Calls f(r, g, o, n, run) for every owned row r (owned layout), its ghosted-layout position g, every point o in column
 // order and the ghosted-layout position n of the point's cell, skipping points outside the ghosted block (outside
 // the box, where the coefficient is 0).
 template <class F>
@@ -473,7 +642,7 @@ void StencilOperator::forEachCoupling(F&& f) const {
     for (PetscInt v = 0; v < run.n; ++v)
       for (const int o : order) {
         if (o != 0 && off[o] == 0) continue;
-        f(run.q + v, run.g + v, o, run.g + v + off[o]);
+        f(run.q + v, run.g + v, o, run.g + v + off[o], q);
       }
   }
 }
@@ -486,8 +655,8 @@ std::array<double, 2> StencilOperator::norms(DM dm) const {
   // layout, then added into the owners (DMLocalToGlobal with ADD_VALUES) on several ranks.
   std::vector<double> rowSum(static_cast<std::size_t>(rows), 0.0);
   std::vector<double> columnSum(static_cast<std::size_t>(ghosted_.size() * dof_), 0.0);
-  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n) {
-    const double v = std::fabs(coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(r)]);
+  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt n, std::size_t run) {
+    const double v = std::fabs(value(o, run, r));
     rowSum[static_cast<std::size_t>(r)] += v;
     columnSum[static_cast<std::size_t>(n)] += v;
   });
@@ -544,7 +713,8 @@ double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
                                                                       -shifts_[static_cast<std::size_t>(o)][2]})
         opposite[static_cast<std::size_t>(o)] = b;
   double worst = 0.0;
-  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n) {
+  if (compressed()) throw std::logic_error("StencilOperator: the detailed-balance defect of a compressed box stencil");
+  forEachCoupling([&](PetscInt, PetscInt g, int o, PetscInt n, std::size_t) {
     if (o == 0) return;  // the diagonal
     const std::size_t gi = static_cast<std::size_t>(g), ni = static_cast<std::size_t>(n);
     const double x = (cg[static_cast<std::size_t>(o)][gi] * (1.0 / wg[gi])) * wg[ni];

@@ -1,5 +1,6 @@
 #pragma once
-// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point. The
+// An assembled star-stencil matrix on a DMDA, stored as one coefficient array per stencil point (or a box stencil,
+// Shape::Box, for the products of the exponential integrator with a full diffusion tensor). The
 // second-order Fokker–Planck operator with isotropic or diagonal noise couples a cell only to its 2d face neighbours
 // (Scharfetter–Gummel fluxes) and never couples the interlaced fields (p and q evolve independently). Stored this
 // way, a product, a residual or a Gauss–Seidel sweep is one pass over the coefficients that reads the neighbours at
@@ -26,6 +27,14 @@ class StencilOperator {
   static constexpr int kReach = 1;  // cells per axis a coupling may reach
 
 public:
+  /// The couplings a stencil may hold: the face neighbours only (Star), or also the cells diagonal across an edge or
+  /// a corner (Box: the mixed derivatives of a full diffusion tensor, AnisotropicDiffusion.hpp; 9 points in 2-D, 19
+  /// or 27 in 3-D, padded with zeros to that set). Box stencils need a box-stencil DMDA on several ranks (the corner
+  /// ghosts) and serve products and residuals; the multigrid smoother keeps to stars.
+  enum class Shape { Star, Box };
+  /// The most points a stencil holds (the 3-D box).
+  static constexpr int kMaxPoints = 27;
+
   /// Reads A (assembled on dm, a DMDA with no periodic axis). Returns false, leaving the object empty, if A couples
   /// two fields or anything but the 2d face neighbours (a star stencil), or if dm is not such a DMDA; collective.
   /// forSmoothing: also keep the inverse diagonal that symmetricGaussSeidel needs (8 B per row).
@@ -44,9 +53,9 @@ public:
   /// Fills the row of owned cell (i, j, k), field f (at most 27 entries).
   using RowSource = std::function<void(PetscInt i, PetscInt j, PetscInt k, int f, RowEntries& row)>;
   /// The same from the rows themselves, without an assembled matrix (the exponential integrator's operator: no
-  /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a star stencil, or a coupling
-  /// outside the box; collective.
-  bool build(DM dm, const RowSource& rows, bool forSmoothing = false);
+  /// AIJ assembly, 26 ms of a 256^2 run). Returns false as above for anything but a stencil of that shape, or a
+  /// coupling outside the box; collective.
+  bool build(DM dm, const RowSource& rows, bool forSmoothing = false, Shape shape = Shape::Star);
   /// A star row: the diagonal and the face neighbours' coefficients, in the order -x, +x, -y, +y, -z, +z (0: no
   /// coupling, e.g. through a wall).
   struct StarRow {
@@ -60,7 +69,7 @@ public:
   bool buildStar(DM dm, const StarRowSource& rows, bool forSmoothing = false);
   bool empty() const { return coefficients_.empty(); }
 
-  /// Stored stencil points (the diagonal first): 2d + 1.
+  /// Stored stencil points (the diagonal first): 2d + 1 for a star; 9, 19 or 27 for a box.
   int points() const { return static_cast<int>(shifts_.size()); }
   /// Whether the ghosted layout equals the owned one (one rank): global arrays can then be passed as ghosted ones.
   bool ghostedIsOwned() const { return ghostedIsOwned_; }
@@ -70,8 +79,15 @@ public:
   const meshes::OwnedBlock& owned() const { return owned_; }
   /// Point o's cell offset per axis (point 0: the diagonal).
   const std::array<int, 3>& shift(int o) const { return shifts_[static_cast<std::size_t>(o)]; }
-  /// Point o's coefficient per owned row (owned layout: cells x fields, interlaced).
+  /// Point o's coefficient per owned row (owned layout: cells x fields, interlaced); o < storedPoints().
   std::span<const double> coefficients(int o) const { return coefficients_.span(static_cast<std::size_t>(o)); }
+  /// Points with a coefficient array: all of them, or, for a compressed box, the star's 2d + 1 (first in the order
+  /// of the points). Compressed (box stencils of two interlaced fields whose off-axis coefficients are constant along
+  /// every run of a line, as a constant Sigma gives on a uniform mesh): the off-axis points are stored as one value
+  /// per run and field. At 256^2 the 2-D box then streams 5 arrays instead of 9 per product, the 3-D one 7 instead
+  /// of 19 (152 -> 56 B per row).
+  int storedPoints() const { return static_cast<int>(coefficients_.arrays()); }
+  bool compressed() const { return !runConstants_.empty(); }
 
   /// The kernels (the residual here, the Clenshaw steps of ClenshawWavefront) run as vector FMA instructions where
   /// the processor has AVX2 + FMA, as portable code elsewhere; both round the same way (every multiply-add fused),
@@ -83,6 +99,10 @@ public:
 
   /// r = b - A x. x: ghosted layout; b, r: owned layout (r may alias b).
   void residual(const double* x, const double* b, double* r) const;
+  /// One term of the forward Chebyshev recurrence with its sum (docs/scheme.md §3, "Operators without detailed
+  /// balance"): t <- scale (A x) + 2 x - t, then s <- s + weight t. Returns max |t| over the owned rows (a maximum:
+  /// the same bits in any summation order and on any number of ranks). x: ghosted layout; t, s: owned layout.
+  double chebyshevStep(const double* x, double* t, double* s, double scale, double weight) const;
 
   /// One symmetric Gauss–Seidel sweep (forward over the owned rows in local order, then backward) for A x = b, in
   /// place on the ghosted x; the ghost values stay fixed, as in PETSc's SOR_LOCAL_SYMMETRIC_SWEEP with omega = 1.
@@ -110,7 +130,18 @@ public:
 private:
   bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
-  bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing);
+  bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
+                         Shape shape = Shape::Star);
+  // Where every off-axis point is constant along every run (per field): stores them in runConstants_, reorders the
+  // points (the star first) and leaves in columns only the star's arrays. Collective: all ranks compress or none.
+  void compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm);
+  double value(int o, std::size_t run, PetscInt q) const;  // point o's coefficient of owned row q in run `run`
+  template <int NS, int NC>
+  double compressedChebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const;
+  template <int NS, int NC>
+  void compressedResidualKernel(const double* x, const double* b, double* r) const;
+  template <class F>
+  void dispatchCompressed(F&& f) const;
   struct Run {
     PetscInt q, g, n;  // first row in the owned and in the ghosted layout, rows
   };
@@ -121,7 +152,9 @@ private:
   void residualKernel(const double* x, const double* b, double* r) const;
   template <int N>
   void sweepKernel(double* x, const double* b, bool backward) const;
-  std::array<const double*, 7> pointArrays() const;  // the points' arrays (at most 2 * 3 + 1)
+  template <int N>
+  double chebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const;
+  std::array<const double*, kMaxPoints> pointArrays() const;  // the points' arrays
   std::vector<int> pointsByColumn() const;
   template <class F>
   void forEachCoupling(F&& f) const;
@@ -138,6 +171,7 @@ private:
   std::vector<Run> runs_;
   std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
+  std::vector<double> runConstants_;  // compressed: per run, per off-axis point, per field (2)
   int minusXPoint_ = 0, plusXPoint_ = 0;             // the points at -x and +x (the star always has them)
 };
 

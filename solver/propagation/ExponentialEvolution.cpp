@@ -211,9 +211,26 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   createWorkVectors();
 }
 
+ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op,
+                                           const ExponentialSettings& settings)
+    : mesh_(mesh), settings_(settings), aposteriori_(true) {
+  checkSettings();
+  stencil_ = std::make_unique<StencilOperator>();
+  if (!op.buildStencil(*stencil_, StencilOperator::Shape::Box))
+    throw std::invalid_argument("the exponential integrator needs second-order fluxes (solver.spatial_order = 2): "
+                                "the fourth-order rows reach two cells");
+  // The infinity norm alone: its row sums are the same bits on any number of ranks, the 1-norm's column sums are
+  // not (they add the neighbours' parts in another order), and every term depends on rho.
+  rho_ = stencil_->norms(mesh_.dm())[0];
+  if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
+  createWorkVectors();
+}
+
 void ExponentialEvolution::checkSettings() const {
-  if (!(settings_.dt > 0) || settings_.steps < 0 || settings_.observeEvery < 1)
-    throw std::invalid_argument("ExponentialEvolution: dt > 0, steps >= 0 and observeEvery >= 1 are required");
+  if (!(settings_.dt > 0) || settings_.steps < 0 || settings_.observeEvery < 1 ||
+      !(settings_.aposterioriTolerance > 0.0) || !(settings_.largestGrowth >= 1.0))
+    throw std::invalid_argument("ExponentialEvolution: dt > 0, steps >= 0, observeEvery >= 1, aposterioriTolerance > 0 "
+                                "and largestGrowth >= 1 are required");
 }
 
 void ExponentialEvolution::checkDetailedBalance() const {
@@ -226,6 +243,13 @@ void ExponentialEvolution::checkDetailedBalance() const {
 }
 
 void ExponentialEvolution::createWorkVectors() {
+  if (aposteriori_) {  // u holds the sum: two terms and the interval's start
+    if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
+    previous_ = mesh_.createVector();
+    current_ = mesh_.createVector();
+    start_ = mesh_.createVector();
+    return;
+  }
   if (stencil_) {
     if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
     wavefront_ = std::make_unique<ClenshawWavefront>(*stencil_, mesh_.dm(), clenshawDepthOption());
@@ -252,7 +276,10 @@ ExponentialEvolution::~ExponentialEvolution() = default;
 const std::vector<double>& ExponentialEvolution::coefficients(double T) const {
   auto it = coefficients_.find(T);
   if (it == coefficients_.end())
-    it = coefficients_.emplace(T, scaledBesselCoefficients(0.5 * T * rho_, kChebyshevTruncation)).first;
+    it = coefficients_
+             .emplace(T, scaledBesselCoefficients(0.5 * T * rho_,
+                                                  aposteriori_ ? kAposterioriSeriesTruncation : kChebyshevTruncation))
+             .first;
   return it->second;
 }
 
@@ -263,6 +290,7 @@ long ExponentialEvolution::termsPerInterval() const {
 }
 
 void ExponentialEvolution::propagate(Vec u, double T) {
+  if (aposteriori_) return propagateWithEstimate(u, T);
   if (!(T > 0.0) || rho_ == 0.0) return;
   const std::vector<double>& a = coefficients(T);
   const std::size_t K = a.size() - 1;
@@ -300,6 +328,128 @@ void ExponentialEvolution::propagate(Vec u, double T) {
   FPDP_PETSC(VecAXPY(u, -1.0, prev));
 }
 
+double ExponentialEvolution::chebyshevStep(Vec x, Vec t, Vec s, double scale, double weight) {
+  const Vec xv = ghostedInput(mesh_.dm(), x, ghosted_);
+  const PetscScalar* xx;
+  PetscScalar *tt, *ss;
+  FPDP_PETSC(VecGetArrayRead(xv, &xx));
+  FPDP_PETSC(VecGetArray(t, &tt));
+  FPDP_PETSC(VecGetArray(s, &ss));
+  double largest = stencil_->chebyshevStep(xx, tt, ss, scale, weight);
+  FPDP_PETSC(VecRestoreArray(s, &ss));
+  FPDP_PETSC(VecRestoreArray(t, &tt));
+  FPDP_PETSC(VecRestoreArrayRead(xv, &xx));
+  ++products_;
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, mesh_.comm()));
+  return largest;
+}
+
+namespace {
+/// Terms over which the growth rate of ||T_k u|| is measured.
+constexpr std::size_t kGrowthWindow = 8;
+
+/// Whether the expansion with coefficients a may stop after term k, given norms[j] = ||T_j(X) u|| / ||u|| for
+/// j <= k: the truncation estimate (the largest norm so far, carried on at the growth rate q of the last terms,
+/// times the coefficients left, 2 sum_(j > k) a_j q^(j - k)) is within the tolerance. At k = K the
+/// coefficients have run out (those left are below kAposterioriSeriesTruncation, unknown): no.
+bool mayStop(const std::vector<double>& a, const std::vector<double>& norms, std::size_t k, double tolerance,
+             double& truncation) {
+  if (k + 1 >= a.size()) return false;
+  double q = 1.0, largest = 1.0;
+  for (std::size_t j = 0; j <= k; ++j) largest = std::max(largest, norms[j]);
+  for (std::size_t j = k > kGrowthWindow ? k - kGrowthWindow + 1 : 1; j <= k; ++j)
+    if (norms[j - 1] > 0.0) q = std::max(q, norms[j] / norms[j - 1]);
+  double sum = 0.0, power = 1.0;
+  for (std::size_t j = k + 1; j < a.size() && power < 1e300; ++j) {
+    power *= q;
+    sum += 2.0 * a[j] * power;
+  }
+  truncation = power < 1e300 ? largest * sum : INFINITY;
+  return truncation <= tolerance;
+}
+
+/// Whether norms (a substep's, up to where it stopped or failed) show that coefficients a would stop before the
+/// growth passed the largest accepted. T_k(X) u does not depend on the substep, only the coefficients do, so a
+/// failed substep tells how far to shorten it without trying.
+bool wouldConverge(const std::vector<double>& a, const std::vector<double>& norms, const ExponentialSettings& s) {
+  double truncation = 0.0;
+  for (std::size_t k = 1; k < norms.size(); ++k) {
+    if (norms[k] > s.largestGrowth) return false;
+    if (mayStop(a, norms, k, s.aposterioriTolerance, truncation)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool ExponentialEvolution::forwardExpansion(Vec u, double tau, double& estimate) {
+  const std::vector<double>& a = coefficients(tau);
+  const std::size_t K = a.size() - 1;
+  PetscReal size = 0.0;
+  FPDP_PETSC(VecNorm(u, NORM_INFINITY, &size));
+  norms_.assign(1, 1.0);
+  if (K == 0 || size == 0.0) return true;  // exp(tau A) = I to the series' truncation, or u = 0
+  Vec prev = previous_, cur = current_;
+  FPDP_PETSC(VecCopy(u, prev));  // T_0 u
+  FPDP_PETSC(VecCopy(u, cur));
+  FPDP_PETSC(VecScale(u, a[0]));  // u holds the sum from here on
+  // T_1 u = X u = (2/rho) A u + u: the term's 2 x - t with t = x (exact).
+  norms_.push_back(chebyshevStep(prev, cur, u, 2.0 / rho_, 2.0 * a[1]) / size);
+  double used = a[0] + 2.0 * a[1], truncation = 0.0;
+  std::size_t k = 1;
+  while (!mayStop(a, norms_, k, settings_.aposterioriTolerance, truncation)) {
+    // Round-off: the terms' rounding errors, about eps ||T_k u|| each, would reach the tolerance.
+    if (k == K || norms_[k] > settings_.largestGrowth) return false;
+    // cur = T_k u, prev = T_(k-1) u -> prev = T_(k+1) u = (4/rho) A T_k u + 2 T_k u - T_(k-1) u.
+    norms_.push_back(chebyshevStep(cur, prev, u, 4.0 / rho_, 2.0 * a[k + 1]) / size);
+    used += 2.0 * a[++k];
+    std::swap(prev, cur);
+  }
+  // The coefficients left out go to the last term: they then sum to 1, and exp(0) = 1 keeps the mass. A loop, not
+  // VecAXPY: BLAS fuses the multiply-add in its vector body and not in its tail, so the bits would depend on where
+  // a rank's array starts (this file is compiled without contraction).
+  PetscScalar* s;
+  const PetscScalar* t;
+  PetscInt n = 0;
+  FPDP_PETSC(VecGetLocalSize(u, &n));
+  FPDP_PETSC(VecGetArray(u, &s));
+  FPDP_PETSC(VecGetArrayRead(cur, &t));
+  const double left = 1.0 - used;
+  for (PetscInt i = 0; i < n; ++i) s[i] += left * t[i];
+  FPDP_PETSC(VecRestoreArrayRead(cur, &t));
+  FPDP_PETSC(VecRestoreArray(u, &s));
+  estimate += truncation;
+  return true;
+}
+
+void ExponentialEvolution::propagateWithEstimate(Vec u, double T) {
+  if (!(T > 0.0) || rho_ == 0.0) return;
+  // Substeps T / 2^j. After a failed substep (done again from its start) j grows until the failed terms' norms
+  // predict success (wouldConverge); after a successful one it shrinks where that substep's norms predict that a
+  // doubled one succeeds too. Each interval starts from the whole of T, so the substeps depend on the state only:
+  // a restart takes the same ones.
+  constexpr int kMostHalvings = 20;
+  int halvings = 0;
+  double done = 0.0, estimate = 0.0;
+  while (done < T) {
+    const double tau = std::min(std::ldexp(T, -halvings), T - done);
+    FPDP_PETSC(VecCopy(u, start_));
+    if (forwardExpansion(u, tau, estimate)) {
+      done += tau;
+      ++substeps_;
+      if (halvings > 0 && wouldConverge(coefficients(std::ldexp(T, 1 - halvings)), norms_, settings_)) --halvings;
+      continue;
+    }
+    FPDP_PETSC(VecCopy(start_, u));
+    do {
+      if (++halvings > kMostHalvings)
+        throw PetscFailure("the exponential integrator's expansion does not converge in substeps of 2^-20 of an "
+                           "output interval (its terms grow beyond " + std::to_string(settings_.largestGrowth) +
+                           " times the state): is the state or the operator not finite?");
+    } while (!wouldConverge(coefficients(std::ldexp(T, -halvings)), norms_, settings_));
+  }
+  errorEstimate_ = std::max(errorEstimate_, estimate);
+}
+
 void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
   step_ = fromStep;
   const long every = settings_.observeEvery;
@@ -314,6 +464,8 @@ void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromSte
 
 void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime) {
   products_ = 0;
+  errorEstimate_ = 0.0;
+  substeps_ = 0;
   step_ = 0;
   time_ = startTime;
   stopAfter_ = -1;  // before the first observer call, which may already stop the run (a fault in the initial state)
@@ -327,6 +479,8 @@ void ExponentialEvolution::resume(Vec u, const Observer& observer, const Integra
   if (state.step % settings_.observeEvery != 0 && state.step != settings_.steps)
     throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
   products_ = 0;
+  errorEstimate_ = 0.0;
+  substeps_ = 0;
   time_ = state.time;
   stopAfter_ = -1;
   // Times are startTime + step dt: the start time of the uninterrupted run.
@@ -345,6 +499,12 @@ IntegratorState ExponentialEvolution::captureState() const {
 std::string ExponentialEvolution::describe() const {
   std::ostringstream os;
   os.precision(6);
+  if (aposteriori_) {
+    os << "ts_type=" << kTsTypeName << " (Chebyshev with a posteriori control, tolerance " << settings_.aposterioriTolerance
+       << ", spectral bound " << rho_ << ", at most " << termsPerInterval() << " terms per output interval, "
+       << stencil_->points() << "-point stencil products)";
+    return os.str();
+  }
   os << "ts_type=" << kTsTypeName << " (Chebyshev, spectral bound " << rho_ << ", " << termsPerInterval()
      << " terms per output interval, " << (stencil_ ? "star-stencil" : "AIJ") << " products";
   if (wavefront_) os << ", " << wavefront_->depth() << " terms per pass";

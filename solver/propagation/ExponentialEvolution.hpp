@@ -17,6 +17,17 @@
 // |T_k(X)| <= 1, so truncating after K terms errs by at most 2 sum_{k > K} e^{-c} I_k(c) relative; K grows like
 // sqrt(c), i.e. like sqrt(T rho), where an implicit integrator's work grows like the number of steps.
 // The integrator jumps from output step to output step: the observer sees steps 0, every, 2 every, ..., steps.
+//
+// Operators without detailed balance (a full or diagonal non-isotropic Sigma: docs/scheme.md §3, "Operators without
+// detailed balance"): no norm makes |T_k(X)| <= 1 known in advance, so the same expansion runs forward
+// (T_(k+1) = 2 X T_k - T_(k-1), the sum accumulated term by term) and is checked a posteriori: with
+// G = max_(j <= k) ||T_j(X) u||_inf / ||u||_inf the growth measured so far, it stops at the first k with
+// G 2 sum_(j > k) e^{-c} I_j(c) <= kAposterioriTolerance, the estimate of the truncation error relative to
+// ||u||_inf (it assumes the later terms grow no further than G: the tests compare it with a reference of a much
+// tighter tolerance). If the coefficients run out first, or G exceeds kLargestGrowth (round-off would then reach the
+// tolerance), the interval is done again in twice as many substeps: the growth of T_k(X) u comes from the parts of
+// the spectrum off the real axis, and it shrinks with the substep. The coefficient not used, 1 - sum_(j <= k) c_j,
+// goes to the last term, so that the mass (the eigenvalue 0, T_j(1) = 1) is kept to round-off.
 #include <map>
 #include <memory>
 #include <string>
@@ -55,10 +66,21 @@ double chiSquaredToMaxNormFactor(Vec w, Vec u, int fields);
 /// The largest G accepted by solver.ts_type = "auto" for the exponential integrator: G kChebyshevTruncation <= 1e-9.
 inline constexpr double kLargestNormFactor = 1e6;
 
+/// Operators without detailed balance: the a posteriori truncation error allowed per substep, relative to max |u|
+/// at its start; the truncation of the coefficient series (far below it, so that growing terms still find their
+/// coefficients); the largest growth ||T_k(X) u|| / ||u|| accepted (the terms' rounding, about 1e-16 of it per
+/// term, must stay below the tolerance) before the substep is halved.
+inline constexpr double kAposterioriTolerance = 1e-12;
+inline constexpr double kAposterioriSeriesTruncation = 1e-22;
+inline constexpr double kLargestGrowth = 1e2;
+
 struct ExponentialSettings {
   double dt = 0.01;     // the case's step: defines the step numbers and times of the outputs
   long steps = 100;     // steps of the run
   long observeEvery = 1;  // the observer sees every observeEvery-th step and the last one
+  // Operators without detailed balance: the a posteriori tolerance and the largest growth (tighter for references).
+  double aposterioriTolerance = kAposterioriTolerance;
+  double largestGrowth = kLargestGrowth;
 };
 
 class ExponentialEvolution final : public DensityPropagator {
@@ -72,6 +94,10 @@ public:
   /// check cost 46 ms of a 256^2 run, twice the stencil's. Assembles the matrix only where the rows are not a star
   /// (then the check refuses the operator) or for -fpdp_exponential_aij.
   ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op, Vec w,
+                       const ExponentialSettings& settings);
+  /// For any second-order operator op (star or box stencil), detailed balance or not: the forward expansion with
+  /// its a posteriori error control (above). Throws std::invalid_argument for fourth-order fluxes.
+  ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op,
                        const ExponentialSettings& settings);
   ~ExponentialEvolution() override;
 
@@ -93,6 +119,11 @@ public:
   long operatorProducts() const { return products_; }
   /// u <- exp(T A) u.
   void propagate(Vec u, double T);
+  /// The forward expansion with a posteriori control (third constructor): the largest estimated truncation error of
+  /// an interval relative to max |u| at its start, the most substeps an interval took, over the last run; 0 otherwise.
+  double errorEstimate() const { return errorEstimate_; }
+  long substeps() const { return substeps_; }
+  bool aposteriori() const { return aposteriori_; }
 
 private:
   void checkSettings() const;
@@ -102,6 +133,12 @@ private:
   void applyOperator(Vec x, Vec y);  // y = A x: by the stencil, MatMult where there is none
   void advance(Vec u, const Observer& observer, long fromStep, double startTime);
   const std::vector<double>& coefficients(double T) const;  // e^{-c} I_k(c) for an interval T, cached
+  // The forward expansion over T with a posteriori control, in substeps as needed (errors accumulate in the estimate).
+  void propagateWithEstimate(Vec u, double T);
+  // One substep tau of it: false (u spoiled) where the estimate cannot reach the tolerance; estimate += its estimate.
+  bool forwardExpansion(Vec u, double tau, double& estimate);
+  // The Chebyshev term of the stencil: t <- scale A x + 2 x - t, s += weight t; returns max |t|. Collective.
+  double chebyshevStep(Vec x, Vec t, Vec s, double scale, double weight);
   const meshes::DistributedBoxMesh& mesh_;
   meshes::MatHandle A_;  // null when built from the rows: the stencil is the operator
   ExponentialSettings settings_;
@@ -115,6 +152,11 @@ private:
   long products_ = 0;
   std::unique_ptr<StencilOperator> stencil_;  // A in stencil form for the fused term (null: PETSc's MatMult)
   std::unique_ptr<ClenshawWavefront> wavefront_;  // the terms on the stencil, several per pass
+  bool aposteriori_ = false;  // the forward expansion with a posteriori control
+  meshes::VecHandle start_;   // its interval's start, for a retry in more substeps
+  double errorEstimate_ = 0.0;
+  long substeps_ = 0;
+  std::vector<double> norms_;  // ||T_k(X) u|| / ||u|| of the last substep, k = 0, 1, ...
   meshes::VecHandle ghosted_;  // several ranks: the input of applyOperator with its ghost layer
 };
 

@@ -15,25 +15,6 @@ using namespace fpdp;
 
 namespace {
 
-testing::AnisotropicOu problem(int dim) {
-  testing::AnisotropicOu s;
-  s.dim = dim;
-  if (dim == 2) {
-    s.sigmaP = testing::rotatedMatrix(testing::planeRotation(2, 0, 1, 0.5), {0.6, 0.3});
-    s.sigmaQ = testing::rotatedMatrix(testing::planeRotation(2, 0, 1, -0.35), {0.5, 0.35});
-  } else {
-    s.sigmaP = testing::rotatedMatrix(testing::planeRotation(3, 0, 1, 0.5) * testing::planeRotation(3, 1, 2, 0.4),
-                                      {0.45, 0.3, 0.22});
-    s.sigmaQ = testing::rotatedMatrix(testing::planeRotation(3, 0, 2, -0.45) * testing::planeRotation(3, 0, 1, 0.3),
-                                      {0.4, 0.3, 0.25});
-  }
-  s.centreP = models::Vector::Constant(dim, 0.3);
-  s.centreQ = models::Vector::Constant(dim, -0.1);
-  s.m0 = models::Vector::Zero(dim);
-  s.C0 = 0.4 * models::Matrix::Identity(dim, dim);
-  return s;
-}
-
 void requireClose(double a, double b, const char* what) {
   const double rel = a == b ? 0.0 : std::fabs(a - b) / std::max(std::fabs(b), 1e-300);
   BOOST_TEST_MESSAGE(what << ": parallel " << a << " serial " << b << " rel diff " << rel);
@@ -49,7 +30,7 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank_with_cross_diffusion) {
   BOOST_REQUIRE(size >= 2);  // registered with mpiexec -n 2; a serial launch would test nothing
   const std::vector<double> orders{1.5, 2.0, 6.0};
   for (int dim : {2, 3}) {
-    const auto s = problem(dim);
+    const auto s = testing::rotatedUnequalProblem(dim);
     const int cells = dim == 2 ? 64 : 20;
     const double L = dim == 2 ? 6.0 : 5.0;
     std::vector<meshes::Axis> axes;
@@ -87,7 +68,7 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank_with_fourth_order_fluxes) {
   solver::SpatialAccuracy fourth;
   fourth.order = 4;
   for (int dim : {2, 3}) {
-    const auto s = problem(dim);
+    const auto s = testing::rotatedUnequalProblem(dim);
     const int cells = dim == 2 ? 48 : 16;
     const double L = dim == 2 ? 6.0 : 5.0;
     std::vector<meshes::Axis> axes;

@@ -15,6 +15,7 @@
 #include "models/Gaussian.hpp"
 #include "models/Loss.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
+#include "solver/propagation/ExponentialEvolution.hpp"
 #include "solver/functionals/Divergences.hpp"
 #include "solver/discretisation/LangevinDiscretisation.hpp"
 #include "validation/GaussianReference.hpp"
@@ -99,6 +100,26 @@ struct AnisotropicOu {
   }
 };
 
+/// Rotated, unequal Sigma and Sigma' (all off-diagonal entries non-zero), OU towards distinct centres.
+inline AnisotropicOu rotatedUnequalProblem(int dim) {
+  AnisotropicOu s;
+  s.dim = dim;
+  if (dim == 2) {
+    s.sigmaP = rotatedMatrix(planeRotation(2, 0, 1, 0.5), {0.6, 0.3});
+    s.sigmaQ = rotatedMatrix(planeRotation(2, 0, 1, -0.35), {0.5, 0.35});
+  } else {
+    s.sigmaP = rotatedMatrix(planeRotation(3, 0, 1, 0.5) * planeRotation(3, 1, 2, 0.4),
+                                      {0.45, 0.3, 0.22});
+    s.sigmaQ = rotatedMatrix(planeRotation(3, 0, 2, -0.45) * planeRotation(3, 0, 1, 0.3),
+                                      {0.4, 0.3, 0.25});
+  }
+  s.centreP = models::Vector::Constant(dim, 0.3);
+  s.centreQ = models::Vector::Constant(dim, -0.1);
+  s.m0 = models::Vector::Zero(dim);
+  s.C0 = 0.4 * models::Matrix::Identity(dim, dim);
+  return s;
+}
+
 struct AnisotropicResult {
   solver::DivergenceValues div;
   validation::GaussianReference::DensityErrors err;
@@ -109,24 +130,39 @@ struct AnisotropicResult {
   double maxDensity = 0.0;
   double maxMassDrift = 0.0;     // relative
   std::vector<double> state;     // rank-local final state, if asked
+  std::string solver;            // the integrator's description
+  double integratorEstimate = 0.0;  // the exponential integrator's a posteriori estimate (relative)
+  long products = 0;                // its operator products
 };
 
-/// Solves the problem on `axes` from 0 to T in `steps` steps; orders for the divergences.
+/// Solves the problem on `axes` from 0 to T in `steps` steps; orders for the divergences. ti.tsType = "exponential":
+/// the exponential integrator with a posteriori control (solver/propagation/ExponentialEvolution.hpp) in one output
+/// interval, with the tolerances of `exponential` (its dt, steps and observeEvery are set here).
 inline AnisotropicResult solveAnisotropic(const AnisotropicOu& s, const std::vector<meshes::Axis>& axes, double T,
                                           long steps, const std::vector<double>& orders, MPI_Comm comm,
                                           solver::TimeIntegration ti = {}, bool keepState = false,
-                                          solver::SpatialAccuracy accuracy = {}) {
+                                          solver::SpatialAccuracy accuracy = {},
+                                          solver::ExponentialSettings exponential = {}) {
   const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(axes), 2, meshes::StencilShape::Box,
                                         accuracy.order == 4 ? 2 : 1);
   const auto problem = s.problem();
   const solver::LangevinDiscretisation disc(mesh, problem, solver::FaceFluxScheme::ScharfetterGummel, accuracy);
   ti.dt = T / static_cast<double>(steps);
   ti.steps = steps;
-  auto A = disc.spatialOperator().assemble();
   AnisotropicResult r;
+  std::unique_ptr<solver::DensityPropagator> propagator;
+  const solver::ExponentialEvolution* exp = nullptr;
+  if (ti.tsType == "exponential") {
+    exponential.dt = ti.dt, exponential.steps = steps, exponential.observeEvery = steps;
+    auto e = std::make_unique<solver::ExponentialEvolution>(mesh, disc.spatialOperator(), exponential);
+    exp = e.get();
+    propagator = std::move(e);
+  } else {
+    propagator = std::make_unique<solver::DensityEvolution>(mesh, disc.spatialOperator().assemble(), ti);
+  }
+  solver::DensityPropagator& evo = *propagator;
   r.positivity = disc.spatialOperator().positivity();
   r.highOrderFaces = disc.spatialOperator().highOrderFaces();
-  solver::DensityEvolution evo(mesh, std::move(A), ti);
   const solver::DivergenceFunctionals funcs(mesh, orders);
   auto u = mesh.createVector();
   disc.setInitialState(u);
@@ -140,6 +176,8 @@ inline AnisotropicResult solveAnisotropic(const AnisotropicOu& s, const std::vec
     r.maxDensity = std::max({r.maxDensity, v.p.max, v.q.max});
   });
   r.div = funcs.evaluate(u);
+  r.solver = evo.describe();
+  if (exp) r.integratorEstimate = exp->errorEstimate(), r.products = exp->operatorProducts();
   const auto ref = s.reference();
   r.err = ref.densityErrors(mesh, u, T);
   r.momentsP = validation::GaussianReference::cellMoments(mesh, u, 0);

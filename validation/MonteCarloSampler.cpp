@@ -443,6 +443,14 @@ void (*groupAdvancer(const char** name))(LaneGroup&, const GroupJob&) {
 
 }  // namespace
 
+void MonteCarloSampler::useVectorKernels(bool enabled) { vectorCopiesWanted.store(enabled); }
+
+const char* MonteCarloSampler::vectorKernels() {
+  const char* name = nullptr;
+  groupAdvancer(&name);
+  return name;
+}
+
 long MonteCarloSampler::blockSize(long particles) {
   constexpr long kTargetBlocks = 64;  // enough batches for the batch-means errors, and for load balance
   constexpr long kMinimumBlock = 256;

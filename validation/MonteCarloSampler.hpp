@@ -105,8 +105,14 @@ public:
   MonteCarloSampler(SamplerProblem problem, const meshes::BoxMesh& mesh, SamplerSettings settings);
   /// Collective over settings.comm; every rank returns the same, complete snapshots.
   std::vector<SampleSnapshot> run() const;
-  /// Particles per block: depends on N only, so the reduction order is the same for any threads/ranks.
+  /// Particles per block (whole lane groups): depends on N only, so the reduction order is the same for any
+  /// threads/ranks.
   static long blockSize(long particles);
+  /// Whether run() takes the copy of its lane loops compiled for the processor's widest vectors (AVX-512 or AVX2;
+  /// the default) or the baseline copy. Both give the same bits (tests/validation/test_sampler.cpp).
+  static void useVectorKernels(bool enabled);
+  /// The copy run() takes: "avx512", "avx2" or "baseline".
+  static const char* vectorKernels();
   const SamplerProblem& problem() const { return problem_; }
   /// The boundary bins of C on the mesh (empty without a constraint): the density solver's.
   const solver::BoundaryBins& boundaryBins() const { return bins_; }

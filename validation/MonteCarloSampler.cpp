@@ -136,6 +136,22 @@ namespace {
   }
 }
 
+/// models::addLogisticTermLanes for the dimension d (1 .. kMaxDim), a constant inside the lane loop.
+[[gnu::always_inline]] inline void addLogisticTerm(double mu, const double* x, double y, int d,
+                                                   const double* theta, double* grad) {
+  constexpr int W = LaneGroup::W;
+  switch (d) {
+    case 1: return models::addLogisticTermLanes<W, 1>(mu, x, y, theta, grad);
+    case 2: return models::addLogisticTermLanes<W, 2>(mu, x, y, theta, grad);
+    case 3: return models::addLogisticTermLanes<W, 3>(mu, x, y, theta, grad);
+    case 4: return models::addLogisticTermLanes<W, 4>(mu, x, y, theta, grad);
+    case 5: return models::addLogisticTermLanes<W, 5>(mu, x, y, theta, grad);
+    case 6: return models::addLogisticTermLanes<W, 6>(mu, x, y, theta, grad);
+    case 7: return models::addLogisticTermLanes<W, 7>(mu, x, y, theta, grad);
+    default: return models::addLogisticTermLanes<W, kMaxDim>(mu, x, y, theta, grad);
+  }
+}
+
 /// grad = (1/divisor) sum over `count` records (records[j], or j when records is null; only those kept when keep is
 /// given) of the (clipped) per-example gradients, in that order: EmpiricalLoss::batchGradientInto for W particles.
 [[gnu::always_inline]] inline void laneGradient(LaneGroup& g, const LaneLoss& L, int d, const std::size_t* records,
@@ -147,6 +163,10 @@ namespace {
   for (std::size_t j = 0; j < count; ++j) {
     const std::size_t r = records ? records[j] : j;
     const double* x = L.x.data() + r * static_cast<std::size_t>(d);
+    if (L.kind == LaneLoss::Logistic && L.clipNorm == 0 && !keep) {  // the common case in one pass
+      addLogisticTerm(L.parameter, x, L.y[r], d, g.theta, grad);
+      continue;
+    }
     if (L.kind == LaneLoss::Quadratic)
       models::quadraticTermLanes<W>(L.parameter, x, d, g.theta, g.term);
     else

@@ -63,7 +63,7 @@ struct LaneLoss {
 /// The work arrays of one group of kLanes particles of one process.
 struct LaneGroup {
   static constexpr int W = kLanes;
-  alignas(64) double theta[kMaxDim * W], grad[kMaxDim * W], term[kMaxDim * W], work[W], work2[W];
+  alignas(64) double theta[kMaxDim * W], grad[kMaxDim * W], term[kMaxDim * W], muTheta[kMaxDim * W], work[W], work2[W];
   alignas(64) double normals[kBufferedVariates * W];
   alignas(64) std::uint64_t words[kBufferedVariates * W];
   alignas(64) std::uint32_t lo[W], hi[W];
@@ -137,18 +137,18 @@ namespace {
 }
 
 /// models::addLogisticTermLanes for the dimension d (1 .. kMaxDim), a constant inside the lane loop.
-[[gnu::always_inline]] inline void addLogisticTerm(double mu, const double* x, double y, int d,
-                                                   const double* theta, double* grad) {
+[[gnu::always_inline]] inline void addLogisticTerm(const double* x, double y, int d, const double* theta,
+                                                   const double* muTheta, double* grad) {
   constexpr int W = LaneGroup::W;
   switch (d) {
-    case 1: return models::addLogisticTermLanes<W, 1>(mu, x, y, theta, grad);
-    case 2: return models::addLogisticTermLanes<W, 2>(mu, x, y, theta, grad);
-    case 3: return models::addLogisticTermLanes<W, 3>(mu, x, y, theta, grad);
-    case 4: return models::addLogisticTermLanes<W, 4>(mu, x, y, theta, grad);
-    case 5: return models::addLogisticTermLanes<W, 5>(mu, x, y, theta, grad);
-    case 6: return models::addLogisticTermLanes<W, 6>(mu, x, y, theta, grad);
-    case 7: return models::addLogisticTermLanes<W, 7>(mu, x, y, theta, grad);
-    default: return models::addLogisticTermLanes<W, kMaxDim>(mu, x, y, theta, grad);
+    case 1: return models::addLogisticTermLanes<W, 1>(x, y, theta, muTheta, grad);
+    case 2: return models::addLogisticTermLanes<W, 2>(x, y, theta, muTheta, grad);
+    case 3: return models::addLogisticTermLanes<W, 3>(x, y, theta, muTheta, grad);
+    case 4: return models::addLogisticTermLanes<W, 4>(x, y, theta, muTheta, grad);
+    case 5: return models::addLogisticTermLanes<W, 5>(x, y, theta, muTheta, grad);
+    case 6: return models::addLogisticTermLanes<W, 6>(x, y, theta, muTheta, grad);
+    case 7: return models::addLogisticTermLanes<W, 7>(x, y, theta, muTheta, grad);
+    default: return models::addLogisticTermLanes<W, kMaxDim>(x, y, theta, muTheta, grad);
   }
 }
 
@@ -160,11 +160,14 @@ namespace {
   double* __restrict grad = g.grad;
   const double* __restrict term = g.term;
   for (int i = 0; i < d * W; ++i) grad[i] = 0.0;
+  const bool fused = L.kind == LaneLoss::Logistic && L.clipNorm == 0 && !keep;  // the common case in one pass
+  if (fused)
+    for (int i = 0; i < d * W; ++i) g.muTheta[i] = L.parameter * g.theta[i];  // the same in every term
   for (std::size_t j = 0; j < count; ++j) {
     const std::size_t r = records ? records[j] : j;
     const double* x = L.x.data() + r * static_cast<std::size_t>(d);
-    if (L.kind == LaneLoss::Logistic && L.clipNorm == 0 && !keep) {  // the common case in one pass
-      addLogisticTerm(L.parameter, x, L.y[r], d, g.theta, grad);
+    if (fused) {
+      addLogisticTerm(x, L.y[r], d, g.theta, g.muTheta, grad);
       continue;
     }
     if (L.kind == LaneLoss::Quadratic)

@@ -42,6 +42,28 @@ BOOST_AUTO_TEST_CASE(branch_free_exp_is_within_one_ulp_of_std_exp) {
   BOOST_TEST(std::isfinite(models::branchFreeExp(1000.0)));
 }
 
+BOOST_AUTO_TEST_CASE(branch_free_sigmoid_is_within_a_few_ulps) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> range(-745.0, 745.0), central(-40.0, 40.0);
+  double worst = 0.0, worstAt = 0.0;
+  auto check = [&](double z) {
+    const long double e = std::exp(-std::fabs(static_cast<long double>(z)));
+    const double truth = static_cast<double>(z >= 0 ? 1.0L / (1.0L + e) : e / (1.0L + e));
+    if (truth < 0x1p-1000) return;  // below e^-693 the clamp at e^-708.39 decides (an absolute error < 3e-308)
+    const double u = ulps(models::branchFreeSigmoid(z), truth);
+    if (u > worst) worst = u, worstAt = z;
+  };
+  for (int i = 0; i < 1000000; ++i) check(central(rng));
+  for (int i = 0; i < 1000000; ++i) check(range(rng));
+  for (double z : {0.0, -0.0, 1e-300, -1e-300, 1.0, -1.0, 36.0, -36.0, 700.0, -690.0}) check(z);
+  BOOST_TEST_MESSAGE("branchFreeSigmoid: worst " << worst << " ulp at z = " << worstAt);
+  BOOST_TEST(worst <= 3.0);
+  BOOST_TEST(models::branchFreeSigmoid(0.0) == 0.5);
+  BOOST_TEST(models::branchFreeSigmoid(1000.0) == 1.0);
+  BOOST_TEST(models::branchFreeSigmoid(-1000.0) >= 0.0);
+  BOOST_TEST(models::branchFreeSigmoid(-1000.0) < 3e-308);
+}
+
 BOOST_AUTO_TEST_CASE(lane_terms_match_the_scalar_gradients) {
   constexpr int W = 8, d = 3;
   std::mt19937_64 rng(11);
@@ -71,6 +93,12 @@ BOOST_AUTO_TEST_CASE(lane_terms_match_the_scalar_gradients) {
     }
   }
   BOOST_TEST_MESSAGE("logistic lane term: worst " << worst << " ulp of the term's scale");
+  // The fused form (term and sum in one pass, mu theta given) adds the same bits.
+  double fused[d * W] = {}, muTheta[d * W];
+  for (int i = 0; i < d * W; ++i) muTheta[i] = 0.3 * theta[i];
+  models::addLogisticTermLanes<W, d>(r.x.data(), r.y, theta, muTheta, fused);
+  models::logisticTermLanes<W>(0.3, r.x.data(), r.y, d, theta, term, work);
+  for (int i = 0; i < d * W; ++i) BOOST_TEST(fused[i] == 0.0 + term[i]);
   BOOST_TEST(worst <= 4.0);
   models::quadraticTermLanes<W>(0.7, r.x.data(), d, theta, term);
   double norm[W];

@@ -271,7 +271,7 @@ void writeSampleCounts(const std::string& file, const Case& c, const meshes::Box
   info.ranks = ranks;
   info.threads = settings.threads;
   info.generator = "Philox4x32-10 (Random123's), key (seed), counter (block, particle, process and stream); ziggurat "
-                   "normals (Doornik, 128 layers; the rare edges from a fourth stream), 64-bit words below "
+                   "normals (Doornik, 256 layers; the rare edges from a fourth stream), 64-bit words below "
                    "rate 2^64 for the Poisson batches";
   for (std::size_t b = 0; b < bins.size(); ++b) {
     // The piece ("-0": on x = lower, y inside; "sphere") and the representative point, as in fpdp.h5.

@@ -81,7 +81,7 @@ double lanes::zigguratEdge(std::uint64_t word, SpillWords& spill) {
   const ZigguratTables& t = kZiggurat;
   for (;;) {
     const double u = zigguratUniform(word);
-    const int i = static_cast<int>(word & 0x7F);
+    const int i = static_cast<int>(word & (ZigguratTables::kLayers - 1));
     if (std::fabs(u) < t.ratio[i]) return u * t.x[i];  // a fresh word inside its rectangle
     if (i == 0) {  // the base layer's overhang: Marsaglia's exact tail beyond R
       double x, y;
@@ -91,10 +91,8 @@ double lanes::zigguratEdge(std::uint64_t word, SpillWords& spill) {
       } while (-2.0 * y < x * x);
       return u < 0 ? x - ZigguratTables::kR : ZigguratTables::kR - x;
     }
-    const double x = u * t.x[i];  // the wedge: accept under the density
-    const double f0 = std::exp(-0.5 * (t.x[i] * t.x[i] - x * x));
-    const double f1 = std::exp(-0.5 * (t.x[i + 1] * t.x[i + 1] - x * x));
-    if (f1 + spill.open01() * (f0 - f1) < 1.0) return x;
+    const double x = u * t.x[i];  // the wedge: accept under the density (one exp: the ends are tabulated)
+    if (t.f[i + 1] + spill.open01() * (t.f[i] - t.f[i + 1]) < std::exp(-0.5 * x * x)) return x;
     word = spill.next();
   }
 }

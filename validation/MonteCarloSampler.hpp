@@ -19,8 +19,8 @@
 // Random numbers (README: Random123; validation/LaneRandom.hpp): Philox4x32-10 keyed by the seed, counter (block,
 // particle, 4 process + stream), process 0 for D and 1 for D'; stream 0 holds the initial draw, 1 the noise, 2 the
 // Poisson batches, 3 the ziggurat's rare extra words. N(0, 1) variate j of streams 0 and 1 comes from their 64-bit
-// word j by Doornik's 128-layer ziggurat (98.8 % of the variates inside a rectangle; exact in law: the wedge test,
-// Marsaglia's exact tail beyond R = 3.44 and a rejection's fresh words from stream 3, read in order), the components
+// word j by Doornik's 256-layer ziggurat (98.5 % of the variates inside a rectangle; exact in law: the wedge test,
+// Marsaglia's exact tail beyond R = 3.65 and a rejection's fresh words from stream 3, read in order), the components
 // of update k after those of update k - 1. Record i of the process's dataset (n_s records) joins update k's batch
 // when 64-bit word (k - 1) n_s + i of stream 2 is below gamma 2^64. A particle's path is therefore a pure function of
 // (seed, particle, process): results do not depend on the number of threads or ranks, and the noise is the same

@@ -193,7 +193,7 @@ BOOST_AUTO_TEST_CASE(lane_philox_is_random123s) {
                                     {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0,
                                      0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
   for (const auto& v : kat) {
-    std::uint32_t c0[1] = {v[0]}, c1[1] = {v[1]}, c2[1] = {v[2]}, c3[1] = {v[3]};
+    std::uint64_t c0[1] = {v[0]}, c1[1] = {v[1]}, c2[1] = {v[2]}, c3[1] = {v[3]};
     validation::lanes::philoxRounds<1>(c0, c1, c2, c3, v[4], v[5]);
     BOOST_TEST(c0[0] == v[6]);
     BOOST_TEST(c1[0] == v[7]);

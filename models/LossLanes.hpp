@@ -5,7 +5,7 @@
 // the compiler vectorises them (the Monte Carlo sampler's inner loop, validation/MonteCarloSampler.cpp, compiles them
 // for several instruction sets). The operations and their order are those of the scalar forms, so the quadratic
 // terms and the clipping give the scalar bits; the logistic term differs from the scalar one only through
-// branchFreeExp in place of std::exp (tests/models/test_loss_lanes.cpp bounds both).
+// branchFreeSigmoid in place of the scalar sigmoid with std::exp (tests/models/test_loss_lanes.cpp bounds both).
 #include <bit>
 #include <cmath>
 #include <cstdint>

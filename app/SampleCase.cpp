@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -269,8 +270,9 @@ void writeSampleCounts(const std::string& file, const Case& c, const meshes::Box
   info.seed = settings.seed;
   info.ranks = ranks;
   info.threads = settings.threads;
-  info.generator = "Philox4x64-10 (Random123), key (seed, particle), counter (block, process, stream); ziggurat "
-                   "normals (Doornik, 128 layers), 53-bit uniforms for the Poisson batches";
+  info.generator = "Philox4x32-10 (Random123's), key (seed), counter (block, particle, process and stream); ziggurat "
+                   "normals (Doornik, 256 layers; the rare edges from a fourth stream), 64-bit words below "
+                   "rate 2^64 for the Poisson batches";
   for (std::size_t b = 0; b < bins.size(); ++b) {
     // The piece ("-0": on x = lower, y inside; "sphere") and the representative point, as in fpdp.h5.
     std::string label = bins.pieceName(b) + " (";
@@ -324,9 +326,14 @@ void writeMoments(const std::string& file, int d, const std::vector<validation::
   }
 }
 
+/// The sampling's wall time and processor time (summed over threads and ranks), in seconds.
+struct SampleTime {
+  double wall, cpu;
+};
+
 /// The summary's head: the sample run, its speed, and the moments at the last step.
 void summariseSample(std::ostream& summary, const Case& c, const validation::SamplerProblem& problem,
-                     const validation::SamplerSettings& settings, int ranks, double sampleSeconds,
+                     const validation::SamplerSettings& settings, int ranks, SampleTime sampleTime,
                      const validation::SampleSnapshot& last, long ratio, double z) {
   const int d = c.mesh.dim;
   const bool noisyGd = c.dynamics == "noisy_gd";
@@ -342,9 +349,13 @@ void summariseSample(std::ostream& summary, const Case& c, const validation::Sam
           << ", " << d << "-D, " << settings.particles << " particles per dataset, seed " << settings.seed << ", "
           << ranks << " rank(s) x " << settings.threads << " thread(s)\n";
   char b[512];
-  std::snprintf(b, sizeof b, "  sampling %.2f s: %.3g particle-steps per second per core\n", sampleSeconds,
-                2.0 * static_cast<double>(settings.particles) * static_cast<double>(std::max(problem.steps, 1L)) /
-                    sampleSeconds / (ranks * settings.threads));
+  const double particleSteps =
+      2.0 * static_cast<double>(settings.particles) * static_cast<double>(std::max(problem.steps, 1L));
+  std::snprintf(b, sizeof b,
+                "  sampling %.2f s: %.3g particle-steps per second per core (%.2f s of processor time: %.3g per "
+                "processor second; %s lane loops)\n",
+                sampleTime.wall, particleSteps / sampleTime.wall / (ranks * settings.threads), sampleTime.cpu,
+                particleSteps / sampleTime.cpu, validation::MonteCarloSampler::vectorKernels());
   summary << b;
   summary << "  at step " << last.step / ratio << " (t = " << fmt(last.time) << "), confidence " << c.sampler.confidence
           << ":\n";
@@ -562,9 +573,13 @@ int sampleCase(const Case& c, const SampleOptions& options) {
 
   // 3. The sample.
   const auto sampleStart = std::chrono::steady_clock::now();
+  const std::clock_t sampleCpuStart = std::clock();  // this process's processor time, all its threads
   const validation::MonteCarloSampler sampler(problem, box, settings);
   const std::vector<validation::SampleSnapshot> snapshots = sampler.run();
   const double sampleSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampleStart).count();
+  // Processor time over all ranks: the speed per core that other processes on the machine do not depress.
+  double sampleCpuSeconds = static_cast<double>(std::clock() - sampleCpuStart) / CLOCKS_PER_SEC;
+  MPI_Allreduce(MPI_IN_PLACE, &sampleCpuSeconds, 1, MPI_DOUBLE, MPI_SUM, comm);
   const solver::BoundaryBins& bins = sampler.boundaryBins();
   const double z = validation::normalQuantileTwoSided(c.sampler.confidence);
 
@@ -592,7 +607,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
     const std::string w = work.string() + "/";
     writeSampleCounts(w + "sample.h5", c, box, settings, size, bins, snapshots, ratio);
     writeMoments(w + "sample_moments.csv", c.mesh.dim, snapshots, comparisons, ratio, z);
-    summariseSample(summary, c, problem, settings, size, sampleSeconds, snapshots.back(), ratio, z);
+    summariseSample(summary, c, problem, settings, size, {sampleSeconds, sampleCpuSeconds}, snapshots.back(), ratio, z);
     if (!comparisons.empty()) {
       disagreements += writeAgreement(w, summary, c, comparisons, sizes, snapshots, ratio, z);
     } else if (!mode[1]) {

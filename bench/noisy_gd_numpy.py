@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """The NumPy peer of fpdp's Monte Carlo sampler (validation/MonteCarloSampler): the same noisy-GD update
     theta <- Pi_C(theta - eta g(theta) + sqrt(2 eta) L z),   L L^T = Sigma,   theta_0 = m_0 + L_0 z_0,
-vectorised over all particles at once, for the quadratic and logistic losses of a case file (no clipping or
-constraint: the benchmark cases have none), N particles on D and N on D', and the final histogram on the mesh.
-Prints particle-steps per second (2 N K / wall time of the updates and the histogram).
-    /usr/bin/python3 bench/noisy_gd_numpy.py CASE.toml PARTICLES
+vectorised over the particles of a chunk at once (all of them by default), for the quadratic and logistic losses of a
+case file (no clipping or constraint: the benchmark cases have none), N particles on D and N on D', and the final
+histogram on the mesh. Chunks of a few thousand particles keep NumPy's temporaries (N x n for the logistic loss) in
+the cache: bench/run-sampler runs several chunk sizes and keeps the fastest.
+Prints particle-steps per second of wall time and per second of processor time (2 N K over the time of the updates
+and the histogram).
+    /usr/bin/python3 bench/noisy_gd_numpy.py CASE.toml PARTICLES [CHUNK]
 """
 import sys
 import time
@@ -57,14 +60,20 @@ def main():
     L, L0 = np.linalg.cholesky(Sigma) * np.sqrt(2 * eta), np.linalg.cholesky(V0)
     edges = [np.linspace(lo, hi, n + 1) for lo, hi, n in zip(case["mesh"]["lower"], case["mesh"]["upper"], case["mesh"]["cells"])]
     rng = np.random.Generator(np.random.Philox(1))
-    start = time.perf_counter()
+    chunk = int(sys.argv[3]) if len(sys.argv) > 3 else N
+    start, cpuStart = time.perf_counter(), time.process_time()
     for X, y in (D, Dp):
-        theta = m0 + rng.standard_normal((N, d)) @ L0.T
-        for _ in range(K):
-            theta = theta - eta * gradient(case["loss"], theta, X, y) + rng.standard_normal((N, d)) @ L.T
-        counts, _ = np.histogramdd(theta, bins=edges)
-    wall = time.perf_counter() - start
-    print(f"{2 * N * K / wall:.4e} particle-steps/s  ({wall:.2f} s, mean {theta.mean(axis=0)}, on mesh {counts.sum():.0f})")
+        counts = 0
+        for first in range(0, N, chunk):
+            n = min(chunk, N - first)
+            theta = m0 + rng.standard_normal((n, d)) @ L0.T
+            for _ in range(K):
+                theta = theta - eta * gradient(case["loss"], theta, X, y) + rng.standard_normal((n, d)) @ L.T
+            counts = counts + np.histogramdd(theta, bins=edges)[0]
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpuStart
+    print(f"{2 * N * K / wall:.4e} {2 * N * K / cpu:.4e} particle-steps per second and per processor second "
+          f"({wall:.2f} s, {cpu:.2f} s processor, chunk {chunk}, last chunk's mean {theta.mean(axis=0)}, "
+          f"on mesh {counts.sum():.0f})")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ struct SampleFileInfo {
   std::int64_t particles = 0;
   std::uint64_t seed = 0;
   int ranks = 1, threads = 1;
-  std::string generator;                    // e.g. "Philox4x64-10 (Random123), ...; ziggurat normals ..."
+  std::string generator;                    // e.g. "Philox4x32-10 (Random123's), ...; ziggurat normals ..."
   std::vector<std::string> boundaryLabels;  // names of the boundary bins
 };
 

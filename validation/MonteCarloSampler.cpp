@@ -1,10 +1,12 @@
 #include "validation/MonteCarloSampler.hpp"
 
-#include <Random123/philox.h>
+#include "models/LossLanes.hpp"
+#include "validation/LaneRandom.hpp"
 
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -18,108 +20,253 @@ namespace fpdp::validation {
 
 namespace {
 
-using Philox = r123::Philox4x64;
+constexpr int kLanes = 64;          // particles advanced together (structure of arrays)
+constexpr int kMaxDim = 8;
+constexpr int kBufferedVariates = 16;  // normals generated per lane and refill (8 Philox blocks)
 
-/// The 64-bit words of one stream of one particle of one process, in order: Philox block b gives words 4b .. 4b + 3.
-class ParticleWords {
-public:
-  ParticleWords(std::uint64_t seed, std::uint64_t particle, std::uint64_t process, std::uint64_t stream)
-      : key_{{seed, particle}}, process_(process), stream_(stream) {}
-  std::uint64_t next() {
-    if (used_ == 4) {
-      words_ = Philox()(Philox::ctr_type{{block_++, process_, stream_, 0}}, key_);
-      used_ = 0;
+/// The lane form of the drift: which closed-form loss, its parameter, the clip norm (0: none) and the records.
+struct LaneLoss {
+  enum Kind { Quadratic, Logistic, Other } kind = Other;
+  double parameter = 0.0;          // lambda (quadratic) or mu (logistic)
+  double clipNorm = 0.0;           // > 0: per-example clipping
+  bool meanShortcut = false;       // unclipped quadratic: grad L_D = lambda (theta - xbar), as EmpiricalLoss
+  std::vector<double> x, y, mean;  // records (n x d, row-major), labels, xbar
+  std::size_t n = 0;
+
+  explicit LaneLoss(const models::EmpiricalLoss& L) {
+    const int d = L.data().dim();
+    n = L.data().size();
+    const models::Loss& loss = L.loss();
+    if (const auto* q = dynamic_cast<const models::QuadraticLoss*>(&loss)) {
+      kind = Quadratic;
+      parameter = q->lambda();
+    } else if (const auto* l = dynamic_cast<const models::LogisticLoss*>(&loss)) {
+      kind = Logistic;
+      parameter = l->regularization();
+      // Labels outside {-1, +1} take the scalar path, whose LogisticLoss::gradientInto names them in its error.
+      for (const auto& r : L.data().records())
+        if (r.y != 1.0 && r.y != -1.0) kind = Other;
     }
-    return words_[used_++];
-  }
-  /// A uniform in (0, 1) from one word: (53 top bits + 1/2) 2^-53, never 0 (the ziggurat's tail takes its log).
-  double open01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
-  /// A uniform in [0, 1) from one word: its 53 top bits times 2^-53.
-  double closedOpen01() { return static_cast<double>(next() >> 11) * 0x1p-53; }
-
-private:
-  Philox::key_type key_;
-  std::uint64_t process_, stream_, block_ = 0;
-  Philox::ctr_type words_{};
-  int used_ = 4;
-};
-
-/// Doornik's ziggurat ("An improved ziggurat method to generate normal random samples", 2005; Marsaglia and Tsang's
-/// with the layer index and the uniform from independent bits) on 128 layers: x[0] = V / f(R) (the base layer with
-/// the tail), x[1] = R, x[i] = sqrt(-2 log(V / x[i-1] + f(x[i-1]))), x[128] = 0, ratio[i] = x[i+1] / x[i].
-struct ZigguratTables {
-  static constexpr int kLayers = 128;
-  static constexpr double kR = 3.442619855899, kV = 9.91256303526217e-3;
-  double x[kLayers + 1], ratio[kLayers];
-  ZigguratTables() {
-    double f = std::exp(-0.5 * kR * kR);
-    x[0] = kV / f;
-    x[1] = kR;
-    x[kLayers] = 0.0;
-    for (int i = 2; i < kLayers; ++i) {
-      x[i] = std::sqrt(-2.0 * std::log(kV / x[i - 1] + f));
-      f = std::exp(-0.5 * x[i] * x[i]);
+    clipNorm = L.clipNorm().value_or(0.0);
+    meanShortcut = kind == Quadratic && !L.clipNorm();
+    for (const auto& r : L.data().records()) {
+      for (int a = 0; a < d; ++a) x.push_back(r.x[a]);
+      y.push_back(r.y);
     }
-    for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
+    if (meanShortcut) {
+      const models::Vector m = L.data().mean();  // EmpiricalLoss's xbar, the same function
+      mean.assign(m.data(), m.data() + d);
+    }
   }
 };
 
-const ZigguratTables kZiggurat;  // built at start-up: no initialisation guard in the inner loop
+/// The work arrays of one group of kLanes particles of one process.
+struct LaneGroup {
+  static constexpr int W = kLanes;
+  alignas(64) double theta[kMaxDim * W], grad[kMaxDim * W], term[kMaxDim * W], muTheta[kMaxDim * W], work[W], work2[W];
+  alignas(64) double normals[kBufferedVariates * W];
+  alignas(64) std::uint64_t words[kBufferedVariates * W];
+  alignas(64) std::uint32_t lo[W], hi[W];
+  lanes::LaneBlock<W> block;
+  lanes::SpillWords spill[W];
+  bool projected[W];
+  std::vector<double> keep;          // Poisson: keep[i * W + p] = 1 when record i is in particle p's batch
+  std::vector<std::size_t> batch;    // the scalar path's batch
+  long bufferStart = 0, bufferEnd = 0;  // the variates held in normals (their numbers in the stream)
+};
 
-/// The ziggurat's rare branches (1.2 % of the variates): the tail beyond R for the base layer, the wedge test
-/// otherwise; nullopt when the wedge rejects (the caller then starts over with a new word).
-[[gnu::noinline]] std::optional<double> zigguratEdge(ParticleWords& words, double u, int i) {
+}  // namespace
+
+double lanes::zigguratEdge(std::uint64_t word, SpillWords& spill) {
   const ZigguratTables& t = kZiggurat;
-  if (i == 0) {  // the base layer's overhang: Marsaglia's exact tail beyond R
-    double x, y;
-    do {
-      x = std::log(words.open01()) / ZigguratTables::kR;
-      y = std::log(words.open01());
-    } while (-2.0 * y < x * x);
-    return u < 0 ? x - ZigguratTables::kR : ZigguratTables::kR - x;
-  }
-  const double x = u * t.x[i];  // the wedge: accept under the density
-  const double f0 = std::exp(-0.5 * (t.x[i] * t.x[i] - x * x)), f1 = std::exp(-0.5 * (t.x[i + 1] * t.x[i + 1] - x * x));
-  if (f1 + words.open01() * (f0 - f1) < 1.0) return x;
-  return std::nullopt;
-}
-
-/// One N(0, 1) variate from a particle's words: mostly one word (bits 11..63 the uniform u in [-1, 1), bits 0..6 the
-/// layer), exact in law (rejection in the wedges, the exact tail beyond R).
-inline double zigguratNormal(ParticleWords& words) {
   for (;;) {
-    const std::uint64_t w = words.next();
-    const double u = 2.0 * (static_cast<double>(w >> 11) * 0x1p-53) - 1.0;
-    const int i = static_cast<int>(w & 0x7F);
-    if (std::fabs(u) < kZiggurat.ratio[i]) return u * kZiggurat.x[i];  // inside the layer's rectangle
-    if (const auto z = zigguratEdge(words, u, i)) return *z;
+    const double u = zigguratUniform(word);
+    const int i = static_cast<int>(word & (ZigguratTables::kLayers - 1));
+    if (std::fabs(u) < t.ratio[i]) return u * t.x[i];  // a fresh word inside its rectangle
+    if (i == 0) {  // the base layer's overhang: Marsaglia's exact tail beyond R
+      double x, y;
+      do {
+        x = std::log(spill.open01()) / ZigguratTables::kR;
+        y = std::log(spill.open01());
+      } while (-2.0 * y < x * x);
+      return u < 0 ? x - ZigguratTables::kR : ZigguratTables::kR - x;
+    }
+    const double x = u * t.x[i];  // the wedge: accept under the density (one exp: the ends are tabulated)
+    if (t.f[i + 1] + spill.open01() * (t.f[i] - t.f[i + 1]) < std::exp(-0.5 * x * x)) return x;
+    word = spill.next();
   }
 }
 
-/// The drift of update k (1-based) of one particle of process s: g_D, or g_{B_k} (MATH.md §8). `batch` is work space.
-void drift(const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long k, const double* theta, double* grad,
-           ParticleWords& uniforms, std::vector<std::size_t>& batch) {
+namespace {
+
+/// Fills the group's normals with variates start .. start + count - 1 (start and count even) of a stream.
+[[gnu::always_inline]] inline void fillNormals(LaneGroup& g, lanes::StreamKey key, std::uint32_t process,
+                                               std::uint32_t stream, long start, int count) {
+  constexpr int W = LaneGroup::W;
+  for (int b = 0; b < count / 2; ++b) {
+    g.block.generate(key, static_cast<std::uint32_t>(start / 2 + b), g.lo, g.hi, process, stream);
+    lanes::zigguratRectangles<W>(g.block, g.normals + 2 * b * W, g.words + 2 * b * W);
+  }
+  // The rare edges, in increasing variate number per particle (the order its stream 3 is read in).
+  for (int j = 0; j < count; ++j)
+    for (int p = 0; p < W; ++p)
+      if (std::isnan(g.normals[j * W + p])) g.normals[j * W + p] = lanes::zigguratEdge(g.words[j * W + p], g.spill[p]);
+  g.bufferStart = start;
+  g.bufferEnd = start + count;
+}
+
+/// keep[i * W + p] = 1 when record i joins particle p's batch at update k (Poisson, MATH.md §8): word (k - 1) n + i
+/// of stream 2 below rate 2^64 (exactly probability rate for every rate that is a multiple of 2^-64).
+[[gnu::always_inline]] inline void poissonInclusion(LaneGroup& g, lanes::StreamKey key, std::uint32_t process, long k,
+                                                    std::size_t n, double rate) {
+  constexpr int W = LaneGroup::W;
+  const bool all = rate >= 1.0;
+  const std::uint64_t threshold = all ? 0 : static_cast<std::uint64_t>(std::ceil(rate * 0x1p64));
+  const std::uint64_t first = static_cast<std::uint64_t>(k - 1) * n, end = first + n;
+  for (std::uint64_t b = first / 2; 2 * b < end; ++b) {
+    g.block.generate(key, static_cast<std::uint32_t>(b), g.lo, g.hi, process, lanes::kPoissonStream);
+    for (int h = 0; h < 2; ++h) {
+      const std::uint64_t m = 2 * b + static_cast<std::uint64_t>(h);
+      if (m < first || m >= end) continue;
+      double* keep = g.keep.data() + (m - first) * W;
+      for (int p = 0; p < W; ++p) keep[p] = all || g.block.word(h, p) < threshold ? 1.0 : 0.0;
+    }
+  }
+}
+
+/// models::addLogisticTermLanes for the dimension d (1 .. kMaxDim), a constant inside the lane loop.
+[[gnu::always_inline]] inline void addLogisticTerm(const double* x, double y, int d, const double* theta,
+                                                   const double* muTheta, double* grad) {
+  constexpr int W = LaneGroup::W;
+  switch (d) {
+    case 1: return models::addLogisticTermLanes<W, 1>(x, y, theta, muTheta, grad);
+    case 2: return models::addLogisticTermLanes<W, 2>(x, y, theta, muTheta, grad);
+    case 3: return models::addLogisticTermLanes<W, 3>(x, y, theta, muTheta, grad);
+    case 4: return models::addLogisticTermLanes<W, 4>(x, y, theta, muTheta, grad);
+    case 5: return models::addLogisticTermLanes<W, 5>(x, y, theta, muTheta, grad);
+    case 6: return models::addLogisticTermLanes<W, 6>(x, y, theta, muTheta, grad);
+    case 7: return models::addLogisticTermLanes<W, 7>(x, y, theta, muTheta, grad);
+    default: return models::addLogisticTermLanes<W, kMaxDim>(x, y, theta, muTheta, grad);
+  }
+}
+
+/// grad = (1/divisor) sum over `count` records (records[j], or j when records is null; only those kept when keep is
+/// given) of the (clipped) per-example gradients, in that order: EmpiricalLoss::batchGradientInto for W particles.
+[[gnu::always_inline]] inline void laneGradient(LaneGroup& g, const LaneLoss& L, int d, const std::size_t* records,
+                                                std::size_t count, const double* keep, double divisor) {
+  constexpr int W = LaneGroup::W;
+  double* __restrict grad = g.grad;
+  const double* __restrict term = g.term;
+  for (int i = 0; i < d * W; ++i) grad[i] = 0.0;
+  const bool fused = L.kind == LaneLoss::Logistic && L.clipNorm == 0 && !keep;  // the common case in one pass
+  if (fused)
+    for (int i = 0; i < d * W; ++i) g.muTheta[i] = L.parameter * g.theta[i];  // the same in every term
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::size_t r = records ? records[j] : j;
+    const double* x = L.x.data() + r * static_cast<std::size_t>(d);
+    if (fused) {
+      addLogisticTerm(x, L.y[r], d, g.theta, g.muTheta, grad);
+      continue;
+    }
+    if (L.kind == LaneLoss::Quadratic)
+      models::quadraticTermLanes<W>(L.parameter, x, d, g.theta, g.term);
+    else
+      models::logisticTermLanes<W>(L.parameter, x, L.y[r], d, g.theta, g.term, g.work);
+    if (L.clipNorm > 0) models::clipLanes<W>(L.clipNorm, d, g.term, g.work2);
+    if (keep) {
+      const double* __restrict k = keep + j * W;
+      for (int a = 0; a < d; ++a)
+        for (int p = 0; p < W; ++p) grad[a * W + p] += k[p] != 0.0 ? term[a * W + p] : 0.0;
+    } else {
+      for (int i = 0; i < d * W; ++i) grad[i] += term[i];
+    }
+  }
+  for (int i = 0; i < d * W; ++i) grad[i] /= divisor;  // divided, as the scalar forms do
+}
+
+/// The full-batch drift g_D of the unclipped quadratic loss, lambda (theta - xbar), for every lane.
+[[gnu::always_inline]] inline void meanShortcut(LaneGroup& g, const LaneLoss& L, int d) {
+  constexpr int W = LaneGroup::W;
+  for (int a = 0; a < d; ++a)
+    for (int p = 0; p < W; ++p) g.grad[a * W + p] = L.parameter * (g.theta[a * W + p] - L.mean[a]);
+}
+
+/// The drift of update k for a loss without a lane form: one particle at a time through EmpiricalLoss, the batch of
+/// particle p from keep (Poisson) or the cyclic schedule.
+[[gnu::noinline]] void scalarDrift(LaneGroup& g, const SamplerProblem& P, const models::EmpiricalLoss& L, int s, long k,
+                                   int d) {
+  constexpr int W = LaneGroup::W;
   const models::BatchScheme& batching = P.batches;
   const std::size_t n = L.data().size();
-  const std::size_t* records = nullptr;
-  std::size_t count = n;
+  double theta[kMaxDim], grad[kMaxDim];
+  for (int p = 0; p < W; ++p) {
+    for (int a = 0; a < d; ++a) theta[a] = g.theta[a * W + p];
+    const std::size_t* records = nullptr;
+    std::size_t count = n;
+    if (batching.sampling == models::BatchSampling::Cyclic) {
+      const auto& B = P.cyclicBatches.atStep(s, k - 1);
+      records = B.data();
+      count = B.size();
+    } else if (batching.sampling == models::BatchSampling::Poisson) {
+      g.batch.clear();
+      for (std::size_t i = 0; i < n; ++i)
+        if (g.keep[i * W + static_cast<std::size_t>(p)] != 0.0) g.batch.push_back(i);
+      records = g.batch.data();
+      count = g.batch.size();
+    }
+    // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
+    if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
+      L.gradientInto(theta, grad);
+    else
+      L.batchGradientInto(theta, records, count, batching.divisor, grad);
+    for (int a = 0; a < d; ++a) g.grad[a * W + p] = grad[a];
+  }
+}
+
+/// g.grad = the drift of update k (1-based) of process s: g_D, or g_{B_k} (MATH.md §8).
+[[gnu::always_inline]] inline void drift(LaneGroup& g, const SamplerProblem& P, const models::EmpiricalLoss& L,
+                                         const LaneLoss& lane, lanes::StreamKey key, int s, long k, int d) {
+  constexpr int W = LaneGroup::W;
+  const models::BatchScheme& batching = P.batches;
+  const std::size_t n = lane.n;
+  const bool allWithN = batching.divisor == static_cast<double>(n);  // a batch of every record is the full batch
+  if (batching.sampling == models::BatchSampling::Poisson)
+    poissonInclusion(g, key, static_cast<std::uint32_t>(s), k, n, batching.rate);
+  if (lane.kind == LaneLoss::Other) return scalarDrift(g, P, L, s, k, d);
+  if (batching.sampling == models::BatchSampling::Full) {
+    if (lane.meanShortcut) return meanShortcut(g, lane, d);
+    return laneGradient(g, lane, d, nullptr, n, nullptr, static_cast<double>(n));
+  }
   if (batching.sampling == models::BatchSampling::Cyclic) {
     const auto& B = P.cyclicBatches.atStep(s, k - 1);
-    records = B.data();
-    count = B.size();
-  } else if (batching.sampling == models::BatchSampling::Poisson) {
-    batch.clear();
-    // Word (k - 1) n + i of stream 2 decides record i at update k: the updates run in order, one word per record.
-    for (std::size_t i = 0; i < n; ++i)
-      if (uniforms.closedOpen01() < batching.rate) batch.push_back(i);
-    records = batch.data();
-    count = batch.size();
+    if (B.size() == n && allWithN && lane.meanShortcut) return meanShortcut(g, lane, d);
+    return laneGradient(g, lane, d, B.data(), B.size(), nullptr, batching.divisor);
   }
-  // Every record with b = n (batch indices increase): the full-batch drift itself, the same bits.
-  if (count == n && (batching.sampling == models::BatchSampling::Full || batching.divisor == static_cast<double>(n)))
-    L.gradientInto(theta, grad);
-  else
-    L.batchGradientInto(theta, records, count, batching.divisor, grad);
+  laneGradient(g, lane, d, nullptr, n, g.keep.data(), batching.divisor);
+  if (!(allWithN && lane.meanShortcut)) return;
+  // The lanes whose batch holds every record take the full-batch drift itself (the same bits as a full batch).
+  for (int p = 0; p < W; ++p) {
+    bool every = true;
+    for (std::size_t i = 0; i < n; ++i) every = every && g.keep[i * W + static_cast<std::size_t>(p)] != 0.0;
+    if (every)
+      for (int a = 0; a < d; ++a) g.grad[a * W + p] = lane.parameter * (g.theta[a * W + p] - lane.mean[a]);
+  }
+}
+
+/// theta <- theta - step grad + F z (F lower triangular, row-major d x d): the update of MATH.md §2.1 / §2.3 before
+/// the projection, with the scalar form's order of operations.
+[[gnu::always_inline]] inline void update(LaneGroup& g, int d, double step, const double* F, const double* const* z) {
+  constexpr int W = LaneGroup::W;
+  double* __restrict theta = g.theta;
+  const double* __restrict grad = g.grad;
+  for (int a = 0; a < d; ++a) {
+    for (int p = 0; p < W; ++p) theta[a * W + p] = theta[a * W + p] - step * grad[a * W + p];
+    for (int c = 0; c <= a; ++c) {
+      const double f = F[a * kMaxDim + c];
+      const double* __restrict zc = z[c];
+      for (int p = 0; p < W; ++p) theta[a * W + p] += f * zc[p];
+    }
+  }
 }
 
 models::Matrix choleskyFactor(const models::Matrix& S, const char* what) {
@@ -168,12 +315,168 @@ void merge(double* a, const double* b, int d) {
   a[0] = n;
 }
 
+/// Projection and recording of the particles of a group (scalar, at the output steps and under a constraint only).
+struct GroupObserver {
+  const meshes::BoxMesh& mesh;
+  const solver::BoundaryBins& bins;
+  const models::ConstraintSet& constraint;
+  bool constrained;
+  std::size_t cells, histRecord;
+  MomentLayout layout;
+
+  /// theta <- Pi_C(theta) for the first `active` lanes, noting which moved (they lie on the boundary of C).
+  [[gnu::noinline]] void project(LaneGroup& g, int active) const {
+    constexpr int W = LaneGroup::W;
+    const int d = layout.d;
+    double theta[kMaxDim];
+    for (int p = 0; p < active; ++p) {
+      for (int a = 0; a < d; ++a) theta[a] = g.theta[a * W + p];
+      constraint.projectInPlace(theta, d);
+      g.projected[p] = false;
+      for (int a = 0; a < d; ++a) {
+        g.projected[p] = g.projected[p] || theta[a] != g.theta[a * W + p];
+        g.theta[a * W + p] = theta[a];
+      }
+    }
+  }
+
+  /// Output o of process s: each of the first `active` lanes, in particle order, adds one count to its cell, its
+  /// boundary bin or the outside count, and one point to the block's moments.
+  [[gnu::noinline]] void record(const LaneGroup& g, int active, std::size_t o, int s, std::int64_t* counts,
+                                double* moments) const {
+    constexpr int W = LaneGroup::W;
+    const int d = layout.d;
+    std::int64_t* h = counts + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
+    const std::size_t nBins = bins.size();
+    double theta[kMaxDim];
+    for (int p = 0; p < active; ++p) {
+      for (int a = 0; a < d; ++a) theta[a] = g.theta[a * W + p];
+      const std::size_t bin = constrained ? bins.projectedPointBin(theta, g.projected[p]) : solver::BoundaryBins::kInterior;
+      if (bin != solver::BoundaryBins::kInterior) {
+        ++h[cells + bin];
+      } else {
+        std::size_t flat = 0, stride = 1;
+        bool inside = true;
+        for (int a = 0; a < d && inside; ++a) {
+          const int idx = mesh.axis(a).locate(theta[a]);
+          inside = idx >= 0 && idx < mesh.cells(a);
+          flat += static_cast<std::size_t>(inside ? idx : 0) * stride;
+          stride *= static_cast<std::size_t>(mesh.cells(a));
+        }
+        ++h[inside ? flat : cells + nBins];
+      }
+      addPoint(moments, theta, d);
+    }
+  }
+};
+
+/// One group of particles of one process, from its initial draw to its last update.
+struct GroupJob {
+  const SamplerProblem* problem;
+  const models::EmpiricalLoss* loss;
+  const LaneLoss* lane;
+  const GroupObserver* observer;
+  lanes::StreamKey key{0};
+  int process = 0, d = 1;
+  double initialFactor[kMaxDim * kMaxDim], noiseFactor[kMaxDim * kMaxDim];  // L_0 and sqrt(2 step) L, row-major
+  long first = 0;  // the particle of lane 0
+  int active = 0;  // lanes that are particles of the run (the others are computed and dropped)
+  std::int64_t* counts = nullptr;
+  double* moments = nullptr;  // the block's moments of output 0, process s (MomentLayout)
+};
+
+/// The normals of a refill: whole updates (d variates each), an even number of variates (whole Philox blocks).
+int bufferedVariates(int d) { return d * (kBufferedVariates / d / 2 * 2); }
+
+/// Runs the group: theta_0 = Pi_C(m_0 + L_0 z), then theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z) for
+/// k = 1 .. K (MATH.md §2.1, §8; Euler–Maruyama §2.3), recording at the output steps.
+[[gnu::always_inline]] inline void advanceGroup(LaneGroup& g, const GroupJob& job) {
+  constexpr int W = LaneGroup::W;
+  const SamplerProblem& P = *job.problem;
+  const int d = job.d, s = job.process;
+  const auto process = static_cast<std::uint32_t>(s);
+  const int refill = bufferedVariates(d);
+  for (int p = 0; p < W; ++p) {
+    const auto particle = static_cast<std::uint64_t>(job.first + p);
+    g.lo[p] = static_cast<std::uint32_t>(particle);
+    g.hi[p] = static_cast<std::uint32_t>(particle >> 32);
+    g.spill[p] = lanes::SpillWords(job.key, particle, process);
+  }
+  const double* z[kMaxDim];
+  fillNormals(g, job.key, process, lanes::kInitialStream, 0, refill);
+  for (int a = 0; a < d; ++a) z[a] = g.normals + a * W;
+  for (int a = 0; a < d; ++a) {
+    for (int p = 0; p < W; ++p) g.theta[a * W + p] = P.initialMean[a];
+    for (int c = 0; c <= a; ++c)
+      for (int p = 0; p < W; ++p) g.theta[a * W + p] += job.initialFactor[a * kMaxDim + c] * z[c][p];
+  }
+  const GroupObserver& observer = *job.observer;
+  const std::size_t outputs = P.outputSteps.size();
+  const std::size_t perOutput = 2 * job.observer->layout.record();
+  if (observer.constrained) observer.project(g, job.active);
+  std::size_t o = 0;
+  if (P.outputSteps[0] == 0) observer.record(g, job.active, o, s, job.counts, job.moments), ++o;
+  for (long k = 1; k <= P.steps; ++k) {
+    drift(g, P, *job.loss, *job.lane, job.key, s, k, d);
+    const long first = (k - 1) * d;  // the update's variates in the noise stream
+    if (k == 1 || first >= g.bufferEnd) fillNormals(g, job.key, process, lanes::kNoiseStream, first, refill);
+    for (int a = 0; a < d; ++a) z[a] = g.normals + (first + a - g.bufferStart) * W;
+    update(g, d, P.step, job.noiseFactor, z);
+    if (observer.constrained) observer.project(g, job.active);
+    if (o < outputs && P.outputSteps[o] == k)
+      observer.record(g, job.active, o, s, job.counts, job.moments + o * perOutput), ++o;
+  }
+}
+
+// One copy of the group's loops per instruction set, chosen at run time; the file is compiled with
+// -ffp-contract=off and the loops hold no reductions across lanes, so every copy rounds alike (same bits).
+void advanceGroupBaseline(LaneGroup& g, const GroupJob& job) { advanceGroup(g, job); }
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FPDP_SAMPLER_ISA_COPIES 1
+[[gnu::target("avx2")]] void advanceGroupAvx2(LaneGroup& g, const GroupJob& job) { advanceGroup(g, job); }
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] void advanceGroupAvx512(LaneGroup& g, const GroupJob& job) {
+  advanceGroup(g, job);
+}
+#else
+#define FPDP_SAMPLER_ISA_COPIES 0
+#endif
+
+std::atomic<bool> vectorCopiesWanted{true};
+
+/// The copy this processor runs: AVX-512, AVX2 or the baseline.
+void (*groupAdvancer(const char** name))(LaneGroup&, const GroupJob&) {
+#if FPDP_SAMPLER_ISA_COPIES
+  static const int best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+      return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+  }();
+  const int chosen = vectorCopiesWanted.load() ? best : 0;
+  if (name) *name = chosen == 2 ? "avx512" : chosen == 1 ? "avx2" : "baseline";
+  return chosen == 2 ? advanceGroupAvx512 : chosen == 1 ? advanceGroupAvx2 : advanceGroupBaseline;
+#else
+  if (name) *name = "baseline";
+  return advanceGroupBaseline;
+#endif
+}
+
 }  // namespace
+
+void MonteCarloSampler::useVectorKernels(bool enabled) { vectorCopiesWanted.store(enabled); }
+
+const char* MonteCarloSampler::vectorKernels() {
+  const char* name = nullptr;
+  groupAdvancer(&name);
+  return name;
+}
 
 long MonteCarloSampler::blockSize(long particles) {
   constexpr long kTargetBlocks = 64;  // enough batches for the batch-means errors, and for load balance
   constexpr long kMinimumBlock = 256;
-  return std::max(kMinimumBlock, (particles + kTargetBlocks - 1) / kTargetBlocks);
+  const long size = std::max(kMinimumBlock, (particles + kTargetBlocks - 1) / kTargetBlocks);
+  return (size + kLanes - 1) / kLanes * kLanes;  // whole lane groups
 }
 
 MonteCarloSampler::MonteCarloSampler(SamplerProblem problem, const meshes::BoxMesh& mesh, SamplerSettings settings)
@@ -295,71 +598,35 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
   std::exception_ptr failure;
   std::mutex failureMutex;
 
+  const GroupObserver observer{mesh_, bins, P.constraint, constrained, cells, histRecord, layout};
+  const LaneLoss laneLoss[2] = {LaneLoss(*loss[0]), LaneLoss(*loss[1])};
+  const auto advance = groupAdvancer(nullptr);
+
   auto worker = [&](int thread) {
     try {
-      std::vector<std::int64_t>& counts = threadCounts[static_cast<std::size_t>(thread)];
-      double theta[8], before[8], grad[8], z[8];
-      std::vector<std::size_t> batch;
+      auto group = std::make_unique<LaneGroup>();
+      group->keep.resize(std::max(laneLoss[0].n, laneLoss[1].n) * kLanes);
+      GroupJob job{};
+      job.problem = &P;
+      job.observer = &observer;
+      job.key = lanes::StreamKey(settings_.seed);
+      job.d = d;
+      job.counts = threadCounts[static_cast<std::size_t>(thread)].data();
+      for (int a = 0; a < d; ++a)
+        for (int c = 0; c <= a; ++c) job.initialFactor[a * kMaxDim + c] = L0(a, c);
       for (long b = nextBlock++; b < endBlock; b = nextBlock++) {
         const long first = b * B, last = std::min(N, first + B);
         for (int s = 0; s < 2; ++s) {
-          const models::Matrix& Ln = noise[s];
-          for (long i = first; i < last; ++i) {
-            ParticleWords initialWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 0);
-            ParticleWords noiseWords(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 1);
-            ParticleWords uniforms(settings_.seed, static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(s), 2);
-            bool projected = false;
-            auto project = [&] {
-              if (!constrained) return;
-              for (int a = 0; a < d; ++a) before[a] = theta[a];
-              P.constraint.projectInPlace(theta, d);
-              projected = false;
-              for (int a = 0; a < d; ++a) projected = projected || theta[a] != before[a];
-            };
-            auto record = [&](std::size_t o) {
-              std::int64_t* h = counts.data() + (o * 2 + static_cast<std::size_t>(s)) * histRecord;
-              const std::size_t bin = constrained ? bins.projectedPointBin(theta, projected)
-                                                  : solver::BoundaryBins::kInterior;
-              if (bin != solver::BoundaryBins::kInterior) {
-                ++h[cells + bin];
-              } else {
-                std::size_t flat = 0, stride = 1;
-                bool inside = true;
-                for (int a = 0; a < d; ++a) {
-                  const int idx = mesh_.axis(a).locate(theta[a]);
-                  if (idx < 0 || idx >= mesh_.cells(a)) {
-                    inside = false;
-                    break;
-                  }
-                  flat += static_cast<std::size_t>(idx) * stride;
-                  stride *= static_cast<std::size_t>(mesh_.cells(a));
-                }
-                ++h[inside ? flat : cells + nBins];
-              }
-              addPoint(blockMoments.data() + layout.offset(static_cast<std::size_t>(b), o, s), theta, d);
-            };
-            // theta_0 = Pi_C(m_0 + L_0 z).
-            for (int a = 0; a < d; ++a) z[a] = zigguratNormal(initialWords);
-            for (int a = 0; a < d; ++a) {
-              double v = P.initialMean[a];
-              for (int c = 0; c <= a; ++c) v += L0(a, c) * z[c];
-              theta[a] = v;
-            }
-            project();
-            std::size_t o = 0;
-            if (P.outputSteps[0] == 0) record(o++);
-            for (long k = 1; k <= P.steps; ++k) {
-              // theta <- Pi_C(theta - step g(theta) + sqrt(2 step) L z)   (MATH.md §2.1, §8; Euler–Maruyama §2.3)
-              drift(P, *loss[s], s, k, theta, grad, uniforms, batch);
-              for (int a = 0; a < d; ++a) z[a] = zigguratNormal(noiseWords);
-              for (int a = 0; a < d; ++a) {
-                double v = theta[a] - P.step * grad[a];
-                for (int c = 0; c <= a; ++c) v += Ln(a, c) * z[c];
-                theta[a] = v;
-              }
-              project();
-              if (o < outputs && P.outputSteps[o] == k) record(o++);
-            }
+          job.process = s;
+          job.loss = loss[s];
+          job.lane = &laneLoss[s];
+          for (int a = 0; a < d; ++a)
+            for (int c = 0; c <= a; ++c) job.noiseFactor[a * kMaxDim + c] = noise[s](a, c);
+          job.moments = blockMoments.data() + layout.offset(static_cast<std::size_t>(b), 0, s);
+          for (long i = first; i < last; i += kLanes) {
+            job.first = i;
+            job.active = static_cast<int>(std::min<long>(kLanes, last - i));
+            advance(*group, job);
           }
         }
       }

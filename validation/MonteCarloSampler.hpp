@@ -16,15 +16,22 @@
 // definition), Pi_C is models::ConstraintSet::projectInPlace. The neighbour D' runs the same recursion with its own
 // empirical loss (and Sigma' for Langevin).
 //
-// Random numbers (README: Random123): Philox4x64-10, a counter-based generator. Key (seed, particle index), counter
-// (block, process: 0 for D, 1 for D', stream: 0 for the initial draw, 1 for the noise, 2 for the Poisson batches, 0):
-// block b of a stream holds its 64-bit words 4b .. 4b + 3. The N(0, 1) variates of streams 0 and 1 come from their
-// words in order by Doornik's 128-layer ziggurat (one word per variate 98.8 % of the time, exact in law: rejection in
-// the wedges, Marsaglia's exact tail beyond R = 3.44, whose 53-bit uniforms keep |z| < 14.4), the components of update
-// k after those of update k - 1. Stream 2 holds uniforms u = (word >> 11) 2^-53 in [0, 1), u number (k - 1) n_s + i
-// deciding whether record i of the process's dataset (n_s records) joins update k's batch (u < gamma). A particle's
-// path is therefore a pure function of (seed, particle, process): results do not depend on the number of threads or
-// ranks, and the noise is the same whatever the batches.
+// Random numbers (README: Random123; validation/LaneRandom.hpp): Philox4x32-10 keyed by the seed, counter (block,
+// particle, 4 process + stream), process 0 for D and 1 for D'; stream 0 holds the initial draw, 1 the noise, 2 the
+// Poisson batches, 3 the ziggurat's rare extra words. N(0, 1) variate j of streams 0 and 1 comes from their 64-bit
+// word j by Doornik's 256-layer ziggurat (98.5 % of the variates inside a rectangle; exact in law: the wedge test,
+// Marsaglia's exact tail beyond R = 3.65 and a rejection's fresh words from stream 3, read in order), the components
+// of update k after those of update k - 1. Record i of the process's dataset (n_s records) joins update k's batch
+// when 64-bit word (k - 1) n_s + i of stream 2 is below gamma 2^64. A particle's path is therefore a pure function of
+// (seed, particle, process): results do not depend on the number of threads or ranks, and the noise is the same
+// whatever the batches.
+//
+// Lanes: the particles of a block advance in groups of 64 (structure of arrays): the Philox rounds, the ziggurat's
+// rectangles, the drift of the closed-form losses (models/LossLanes.hpp: the quadratic and logistic terms, the
+// clipping; other losses go one particle at a time through EmpiricalLoss) and the update are loops over the 64
+// lanes that the compiler vectorises, compiled for AVX-512, AVX2 and the x86-64 baseline and chosen at run time,
+// with the same bits on each (no contraction, no reduction across lanes). The projection and the recording at the
+// output steps stay scalar, per particle in index order.
 //
 // Parallelism: particles are cut into fixed blocks (size from N alone); MPI ranks take contiguous ranges of blocks,
 // threads take blocks from a shared counter. Histograms are integer counts, summed exactly; moments are accumulated
@@ -105,8 +112,14 @@ public:
   MonteCarloSampler(SamplerProblem problem, const meshes::BoxMesh& mesh, SamplerSettings settings);
   /// Collective over settings.comm; every rank returns the same, complete snapshots.
   std::vector<SampleSnapshot> run() const;
-  /// Particles per block: depends on N only, so the reduction order is the same for any threads/ranks.
+  /// Particles per block (whole lane groups): depends on N only, so the reduction order is the same for any
+  /// threads/ranks.
   static long blockSize(long particles);
+  /// Whether run() takes the copy of its lane loops compiled for the processor's widest vectors (AVX-512 or AVX2;
+  /// the default) or the baseline copy. Both give the same bits (tests/validation/test_sampler.cpp).
+  static void useVectorKernels(bool enabled);
+  /// The copy run() takes: "avx512", "avx2" or "baseline".
+  static const char* vectorKernels();
   const SamplerProblem& problem() const { return problem_; }
   /// The boundary bins of C on the mesh (empty without a constraint): the density solver's.
   const solver::BoundaryBins& boundaryBins() const { return bins_; }

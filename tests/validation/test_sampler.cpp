@@ -23,6 +23,7 @@
 #include "solver/noisygd/ConstraintProjection.hpp"
 #include "solver/functionals/Divergences.hpp"
 #include "solver/noisygd/NoisyGradientDescent.hpp"
+#include "validation/LaneRandom.hpp"
 #include "validation/NoisyGdReference.hpp"
 #include "validation/SampleAgreement.hpp"
 
@@ -162,6 +163,83 @@ BOOST_AUTO_TEST_CASE(threads_give_identical_results) {
   }
   s.seed = 100;  // and a different seed changes them
   BOOST_TEST(!testing::identical(one.back(), validation::MonteCarloSampler(p, mesh, s).run().back()));
+}
+
+// The lane generator is Random123's Philox4x32-10, word for word, and a particle's stream 3 reads its blocks in order.
+BOOST_AUTO_TEST_CASE(lane_philox_is_random123s) {
+  constexpr int W = 8;
+  const validation::lanes::StreamKey key(0x0123456789ABCDEFull);
+  std::uint32_t lo[W], hi[W];
+  for (int p = 0; p < W; ++p) {
+    const std::uint64_t particle = 0xFFFFFFFCull + static_cast<std::uint64_t>(p);  // across the 32-bit boundary
+    lo[p] = static_cast<std::uint32_t>(particle);
+    hi[p] = static_cast<std::uint32_t>(particle >> 32);
+  }
+  validation::lanes::LaneBlock<W> block;
+  block.generate(key, 77, lo, hi, 1, validation::lanes::kNoiseStream);
+  for (int p = 0; p < W; ++p) {
+    const auto expected = r123::Philox4x32()(r123::Philox4x32::ctr_type{{77, lo[p], hi[p], 4 * 1 + 1}},
+                                             r123::Philox4x32::key_type{{key.k0, key.k1}});
+    for (int w = 0; w < 4; ++w) BOOST_TEST(block.words[w][p] == expected[w]);
+  }
+  validation::lanes::SpillWords spill(key, 0xFFFFFFFCull, 1);
+  validation::lanes::LaneBlock<W> spillBlock;
+  for (std::uint32_t b = 0; b < 3; ++b) {
+    spillBlock.generate(key, b, lo, hi, 1, validation::lanes::kSpillStream);
+    for (int h = 0; h < 2; ++h) BOOST_TEST(spill.next() == spillBlock.word(h, 0));
+  }
+  // Random123's known answers (its kat_vectors, philox4x32 10): zero counter and key, and the digits of pi.
+  const std::uint32_t kat[2][10] = {{0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+                                    {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0,
+                                     0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+  for (const auto& v : kat) {
+    std::uint64_t c0[1] = {v[0]}, c1[1] = {v[1]}, c2[1] = {v[2]}, c3[1] = {v[3]};
+    validation::lanes::philoxRounds<1>(c0, c1, c2, c3, v[4], v[5]);
+    BOOST_TEST(c0[0] == v[6]);
+    BOOST_TEST(c1[0] == v[7]);
+    BOOST_TEST(c2[0] == v[8]);
+    BOOST_TEST(c3[0] == v[9]);
+  }
+}
+
+// The lane loops' copies for AVX-512 / AVX2 and the baseline give the same bits: the logistic lane drift (full and
+// Poisson batches, clipped), the quadratic mean shortcut under a box projection in 2-D, and a loss without a lane
+// form (Huber: the scalar path).
+BOOST_AUTO_TEST_CASE(instruction_set_copies_give_identical_results) {
+  BOOST_TEST_MESSAGE("sampler lane loops: " << validation::MonteCarloSampler::vectorKernels());
+  auto logistic = testing::logisticProblem(0.1, 12, 0.3);
+  logistic.outputSteps = {0, 5, 12};
+  auto poisson = logistic;
+  poisson.batches.sampling = models::BatchSampling::Poisson;
+  poisson.batches.rate = 0.4;
+  poisson.batches.divisor = 2.4;
+  const auto logisticLoss = std::make_shared<models::LogisticLoss>(0.5);
+  poisson.lossD = std::make_shared<models::EmpiricalLoss>(logisticLoss, logistic.lossD->data(), 0.8);
+  poisson.lossDPrime = std::make_shared<models::EmpiricalLoss>(logisticLoss, logistic.lossDPrime->data(), 0.8);
+  auto projected = testing::quadraticProblem((models::Vector(2) << 0.3, 0.2).finished(), models::Vector::Zero(2),
+                                             models::Matrix::Identity(2, 2), 0.2, 6, models::Vector::Zero(2),
+                                             models::Matrix::Identity(2, 2));
+  projected.constraint = models::ConstraintSet::box((models::Vector(2) << -1.0, -1.0).finished(),
+                                                    (models::Vector(2) << 1.0, 1.0).finished());
+  auto huber = logistic;
+  const auto huberLoss = std::make_shared<models::HuberLoss>(0.5, 0.1);
+  huber.lossD = std::make_shared<models::EmpiricalLoss>(huberLoss, logistic.lossD->data());
+  huber.lossDPrime = std::make_shared<models::EmpiricalLoss>(huberLoss, logistic.lossDPrime->data());
+  validation::SamplerSettings s;
+  s.particles = 3000;  // not a multiple of the lane group: the last group's unused lanes are dropped
+  s.seed = 5;
+  s.threads = 2;
+  const meshes::BoxMesh line = uniformMesh({{-3, 4, 70}}), square = uniformMesh({{-1, 1, 20}, {-1, 1, 20}});
+  for (const auto* problem : {&logistic, &poisson, &projected, &huber}) {
+    const meshes::BoxMesh& mesh = problem == &projected ? square : line;
+    validation::MonteCarloSampler::useVectorKernels(true);
+    const auto vector = validation::MonteCarloSampler(*problem, mesh, s).run();
+    validation::MonteCarloSampler::useVectorKernels(false);
+    BOOST_TEST(validation::MonteCarloSampler::vectorKernels() == std::string("baseline"));
+    const auto baseline = validation::MonteCarloSampler(*problem, mesh, s).run();
+    validation::MonteCarloSampler::useVectorKernels(true);
+    for (std::size_t o = 0; o < vector.size(); ++o) BOOST_TEST(testing::identical(vector[o], baseline[o]));
+  }
 }
 
 // One projected step from theta_0 ~ N(m_0, v_0 I) far inside C = [l, u]: before the projection theta is
@@ -359,7 +437,7 @@ BOOST_AUTO_TEST_CASE(logistic_agrees_with_the_solver) {
 
 // The normal variates (Doornik's ziggurat on Philox words, validation/MonteCarloSampler.hpp) into their tails: the
 // initial draw N(0, 1) of 2 x 10^6 particles per dataset, its histogram on [-6, 6] (cells of 0.05) against the normal
-// cell probabilities (L1 band and chi-square), and the counts beyond the ziggurat's base layer R = 3.44 and beyond 4.5
+// cell probabilities (L1 band and chi-square), and the counts beyond the ziggurat's base layer R = 3.65 and beyond 4.5
 // against their binomial expectations (z tests), at total level kGamma.
 BOOST_AUTO_TEST_CASE(normal_variates_into_the_tails) {
   auto p = testing::quadraticProblem(models::Vector::Zero(1), models::Vector::Zero(1), models::Matrix::Identity(1, 1),
@@ -380,7 +458,7 @@ BOOST_AUTO_TEST_CASE(normal_variates_into_the_tails) {
     const auto agreement = validation::compareHistogram(h.cells, h.outside, mass, 1.0 - kGamma / 6);
     BOOST_TEST(agreement.agrees, "L1 " << agreement.l1 << " band " << agreement.l1Band << " chi2 "
                                        << agreement.chiSquare << "/" << agreement.degreesOfFreedom);
-    for (double edge : {3.45, 4.5}) {  // cell faces: 3.45 is the first face beyond R
+    for (double edge : {3.7, 4.5}) {  // cell faces: 3.7 is the first face beyond R
       double count = 0;
       for (int c = 0; c < 240; ++c)
         if (std::abs(mesh.axis(0).centre(c)) > edge) count += static_cast<double>(h.cells[static_cast<std::size_t>(c)]);

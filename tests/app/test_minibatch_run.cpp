@@ -143,8 +143,17 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
     labels += (i ? ", " : "") + std::string(i % 3 ? "1" : "-1");
   }
   manyRecords += "]\n" + labels + "]\n";
-  std::string large = smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.2\n");
+  std::string large = smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.2\nmixture = \"enumerate\"\n");
   large.replace(large.find("records = ["), large.find("[neighbour]") - large.find("records = ["), manyRecords);
+  // The same case with batch.mixture = "auto" (the default) goes on the displacement lattice and says so.
+  std::string lattice = large;
+  lattice.replace(lattice.find("mixture = \"enumerate\"\n"), 21, "mixture_tolerance = 1e-3\n");
+  const auto onLattice = runText(tmp, "lattice", lattice);
+  BOOST_REQUIRE_MESSAGE(onLattice.outcome.status == 0, onLattice.outcome.output);
+  BOOST_TEST(contains(onLattice.outcome.output, "NOT enumerated (beyond the budget)"), onLattice.outcome.output);
+  BOOST_TEST(contains(onLattice.outcome.output, "Poisson displacement lattice (docs/noisy-gd.md"), onLattice.outcome.output);
+  // KL gets no bound from TV: not certified, conservative value +inf.
+  BOOST_TEST(contains(onLattice.outcome.output, "NOT CERTIFIED, conservative value inf"), onLattice.outcome.output);
   std::string kernels = smallCase("[batch]\nsampling = \"cyclic\"\nsize = 1\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
                                   "diffusion = \"chapman_kolmogorov\"\n");
   kernels.replace(kernels.find("cells = [120]"), 13, "cells = [6000]");
@@ -156,6 +165,12 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
                              "diffusion = \"chapman_kolmogorov\"\n"),
        "noisy_gd.diffusion"},
       {"budget", large, "batch.sampling"},
+      // The displacement lattice does not carry a constraint set's boundary point masses.
+      {"lattice-constraint",
+       smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
+                 "constraint = \"box\"\nconstraint_lower = [-0.5]\nconstraint_upper = [0.5]\n"),
+       "noisy_gd.constraint"},
+      {"mixture-with-cyclic", smallCase("[batch]\nsampling = \"cyclic\"\nsize = 2\nmixture = \"lattice\"\n"), "batch.mixture"},
       // 5 cyclic batches x 2 datasets of 6000 x 6000 kernel values: 3.6e8 > the limit 2.7e8.
       {"kernels", kernels, "batch.size"},
   };
@@ -172,7 +187,8 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
   // Every rank gathers the fields and pushes them through every batch map; the noise step runs distributed (the
   // linear solver's rounding is the only difference allowed, as for full batches).
   TemporaryDirectory tmp("fpdp-minibatch");
-  for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n"}) {
+  for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n",
+                                  "[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-3\n"}) {
     const fs::path file = tmp.path() / "case.toml";
     writeText(file, smallCase(batch));
     const fs::path one = tmp.path() / "one", two = tmp.path() / "two";

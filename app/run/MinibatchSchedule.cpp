@@ -124,6 +124,9 @@ solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses&
   l.spacing = solver::PoissonLatticeMixture::spacingFor(c.batch.mixtureTolerance / (2.0 * K), s, c.batch.rate, n);
   l.pruneMass = c.batch.mixtureTolerance / (8.0 * K * static_cast<double>(n));
   l.gradientLipschitz = perExampleGradientLipschitz(losses).value_or(INFINITY);
+  // A convex per-example loss has a nondecreasing derivative in 1-D, and clipping (a clamp) keeps it so.
+  const auto convex = [](const models::EmpiricalLoss& L) { return L.loss().strongConvexity().value_or(-1.0) >= 0.0; };
+  l.monotoneGradients = l.gradientLipschitz == 0.0 || (convex(*losses.lossD) && convex(*losses.lossDPrime));
   return l;
 }
 

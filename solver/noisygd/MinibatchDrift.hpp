@@ -44,6 +44,7 @@ struct PoissonLatticeChoice {
   bool use = false;
   double spacing = 0, pruneMass = 0;
   double gradientLipschitz = 0;  // of every clipped per-example gradient (finite)
+  bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
 };
 
 struct MinibatchDrift {

@@ -59,9 +59,13 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   const std::size_t nc = static_cast<std::size_t>(ax.cells());
   const double scale = eta_ * rate_ / expectedSize_;  // the mean drift's factor eta gamma / b
   meanImages_.assign(faces.size(), 0.0);
+  std::vector<std::vector<double>> faceGradients(groups_.size(), std::vector<double>(faces.size()));
   for (std::size_t f = 0; f < faces.size(); ++f) {
     double sum = 0.0;
-    for (const auto& g : groups_) sum += static_cast<double>(g.count) * g.gradient({faces[f], 0, 0})[0];
+    for (std::size_t r = 0; r < groups_.size(); ++r) {
+      faceGradients[r][f] = groups_[r].gradient({faces[f], 0, 0})[0];
+      sum += static_cast<double>(groups_[r].count) * faceGradients[r][f];
+    }
     meanImages_[f] = faces[f] - scale * sum;
   }
   meanSlopes_ = imageSlopes(faces, meanImages_);
@@ -87,21 +91,26 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
     const double perMove = std::erf(settings_.spacing / (2.0 * std::sqrt(2.0) * s));
     latticeBound_.push_back(
         std::min(kPhiOne * laws_.back().roundingVariance / (s * s) + perMove * laws_.back().pruned, 1.0));
-    withinCellBound_.push_back(withinCellBound(ax.width(static_cast<int>(i)), eta_, expectedSize_, rate_, records_,
-                                               settings_.gradientLipschitz, s));
+    // sum_j w_j^2 over the records: the Lipschitz bound, or for nondecreasing gradients the faces' values if smaller.
+    const double half = 0.5 * settings_.gradientLipschitz * ax.width(static_cast<int>(i));
+    double squares = static_cast<double>(records_) * half * half;
+    if (settings_.monotoneGradients) {
+      double faceSquares = 0.0;
+      for (std::size_t r = 0; r < groups_.size(); ++r) {
+        const double w = std::max(std::fabs(faceGradients[r][i] - centreGradients_[r][i]),
+                                  std::fabs(faceGradients[r][i + 1] - centreGradients_[r][i]));
+        faceSquares += static_cast<double>(groups_[r].count) * w * w;
+      }
+      squares = std::min(squares, faceSquares);
+    }
+    const double rms = (eta_ / expectedSize_) * std::sqrt(rate_ * (1.0 - rate_) * squares);
+    withinCellBound_.push_back(std::erf(rms / (2.0 * std::sqrt(2.0) * s)));
   }
 }
 
 double PoissonLatticeMixture::spacingFor(double tolerance, double noiseStdDev, double rate, long records) {
   // E R^2 <= gamma n Delta^2 / 4 (f (1 - f) <= 1/4).
   return noiseStdDev * std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records)));
-}
-
-double PoissonLatticeMixture::withinCellBound(double h, double eta, double expectedSize, double rate, long records,
-                                              double beta, double noiseStdDev) {
-  const double rms =
-      (eta / expectedSize) * std::sqrt(rate * (1.0 - rate) * static_cast<double>(records)) * beta * 0.5 * h;
-  return std::erf(rms / (2.0 * std::sqrt(2.0) * noiseStdDev));
 }
 
 LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {

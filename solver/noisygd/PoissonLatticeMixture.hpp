@@ -23,8 +23,10 @@
 // One is the cell's spatial discretisation (first order in h_i; reported apart, the companion meshes estimate it with
 // the scheme's other spatial errors):
 //   within-cell: the batch's variation inside the cell replaced by its mean, error A = -(eta/b) sum_j (1_j - gamma)
-//     (g_j(x) - g_j(c_i)), E A^2 <= (eta/b)^2 gamma (1 - gamma) n (beta h_i/2)^2 (beta: a Lipschitz bound of every
-//     clipped per-example gradient): TV <= erf(sqrt(E A^2) / (2 sqrt(2) s)) (TV of two Gaussians, Jensen).
+//     (g_j(x) - g_j(c_i)), E A^2 = (eta/b)^2 gamma (1 - gamma) sum_j w_j^2 with w_j = sup over the cell of
+//     |g_j(x) - g_j(c_i)|: at most beta h_i/2 (beta: a Lipschitz bound of every clipped per-example gradient), and for
+//     nondecreasing gradients (convex losses; clipping keeps that in 1-D) the larger of its values at the two faces;
+//     TV <= erf(sqrt(E A^2) / (2 sqrt(2) s)) (TV of two Gaussians, Jensen).
 // A step's bound is sum_i m_i tau_i (m_i the cell's mass, tau_i the term's per unit mass, at most 1); Markov kernels
 // do not expand TV, so the bounds of the steps add up.
 //
@@ -44,6 +46,7 @@ struct LatticeSettings {
   double pruneMass = 0;       // end points lighter than this are moved inwards (>= 0)
   double noiseStdDev = 0;     // s > 0: the step's noise N(0, s^2) that follows the push-forward
   double gradientLipschitz = 0;  // beta >= 0 (finite): of every clipped per-example gradient
+  bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
 };
 
 /// The law of a cell's lattice displacement: probabilities at (first + k) Delta, k = 0..size-1.
@@ -72,9 +75,6 @@ public:
   /// The lattice spacing whose rounding term is at most `tolerance` per unit mass and step for n records at rate
   /// gamma: phi(1) gamma n Delta^2 / (4 s^2) <= tolerance.
   static double spacingFor(double tolerance, double noiseStdDev, double rate, long records);
-  /// The within-cell term's bound for a cell of width h (per unit mass and step).
-  static double withinCellBound(double h, double eta, double expectedSize, double rate, long records, double beta,
-                                double noiseStdDev);
 
   const LatticeLaw& law(std::size_t cell) const { return laws_[cell]; }
   /// The bounds of cell i per unit mass and step.

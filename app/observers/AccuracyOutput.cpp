@@ -232,9 +232,9 @@ void AccuracyOutput::applyMixtureBound(const solver::DivergenceValues& v, const 
         bound = eps_[k];
         break;
       }
-    if (std::isnan(a.value)) continue;
+    if (std::isnan(a.value) || std::isnan(a.estimate)) continue;  // no estimate: conservative +inf already
     a.conservative = std::max(a.conservative, bound);
-    a.estimate = std::max(std::isnan(a.estimate) ? 0.0 : a.estimate, a.conservative - a.value);
+    a.estimate = std::max(a.estimate, a.conservative - a.value);
     a.certified = a.certified && a.estimate <= case_.accuracy.rtol * std::fabs(a.value);
   }
 }

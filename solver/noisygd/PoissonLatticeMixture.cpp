@@ -80,6 +80,15 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
     }
     meanSumAtCentre_[i] = scale * sum;
   }
+  // On a uniform line the spacing is refined to h / M (M whole), so that M lattice points make one cell
+  // (depositOnUniformLine).
+  const double h = ax.width(0);
+  bool uniform = true;
+  for (int i = 0; i < ax.cells(); ++i) uniform = uniform && std::fabs(ax.width(i) - h) <= 1e-12 * h;
+  if (uniform) {
+    cellsPerStep_ = static_cast<long>(std::ceil(h / settings_.spacing * (1.0 - 1e-12)));
+    settings_.spacing = h / static_cast<double>(cellsPerStep_);
+  }
   exactShift_.assign(nc, 0.0);
   for (std::size_t i = 0; i < nc; ++i) {
     laws_.push_back(displacementLaw(i));
@@ -132,13 +141,11 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {
       const std::size_t n = law.prob.size();
       const long lo = std::min(0L, k0), hi = static_cast<long>(n) - 1 + std::max(0L, k0 + 1);
       next.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
-      for (std::size_t j = 0; j < n; ++j) {
-        const double p = law.prob[j];
-        if (p == 0.0) continue;
-        const long at = static_cast<long>(j) - lo;
-        next[static_cast<std::size_t>(at)] += w0 * p;
-        next[static_cast<std::size_t>(at + k0)] += w1 * p;
-        next[static_cast<std::size_t>(at + k0 + 1)] += w2 * p;
+      // Three contiguous scaled additions (vectorisable): the law shifted by 0, k0 and k0 + 1 points.
+      const double* src = law.prob.data();
+      for (const auto& [offset, weight] : {std::pair{-lo, w0}, std::pair{k0 - lo, w1}, std::pair{k0 + 1 - lo, w2}}) {
+        double* dst = next.data() + offset;
+        for (std::size_t j = 0; j < n; ++j) dst[j] += weight * src[j];
       }
       law.prob.swap(next);
       law.first += lo;
@@ -150,10 +157,9 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {
 
 Outflow PoissonLatticeMixture::apply(std::vector<double>& field, StepBound& bound) const {
   const auto& ax = mesh_.axis(0);
-  const std::vector<double>& faces = ax.faces();
   const std::size_t nc = static_cast<std::size_t>(ax.cells());
-  const auto rho = faceDensities(faces, field.data(), 1, true);
-  std::vector<double> out(nc, 0.0), mass(1), density(2), images(2), slopes(2);
+  const auto rho = faceDensities(ax.faces(), field.data(), 1, true);
+  std::vector<double> out(nc, 0.0);
   Outflow outflow;
   bound = StepBound{};
   // The differing record's branches: absent (1 - gamma) and present (gamma) with its exact displacement.
@@ -163,27 +169,75 @@ Outflow PoissonLatticeMixture::apply(std::vector<double>& field, StepBound& boun
     if (m == 0.0) continue;
     bound.lattice += std::max(m, 0.0) * latticeBound_[i];
     bound.withinCell += std::max(m, 0.0) * withinCellBound_[i];
-    const LatticeLaw& law = laws_[i];
-    slopes = {meanSlopes_[i], meanSlopes_[i + 1]};
     for (int branch = 0; branch < (exact ? 2 : 1); ++branch) {
       const double bw = exact ? (branch == 0 ? 1.0 - rate_ : rate_) : 1.0;
       if (bw == 0.0) continue;
-      const double base = meanSumAtCentre_[i] + (branch == 1 ? exactShift_[i] : 0.0);
-      for (std::size_t k = 0; k < law.prob.size(); ++k) {
-        const double w = bw * law.prob[k];
-        if (w == 0.0) continue;
-        const double shift = base + static_cast<double>(law.first + static_cast<long>(k)) * settings_.spacing;
-        mass[0] = w * m;
-        density = {w * rho[i], w * rho[i + 1]};
-        images = {meanImages_[i] + shift, meanImages_[i + 1] + shift};
-        const auto lost = remapLine(faces, mass, density, images, slopes, out.data(), 1);
-        outflow.mass[0] += lost[0];
-        outflow.mass[1] += lost[1];
-      }
+      const Deposit d{i, bw * m, bw * rho[i], bw * rho[i + 1],
+                      meanSumAtCentre_[i] + (branch == 1 ? exactShift_[i] : 0.0)};
+      if (cellsPerStep_ > 0) depositOnUniformLine(d, out, outflow);
+      else depositByRemaps(d, out, outflow);
     }
   }
   for (std::size_t i = 0; i < nc; ++i) field[i] = out[i] / ax.width(static_cast<int>(i));
   return outflow;
+}
+
+void PoissonLatticeMixture::depositByRemaps(const Deposit& d, std::vector<double>& out, Outflow& outflow) const {
+  const std::vector<double>& faces = mesh_.axis(0).faces();
+  const LatticeLaw& law = laws_[d.cell];
+  std::vector<double> mass(1), density(2), images(2), slopes{meanSlopes_[d.cell], meanSlopes_[d.cell + 1]};
+  for (std::size_t k = 0; k < law.prob.size(); ++k) {
+    const double w = law.prob[k];
+    if (w == 0.0) continue;
+    const double shift = d.shift + static_cast<double>(law.first + static_cast<long>(k)) * settings_.spacing;
+    mass[0] = w * d.mass;
+    density = {w * d.rhoLeft, w * d.rhoRight};
+    images = {meanImages_[d.cell] + shift, meanImages_[d.cell + 1] + shift};
+    const auto lost = remapLine(faces, mass, density, images, slopes, out.data(), 1);
+    outflow.mass[0] += lost[0];
+    outflow.mass[1] += lost[1];
+  }
+}
+
+void PoissonLatticeMixture::depositOnUniformLine(const Deposit& d, std::vector<double>& out, Outflow& outflow) const {
+  // Spacing h / M: lattice point t = q M + r shifts by q whole cells plus r Delta. The deposit of the cell shifted by
+  // r Delta is remapped once per residue r onto a local line of the mesh's cells around it (padded so that nothing
+  // leaves it), and every lattice point adds its residue's deposit q cells further.
+  const auto& ax = mesh_.axis(0);
+  const double h = ax.width(0);
+  const long M = cellsPerStep_, nc = ax.cells(), i = static_cast<long>(d.cell);
+  const double left = meanImages_[d.cell] + d.shift, right = meanImages_[d.cell + 1] + d.shift;
+  const double xi = ax.face(static_cast<int>(i));
+  const long pad = static_cast<long>(std::ceil(std::max(std::fabs(left - xi), std::fabs(right - xi - h)) / h)) + 2;
+  std::vector<double> localFaces(static_cast<std::size_t>(2 * pad + 2));
+  for (std::size_t j = 0; j < localFaces.size(); ++j) localFaces[j] = xi + (static_cast<double>(j) - pad) * h;
+  const std::vector<double> mass{d.mass}, density{d.rhoLeft, d.rhoRight},
+      slopes{meanSlopes_[d.cell], meanSlopes_[d.cell + 1]};
+  std::vector<double> images(2);
+  std::vector<std::vector<double>> pattern(static_cast<std::size_t>(M));
+  const LatticeLaw& law = laws_[d.cell];
+  for (std::size_t k = 0; k < law.prob.size(); ++k) {
+    const double w = law.prob[k];
+    if (w == 0.0) continue;
+    const long t = law.first + static_cast<long>(k);
+    const long q = (t >= 0 ? t : t - (M - 1)) / M, r = t - q * M;
+    auto& p = pattern[static_cast<std::size_t>(r)];
+    if (p.empty()) {
+      p.assign(localFaces.size() - 1, 0.0);
+      const double shift = static_cast<double>(r) * settings_.spacing;
+      images = {left + shift, right + shift};
+      const auto lost = remapLine(localFaces, mass, density, images, slopes, p.data(), 1);
+      outflow.mass[0] += lost[0];  // nothing, by the padding; counted all the same
+      outflow.mass[1] += lost[1];
+    }
+    for (std::size_t j = 0; j < p.size(); ++j) {
+      if (p[j] == 0.0) continue;
+      const long g = i - pad + static_cast<long>(j) + q;
+      if (g < 0) outflow.mass[0] += w * p[j];
+      else if (g >= nc) outflow.mass[1] += w * p[j];
+      else out[static_cast<std::size_t>(g)] += w * p[j];
+    }
+  }
 }
 
 std::size_t PoissonLatticeMixture::widestLaw() const {

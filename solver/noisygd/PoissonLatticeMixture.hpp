@@ -30,8 +30,9 @@
 // A step's bound is sum_i m_i tau_i (m_i the cell's mass, tau_i the term's per unit mass, at most 1); Markov kernels
 // do not expand TV, so the bounds of the steps add up.
 //
-// Cost: once, cells x n x L lattice updates (L the law's width in lattice points); per step cells x L x 2 one-cell
-// remaps. Works on the whole field (natural order) held by one process.
+// Cost: once, cells x n x L lattice updates (L the law's width in lattice points); per step and branch, on a uniform
+// line, cells x (M one-cell remaps + L x (cells an image covers) additions) with M = h / Delta, elsewhere cells x L
+// one-cell remaps. Works on the whole field (natural order) held by one process.
 #include <string>
 #include <vector>
 
@@ -85,8 +86,21 @@ public:
   double latticePoints() const;
   std::string describe() const;
 
+  /// The spacing in use: the given one, refined on a uniform line to h / M with M whole.
+  double spacing() const { return settings_.spacing; }
+
 private:
   LatticeLaw displacementLaw(std::size_t cell) const;
+  /// One source cell's mass (one branch of the differing record, its weight in `mass` and the densities) moved by
+  /// the mean map shifted by `shift` and every lattice point of the cell's law.
+  struct Deposit {
+    std::size_t cell;
+    double mass, rhoLeft, rhoRight, shift;
+  };
+  /// A one-cell remap per lattice point (any line).
+  void depositByRemaps(const Deposit& d, std::vector<double>& out, Outflow& outflow) const;
+  /// A uniform line: one remap per residue of the lattice modulo a cell, then shifted sums.
+  void depositOnUniformLine(const Deposit& d, std::vector<double>& out, Outflow& outflow) const;
 
   const meshes::BoxMesh& mesh_;
   std::vector<RecordGroup> groups_;
@@ -94,6 +108,7 @@ private:
   long records_ = 0;
   double rate_, expectedSize_, eta_;
   LatticeSettings settings_;
+  long cellsPerStep_ = 0;  // M on a uniform line (h = M Delta), 0 otherwise
   std::vector<std::vector<double>> centreGradients_;  // per group, at the cell centres
   std::vector<double> meanImages_, meanSlopes_;      // x - (eta gamma/b) sum_j g_j(x) at the faces and its slope
   std::vector<double> meanSumAtCentre_;              // (eta gamma/b) sum_j g_j(c_i)

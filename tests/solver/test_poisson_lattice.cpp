@@ -149,11 +149,13 @@ BOOST_AUTO_TEST_CASE(differing_record_is_exact) {
   const double rate = 0.2, eta = 0.5, s = 0.3;
   const long n = 21;
   const double b = rate * n;
-  const double spacing = solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n);
-  const double g = -3.0 * spacing * b / eta;  // displacement exactly 3 lattice points
+  solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n), 0.0, s, 0.0};
+  // The spacing in use (refined to a whole fraction of the uniform cell), from a probe with the same mesh.
+  const RecordGroup probe{[](const Point3&) { return Point3{0, 0, 0}; }, 1};
+  ls.spacing = solver::PoissonLatticeMixture(box, {probe}, -1, rate, b, eta, ls).spacing();
+  const double g = -3.0 * ls.spacing * b / eta;  // displacement exactly 3 lattice points
   std::vector<RecordGroup> groups{{[g](const Point3&) { return Point3{g, 0, 0}; }, 20},
                                   {[](const Point3&) { return Point3{0.8137, 0, 0}; }, 1}};
-  solver::LatticeSettings ls{spacing, 0.0, s, 0.0};
   const solver::PoissonBatchMixture exact(box, groups, rate, b, eta);
   const solver::PoissonLatticeMixture withExact(box, groups, 1, rate, b, eta, ls);
   const solver::PoissonLatticeMixture rounded(box, groups, -1, rate, b, eta, ls);

@@ -92,6 +92,8 @@ struct BatchSpec {                    // [batch]: minibatch noisy SGD (MATH.md �
   std::string sampling = "full";      // "full" | "cyclic" | "poisson"
   long size = 0;                      // cyclic: records per batch (consecutive blocks in data order, the last may be smaller)
   double rate = 1.0;                  // poisson: the sampling rate gamma in (0, 1]
+  std::string mixture = "auto";       // poisson: "auto" | "enumerate" | "lattice" (docs/noisy-gd.md §9.2)
+  double mixtureTolerance = 1e-6;     // poisson lattice: the rounding's and pruning's TV budget per density and run
   /// b of MATH.md §8, the divisor of the batch's summed gradient: n (full), size (cyclic), rate n (poisson).
   double expectedSize(std::size_t n) const {
     if (sampling == "cyclic") return static_cast<double>(size);

@@ -1223,6 +1223,13 @@ private:
       if (!rateNode) failMissing("batch.rate", rate.type, rate.allowed, "batch.rate (needed by " + mode + ")");
       c.batch.rate = numberOf(rate, *rateNode);
     }
+    for (const char* key : {"mixture", "mixture_tolerance"})
+      if (const toml::node* node = given("batch", key); node && c.batch.sampling != "poisson")
+        fail("batch." + std::string(key), *node, "applies only to Poisson sampling, but " + mode,
+             "no batch." + std::string(key) + " unless batch.sampling = \"poisson\"");
+    if (c.batch.sampling != "poisson") return;
+    c.batch.mixture = choiceAt("batch", "mixture");
+    c.batch.mixtureTolerance = numberAt("batch", "mixture_tolerance");
   }
 
   void readInitial(Case& c) const {
@@ -1759,7 +1766,11 @@ private:
     if (c.dynamics == "noisy_gd") {
       toml::table batch{{"sampling", c.batch.sampling}};
       if (c.batch.sampling == "cyclic") batch.insert("size", static_cast<std::int64_t>(c.batch.size));
-      if (c.batch.sampling == "poisson") batch.insert("rate", c.batch.rate);
+      if (c.batch.sampling == "poisson") {
+        batch.insert("rate", c.batch.rate);
+        batch.insert("mixture", c.batch.mixture);
+        batch.insert("mixture_tolerance", c.batch.mixtureTolerance);
+      }
       root.insert("batch", std::move(batch));
     }
     root.insert("output", toml::table{{"every", static_cast<std::int64_t>(c.output.every)},

@@ -128,6 +128,20 @@ std::array<const solver::DivergenceValues*, 2> AccuracyOutput::companionsAt(long
   return coarse;
 }
 
+namespace {
+
+/// A Poisson displacement lattice's TV bound (docs/noisy-gd.md §9.2) added to a number's estimate: the conservative
+/// value grows with it, and the number stays certified only if the sum is within rtol. Nothing without an estimate
+/// (its conservative value is already the quantity's limit).
+void addMixtureBound(NumberAccuracy& a, double bound, double rtol, double upperLimit) {
+  if (std::isnan(a.estimate)) return;
+  a.estimate += bound;
+  a.conservative = std::min(std::max(a.conservative, a.value + a.estimate), upperLimit);
+  a.certified = a.certified && a.estimate <= rtol * std::fabs(a.value);
+}
+
+}  // namespace
+
 std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const solver::DivergenceValues& v) const {
   const auto coarse = companionsAt(step);
   const bool timeSeen = companion_.timeUnrefined.empty();
@@ -146,11 +160,18 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const sol
       out.push_back(numberAccuracy(value(&v), value(coarse[0]), value(coarse[1]), case_.accuracy.rtol,
                                    timeSeen && judged, 1.0, largestRatio_));
       if (!judged) out.back().conservative = 1.0;
+      // |delta_pq(eps) - delta~_pq(eps)| <= TV(p, p~) + e^eps TV(q, q~) (docs/noisy-gd.md §9.2).
+      if (v.mixtureTvBound) {
+        const auto& m = *v.mixtureTvBound;
+        const double bound = dir == 0 ? m[0] + std::exp(eps_[k]) * m[1] : m[1] + std::exp(eps_[k]) * m[0];
+        addMixtureBound(out.back(), bound, case_.accuracy.rtol, 1.0);
+      }
     }
   return out;
 }
 
-std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::DivergenceValues& v) const {
+std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::DivergenceValues& v,
+                                                     const std::vector<NumberAccuracy>& profile) const {
   const auto coarse = companionsAt(step);
   const auto at = [&](std::size_t level, auto member) { return coarse[level] ? member(*coarse[level]) : kNaN; };
   const auto renyi = [](std::size_t k) {
@@ -185,16 +206,46 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
                                  computed && timeSeen && !suspect, INFINITY, largestRatio_));
     if (suspect) out.back().conservative = INFINITY;
   }
+  if (v.mixtureTvBound) applyMixtureBound(v, profile, out);
   return out;
 }
 
+void AccuracyOutput::applyMixtureBound(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
+                                       std::vector<NumberAccuracy>& out) const {
+  const auto& m = *v.mixtureTvBound;
+  // KL and R_alpha: TV bounds nothing of them (out: kl, tv, renyi..., eps...).
+  const std::size_t orders = v.renyi.size();
+  for (std::size_t k = 0; k < 2 + orders; ++k) {
+    if (k == 1) continue;
+    out[k].certified = false;
+    out[k].conservative = INFINITY;
+  }
+  addMixtureBound(out[1], m[0] + m[1], case_.accuracy.rtol, 1.0);
+  // eps(delta): the smallest eps of the hockey-stick grid whose conservative delta(eps), both ways, is at most delta
+  // (delta(eps) does not increase, so eps(delta) lies below it); +inf where none is.
+  for (std::size_t j = 0; j < case_.privacy.deltaGrid.size(); ++j) {
+    NumberAccuracy& a = out[2 + orders + j];
+    double bound = INFINITY;
+    for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k)
+      if (profile[2 * k].conservative <= case_.privacy.deltaGrid[j] &&
+          profile[2 * k + 1].conservative <= case_.privacy.deltaGrid[j]) {
+        bound = eps_[k];
+        break;
+      }
+    if (std::isnan(a.value) || std::isnan(a.estimate)) continue;  // no estimate: conservative +inf already
+    a.conservative = std::max(a.conservative, bound);
+    a.estimate = std::max(a.estimate, a.conservative - a.value);
+    a.certified = a.certified && a.estimate <= case_.accuracy.rtol * std::fabs(a.value);
+  }
+}
+
 void AccuracyOutput::observe(const OutputStep& s) {
-  last_ = evaluate(s.step, s.values);
+  const auto profile = evaluateProfile(s.step, s.values);
+  last_ = evaluate(s.step, s.values, profile);
   std::vector<double> row{static_cast<double>(s.step), s.t};
   for (const auto& a : last_) row.insert(row.end(), {a.value, a.estimate, a.certified ? 1.0 : 0.0, a.conservative});
   rows_.push_back(row);
   if (csv_) csv_->addRow(row);
-  const auto profile = evaluateProfile(s.step, s.values);
   for (std::size_t k = 0; k < eps_.size(); ++k) {
     std::vector<double> r{static_cast<double>(s.step), s.t, eps_[k]};
     for (int dir = 0; dir < 2; ++dir) {
@@ -216,7 +267,7 @@ void AccuracyOutput::saveState(io::CheckpointData& ck) const {
 void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
   rows_ = ck.table("/accuracy/rows", columns_.size(), at.outputSteps);
   profileRows_ = ck.table("/accuracy/profile_rows", profileColumns().size(), at.outputSteps * eps_.size());
-  last_ = evaluate(at.step, at.values);
+  last_ = evaluate(at.step, at.values, evaluateProfile(at.step, at.values));
 }
 
 void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {

@@ -56,7 +56,14 @@ public:
 private:
   /// The companions' divergences at the run's step (2h, 4h; null where a companion has none).
   std::array<const solver::DivergenceValues*, 2> companionsAt(long step) const;
-  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
+  /// profile: evaluateProfile's (the conservative eps of a Poisson displacement lattice comes from it).
+  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v,
+                                       const std::vector<NumberAccuracy>& profile) const;
+  /// A Poisson displacement lattice's TV bounds in `out` (evaluate's): KL and R_alpha not certified (conservative
+  /// +inf), TV's estimate + TV_p + TV_q, eps(delta) at most the grid's smallest eps whose conservative delta(eps)
+  /// (profile) is at most delta both ways (docs/noisy-gd.md §9.2).
+  void applyMixtureBound(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
+                         std::vector<NumberAccuracy>& out) const;
   /// delta_pq and delta_qp at every eps of the grid, in that order per eps.
   std::vector<NumberAccuracy> evaluateProfile(long step, const solver::DivergenceValues& v) const;
 

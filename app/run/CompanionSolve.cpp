@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "app/ModelBuilding.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/NumericalFaults.hpp"
 #include "app/PetscConfiguration.hpp"
+#include "app/run/MinibatchSchedule.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"
 #include "models/DivergenceGrids.hpp"
@@ -59,6 +61,10 @@ Case companionCase(const Case& c, int factor, std::string* timeUnrefined) {
     }
   }
   if (timeUnrefined) *timeUnrefined = why;
+  // The companions compute the Poisson mixture as the run does (batch.mixture = "auto" decides by the cells): the
+  // displacement lattice's own error is bounded apart (docs/noisy-gd.md §9.2), its spacing is the run's.
+  if (c.batch.sampling == "poisson" && c.batch.mixture == "auto")
+    coarse.batch.mixture = usesPoissonLattice(c, buildEmpiricalLosses(c)) ? "lattice" : "enumerate";
   coarse.output.plots = false;
   coarse.output.fields = false;
   coarse.output.vtk = false;

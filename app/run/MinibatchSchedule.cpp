@@ -11,6 +11,8 @@
 #include "app/run/RunPlan.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 #include "solver/noisygd/PoissonBatchMixture.hpp"
+#include "solver/noisygd/PoissonLatticeMixture.hpp"
+#include "models/MinibatchReferences.hpp"
 
 namespace fpdp::app {
 
@@ -85,6 +87,52 @@ void cyclicBatches(const Case& c, const EmpiricalLosses& losses, int dim, solver
   }
 }
 
+/// The group (in groupRecords' order) of data's record `index`.
+long groupOf(const models::Dataset& data, std::size_t index) {
+  const auto groups = groupRecords(data);
+  const models::Record& r = data[index];
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (groups[g].first.y == r.y && groups[g].first.x == r.x) return static_cast<long>(g);
+  return -1;
+}
+
+/// A Lipschitz bound beta of every clipped per-example gradient of D and D' (clipping, a projection onto a ball, does
+/// not raise it): 0 for gradients that do not depend on theta, else the loss's smoothness; nullopt where unknown.
+std::optional<double> perExampleGradientLipschitz(const EmpiricalLosses& losses) {
+  if (models::constantPerExampleGradients(*losses.lossD) && models::constantPerExampleGradients(*losses.lossDPrime))
+    return 0.0;
+  const auto bD = losses.lossD->loss().smoothness(losses.lossD->data());
+  const auto bDPrime = losses.lossDPrime->loss().smoothness(losses.lossDPrime->data());
+  if (!bD || !bDPrime) return std::nullopt;
+  return std::max(*bD, *bDPrime);
+}
+
+std::size_t caseCells(const Case& c) {
+  std::size_t cells = 1;
+  for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[a]);
+  return cells;
+}
+
+/// The lattice's spacing and pruning from batch.mixture_tolerance (docs/noisy-gd.md §9.2): half of the budget per
+/// step K for the rounding, an eighth per step and record for each pruning.
+solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses& losses) {
+  solver::PoissonLatticeChoice l;
+  l.use = true;
+  const double K = static_cast<double>(c.noisyGd.steps);
+  const long n = static_cast<long>(std::max(losses.lossD->data().size(), losses.lossDPrime->data().size()));
+  const double s = std::sqrt(2.0 * c.noisyGd.eta * c.noise.sigmaFor(false, 1)(0, 0));
+  l.spacing = solver::PoissonLatticeMixture::spacingFor(c.batch.mixtureTolerance / (2.0 * K), s, c.batch.rate, n);
+  // Each record's convolution prunes a few end points, and pruned mass may be moved again by the next records: a
+  // higher threshold squeezes the law's tails inwards record after record (measured: 20 times the error at
+  // tol / (8 K n erf(Delta / (2 sqrt(2) s)))).
+  l.pruneMass = c.batch.mixtureTolerance / (8.0 * K * static_cast<double>(n));
+  l.gradientLipschitz = perExampleGradientLipschitz(losses).value_or(INFINITY);
+  // A convex per-example loss has a nondecreasing derivative in 1-D, and clipping (a clamp) keeps it so.
+  const auto convex = [](const models::EmpiricalLoss& L) { return L.loss().strongConvexity().value_or(-1.0) >= 0.0; };
+  l.monotoneGradients = l.gradientLipschitz == 0.0 || (convex(*losses.lossD) && convex(*losses.lossDPrime));
+  return l;
+}
+
 std::vector<solver::RecordGroup> poissonGroups(const std::shared_ptr<const models::EmpiricalLoss>& L) {
   std::vector<solver::RecordGroup> groups;
   for (auto& [record, count] : groupRecords(L->data())) groups.push_back({recordGradient(L, record), count});
@@ -106,6 +154,17 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
     drift.rate = c.batch.rate;
     drift.D.records = poissonGroups(losses.lossD);
     drift.DPrime.records = poissonGroups(losses.lossDPrime);
+    if (usesPoissonLattice(c, losses)) {
+      drift.lattice = latticeChoice(c, losses);
+      // The differing record, taken exactly: D's record `index` (replace, remove); D''s at `index` (replace) or last
+      // (add).
+      const auto& D = losses.lossD->data();
+      const auto& DPrime = losses.lossDPrime->data();
+      if (c.neighbour.kind != models::NeighbourKind::Add) drift.D.differingGroup = groupOf(D, c.neighbour.index);
+      if (c.neighbour.kind == models::NeighbourKind::Replace)
+        drift.DPrime.differingGroup = groupOf(DPrime, c.neighbour.index);
+      if (c.neighbour.kind == models::NeighbourKind::Add) drift.DPrime.differingGroup = groupOf(DPrime, DPrime.size() - 1);
+    }
   }
   return drift;
 }
@@ -148,6 +207,27 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
                          ": the quadrature takes one map per step, not the mixture of the Poisson batches",
                      "noisy_gd.diffusion", "\"chapman_kolmogorov\"",
                      "fokker_planck or exact_convolution with batch.sampling = \"poisson\"");
+  if (usesPoissonLattice(c, losses)) {
+    const std::string why = c.batch.mixture == "lattice" ? "batch.mixture = \"lattice\""
+                                                         : "an exact enumeration beyond its budget";
+    if (c.mesh.dim != 1)
+      throw InputError(c.sourcePath.string() + ": " + why + " in " + std::to_string(c.mesh.dim) +
+                           "-D: the displacement lattice (docs/noisy-gd.md §9.2) is 1-D only",
+                       "batch.mixture", "\"" + c.batch.mixture + "\"",
+                       "\"enumerate\" (or \"auto\") with a Poisson mixture within the budget in d >= 2");
+    if (c.noisyGd.constraint != "none")
+      throw InputError(c.sourcePath.string() + ": " + why + " with noisy_gd.constraint = \"" +
+                           c.noisyGd.constraint + "\": the displacement lattice does not carry the boundary's point masses",
+                       "noisy_gd.constraint", "\"" + c.noisyGd.constraint + "\"",
+                       "\"none\" with the Poisson displacement lattice");
+    if (!perExampleGradientLipschitz(losses))
+      throw InputError(c.sourcePath.string() + ": " + why + " with loss.type = \"" + losses.lossD->loss().name() +
+                           "\": the lattice's error bound needs a Lipschitz bound of the per-example gradients, which "
+                           "this loss does not give",
+                       "batch.mixture", "\"" + c.batch.mixture + "\"",
+                       "a loss with a known smoothness constant (quadratic, logistic, huber) or constant gradients");
+    return;
+  }
   for (const auto* L : {losses.lossD.get(), losses.lossDPrime.get()}) {
     const auto counts = groupCounts(L->data());
     const double cost = solver::PoissonBatchMixture::costEstimate(counts, cells, c.mesh.dim);
@@ -159,13 +239,23 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
         << cells << " cells: cost " << formatNumber(cost, "%.3g") << " (1-D remap cells"
         << (c.mesh.dim > 1 ? ", x" + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") + " in d >= 2" : "")
         << "), above the exact enumeration's budget " << formatNumber(kPoissonWorkBudget, "%.3g")
-        << " (docs/noisy-gd.md §9); fewer distinct records or a coarser mesh";
+        << " (docs/noisy-gd.md §9); fewer distinct records, a coarser mesh, or batch.mixture = \"lattice\" in 1-D";
     throw InputError(why.str(), "batch.sampling", "\"poisson\"",
                      "a case whose Poisson mixture costs at most " + formatNumber(kPoissonWorkBudget, "%.3g") +
                          " (batch maps x cells" +
                          (c.mesh.dim > 1 ? " x " + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") : "") +
                          ")");
   }
+}
+
+bool usesPoissonLattice(const Case& c, const EmpiricalLosses& losses) {
+  if (c.batch.sampling != "poisson" || c.batch.mixture == "enumerate") return false;
+  if (c.batch.mixture == "lattice") return true;
+  if (c.mesh.dim != 1) return false;  // auto: d >= 2 enumerates or is refused
+  for (const auto* L : {losses.lossD.get(), losses.lossDPrime.get()})
+    if (solver::PoissonBatchMixture::costEstimate(groupCounts(L->data()), caseCells(c), 1) > kPoissonWorkBudget)
+      return true;
+  return false;
 }
 
 std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses) {
@@ -182,6 +272,16 @@ std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses) {
        << "), step k uses batch k mod m; D' cut by D's partition";
     if (c.neighbour.kind == models::NeighbourKind::Add) os << ", the added record in the last batch";
     os << "\n";
+  } else if (usesPoissonLattice(c, losses)) {
+    const auto l = latticeChoice(c, losses);
+    os << "    poisson: rate gamma = " << formatNumber(c.batch.rate, "%.6g") << ", NOT enumerated"
+       << (c.batch.mixture == "auto" ? " (beyond the budget)" : "") << ": each cell's batch displacement on a "
+       << "lattice of spacing at most " << formatNumber(l.spacing, "%.3g") << ", end points below "
+       << formatNumber(l.pruneMass, "%.3g") << " moved inwards, the differing record exact (docs/noisy-gd.md §9.2); "
+       << "a bound on the TV against the exact mixture accumulated per density (rounding and pruning within "
+       << "batch.mixture_tolerance = " << formatNumber(c.batch.mixtureTolerance, "%.3g")
+       << ", the within-cell term with beta = " << formatNumber(l.gradientLipschitz, "%.6g")
+       << " fixed by the mesh); KL and R_alpha not certified\n";
   } else {
     os << "    poisson: rate gamma = " << formatNumber(c.batch.rate, "%.6g")
        << ", every batch B enumerated with weight gamma^|B| (1-gamma)^(n-|B|), identical records merged: "

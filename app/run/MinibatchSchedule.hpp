@@ -25,12 +25,19 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
 
 /// Throws InputError, naming the key, for what the density solver does not evolve with minibatches: the tracing
 /// diffusions, chapman_kolmogorov with Poisson sampling or with more cyclic kernel tables than one table may hold,
-/// and a Poisson mixture beyond kPoissonWorkBudget (its cost stated). Nothing for full batches.
+/// a Poisson mixture to enumerate beyond kPoissonWorkBudget (its cost stated), and a displacement lattice the case
+/// cannot take (d >= 2, a constraint, a loss without a Lipschitz bound of its per-example gradients). Nothing for
+/// full batches.
 void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, std::size_t cells);
 /// Poisson sampling's budget in solver::PoissonBatchMixture::costEstimate units (one cell of a 1-D remap, ~40 ns)
 /// per dataset and step: 2^30, about 40 s per step and dataset (docs/noisy-gd.md §9): 2^16 batch maps on 2^14 cells
 /// in 1-D, 2^12 on 51^2 cells in 2-D.
 inline constexpr double kPoissonWorkBudget = 1073741824.0;
+
+/// Whether the case's Poisson mixture goes on the displacement lattice (solver::PoissonLatticeMixture,
+/// docs/noisy-gd.md §9.2): batch.mixture = "lattice", or "auto" where the exact enumeration exceeds kPoissonWorkBudget
+/// in 1-D. False for other samplings.
+bool usesPoissonLattice(const Case& c, const EmpiricalLosses& losses);
 
 /// The summary's lines on minibatches (not for full batches): the mode, b, the normalisation, m or the batch maps.
 std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses);

@@ -56,7 +56,8 @@ void RunStepper::observe(long step, double t, Vec u) {
   }
   const bool isOutput = step % c.output.every == 0 || step == plan_.steps();
   if (!isOutput) return;
-  const auto v = divergences_.evaluate(u, constrained ? &plan_.gd->boundary() : nullptr);
+  auto v = divergences_.evaluate(u, constrained ? &plan_.gd->boundary() : nullptr);
+  if (plan_.gd && plan_.gd->boundsMixture()) v.mixtureTvBound = mixtureTvBound_;
   const std::vector<double> row = divergenceRow(step, t, v, constrained);
   observers_.observe({step, t, u, v, columns_, row});
   last_ = v;
@@ -100,6 +101,11 @@ void RunStepper::runNoisyGd() {
       outflowQ_.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];
     }
     largestWallMass_ = std::max({largestWallMass_, report.wallMassP, report.wallMassQ});
+    // Markov kernels do not expand TV: the steps' bounds add up (docs/noisy-gd.md §9.2).
+    mixtureTvBound_[0] += report.mixtureBoundP.lattice;
+    mixtureTvBound_[1] += report.mixtureBoundQ.lattice;
+    withinCellTvBound_[0] += report.mixtureBoundP.withinCell;
+    withinCellTvBound_[1] += report.mixtureBoundQ.withinCell;
     observeStep(k, plan_.c.noisyGd.eta * static_cast<double>(k));
   }
 }
@@ -134,6 +140,9 @@ void RunStepper::saveState(io::CheckpointData& ck, long step, double t, Vec u) c
   ck.put("/run/outflow_p", std::vector<double>(outflowP_.mass.begin(), outflowP_.mass.end()));
   ck.put("/run/outflow_q", std::vector<double>(outflowQ_.mass.begin(), outflowQ_.mass.end()));
   ck.put("/run/largest_wall_mass", {largestWallMass_});
+  if (plan_.gd && plan_.gd->boundsMixture())
+    ck.put("/run/mixture_tv_bound", {mixtureTvBound_[0], mixtureTvBound_[1], withinCellTvBound_[0],
+                                      withinCellTvBound_[1]});
 }
 
 long RunStepper::restore(const io::CheckpointData& ck) {
@@ -179,11 +188,17 @@ long RunStepper::restore(const io::CheckpointData& ck) {
   std::copy(op.begin(), op.end(), outflowP_.mass.begin());
   std::copy(oq.begin(), oq.end(), outflowQ_.mass.begin());
   largestWallMass_ = ck.array("/run/largest_wall_mass", 1)[0];
+  if (plan_.gd && plan_.gd->boundsMixture()) {
+    const auto& m = ck.array("/run/mixture_tv_bound", 4);
+    mixtureTvBound_ = {m[0], m[1]};
+    withinCellTvBound_ = {m[2], m[3]};
+  }
   return resumeStep_;
 }
 
 const solver::DivergenceValues& RunStepper::restoredValues() {
   last_ = divergences_.evaluate(u_, plan_.constrained() ? &plan_.gd->boundary() : nullptr);
+  if (plan_.gd && plan_.gd->boundsMixture()) last_.mixtureTvBound = mixtureTvBound_;
   lastStep_ = resumeStep_;
   return last_;
 }

@@ -5,6 +5,7 @@
 // observer; noisy GD takes its K steps here, with the tracing diffusions between them when asked for.
 #include <petscvec.h>
 
+#include <array>
 #include <optional>
 
 #include "app/observers/DivergenceSeries.hpp"
@@ -44,6 +45,10 @@ public:
   const solver::Outflow& outflowP() const { return outflowP_; }
   const solver::Outflow& outflowQ() const { return outflowQ_; }
   double largestWallMass() const { return largestWallMass_; }
+  /// Poisson on a displacement lattice: the accumulated TV bounds of p and q against the exact mixture (0 otherwise),
+  /// of the lattice (rounding, pruning) and of the cells' within-cell discretisation.
+  const std::array<double, 2>& mixtureTvBound() const { return mixtureTvBound_; }
+  const std::array<double, 2>& withinCellTvBound() const { return withinCellTvBound_; }
 
 private:
   void observe(long step, double t, Vec u);
@@ -63,6 +68,7 @@ private:
   long lastStep_ = -1;  // the step last_ was evaluated at
   solver::Outflow outflowP_, outflowQ_;
   double largestWallMass_ = 0.0;
+  std::array<double, 2> mixtureTvBound_{0.0, 0.0}, withinCellTvBound_{0.0, 0.0};
   double observerSeconds_ = 0.0;
 };
 

@@ -258,6 +258,17 @@ void warnings(std::ostream& s, const RunReport& r) {
                   outP, outQ, std::max(outP, outQ) > 1e-8 ? "  WARNING: enlarge the box" : "");
     s << b;
   }
+  if (p.gd && p.gd->boundsMixture()) {
+    const auto& m = r.stepper.mixtureTvBound();
+    const auto& w = r.stepper.withinCellTvBound();
+    s << "  Poisson displacement lattice (docs/noisy-gd.md §9.2): TV to the exact batch mixture added by the lattice at "
+      << "most p " << formatNumber(m[0], "%.3e") << ", q " << formatNumber(m[1], "%.3e")
+      << " (in accuracy.csv's estimates of TV, delta(eps) and eps; KL and R_alpha not certified)"
+      << (std::max(m[0], m[1]) > c.batch.mixtureTolerance ? "  WARNING: above batch.mixture_tolerance" : "") << "\n"
+      << "    the cells' within-cell discretisation (first order in the cell width; the companion meshes estimate it "
+      << "with the other spatial errors): at most p " << formatNumber(w[0], "%.3e") << ", q "
+      << formatNumber(w[1], "%.3e") << " in the worst case\n";
+  }
   r.faults.summary(s);
   if (!r.divergences.informationUnavailable().empty())
     s << "  WARNING: the Renyi information is not computed (nan in renyi.csv): "

@@ -208,6 +208,10 @@ struct DivergenceValues {
   std::vector<ExactEpsilonAtDelta> exactEpsilon;
   // q against p (FunctionalSettings::reverseDirection; empty otherwise).
   ReverseDivergences reverse;
+  // Poisson sampling on a displacement lattice (PoissonLatticeMixture): the bounds, accumulated over the steps so
+  // far, on TV between the computed p (q) and the one the exact batch mixture gives; set by the caller, absent
+  // otherwise.
+  std::optional<std::array<double, 2>> mixtureTvBound;
 };
 
 /// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.

@@ -35,6 +35,16 @@ struct DatasetDrift {
   std::vector<GradientField> batches;
   /// Poisson: the records as groups of identical per-example gradient fields.
   std::vector<RecordGroup> records;
+  /// Poisson on a displacement lattice: the group holding the differing record (taken exactly), or -1.
+  long differingGroup = -1;
+};
+
+/// Poisson sampling beyond the exact enumeration (1-D): the displacement lattice of PoissonLatticeMixture.
+struct PoissonLatticeChoice {
+  bool use = false;
+  double spacing = 0, pruneMass = 0;
+  double gradientLipschitz = 0;  // of every clipped per-example gradient (finite)
+  bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
 };
 
 struct MinibatchDrift {
@@ -42,6 +52,7 @@ struct MinibatchDrift {
   DatasetDrift D, DPrime;
   double expectedSize = 1.0;  // b (Poisson: gamma n; the cyclic and full fields carry their 1/b already)
   double rate = 1.0;          // gamma (Poisson)
+  PoissonLatticeChoice lattice;  // Poisson: exact enumeration unless lattice.use
 
   /// The full-batch drift: the gradients of L_D and L_D'.
   static MinibatchDrift fullBatch(GradientField gradientD, GradientField gradientDPrime) {

@@ -51,7 +51,21 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
                                            const NoisyGdSettings& settings)
     : mesh_(mesh), settings_(settings), sampling_(drift.sampling), gatherer_(mesh) {
   if (mesh.fields() != 2) throw std::invalid_argument("NoisyGradientDescent: the mesh must carry 2 fields (p, q)");
-  if (sampling_ == BatchSampling::Poisson) {
+  if (sampling_ == BatchSampling::Poisson && drift.lattice.use) {
+    if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov || !settings_.constraint.isNone() ||
+        mesh.dim() != 1)
+      throw std::invalid_argument("the Poisson displacement lattice needs a 1-D mesh, no constraint and "
+                                  "fokker_planck or exact_convolution");
+    // The bound's noise: N(0, 2 eta Sigma) of the step.
+    LatticeSettings ls{drift.lattice.spacing, drift.lattice.pruneMass,
+                       std::sqrt(2.0 * settings.eta * settings.noiseVariance[0]), drift.lattice.gradientLipschitz,
+                       drift.lattice.monotoneGradients};
+    latticeD_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.D.records), drift.D.differingGroup,
+                                                        drift.rate, drift.expectedSize, settings.eta, ls);
+    latticeDPrime_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.DPrime.records),
+                                                             drift.DPrime.differingGroup, drift.rate,
+                                                             drift.expectedSize, settings.eta, ls);
+  } else if (sampling_ == BatchSampling::Poisson) {
     if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov)
       throw std::invalid_argument("chapman_kolmogorov cannot take the Poisson batch mixture (one kernel per map)");
     mixtureD_ = std::make_unique<PoissonBatchMixture>(mesh.box(), std::move(drift.D.records), drift.rate,
@@ -154,13 +168,17 @@ double wallCellMass(const meshes::BoxMesh& box, const std::vector<double>& field
 }
 }  // namespace
 
-Outflow NoisyGradientDescent::push(int field, long k, std::vector<double>& values) const {
+Outflow NoisyGradientDescent::push(int field, long k, std::vector<double>& values,
+                                   PoissonLatticeMixture::StepBound& bound) const {
+  bound = {};
+  if (latticeD_) return (field == 0 ? latticeD_ : latticeDPrime_)->apply(values, bound);
   if (sampling_ == BatchSampling::Poisson) return (field == 0 ? mixtureD_ : mixtureDPrime_)->apply(values);
   return (field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].apply(values);
 }
 
 void NoisyGradientDescent::forEachImage(int field, long k, const Point3& x,
                                         const std::function<void(const Point3&, double)>& f) const {
+  if (latticeD_) throw std::logic_error("the Poisson displacement lattice has no point images");
   if (sampling_ == BatchSampling::Poisson) return (field == 0 ? mixtureD_ : mixtureDPrime_)->forEachImage(x, f);
   f((field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].map(x), 1.0);
 }
@@ -221,8 +239,8 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u, long stepInde
     gatherer_.scatter(q, u, 1);
     return r;
   }
-  r.pushP = push(0, stepIndex, p);
-  r.pushQ = push(1, stepIndex, q);
+  r.pushP = push(0, stepIndex, p, r.mixtureBoundP);
+  r.pushQ = push(1, stepIndex, q, r.mixtureBoundQ);
   if (projection_) {
     if (convolution_) {
       r.diffP = convolveAndProject(p, boundary_.p, 0, stepIndex);
@@ -269,6 +287,7 @@ std::string NoisyGradientDescent::describe() const {
   std::ostringstream os;
   if (sampling_ == BatchSampling::Cyclic) os << "cyclic batches: " << pushD_.size() << " batch maps visited in turn; ";
   if (mixtureD_) os << mixtureD_->describe() << "; ";
+  if (latticeD_) os << "D: " << latticeD_->describe() << "; D': " << latticeDPrime_->describe() << "; ";
   if (!kernelD_.empty()) return os.str() + "push-forward and noise: " + kernelD_[0]->describe();
   os << "push-forward: monotone cubic remap by shears; diffusion: ";
   if (diffusion_) os << "fokker_planck, " << settings_.diffusionSubsteps << " substeps, " << diffusion_->describe();
@@ -285,6 +304,7 @@ std::string NoisyGradientDescent::describe() const {
 namespace fpdp::solver {
 
 bool NoisyGradientDescent::canStepFromGaussian() const {
+  if (latticeD_) return false;  // the lattice's bound is per step on the mesh
   if (mixtureD_) {
     // Every quadrature node's images under every batch map, each spread over the mesh.
     const double work = std::max(mixtureD_->batchMaps(), mixtureDPrime_->batchMaps()) *

@@ -43,6 +43,7 @@
 #include "solver/noisygd/GaussianConvolution.hpp"
 #include "solver/noisygd/MinibatchDrift.hpp"
 #include "solver/noisygd/PoissonBatchMixture.hpp"
+#include "solver/noisygd/PoissonLatticeMixture.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
 namespace fpdp::solver {
@@ -94,10 +95,14 @@ public:
                            // 0 with a constraint: the padded mesh holds the kernel's reach, and Pi_C takes it)
     double wallMassP = 0, wallMassQ = 0;  // Fokker–Planck route with a constraint: mass in the wall cells after
                                           // the noise, before Pi_C (what the no-flux walls may have distorted)
+    // Poisson on a displacement lattice: the step's TV bounds against the exact mixture (PoissonLatticeMixture).
+    PoissonLatticeMixture::StepBound mixtureBoundP, mixtureBoundQ;
   };
   /// Advances the interlaced (p, q) state, with the boundary bins, by one noisy-GD step: p_k -> p_{k+1} with k =
   /// stepIndex (0-based), which chooses the cyclic batch k mod m (full batches and Poisson sampling ignore it).
   StepReport step(Vec u, long stepIndex = 0);
+  /// Whether the Poisson mixture is on the displacement lattice (StepReport::mixtureBound* then bound its error).
+  bool boundsMixture() const { return latticeD_ != nullptr; }
   /// Whether stepFromGaussian applies: no constraint set, a diagonal noise covariance, and for a Poisson mixture at
   /// most kMixtureStartWork (batch maps x quadrature nodes x cells).
   bool canStepFromGaussian() const;
@@ -137,7 +142,8 @@ private:
   NoisyGdSettings settings_;
   BatchSampling sampling_;
   std::vector<PushForward> pushD_, pushDPrime_;                   // full: one; cyclic: one per batch; Poisson: none
-  std::unique_ptr<PoissonBatchMixture> mixtureD_, mixtureDPrime_;  // Poisson
+  std::unique_ptr<PoissonBatchMixture> mixtureD_, mixtureDPrime_;  // Poisson, enumerated
+  std::unique_ptr<PoissonLatticeMixture> latticeD_, latticeDPrime_;  // Poisson on a displacement lattice (1-D)
   FieldGatherer gatherer_;
   std::unique_ptr<FokkerPlanckOperator> heat_;
   std::unique_ptr<DensityEvolution> diffusion_;
@@ -154,7 +160,8 @@ private:
   std::unique_ptr<ConstraintProjection> paddedProjection_;
   std::unique_ptr<GaussianConvolution> paddedConvolution_;
   /// The push-forward of step k for field 0 (p, D) or 1 (q, D'), in place.
-  Outflow push(int field, long k, std::vector<double>& values) const;
+  /// bound (out): the Poisson lattice's TV bounds of the push-forward (0 otherwise).
+  Outflow push(int field, long k, std::vector<double>& values, PoissonLatticeMixture::StepBound& bound) const;
   /// The images of a point mass at x under step k's map(s) with their weights (one image of weight 1 unless Poisson).
   void forEachImage(int field, long k, const Point3& x, const std::function<void(const Point3&, double)>& f) const;
   std::size_t batchIndex(long k) const { return static_cast<std::size_t>(k % static_cast<long>(pushD_.size())); }

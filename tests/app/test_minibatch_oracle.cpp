@@ -14,6 +14,7 @@
 #include "app/CaseReader.hpp"
 #include "app/ModelBuilding.hpp"
 #include "app/run/MinibatchOracle.hpp"
+#include "app/run/MinibatchSchedule.hpp"
 #include "models/GaussianFunctionals.hpp"
 
 BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
@@ -96,4 +97,28 @@ BOOST_AUTO_TEST_CASE(poisson_oracle_gives_the_mixtures_tv_and_eps) {
   BOOST_TEST(one.oracle->tv(6, 1.2) == models::gaussianHockeyStick(mp, V, mq, V, 0.0), boost::test_tools::tolerance(1e-10));
   BOOST_TEST(one.oracle->epsilon(1e-5, 6, 1.2) == models::gaussianExactEpsilon(mp, V, mq, V, 1e-5),
              boost::test_tools::tolerance(1e-10));
+}
+
+BOOST_AUTO_TEST_CASE(the_lattice_takes_the_differing_record_exactly_for_every_neighbour_kind) {
+  // minibatch-poisson-lattice-linear-1d: D's record 0 is x = 1.0 (gradient -1.0 of the loss -x theta), D''s
+  // replacement or added record x = -1.0 (gradient +1.0). The group marked differing must hold that record (a group of
+  // one: the other records are 0.5 and -0.3), on the side(s) where it exists.
+  using models::NeighbourKind;
+  for (const NeighbourKind kind : {NeighbourKind::Replace, NeighbourKind::Add, NeighbourKind::Remove}) {
+    app::Case c = validationCase("minibatch-poisson-lattice-linear-1d");
+    c.neighbour.kind = kind;
+    const auto losses = app::buildEmpiricalLosses(c);
+    const auto drift = app::minibatchDrift(c, losses, 1);
+    BOOST_TEST_REQUIRE(drift.lattice.use);
+    const auto gradientOf = [](const solver::DatasetDrift& d) {
+      BOOST_TEST_REQUIRE(d.differingGroup >= 0);
+      const auto& g = d.records[static_cast<std::size_t>(d.differingGroup)];
+      BOOST_TEST(g.count == 1);
+      return g.gradient({0.3, 0, 0})[0];
+    };
+    if (kind == NeighbourKind::Add) BOOST_TEST(drift.D.differingGroup == -1);
+    else BOOST_TEST(gradientOf(drift.D) == -1.0);
+    if (kind == NeighbourKind::Remove) BOOST_TEST(drift.DPrime.differingGroup == -1);
+    else BOOST_TEST(gradientOf(drift.DPrime) == 1.0);
+  }
 }

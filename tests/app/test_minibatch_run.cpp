@@ -5,12 +5,17 @@
 //     another order: measured 2e-15 relative in divergence.csv);
 //   - the shipped cases (cases/dpsgd-cyclic-1d.toml, cases/dpsgd-poisson-1d.toml) write the usual outputs and say the
 //     mode, b and the normalisation; add and remove neighbours run;
-//   - refused combinations exit with status 2, name the key and create nothing; 2 ranks give what 1 rank gives;
+//   - beyond the enumeration's budget (1-D) the Poisson mixture goes on the displacement lattice (docs/noisy-gd.md
+//     §9.2) and says so; cases/dpsgd-poisson-large-n-1d.toml (n = 500) carries the lattice's TV bound into
+//     accuracy.csv and leaves KL and R_alpha uncertified;
+//   - refused combinations exit with status 2, name the key and create nothing; 2 ranks give what 1 rank gives (the
+//     lattice too);
 //   - with a constraint set, mass (cells and boundary bins) stays 1 and the two noise routes agree;
 //   - the batches of D' for removed and added records (cyclic, quadratic loss): R_2 against the Gaussian recursion.
 #define BOOST_TEST_MODULE app_minibatch
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <tuple>
@@ -111,6 +116,40 @@ BOOST_AUTO_TEST_CASE(shipped_minibatch_cases_write_the_usual_outputs) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(shipped_large_n_poisson_case_runs_on_the_lattice_with_its_bound) {
+  // n = 500 records: 2^500 batches, so the displacement lattice (docs/noisy-gd.md §9.2). Its TV bound, printed in the
+  // summary, is part of accuracy.csv's TV estimate; KL gets no bound from TV: not certified, conservative +inf.
+  TemporaryDirectory tmp("fpdp-minibatch");
+  const fs::path out = tmp.path() / "large";
+  const auto r = runFpdp({"run", (kCases / "dpsgd-poisson-large-n-1d.toml").string(), "--output", out.string()});
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.output);
+  BOOST_TEST(contains(r.output, "NOT enumerated (beyond the budget)"), r.output);
+  const std::string key = "added by the lattice at most p ";
+  const auto at = r.output.find(key);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, r.output);
+  const double boundP = std::stod(r.output.substr(at + key.size()));
+  const double boundQ = std::stod(r.output.substr(r.output.find(", q ", at) + 4));
+  BOOST_TEST(boundP > 0.0);
+  BOOST_TEST(boundQ > 0.0);
+  std::istringstream text(readFile(out / "accuracy.csv"));
+  std::string header;
+  std::getline(text, header);
+  std::vector<std::string> names;
+  std::istringstream fields(header);
+  for (std::string f; std::getline(fields, f, ',');) names.push_back(f);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    BOOST_TEST_REQUIRE((it != names.end()), name);
+    return static_cast<std::size_t>(it - names.begin());
+  };
+  const auto last = csvNumbers(out / "accuracy.csv").back();
+  // The summary prints 4 digits: the estimate holds the bound to that precision.
+  BOOST_TEST(last.at(column("tv_error_estimate")) >= (boundP + boundQ) * (1 - 1e-3));
+  BOOST_TEST(last.at(column("kl_certified")) == 0.0);
+  BOOST_TEST(std::isinf(last.at(column("kl_conservative"))));
+  BOOST_TEST(std::isinf(last.at(column("renyi_2_conservative"))));
+}
+
 BOOST_AUTO_TEST_CASE(add_and_remove_neighbours_run_with_minibatches) {
   TemporaryDirectory tmp("fpdp-minibatch");
   const auto removed = runText(tmp, "remove",
@@ -143,8 +182,17 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
     labels += (i ? ", " : "") + std::string(i % 3 ? "1" : "-1");
   }
   manyRecords += "]\n" + labels + "]\n";
-  std::string large = smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.2\n");
+  std::string large = smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.2\nmixture = \"enumerate\"\n");
   large.replace(large.find("records = ["), large.find("[neighbour]") - large.find("records = ["), manyRecords);
+  // The same case with batch.mixture = "auto" (the default) goes on the displacement lattice and says so.
+  std::string lattice = large;
+  lattice.replace(lattice.find("mixture = \"enumerate\"\n"), 21, "mixture_tolerance = 1e-3\n");
+  const auto onLattice = runText(tmp, "lattice", lattice);
+  BOOST_REQUIRE_MESSAGE(onLattice.outcome.status == 0, onLattice.outcome.output);
+  BOOST_TEST(contains(onLattice.outcome.output, "NOT enumerated (beyond the budget)"), onLattice.outcome.output);
+  BOOST_TEST(contains(onLattice.outcome.output, "Poisson displacement lattice (docs/noisy-gd.md"), onLattice.outcome.output);
+  // KL gets no bound from TV: not certified, conservative value +inf.
+  BOOST_TEST(contains(onLattice.outcome.output, "NOT CERTIFIED, conservative value inf"), onLattice.outcome.output);
   std::string kernels = smallCase("[batch]\nsampling = \"cyclic\"\nsize = 1\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
                                   "diffusion = \"chapman_kolmogorov\"\n");
   kernels.replace(kernels.find("cells = [120]"), 13, "cells = [6000]");
@@ -156,6 +204,12 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
                              "diffusion = \"chapman_kolmogorov\"\n"),
        "noisy_gd.diffusion"},
       {"budget", large, "batch.sampling"},
+      // The displacement lattice does not carry a constraint set's boundary point masses.
+      {"lattice-constraint",
+       smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
+                 "constraint = \"box\"\nconstraint_lower = [-0.5]\nconstraint_upper = [0.5]\n"),
+       "noisy_gd.constraint"},
+      {"mixture-with-cyclic", smallCase("[batch]\nsampling = \"cyclic\"\nsize = 2\nmixture = \"lattice\"\n"), "batch.mixture"},
       // 5 cyclic batches x 2 datasets of 6000 x 6000 kernel values: 3.6e8 > the limit 2.7e8.
       {"kernels", kernels, "batch.size"},
   };
@@ -172,7 +226,8 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
   // Every rank gathers the fields and pushes them through every batch map; the noise step runs distributed (the
   // linear solver's rounding is the only difference allowed, as for full batches).
   TemporaryDirectory tmp("fpdp-minibatch");
-  for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n"}) {
+  for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n",
+                                  "[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-3\n"}) {
     const fs::path file = tmp.path() / "case.toml";
     writeText(file, smallCase(batch));
     const fs::path one = tmp.path() / "one", two = tmp.path() / "two";

@@ -2,7 +2,8 @@
 //   - a run interrupted right after a checkpoint (FPDP_TEST_KILL_AFTER_CHECKPOINT) and continued with --restart
 //     writes the same files, byte for byte (fpdp.h5 dataset by dataset), and the same summary as an uninterrupted
 //     run: Langevin with BDF2 (the integrator's history), projected noisy GD (the boundary bins), noisy GD with
-//     tracing, minibatch noisy SGD (cyclic and Poisson); serial and on 2 ranks;
+//     tracing, minibatch noisy SGD (cyclic and Poisson, enumerated and on the displacement lattice); serial and on 2
+//     ranks;
 //   - runs killed with SIGKILL at seeded random moments leave only readable files, and continue to the same result;
 //   - bad restarts exit with status 2 and a message naming what is wrong, and leave the interrupted run intact.
 #define BOOST_TEST_MODULE app_restart
@@ -77,6 +78,10 @@ BOOST_AUTO_TEST_CASE(noisy_gd_with_tracing_restart_is_bit_identical) {
 BOOST_AUTO_TEST_CASE(cyclic_minibatch_restart_is_bit_identical) { checkRestartIsExact("gd-cyclic-1d.toml", 4, 1); }
 
 BOOST_AUTO_TEST_CASE(poisson_minibatch_restart_is_bit_identical) { checkRestartIsExact("gd-poisson-1d.toml", 4, 1); }
+
+BOOST_AUTO_TEST_CASE(poisson_lattice_restart_is_bit_identical) {
+  checkRestartIsExact("gd-poisson-lattice-1d.toml", 4, 1);
+}
 
 BOOST_AUTO_TEST_CASE(restart_on_two_ranks_is_bit_identical) {
   // MUMPS LU, distributed history. (Projected noisy GD on a 2-D mesh is not tested here: two uninterrupted 2-rank

@@ -1,0 +1,120 @@
+#pragma once
+// The push-forward part of one step of Poisson-subsampled noisy SGD in 1-D when the exact enumeration of the batches
+// (PoissonBatchMixture) is too large: the batch's random displacement on a lattice, with a rigorous bound on the
+// total variation its approximations add to the step (docs/noisy-gd.md §9.2; MATH.md §8 for the step, §3 for TV).
+//
+// The step moves a particle at theta by D_B(theta) = -(eta/b) sum_{j in B} g_j(theta), a sum of independent
+// two-point variables (record j in B with probability gamma). Per source cell i (centre c_i, width h_i):
+//   1. the law of D_B(c_i) by dynamic programming over the records on the lattice Delta Z: record j's displacement
+//      a_j = -(eta/b) g_j(c_i) = (k_j + f_j) Delta is split between k_j Delta (probability 1 - f_j) and (k_j + 1) Delta
+//      (probability f_j), which keeps its mean; identical records are one group (their copies convolved in turn);
+//      lattice points at the law's ends lighter than `pruneMass` are moved to their inner neighbour. The law is the
+//      same at every step (computed once). The differing record (`exactGroup`) is not rounded: its inclusion is a
+//      two-point branch, 0 with probability 1 - gamma and its exact a_z(c_i) with probability gamma.
+//   2. the cell's mass moves, for every lattice point and branch, through x -> x - (eta gamma/b) sum_j (g_j(x) -
+//      g_j(c_i)) + displacement: the cell's remap (PushForward's remapLine) by the mean within-cell variation, shifted.
+// Per particle x in cell i, against the exact mixture followed by the noise N(0, s^2) (s the step's noise standard
+// deviation), three approximations, each bounded in TV (docs/noisy-gd.md §9.2 derives them). Two replace the
+// enumeration (the lattice bound):
+//   rounding: R = sum_{j in B} e_j with E[e_j] = 0 independent of the batch: the first-order term of the noise's
+//     Taylor expansion vanishes and TV <= phi(1) E R^2 / s^2, E R^2 = gamma Delta^2 sum_j f_j (1 - f_j);
+//   pruning: each move shifts its mass by Delta: TV <= erf(Delta / (2 sqrt(2) s)) times the mass moved (summed over
+//     the moves; convolving with the later records' laws does not expand TV).
+// One is the cell's spatial discretisation (first order in h_i; reported apart, the companion meshes estimate it with
+// the scheme's other spatial errors):
+//   within-cell: the batch's variation inside the cell replaced by its mean, error A = -(eta/b) sum_j (1_j - gamma)
+//     (g_j(x) - g_j(c_i)), E A^2 = (eta/b)^2 gamma (1 - gamma) sum_j w_j^2 with w_j = sup over the cell of
+//     |g_j(x) - g_j(c_i)|: at most beta h_i/2 (beta: a Lipschitz bound of every clipped per-example gradient), and for
+//     nondecreasing gradients (convex losses; clipping keeps that in 1-D) the larger of its values at the two faces;
+//     TV <= erf(sqrt(E A^2) / (2 sqrt(2) s)) (TV of two Gaussians, Jensen).
+// A step's bound is sum_i m_i tau_i (m_i the cell's mass, tau_i the term's per unit mass, at most 1); Markov kernels
+// do not expand TV, so the bounds of the steps add up.
+//
+// Cost: once, cells x n x L lattice updates (L the law's width in lattice points); per step and branch, on a uniform
+// line, cells x (M one-cell remaps + L x (cells an image covers) additions) with M = h / Delta, elsewhere cells x L
+// one-cell remaps. Works on the whole field (natural order) held by one process.
+#include <string>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "solver/noisygd/MinibatchDrift.hpp"
+#include "solver/noisygd/PushForward.hpp"
+
+namespace fpdp::solver {
+
+struct LatticeSettings {
+  double spacing = 0;         // Delta > 0
+  double pruneMass = 0;       // end points lighter than this are moved inwards (>= 0)
+  double noiseStdDev = 0;     // s > 0: the step's noise N(0, s^2) that follows the push-forward
+  double gradientLipschitz = 0;  // beta >= 0 (finite): of every clipped per-example gradient
+  bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
+};
+
+/// The law of a cell's lattice displacement: probabilities at (first + k) Delta, k = 0..size-1.
+struct LatticeLaw {
+  long first = 0;
+  std::vector<double> prob;
+  double roundingVariance = 0;  // E R^2
+  double pruned = 0;            // mass moved by pruning, one lattice step per move, summed over the moves
+};
+
+class PoissonLatticeMixture {
+public:
+  /// groups: the records (counts >= 1); exactGroup: the group one of whose records is the differing record (its
+  /// displacement exact), or -1; rate gamma in (0, 1]; expectedSize b > 0; eta the step size. 1-D meshes only.
+  PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::vector<RecordGroup> groups, long exactGroup, double rate,
+                        double expectedSize, double eta, LatticeSettings settings);
+
+  /// The bounds of one step on the TV between the lattice's and the exact mixture, each followed by the noise.
+  struct StepBound {
+    double lattice = 0;     // rounding and pruning
+    double withinCell = 0;  // the cells' spatial discretisation (first order)
+  };
+  /// The mixture's push-forward of `field` (cell averages) in place; bound (out): for the field's mass.
+  Outflow apply(std::vector<double>& field, StepBound& bound) const;
+
+  /// The lattice spacing whose rounding term is at most `tolerance` per unit mass and step for n records at rate
+  /// gamma: phi(1) gamma n Delta^2 / (4 s^2) <= tolerance.
+  static double spacingFor(double tolerance, double noiseStdDev, double rate, long records);
+
+  const LatticeLaw& law(std::size_t cell) const { return laws_[cell]; }
+  /// The bounds of cell i per unit mass and step.
+  double latticeBound(std::size_t cell) const { return latticeBound_[cell]; }
+  double withinCellBound(std::size_t cell) const { return withinCellBound_[cell]; }
+  /// The widest law's lattice points, and the sum over the cells.
+  std::size_t widestLaw() const;
+  double latticePoints() const;
+  std::string describe() const;
+
+  /// The spacing in use: the given one, refined on a uniform line to h / M with M whole.
+  double spacing() const { return settings_.spacing; }
+
+private:
+  LatticeLaw displacementLaw(std::size_t cell) const;
+  /// One source cell's mass (one branch of the differing record, its weight in `mass` and the densities) moved by
+  /// the mean map shifted by `shift` and every lattice point of the cell's law.
+  struct Deposit {
+    std::size_t cell;
+    double mass, rhoLeft, rhoRight, shift;
+  };
+  /// A one-cell remap per lattice point (any line).
+  void depositByRemaps(const Deposit& d, std::vector<double>& out, Outflow& outflow) const;
+  /// A uniform line: one remap per residue of the lattice modulo a cell, then shifted sums.
+  void depositOnUniformLine(const Deposit& d, std::vector<double>& out, Outflow& outflow) const;
+
+  const meshes::BoxMesh& mesh_;
+  std::vector<RecordGroup> groups_;
+  long exactGroup_;
+  long records_ = 0;
+  double rate_, expectedSize_, eta_;
+  LatticeSettings settings_;
+  long cellsPerStep_ = 0;  // M on a uniform line (h = M Delta), 0 otherwise
+  std::vector<std::vector<double>> centreGradients_;  // per group, at the cell centres
+  std::vector<double> meanImages_, meanSlopes_;      // x - (eta gamma/b) sum_j g_j(x) at the faces and its slope
+  std::vector<double> meanSumAtCentre_;              // (eta gamma/b) sum_j g_j(c_i)
+  std::vector<LatticeLaw> laws_;
+  std::vector<double> exactShift_;                   // a_z(c_i) (0 without an exact record)
+  std::vector<double> latticeBound_, withinCellBound_;
+};
+
+}  // namespace fpdp::solver

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -129,6 +130,82 @@ void appendPanels(double lo, double hi, const GradientBound& gradientBound, doub
   appendPanels(mid, hi, gradientBound, curvature, panels);
 }
 
+// A Gaussian in d = 2 or 3 dimensions written as x = (u, v), v the coordinate `conditionalAxis` and u the k = d - 1
+// others in increasing order (every array here is in that order). Then
+//   u ~ N(mu_u, C_uu),  v | u ~ N(m(u), s^2),  m(u) = mu_v + beta^T (u - mu_u),  beta = C_uu^{-1} c_uv,
+//   s^2 = c_vv - c_uv^T beta (the Schur complement), so
+//   P(box) = int_{box_u} N(u; mu_u, C_uu) [Phi((hi_v - m(u))/s) - Phi((lo_v - m(u))/s)] du:
+// the inner integral is exact, the outer one tensor Gauss–Legendre on panels.
+struct ConditionalSplit {
+  int d, k;
+  std::array<int, 3> order{0, 1, 2};  // order[j]: the original axis of coordinate j
+  Vector mean;
+  Matrix covInv;  // C^{-1} permuted
+  Matrix precisionUU;
+  Vector beta;
+  double s, logNormU;
+
+  ConditionalSplit(const Vector& mean0, const Matrix& cov0, const Matrix& covInv0, int conditionalAxis)
+      : d(static_cast<int>(mean0.size())), k(d - 1), mean(d), covInv(d, d) {
+    for (int j = 0, o = 0; j < d; ++j)
+      if (j != conditionalAxis) order[o++] = j;
+    order[k] = conditionalAxis;
+    Matrix cov(d, d);
+    for (int a = 0; a < d; ++a) {
+      mean[a] = mean0[order[a]];
+      for (int b = 0; b < d; ++b) {
+        cov(a, b) = cov0(order[a], order[b]);
+        covInv(a, b) = covInv0(order[a], order[b]);
+      }
+    }
+    const Matrix covUU = cov.topLeftCorner(k, k);
+    const Vector covUV = cov.topRightCorner(k, 1);
+    const Eigen::LLT<Matrix> lltUU(covUU);
+    beta = lltUU.solve(covUV);
+    s = std::sqrt(cov(k, k) - covUV.dot(beta));
+    if (!(s > 0) || !std::isfinite(s)) {
+      throw std::domain_error("Gaussian::boxProbability: covariance too close to singular (conditional variance " +
+                              std::to_string(s * s) + ")");
+    }
+    precisionUU = lltUU.solve(Matrix::Identity(k, k));
+    logNormU = -0.5 * (k * std::log(2 * std::numbers::pi) + 2 * lltUU.matrixLLT().diagonal().array().log().sum());
+  }
+
+  // Bound on |d/du_i log g| over the box whose x - mu has the given centre and half widths, outer axis i restricted
+  // to [a, b] and v to [loV, hiV], g the integrand above. The panels of appendPanels use it: a Gauss–Legendre rule
+  // then integrates g to round-off in relative terms. Two bounds, the smaller is used:
+  //  - d/du_i log g = E[d/du_i log N(u, v) | u, v in [lo_v, hi_v]] = -E[(C^{-1}(x - mu))_i], at most the largest
+  //    |(C^{-1}(x - mu))_i| over the box (tight for a small cell, where the v-range is short);
+  //  - d/du_i log N(u; mu_u, C_uu) = -(C_uu^{-1}(u - mu_u))_i plus d/du_i log[Phi(z_b) - Phi(z_a)] =
+  //    (beta_i/s) E[Z | z_a < Z < z_b]; that conditional mean lies in [z_a, z_b] and has size at most 1 when the
+  //    interval contains 0 (Mills ratio: <= z + 1 beyond z >= 0), so the second term is at most
+  //    (|beta_i|/s)(1 + dist(m(u), [lo_v, hi_v])/s) (tight for a long v-range, e.g. a whole domain).
+  // The curvature of log g is at most (C_uu^{-1})_ii + beta_i^2/s^2 = (C^{-1})_ii. The bounds are local to the box,
+  // so a cell far in the tails gets panels on its own scale; an ordinary mesh cell is a single panel. Restricting
+  // the box never raises either bound, so any refinement of accepted panels is accepted too.
+  double gradientBound(int i, double a, double b, const std::array<double, 3>& centre,
+                       const std::array<double, 3>& halfWidth, double loV, double hiV) const {
+    // max over the box (axis i restricted to [a, b]) of |row . (x - mu)| = |row . centre| + |row| . halfWidth.
+    const auto boxCentre = [&](int j) { return j == i ? 0.5 * (a + b) - mean[i] : centre[j]; };
+    const auto boxHalf = [&](int j) { return j == i ? 0.5 * (b - a) : halfWidth[j]; };
+    double jointCentre = 0, jointSpread = 0, marginalCentre = 0, marginalSpread = 0;
+    double mCentre = mean[k], mSpread = 0;  // range of the conditional mean m(u)
+    for (int j = 0; j < d; ++j) {
+      jointCentre += covInv(i, j) * boxCentre(j);
+      jointSpread += std::abs(covInv(i, j)) * boxHalf(j);
+      if (j == k) continue;
+      marginalCentre += precisionUU(i, j) * boxCentre(j);
+      marginalSpread += std::abs(precisionUU(i, j)) * boxHalf(j);
+      mCentre += beta[j] * boxCentre(j);
+      mSpread += std::abs(beta[j]) * boxHalf(j);
+    }
+    const double joint = std::abs(jointCentre) + jointSpread;
+    const double distance = std::max({0.0, loV - (mCentre - mSpread), (mCentre + mSpread) - hiV});
+    const double split = std::abs(marginalCentre) + marginalSpread + std::abs(beta[i]) / s * (1 + distance / s);
+    return std::min(joint, split);
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -164,7 +241,7 @@ double Gaussian::axisProbability(int axis, double lo, double hi) const {
 
 TensorCellAverages::TensorCellAverages(const Gaussian& g, std::array<std::vector<double>, 3> faces,
                                        std::array<int, 3> start, std::array<int, 3> count)
-    : g_(g), faces_(std::move(faces)), start_(start) {
+    : g_(g), faces_(std::move(faces)), start_(start), count_(count) {
   if (!g.isDiagonal()) return;
   for (int a = 0; a < g.dim(); ++a) {
     const auto axis = static_cast<std::size_t>(a);
@@ -181,12 +258,23 @@ double TensorCellAverages::operator()(int i, int j, int k) const {
   const std::array<int, 3> c{i, j, k};
   const int d = g_.dim();
   if (!g_.isDiagonal()) {
-    std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
-    for (int a = 0; a < d; ++a) {
-      lo[a] = faces_[a][static_cast<std::size_t>(c[a])];
-      hi[a] = faces_[a][static_cast<std::size_t>(c[a]) + 1];
+    if (lineIndex_ != std::array<int, 2>{j, k}) {
+      std::array<double, 3> lo{0, 0, 0}, hi{0, 0, 0};
+      double crossSection = 1;
+      for (int a = 1; a < d; ++a) {
+        lo[a] = faces_[a][static_cast<std::size_t>(c[a])];
+        hi[a] = faces_[a][static_cast<std::size_t>(c[a]) + 1];
+        if (!(lo[a] < hi[a])) throw std::invalid_argument("TensorCellAverages: empty cell (lo >= hi on an axis)");
+        crossSection *= hi[a] - lo[a];
+      }
+      const auto first = static_cast<std::size_t>(start_[0]), n = static_cast<std::size_t>(count_[0]);
+      const std::span<const double> lineFaces(faces_[0].data() + first, n + 1);
+      line_.resize(n);
+      g_.lineBoxProbabilities(0, lineFaces, lo, hi, line_);
+      for (std::size_t m = 0; m < n; ++m) line_[m] /= crossSection * (lineFaces[m + 1] - lineFaces[m]);
+      lineIndex_ = {j, k};
     }
-    return g_.cellAverage(lo, hi);
+    return line_[static_cast<std::size_t>(i - start_[0])];
   }
   // As boxProbability / volume: the product of the axis probabilities, then divided by the product of the widths.
   double probability = 1, volume = 1;
@@ -227,37 +315,10 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
     return probability;
   }
 
-  // Full covariance, d = 2 or 3. Write x = (u, v) with u the first k = d - 1 coordinates. Then
-  //   u ~ N(mu_u, C_uu),  v | u ~ N(m(u), s^2),  m(u) = mu_v + beta^T (u - mu_u),  beta = C_uu^{-1} c_uv,
-  //   s^2 = c_vv - c_uv^T beta (the Schur complement), so
-  //   P(box) = int_{box_u} N(u; mu_u, C_uu) [Phi((hi_v - m(u))/s) - Phi((lo_v - m(u))/s)] du:
-  // the inner integral is exact, the outer one tensor Gauss–Legendre on panels.
-  const int k = d - 1;
-  const Matrix covUU = cov_.topLeftCorner(k, k);
-  const Vector covUV = cov_.topRightCorner(k, 1);
-  const Eigen::LLT<Matrix> lltUU(covUU);
-  const Vector beta = lltUU.solve(covUV);
-  const double s = std::sqrt(cov_(k, k) - covUV.dot(beta));
-  if (!(s > 0) || !std::isfinite(s)) {
-    throw std::domain_error("Gaussian::boxProbability: covariance too close to singular (conditional variance " +
-                            std::to_string(s * s) + ")");
-  }
-  const Matrix precisionUU = lltUU.solve(Matrix::Identity(k, k));
-  const double logNormU = -0.5 * (k * std::log(2 * std::numbers::pi) +
-                                  2 * lltUU.matrixLLT().diagonal().array().log().sum());
-
-  // Panels per outer axis i, on which the Gauss–Legendre rule integrates g (the integrand above) to round-off in
-  // relative terms. d/du_i log g is bounded in two ways, and the smaller bound is used:
-  //  - d/du_i log g = E[d/du_i log N(u, v) | u, v in [lo_v, hi_v]] = -E[(C^{-1}(x - mu))_i], at most the largest
-  //    |(C^{-1}(x - mu))_i| over the box (tight for a small cell, where the v-range is short);
-  //  - d/du_i log N(u; mu_u, C_uu) = -(C_uu^{-1}(u - mu_u))_i plus d/du_i log[Phi(z_b) - Phi(z_a)] =
-  //    (beta_i/s) E[Z | z_a < Z < z_b]; that conditional mean lies in [z_a, z_b] and has size at most 1 when the
-  //    interval contains 0 (Mills ratio: <= z + 1 beyond z >= 0), so the second term is at most
-  //    (|beta_i|/s)(1 + dist(m(u), [lo_v, hi_v])/s) (tight for a long v-range, e.g. a whole domain).
-  // The curvature of log g is at most (C_uu^{-1})_ii + beta_i^2/s^2 = (C^{-1})_ii.
-  // The bounds are local to the box, so a cell far in the tails gets panels on its own scale; an ordinary mesh
-  // cell is a single panel.
-  std::vector<double> centre(static_cast<std::size_t>(d)), halfWidth(static_cast<std::size_t>(d));  // of x - mu
+  // Full covariance, d = 2 or 3: the last coordinate integrated exactly given the others (ConditionalSplit).
+  const ConditionalSplit split(mean_, cov_, covInv_, d - 1);
+  const int k = split.k;
+  std::array<double, 3> centre{0, 0, 0}, halfWidth{0, 0, 0};  // of x - mu
   for (int j = 0; j < d; ++j) {
     centre[j] = 0.5 * (lo[j] + hi[j]) - mean_[j];
     halfWidth[j] = 0.5 * (hi[j] - lo[j]);
@@ -266,32 +327,18 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
   std::vector<std::vector<std::pair<double, double>>> nodes(static_cast<std::size_t>(k));  // (u_i, weight)
   for (int i = 0; i < k; ++i) {
     const auto gradientBound = [&](double a, double b) {
-      // max over the box (axis i restricted to [a, b]) of |row . (x - mu)| = |row . centre| + |row| . halfWidth.
-      const auto boxCentre = [&](int j) { return j == i ? 0.5 * (a + b) - mean_[i] : centre[j]; };
-      const auto boxHalf = [&](int j) { return j == i ? 0.5 * (b - a) : halfWidth[j]; };
-      double jointCentre = 0, jointSpread = 0, marginalCentre = 0, marginalSpread = 0;
-      double mCentre = mean_[k], mSpread = 0;  // range of the conditional mean m(u)
-      for (int j = 0; j < d; ++j) {
-        jointCentre += covInv_(i, j) * boxCentre(j);
-        jointSpread += std::abs(covInv_(i, j)) * boxHalf(j);
-        if (j == k) continue;
-        marginalCentre += precisionUU(i, j) * boxCentre(j);
-        marginalSpread += std::abs(precisionUU(i, j)) * boxHalf(j);
-        mCentre += beta[j] * boxCentre(j);
-        mSpread += std::abs(beta[j]) * boxHalf(j);
-      }
-      const double joint = std::abs(jointCentre) + jointSpread;
-      const double distance = std::max({0.0, lo[k] - (mCentre - mSpread), (mCentre + mSpread) - hi[k]});
-      const double split = std::abs(marginalCentre) + marginalSpread + std::abs(beta[i]) / s * (1 + distance / s);
-      return std::min(joint, split);
+      return split.gradientBound(i, a, b, centre, halfWidth, lo[k], hi[k]);
     };
     std::vector<std::pair<double, double>> panels;
-    appendPanels(lo[i], hi[i], gradientBound, covInv_(i, i), panels);
+    appendPanels(lo[i], hi[i], gradientBound, split.covInv(i, i), panels);
     for (const auto& [a, b] : panels) {
       const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
       for (int q = 0; q < gaussPoints; ++q) nodes[i].emplace_back(mid + half * rule.nodes[q], half * rule.weights[q]);
     }
   }
+  const Matrix& precisionUU = split.precisionUU;
+  const Vector& beta = split.beta;
+  const double s = split.s, logNormU = split.logNormU;
 
   // g at a node, written out for k <= 2 because the 3-D case evaluates it on every node of a 2-D tensor grid.
   const double p00 = precisionUU(0, 0), p01 = k == 2 ? precisionUU(0, 1) : 0, p11 = k == 2 ? precisionUU(1, 1) : 0;
@@ -315,6 +362,137 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
     }
   }
   return probability;
+}
+
+namespace {
+
+// Below this standardised width (cell width over the conditional standard deviation) a cell's conditional interval
+// probability is left to standardNormalProbability; from it on, the difference of two face tail probabilities
+// T(z) = P(Z beyond z on z's side) = erfc(|z|/sqrt 2)/2, each accurate to a few ulp, is as accurate as that:
+//  - both faces on one side, 0 <= a < b = a + w: Q is log-concave with -(log Q)'(a) = phi(a)/Q(a) >= phi(0)/Q(0) =
+//    sqrt(2/pi), so Q(b)/Q(a) <= exp(-0.798 w) and the difference loses at most a factor 1/(1 - exp(-0.798 w)) <= 26
+//    in relative accuracy (w >= 0.05): ~1e-14;
+//  - straddling 0: 1 - T(a) - T(b) >= Phi(w) - Phi(0) >= 0.0195 carries an absolute round-off of a few ulp: ~1e-14.
+constexpr double kMinFaceWidth = 0.05;
+
+}  // namespace
+
+void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, const std::array<double, 3>& lo,
+                                    const std::array<double, 3>& hi, std::span<double> out, int gaussPoints) const {
+  const int d = dim();
+  if (axis < 0 || axis >= d) throw std::invalid_argument("Gaussian::lineBoxProbabilities: axis out of range");
+  if (faces.size() < 2 || out.size() != faces.size() - 1) {
+    throw std::invalid_argument("Gaussian::lineBoxProbabilities: need n + 1 >= 2 faces and n outputs");
+  }
+  for (std::size_t m = 0; m + 1 < faces.size(); ++m) {
+    if (!std::isfinite(faces[m]) || !std::isfinite(faces[m + 1]) || !(faces[m] < faces[m + 1])) {
+      throw std::invalid_argument("Gaussian::lineBoxProbabilities: faces must be finite and increasing");
+    }
+  }
+  const std::size_t n = faces.size() - 1;
+  if (diagonal_ || d > 3) {  // nothing to share: one box at a time (boxProbability checks d and the bounds)
+    std::array<double, 3> cellLo = lo, cellHi = hi;
+    for (std::size_t m = 0; m < n; ++m) {
+      cellLo[axis] = faces[m];
+      cellHi[axis] = faces[m + 1];
+      out[m] = boxProbability(cellLo, cellHi, gaussPoints);
+    }
+    return;
+  }
+  if (gaussPoints < 1 || gaussPoints > kMaxGaussPoints) {
+    throw std::invalid_argument("Gaussian::lineBoxProbabilities: gaussPoints must be in 1.." +
+                                std::to_string(kMaxGaussPoints) + ", got " + std::to_string(gaussPoints));
+  }
+  // The line's axis is the exactly integrated coordinate v: the outer nodes (and the Gaussian factor and conditional
+  // mean at them) are then the same for every cell of the line, and adjacent cells share their faces' tail values.
+  const ConditionalSplit split(mean_, cov_, covInv_, axis);
+  const int k = split.k;
+  std::array<double, 3> uLo{0, 0, 0}, uHi{0, 0, 0}, centre{0, 0, 0}, halfWidth{0, 0, 0};
+  for (int i = 0; i < k; ++i) {
+    uLo[i] = lo[split.order[i]];
+    uHi[i] = hi[split.order[i]];
+    if (!std::isfinite(uLo[i]) || !std::isfinite(uHi[i]) || !(uLo[i] < uHi[i])) {
+      throw std::invalid_argument("Gaussian::lineBoxProbabilities: box bounds must be finite with lo < hi");
+    }
+    centre[i] = 0.5 * (uLo[i] + uHi[i]) - split.mean[i];
+    halfWidth[i] = 0.5 * (uHi[i] - uLo[i]);
+  }
+  // Each cell's panels (as boxProbability's), reduced to a dyadic depth per outer axis: the uniform panels of that
+  // depth refine the cell's own, so they are accepted too (ConditionalSplit::gradientBound). Cells of equal depths
+  // share one set of nodes.
+  std::vector<std::array<int, 2>> depth(n, std::array<int, 2>{0, 0});
+  std::vector<std::pair<double, double>> panels;
+  for (std::size_t m = 0; m < n; ++m) {
+    centre[k] = 0.5 * (faces[m] + faces[m + 1]) - split.mean[k];
+    halfWidth[k] = 0.5 * (faces[m + 1] - faces[m]);
+    for (int i = 0; i < k; ++i) {
+      panels.clear();
+      const auto bound = [&](double a, double b) {
+        return split.gradientBound(i, a, b, centre, halfWidth, faces[m], faces[m + 1]);
+      };
+      appendPanels(uLo[i], uHi[i], bound, split.covInv(i, i), panels);
+      for (const auto& [a, b] : panels)
+        depth[m][i] = std::max(depth[m][i], static_cast<int>(std::lround(std::log2((uHi[i] - uLo[i]) / (b - a)))));
+    }
+  }
+  std::vector<std::array<int, 2>> levels = depth;
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+
+  const GaussLegendreRule& rule = gaussLegendre(gaussPoints);
+  const double p00 = split.precisionUU(0, 0), p01 = k == 2 ? split.precisionUU(0, 1) : 0;
+  const double p11 = k == 2 ? split.precisionUU(1, 1) : 0;
+  const double beta0 = split.beta[0], beta1 = k == 2 ? split.beta[1] : 0, s = split.s;
+  const double invSqrt2 = 1 / std::numbers::sqrt2;
+  std::vector<double> tail(n + 1);
+  std::vector<long> tailNode(n + 1, -1);  // the node at which tail[f] was computed
+  long node = 0;
+  std::fill(out.begin(), out.end(), 0.0);
+  std::array<std::vector<std::pair<double, double>>, 2> nodes;  // per outer axis: (u_i - mu_i, weight)
+  std::vector<std::size_t> cells;
+  for (const auto& level : levels) {
+    cells.clear();
+    for (std::size_t m = 0; m < n; ++m)
+      if (depth[m] == level) cells.push_back(m);
+    for (int i = 0; i < 2; ++i) {
+      nodes[i].clear();
+      if (i >= k) {
+        nodes[i].emplace_back(0.0, 1.0);
+        continue;
+      }
+      const int count = 1 << level[i];
+      const double width = (uHi[i] - uLo[i]) / count, half = 0.5 * width;
+      for (int p = 0; p < count; ++p) {
+        const double mid = uLo[i] + (p + 0.5) * width - split.mean[i];
+        for (int q = 0; q < gaussPoints; ++q) nodes[i].emplace_back(mid + half * rule.nodes[q], half * rule.weights[q]);
+      }
+    }
+    for (const auto& [du0, w0] : nodes[0]) {
+      for (const auto& [du1, w1] : nodes[1]) {
+        ++node;
+        const double quadratic = p00 * du0 * du0 + 2 * p01 * du0 * du1 + p11 * du1 * du1;
+        const double weight = w0 * w1 * std::exp(split.logNormU - 0.5 * quadratic);
+        const double conditionalMean = split.mean[k] + beta0 * du0 + beta1 * du1;
+        const auto faceTail = [&](std::size_t f, double z) {
+          if (tailNode[f] != node) {
+            tail[f] = 0.5 * std::erfc(std::abs(z) * invSqrt2);
+            tailNode[f] = node;
+          }
+          return tail[f];
+        };
+        for (const std::size_t m : cells) {
+          const double a = (faces[m] - conditionalMean) / s, b = (faces[m + 1] - conditionalMean) / s;
+          const double w = (faces[m + 1] - faces[m]) / s;
+          double probability;
+          if (w < kMinFaceWidth) probability = standardNormalProbability(a, b, w);
+          else if (a >= 0) probability = faceTail(m, a) - faceTail(m + 1, b);
+          else if (b <= 0) probability = faceTail(m + 1, b) - faceTail(m, a);
+          else probability = 1 - faceTail(m, a) - faceTail(m + 1, b);
+          out[m] += weight * probability;
+        }
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

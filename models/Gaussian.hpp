@@ -2,6 +2,7 @@
 // Gaussian densities: exact cell averages on boxes, and the closed forms of MATH.md §6 used as oracles.
 #include <array>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "models/Dataset.hpp"
@@ -30,6 +31,13 @@ public:
   /// Probability of the box [lo, hi].
   double boxProbability(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int gaussPoints = 8) const;
 
+  /// Probabilities of the n boxes [faces[m], faces[m + 1]] on `axis` times [lo, hi] on the other axes, into out
+  /// (n = faces.size() - 1 = out.size()). Full covariance: as boxProbability but with `axis` the exactly integrated
+  /// coordinate, so that the outer nodes are shared by the whole line and each face's tail probability by its two
+  /// cells (about n^2 fewer transcendental evaluations per cell than n calls); within ~1e-13 relative of it.
+  void lineBoxProbabilities(int axis, std::span<const double> faces, const std::array<double, 3>& lo,
+                            const std::array<double, 3>& hi, std::span<double> out, int gaussPoints = 8) const;
+
   /// Whether the covariance is diagonal: the box probability is then the product of the axis probabilities.
   bool isDiagonal() const { return diagonal_; }
   /// P(lo <= x_axis <= hi) under the marginal of one coordinate (erfc differences, tails kept relatively accurate).
@@ -45,8 +53,10 @@ private:
 
 /// Exact cell averages of one Gaussian on the cells of a tensor-product grid: with a diagonal covariance from per-axis
 /// probabilities computed once (n_x + n_y + n_z erfc differences instead of d per cell, which the reference errors at
-/// every output step and the initial state would otherwise pay), else by Gaussian::cellAverage per cell. Same values
-/// as cellAverage either way (the same products, in the same order).
+/// every output step and the initial state would otherwise pay), else line by line along axis 0
+/// (Gaussian::lineBoxProbabilities, the line of the last cell asked for cached: ask in the order i fastest). Diagonal:
+/// the same values as cellAverage (the same products, in the same order); full covariance: within ~1e-13 relative.
+/// Not thread-safe (the line cache).
 class TensorCellAverages {
 public:
   /// faces[a]: the faces of axis a (unused axes: empty); the cells asked for must lie in [start[a], start[a] + count[a]).
@@ -60,6 +70,10 @@ private:
   std::array<std::vector<double>, 3> faces_;
   std::array<int, 3> start_;
   std::array<std::vector<double>, 3> axisProbability_;  // per axis, the probability of each cell's interval (diagonal only)
+  std::array<int, 3> count_;
+  // Full covariance: the cell averages of the owned cells on line (j, k) of axis 0.
+  mutable std::vector<double> line_;
+  mutable std::array<int, 2> lineIndex_{-1, -1};
 };
 
 /// Rényi divergence of order alpha > 1 between N(m1, S1) and N(m2, S2) (Gil–Alajaji–Linder, MATH.md §6).

@@ -126,6 +126,8 @@ solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses&
   // higher threshold squeezes the law's tails inwards record after record (measured: 20 times the error at
   // tol / (8 K n erf(Delta / (2 sqrt(2) s)))).
   l.pruneMass = c.batch.mixtureTolerance / (8.0 * K * static_cast<double>(n));
+  l.workBudget = kLatticeWorkBudget;
+  l.pointBudget = kLatticePointBudget;
   l.gradientLipschitz = perExampleGradientLipschitz(losses).value_or(INFINITY);
   // A convex per-example loss has a nondecreasing derivative in 1-D, and clipping (a clamp) keeps it so.
   const auto convex = [](const models::EmpiricalLoss& L) { return L.loss().strongConvexity().value_or(-1.0) >= 0.0; };

@@ -33,6 +33,11 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
 /// per dataset and step: 2^30, about 40 s per step and dataset (docs/noisy-gd.md §9): 2^16 batch maps on 2^14 cells
 /// in 1-D, 2^12 on 51^2 cells in 2-D.
 inline constexpr double kPoissonWorkBudget = 1073741824.0;
+/// The displacement lattice's set-up per dataset (docs/noisy-gd.md §9.2): lattice points written while its laws are
+/// built (2^34, about 10 s here) and held by them (2^27, 1 GiB). The shipped 500-record case at
+/// batch.mixture_tolerance = 1e-6 writes 9.4e9 and holds about 2e7.
+inline constexpr double kLatticeWorkBudget = 17179869184.0;
+inline constexpr double kLatticePointBudget = 134217728.0;
 
 /// Whether the case's Poisson mixture goes on the displacement lattice (solver::PoissonLatticeMixture,
 /// docs/noisy-gd.md §9.2): batch.mixture = "lattice", or "auto" where the exact enumeration exceeds kPoissonWorkBudget

@@ -8,7 +8,9 @@
 #include "app/Checkpoint.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/run/MinibatchOracle.hpp"
+#include "app/NumberFormat.hpp"
 #include "app/run/MinibatchSchedule.hpp"
+#include "io/NumberText.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
 
@@ -183,6 +185,15 @@ void RunPlan::buildPropagator() {
     }
     if (noisyGd)
       gd = std::make_unique<solver::NoisyGradientDescent>(mesh, minibatchDrift(c, losses, dim), noisyGdSettings(c));
+  } catch (const solver::LatticeBudgetExceeded& e) {
+    const std::string allowed = "a tolerance whose lattice fits the budget (" +
+                                formatNumber(kLatticeWorkBudget, "%.3g") + " point updates, " +
+                                formatNumber(kLatticePointBudget, "%.3g") +
+                                " points per dataset): a larger one, fewer cells or fewer distinct records";
+    const std::string value = io::shortestText(c.batch.mixtureTolerance);
+    throw InputError(c.sourcePath.string() + ": batch.mixture_tolerance = " + value + ": " + e.what() +
+                         " (docs/noisy-gd.md §9.2); allowed: " + allowed,
+                     "batch.mixture_tolerance", value, allowed);
   } catch (const PetscFailure& e) {
     throw SolverConfigurationError("PETSc rejected the solver configuration: " +
                                    (capture.message().empty() ? std::string(e.what()) : capture.message()));

@@ -45,6 +45,8 @@ struct PoissonLatticeChoice {
   double spacing = 0, pruneMass = 0;
   double gradientLipschitz = 0;  // of every clipped per-example gradient (finite)
   bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
+  double workBudget = 0;  // lattice points written while the laws are built, per dataset (0: none)
+  double pointBudget = 0;  // lattice points held by the laws, per dataset (0: none)
 };
 
 struct MinibatchDrift {

@@ -59,7 +59,7 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     // The bound's noise: N(0, 2 eta Sigma) of the step.
     LatticeSettings ls{drift.lattice.spacing, drift.lattice.pruneMass,
                        std::sqrt(2.0 * settings.eta * settings.noiseVariance[0]), drift.lattice.gradientLipschitz,
-                       drift.lattice.monotoneGradients};
+                       drift.lattice.monotoneGradients, drift.lattice.workBudget, drift.lattice.pointBudget};
     latticeD_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.D.records), drift.D.differingGroup,
                                                         drift.rate, drift.expectedSize, settings.eta, ls);
     latticeDPrime_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.DPrime.records),

@@ -86,12 +86,25 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   bool uniform = true;
   for (int i = 0; i < ax.cells(); ++i) uniform = uniform && std::fabs(ax.width(i) - h) <= 1e-12 * h;
   if (uniform) {
+    if (!(h / settings_.spacing < 0x1p40)) {
+      std::ostringstream why;
+      why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than 2^40 points per cell";
+      throw LatticeBudgetExceeded(why.str());
+    }
     cellsPerStep_ = static_cast<long>(std::ceil(h / settings_.spacing * (1.0 - 1e-12)));
     settings_.spacing = h / static_cast<double>(cellsPerStep_);
   }
   exactShift_.assign(nc, 0.0);
+  double work = 0.0, stored = 0.0;
   for (std::size_t i = 0; i < nc; ++i) {
-    laws_.push_back(displacementLaw(i));
+    laws_.push_back(displacementLaw(i, work));
+    stored += static_cast<double>(laws_.back().prob.size());
+    if (settings_.pointBudget > 0 && stored > settings_.pointBudget) {
+      std::ostringstream why;
+      why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than " << settings_.pointBudget
+          << " lattice points to hold its laws (budget reached at cell " << i + 1 << " of " << nc << ")";
+      throw LatticeBudgetExceeded(why.str());
+    }
     if (exactGroup_ >= 0)
       exactShift_[i] = -(eta_ / expectedSize_) * centreGradients_[static_cast<std::size_t>(exactGroup_)][i];
     const double s = settings_.noiseStdDev;
@@ -122,7 +135,7 @@ double PoissonLatticeMixture::spacingFor(double tolerance, double noiseStdDev, d
   return noiseStdDev * std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records)));
 }
 
-LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {
+LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work) const {
   LatticeLaw law;
   law.prob = {1.0};
   const double delta = settings_.spacing, g = rate_;
@@ -132,6 +145,13 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {
     if (copies == 0) continue;
     const double t = -(eta_ / expectedSize_) * centreGradients_[r][cell] / delta;
     const double kf = std::floor(t);
+    // A record's displacement beyond 2^52 lattice steps cannot be held (nor its law built): refused like the budget.
+    if (!(std::fabs(kf) < 0x1p52))
+    {
+      std::ostringstream why;
+      why << "the displacement lattice (spacing " << delta << ") puts one record's displacement beyond 2^52 points";
+      throw LatticeBudgetExceeded(why.str());
+    }
     const long k0 = static_cast<long>(kf);
     const double f = t - kf;
     law.roundingVariance += static_cast<double>(copies) * g * f * (1.0 - f) * delta * delta;
@@ -140,6 +160,15 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell) const {
     for (long copy = 0; copy < copies; ++copy) {
       const std::size_t n = law.prob.size();
       const long lo = std::min(0L, k0), hi = static_cast<long>(n) - 1 + std::max(0L, k0 + 1);
+      // Checked before the allocation: a tiny spacing makes hi - lo (and the work) as large as any budget.
+      work += static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
+      if (settings_.workBudget > 0 && work > settings_.workBudget) {
+        std::ostringstream why;
+        why << "the displacement lattice (spacing " << delta << ") needs more than " << settings_.workBudget
+            << " lattice-point updates to build its laws (budget reached at cell " << cell + 1 << " of "
+            << mesh_.axis(0).cells() << ")";
+        throw LatticeBudgetExceeded(why.str());
+      }
       next.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
       // Three contiguous scaled additions (vectorisable): the law shifted by 0, k0 and k0 + 1 points.
       const double* src = law.prob.data();

@@ -37,6 +37,8 @@
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
+#include <stdexcept>
+
 #include "solver/noisygd/MinibatchDrift.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
@@ -48,6 +50,16 @@ struct LatticeSettings {
   double noiseStdDev = 0;     // s > 0: the step's noise N(0, s^2) that follows the push-forward
   double gradientLipschitz = 0;  // beta >= 0 (finite): of every clipped per-example gradient
   bool monotoneGradients = false;  // every clipped per-example gradient nondecreasing (1-D convex losses)
+  /// The set-up's budget: lattice points written by the laws' convolutions, summed over the cells and records
+  /// (0: none). A finer lattice (smaller tolerance) costs more; beyond the budget (or pointBudget) the constructor
+  /// throws LatticeBudgetExceeded before the memory or the time runs away.
+  double workBudget = 0;
+  double pointBudget = 0;  // lattice points held by the laws, summed over the cells (0: none)
+};
+
+/// The displacement lattice would need more work than LatticeSettings::workBudget.
+struct LatticeBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// The law of a cell's lattice displacement: probabilities at (first + k) Delta, k = 0..size-1.
@@ -90,7 +102,8 @@ public:
   double spacing() const { return settings_.spacing; }
 
 private:
-  LatticeLaw displacementLaw(std::size_t cell) const;
+  /// `work` (in, out): the lattice points written so far, checked against the budget.
+  LatticeLaw displacementLaw(std::size_t cell, double& work) const;
   /// One source cell's mass (one branch of the differing record, its weight in `mass` and the densities) moved by
   /// the mean map shifted by `shift` and every lattice point of the cell's law.
   struct Deposit {

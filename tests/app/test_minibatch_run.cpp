@@ -209,6 +209,11 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
        smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
                  "constraint = \"box\"\nconstraint_lower = [-0.5]\nconstraint_upper = [0.5]\n"),
        "noisy_gd.constraint"},
+      // A tolerance no displacement lattice can reach: refused before its laws are built, naming the key.
+      {"lattice-budget",
+       smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-300\n",
+                 "index = 1\nrecord = [-2.0]\nlabel = 1\n"),
+       "batch.mixture_tolerance = 1e-300: the displacement lattice"},
       {"mixture-with-cyclic", smallCase("[batch]\nsampling = \"cyclic\"\nsize = 2\nmixture = \"lattice\"\n"), "batch.mixture"},
       // 5 cyclic batches x 2 datasets of 6000 x 6000 kernel values: 3.6e8 > the limit 2.7e8.
       {"kernels", kernels, "batch.size"},

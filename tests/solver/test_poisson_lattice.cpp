@@ -174,3 +174,28 @@ BOOST_AUTO_TEST_CASE(differing_record_is_exact) {
   BOOST_TEST(eRounded > 1e3 * e);  // the rounded record is visibly not exact: the comparison can fail
   BOOST_TEST(eRounded <= boundRounded.lattice);
 }
+
+BOOST_AUTO_TEST_CASE(set_up_budgets_refuse_before_the_work) {
+  // The laws' set-up is refused, not run, where a tolerance asks for more lattice points than the budgets allow; the
+  // same case within the budgets builds (so the refusal is the budget's, not the case's).
+  const meshes::BoxMesh box({meshes::Axis::uniform(-4.0, 4.0, 40)});
+  const double rate = 0.1, eta = 0.5, s = 0.3;
+  const long n = 30;
+  const std::vector<RecordGroup> groups{{[](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), 0, 0}; }, n}};
+  solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-6, s, rate, n), 0.0, s, 1.0};
+  const solver::PoissonLatticeMixture free(box, groups, -1, rate, rate * n, eta, ls);
+  const double held = free.latticePoints();
+  BOOST_TEST(held > 100.0);
+  ls.pointBudget = 0.5 * held;
+  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
+                    solver::LatticeBudgetExceeded);
+  ls.pointBudget = 2.0 * held;
+  BOOST_CHECK_NO_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls));
+  ls.workBudget = held;  // every law is written at least once per record: the work exceeds the points held
+  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
+                    solver::LatticeBudgetExceeded);
+  // A spacing no lattice can hold is refused at once, whatever the budgets.
+  ls = solver::LatticeSettings{1e-200, 0.0, s, 1.0};
+  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
+                    solver::LatticeBudgetExceeded);
+}

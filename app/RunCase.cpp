@@ -149,7 +149,7 @@ std::string drawPlotsOfRun(const std::string& dir, bool announce, double& second
   }
   std::string warning = plots::drawRunPlotsOrWarn(dir);
   seconds = secondsSince(start);
-  if (announce) std::printf(" %.1f s%s\n", seconds, warning.empty() ? "" : " (failed: see the summary)");
+  if (announce) std::printf(" %.2f s%s\n", seconds, warning.empty() ? "" : " (failed: see the summary)");
   return warning;
 }
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <toml++/toml.h>
+
 #include "io/CsvReader.hpp"
 #include "io/Hdf5Reading.hpp"
 
@@ -45,16 +47,15 @@ Table readTable(const std::string& dir, const std::string& name, bool required) 
 
 namespace {
 
+/// The run's dynamics from its resolved case (parameters.toml, read as TOML like every case): noisy GD plots against
+/// steps, Langevin diffusion against time. A missing or unreadable file reads as Langevin.
 bool noisyGdDynamics(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "parameters.toml");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::string compact;
-    for (const char c : line)
-      if (c != ' ' && c != '\t') compact += c == '\'' ? '"' : c;
-    if (compact == "dynamics=\"noisy_gd\"") return true;
+  try {
+    const toml::table resolved = toml::parse_file((fs::path(dir) / "parameters.toml").string());
+    return resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
+  } catch (const toml::parse_error&) {
+    return false;
   }
-  return false;
 }
 
 }  // namespace

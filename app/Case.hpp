@@ -235,4 +235,12 @@ inline std::optional<ExponentialObstacle> exponentialObstacle(const Case& c) {
   return std::nullopt;
 }
 
+/// Noisy GD whose walls absorb: the push-forward's and the noise kernel's mass beyond the mesh leaves the run and is
+/// counted as outflow (noisy_gd.diffusion exact_convolution or chapman_kolmogorov, no constraint set; the
+/// Fokker–Planck route's walls reflect, and a constraint set projects what reaches them). The densities are then those
+/// of the paths that stayed in the box, below the process on R^d by the mass removed (docs/noisy-gd.md §4.1).
+inline bool wallsAbsorb(const Case& c) {
+  return c.dynamics == "noisy_gd" && c.noisyGd.constraint == "none" && c.noisyGd.diffusion != "fokker_planck";
+}
+
 }  // namespace fpdp::app

@@ -6,6 +6,7 @@
 // hockey_stick.csv, in hockey_stick_accuracy.csv and /hockey_stick_accuracy.
 #include <array>
 #include <optional>
+#include <span>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "app/run/RunObserver.hpp"
 #include "io/Column.hpp"
 #include "io/CsvTable.hpp"
+#include "models/RdpConversion.hpp"
 
 namespace fpdp::app {
 
@@ -33,6 +35,20 @@ struct NumberAccuracy {
 /// |X_h|. `upperLimit`: the largest value the quantity can take (TV: 1).
 NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double rtol, bool trusted,
                               double upperLimit = INFINITY, double largestRatio = INFINITY);
+
+/// How far one direction's root eps~ of delta~(eps) = delta (models::ExactEpsilon, its evaluated delta~ at the root)
+/// can move, at most, where the profile is only known within delta(eps) <= delta~(eps) + boundSelf + e^eps boundOther
+/// (TV bounds of the two densities): delta~ is convex in x = e^eps, so it lies below its chord from the root to the
+/// first eps of the grid (gridEps ascending, gridDelta the values of delta~ there) at which delta~ plus the allowance
+/// is at most delta, and the chord's crossing bounds the moved root. 0 where the allowance fits at the root itself,
+/// +inf where no grid point serves (or the root is not finite).
+double epsilonShiftBound(const models::ExactEpsilon& root, double delta, std::span<const double> gridEps,
+                         std::span<const double> gridDelta, double boundSelf, double boundOther);
+
+/// Absorbing walls (solver::DivergenceValues::absorbedMass) that removed more than this share of either density:
+/// KL and R_alpha are not certified (conservative +inf). The removed mass bounds TV and delta(eps), but nothing of
+/// KL and R_alpha, whose wall-share test cannot see absorbing walls; a guard, not a bound (docs/noisy-gd.md §4.1).
+inline constexpr double kAbsorbedMassGuard = 1e-10;
 
 /// The largest convergence ratio of the case's route that counts as asymptotic: 2^(p + 0.5) for its spatial order p
 /// (2, or 4 with solver.spatial_order = 4), unbounded for the spectral chapman_kolmogorov route.
@@ -56,14 +72,13 @@ public:
 private:
   /// The companions' divergences at the run's step (2h, 4h; null where a companion has none).
   std::array<const solver::DivergenceValues*, 2> companionsAt(long step) const;
-  /// profile: evaluateProfile's (the conservative eps of a Poisson displacement lattice comes from it).
-  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v,
-                                       const std::vector<NumberAccuracy>& profile) const;
-  /// A Poisson displacement lattice's TV bounds in `out` (evaluate's): KL and R_alpha not certified (conservative
-  /// +inf), TV's estimate + TV_p + TV_q, eps(delta) at most the grid's smallest eps whose conservative delta(eps)
-  /// (profile) is at most delta both ways (docs/noisy-gd.md §9.2).
-  void applyMixtureBound(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
-                         std::vector<NumberAccuracy>& out) const;
+  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
+  /// The densities' TV bounds m (a Poisson displacement lattice's, the absorbing walls' removed mass) in `out`
+  /// (evaluate's): TV's estimate + m_p + m_q; each eps(delta)'s estimate + how far its roots move where delta(eps)
+  /// may be larger by m_p + e^eps m_q (epsilonShiftBound; docs/noisy-gd.md §9.2, docs/scheme.md §8); with a lattice,
+  /// KL and R_alpha not certified (conservative +inf).
+  void applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m,
+                           std::vector<NumberAccuracy>& out) const;
   /// delta_pq and delta_qp at every eps of the grid, in that order per eps.
   std::vector<NumberAccuracy> evaluateProfile(long step, const solver::DivergenceValues& v) const;
 
@@ -74,6 +89,7 @@ private:
   std::vector<io::Column> columns_;
   std::vector<std::vector<double>> rows_;
   std::vector<NumberAccuracy> last_;
+  std::optional<std::array<double, 2>> absorbedMass_;  // at the last output step
   std::optional<io::CsvTable> csv_;
   std::vector<double> eps_;  // the hockey-stick eps grid
   std::vector<std::vector<double>> profileRows_;  // step, t, eps, then (value, estimate, certified, conservative) x 2

@@ -408,6 +408,9 @@ void PrivacyOutput::summary(std::ostream& s) const {
       text += ": not computed, the densities are not finite";
     else if (status == models::ExactEpsilonStatus::Zero)
       text += ": delta(0) = TV <= delta";
+    else if (status == models::ExactEpsilonStatus::TruncatedSuspect && wallsAbsorb(case_))
+      text += ": delta(eps) rests on the wall cells; the walls absorb, so the mass they removed bounds what the box "
+              "cuts off (in accuracy.csv's estimate); widen the box for a closer value";
     else if (status == models::ExactEpsilonStatus::TruncatedSuspect)
       text += ": TRUNCATED? delta(eps) rests on the wall cells (the box cuts the tail that decides eps, which may be "
               "larger): widen the box";

@@ -57,11 +57,22 @@ void RunStepper::observe(long step, double t, Vec u) {
   const bool isOutput = step % c.output.every == 0 || step == plan_.steps();
   if (!isOutput) return;
   auto v = divergences_.evaluate(u, constrained ? &plan_.gd->boundary() : nullptr);
-  if (plan_.gd && plan_.gd->boundsMixture()) v.mixtureTvBound = mixtureTvBound_;
+  attachTvBounds(v);
   const std::vector<double> row = divergenceRow(step, t, v, constrained);
   observers_.observe({step, t, u, v, columns_, row});
   last_ = v;
   lastStep_ = step;
+}
+
+/// The TV bounds of the computed densities against the process they stand for: the displacement lattice's, and the
+/// mass the absorbing walls have removed (the initial density's cut-off tail, then every step's outflow).
+void RunStepper::attachTvBounds(solver::DivergenceValues& v) const {
+  if (plan_.gd && plan_.gd->boundsMixture()) v.mixtureTvBound = mixtureTvBound_;
+  if (plan_.wallsAbsorb())
+  {
+    const double initial = std::max(0.0, plan_.truncatedInitialMass);  // 1 - P(box): may round below 0
+    v.absorbedMass = std::array<double, 2>{initial + outflowP_.total(), initial + outflowQ_.total()};
+  }
 }
 
 void RunStepper::run() {
@@ -198,7 +209,7 @@ long RunStepper::restore(const io::CheckpointData& ck) {
 
 const solver::DivergenceValues& RunStepper::restoredValues() {
   last_ = divergences_.evaluate(u_, plan_.constrained() ? &plan_.gd->boundary() : nullptr);
-  if (plan_.gd && plan_.gd->boundsMixture()) last_.mixtureTvBound = mixtureTvBound_;
+  attachTvBounds(last_);
   lastStep_ = resumeStep_;
   return last_;
 }

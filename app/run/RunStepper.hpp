@@ -52,6 +52,7 @@ public:
 
 private:
   void observe(long step, double t, Vec u);
+  void attachTvBounds(solver::DivergenceValues& v) const;
   void runLangevin();
   void runNoisyGd();
 

@@ -212,6 +212,11 @@ struct DivergenceValues {
   // far, on TV between the computed p (q) and the one the exact batch mixture gives; set by the caller, absent
   // otherwise.
   std::optional<std::array<double, 2>> mixtureTvBound;
+  // Noisy GD whose walls absorb (the mass the push-forward and the noise carry beyond the mesh is counted, not
+  // reflected): the mass the box has cut off from p (q) so far, the initial mass outside it and every step's outflow.
+  // The computed density is then the sub-probability of the paths that stayed in the box, below the process on R^d
+  // by exactly that mass: a bound on their TV, like mixtureTvBound's. Set by the caller, absent otherwise.
+  std::optional<std::array<double, 2>> absorbedMass;
 };
 
 /// The quadrature rule shared by every functional: weights = cell volumes of the owned cells.

@@ -133,9 +133,9 @@ void resumeRun(const io::CheckpointData& ck, const RunPlan& plan, RunStepper& st
   const std::size_t fieldSteps = plan.c.output.fields ? outputSteps : 0;
   if (h5.fieldStepCount() != fieldSteps)
     ck.fail("/hdf5/field_steps", "expected " + std::to_string(fieldSteps) + " field steps");
+  faults.restoreState(ck);  // before the observers: the accuracy consults it
   out.observers.restoreState(ck, {K, ck.scalar("/run/time"), stepper.state(), outputSteps, stepper.restoredValues(),
                                   out.series->columns(), out.series->rows()});
-  faults.restoreState(ck);
   onRankZero<OutputDirectoryError>(plan.mesh.comm(), rank, [&] { truncateCsvFiles(ck, workDir); });
   io::CsvTable::setContinuedPaths({});
 }
@@ -232,6 +232,7 @@ int runCase(const Case& c, const RunOptions& options) {
   RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion));
   NumericalFaultMonitor faults(c.faults, plan.mesh);
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());
+  out.accuracy->watchFaults(faults);
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
   addCheckpointsAndProgress(out, plan, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);

@@ -189,6 +189,7 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const sol
         addMixtureBound(out.back(), bound, case_.accuracy.rtol, 1.0);
       }
     }
+  giveUpAfterFaults(out, [](std::size_t) { return 1.0; });
   return out;
 }
 
@@ -233,7 +234,17 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
     if (suspect) out.back().conservative = INFINITY;
   }
   if (const auto tvBound = densityTvBound(v)) applyDensityTvBound(v, *tvBound, out);
+  giveUpAfterFaults(out, [&](std::size_t k) { return k == 1 ? 1.0 : INFINITY; });  // out: kl, tv, renyi..., eps...
   return out;
+}
+
+template <class Limit>
+void AccuracyOutput::giveUpAfterFaults(std::vector<NumberAccuracy>& out, Limit upperLimit) const {
+  if (!faults_ || faults_->faultsSoFar().empty()) return;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    out[k].certified = false;
+    if (!std::isnan(out[k].value)) out[k].conservative = upperLimit(k);
+  }
 }
 
 double epsilonShiftBound(const models::ExactEpsilon& root, double delta, std::span<const double> gridEps,
@@ -294,6 +305,7 @@ void AccuracyOutput::observe(const OutputStep& s) {
   const auto profile = evaluateProfile(s.step, s.values);
   last_ = evaluate(s.step, s.values);
   absorbedMass_ = s.values.absorbedMass;
+  faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";
   std::vector<double> row{static_cast<double>(s.step), s.t};
   for (const auto& a : last_) row.insert(row.end(), {a.value, a.estimate, a.certified ? 1.0 : 0.0, a.conservative});
   rows_.push_back(row);
@@ -321,6 +333,7 @@ void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredSt
   profileRows_ = ck.table("/accuracy/profile_rows", profileColumns().size(), at.outputSteps * eps_.size());
   last_ = evaluate(at.step, at.values);
   absorbedMass_ = at.values.absorbedMass;
+  faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";
 }
 
 void AccuracyOutput::writeHdf5(io::Hdf5Output& h5) {
@@ -353,6 +366,9 @@ void AccuracyOutput::summary(std::ostream& s) const {
   s << "companion solves on " << companion_.meshDescription
     << (companion_.timeDescription.empty() ? "" : " with " + companion_.timeDescription) << "\n";
   if (!companion_.timeUnrefined.empty()) s << "    no number is certified: " << companion_.timeUnrefined << "\n";
+  if (!faultsAtLast_.empty())
+    s << "    no number is certified: numerical faults beyond their default tolerances (" << faultsAtLast_
+      << ") did not stop the run (docs/faults.md); conservative values are the quantities' limits\n";
   if (absorbedMass_ && std::max((*absorbedMass_)[0], (*absorbedMass_)[1]) > kAbsorbedMassGuard)
     s << "    the walls removed p " << formatNumber((*absorbedMass_)[0], "%.3e") << ", q "
       << formatNumber((*absorbedMass_)[1], "%.3e")

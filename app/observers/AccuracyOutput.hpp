@@ -13,6 +13,7 @@
 
 #include "app/Case.hpp"
 #include "app/run/CompanionSolve.hpp"
+#include "app/observers/NumericalFaults.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/Column.hpp"
 #include "io/CsvTable.hpp"
@@ -68,6 +69,10 @@ public:
   void close() override;
   /// The summary's lines: the estimate of each number at the last output step, and what is not certified.
   void summary(std::ostream& s) const;
+  /// After a numerical fault (docs/faults.md) that did not stop the run, no number is certified from then on and the
+  /// conservative values are the quantities' limits (+inf; TV and delta(eps): 1): the fault (densities at the walls,
+  /// negative or non-finite cells) is an error every mesh may share.
+  void watchFaults(const NumericalFaultMonitor& faults) { faults_ = &faults; }
 
 private:
   /// The companions' divergences at the run's step (2h, 4h; null where a companion has none).
@@ -90,6 +95,11 @@ private:
   std::vector<std::vector<double>> rows_;
   std::vector<NumberAccuracy> last_;
   std::optional<std::array<double, 2>> absorbedMass_;  // at the last output step
+  const NumericalFaultMonitor* faults_ = nullptr;
+  std::string faultsAtLast_;  // faults seen by the last output step (empty: none)
+  /// faults_' faults so far, and if any, every number of `out` uncertified at the limit `upperLimit(k)`.
+  template <class Limit>
+  void giveUpAfterFaults(std::vector<NumberAccuracy>& out, Limit upperLimit) const;
   std::optional<io::CsvTable> csv_;
   std::vector<double> eps_;  // the hockey-stick eps grid
   std::vector<std::vector<double>> profileRows_;  // step, t, eps, then (value, estimate, certified, conservative) x 2

@@ -49,6 +49,18 @@ void NumericalFaultMonitor::record(Worst& w, const char* fault, double figure, b
   if (exceeded && spec_.stops(fault) && !stopMessage_) stopMessage_ = message;
 }
 
+std::string NumericalFaultMonitor::faultsSoFar() const {
+  const FaultsSpec defaults;
+  const std::pair<const char*, bool> seen[] = {
+      {"non_finite", nonFinite_.figure > 0.0},
+      {"negative_mass", negative_.figure > std::min(spec_.negativeMassTolerance, defaults.negativeMassTolerance)},
+      {"wall_mass", wall_.figure > std::min(spec_.wallMassTolerance, defaults.wallMassTolerance)}};
+  std::string names;
+  for (const auto& [name, exceeded] : seen)
+    if (exceeded) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
+
 bool NumericalFaultMonitor::check(long step, double t, Vec u, const std::array<double, 2>& beyondBox,
                                   const WallFigures& walls) {
   if (stopped()) return true;

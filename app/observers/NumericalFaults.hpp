@@ -55,6 +55,10 @@ public:
   bool check(long step, double t, Vec u, const std::array<double, 2>& beyondBox = {0.0, 0.0},
              const WallFigures& walls = {});
   bool stopped() const { return stopMessage_.has_value(); }
+  /// The faults whose figure has exceeded, at some step so far, the stricter of the case's tolerance and the default
+  /// one (stopping the run or not), by name; empty if none has. A case file that relaxes a tolerance lets its run go
+  /// on, but the accuracy (AccuracyOutput::watchFaults) certifies nothing past the default.
+  std::string faultsSoFar() const;
   /// What the negative-mass message suggests, for the settings in effect (negativeMassRemedy); "refine the mesh" until
   /// set.
   void setNegativeMassRemedy(std::string remedy) { negativeRemedy_ = std::move(remedy); }

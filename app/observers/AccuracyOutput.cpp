@@ -57,6 +57,7 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
   const double d = std::fabs(fine - coarse), dCoarse = std::fabs(coarse - coarser);
   const double roundOff = kRoundOff * std::max(std::fabs(fine), std::numeric_limits<double>::min());
   bool asymptotic = false;
+  bool preAsymptotic = false;  // converging more slowly than order 1.5: Richardson's estimate bounds nothing
   if (dCoarse <= roundOff) {  // the coarsest mesh already at round-off (the spectral routes)
     a.estimate = 2.0 * std::max(d, dCoarse);
     asymptotic = true;
@@ -76,8 +77,13 @@ NumberAccuracy numberAccuracy(double fine, double coarse, double coarser, double
     // converging but errors of different signs or sizes meeting by chance (measured: r = 8.5 on the default case's
     // delta(1.85) at t = 2.8, whose estimate was 2.4 times too small).
     asymptotic = r >= kAsymptoticRatio && r <= largestRatio;
+    preAsymptotic = r < kAsymptoticRatio;
   }
-  a.conservative = std::min(fine + a.estimate, upperLimit);
+  // Meshes converging more slowly than order 1.5 are not yet in Richardson's range, where the error may still be
+  // much larger than their differences: the estimate is kept (it says how far the meshes disagree), but the
+  // conservative value is the quantity's limit (measured on 48 cells: R_10 2.12 with value + estimate 5.53 against
+  // the closed form 8.78). Ratios above the range keep value + estimate, guarded by the coarser pair's term.
+  a.conservative = preAsymptotic ? upperLimit : std::min(fine + a.estimate, upperLimit);
   a.certified = trusted && asymptotic && a.estimate <= rtol * std::fabs(fine);
   return a;
 }

@@ -40,7 +40,8 @@
 //      around it (weights (1 - f_x or f_x) times (1 - f_y or f_y)), which keeps its mean per component; the law is
 //      held by rows (ragged: each row of y-index its own x-range). Pruning: a row's end points lighter than
 //      `pruneMass` move to their inner neighbour in the row, and an end row reduced to one such point moves one step
-//      in y into the next row (where that row holds its x); every move is one lattice step along an axis. Where the
+//      in y into the next row (on along x to that row's nearest end where it does not hold its x); every lattice
+//      step along an axis is counted. Where the
 //      records' gradients are the same at every cell centre (constant gradients), the cells share one law.
 //   2. The differing record: its exact 2-D displacement, as in 1-D.
 //   3. The deposit: cell (i, j)'s mass moves by the product of two one-cell remaps (PushForward's remapLine): along x

@@ -13,8 +13,10 @@ namespace fpdp::solver {
 namespace {
 
 /// Moves the light end points of every row to their inner neighbour in the row, then end rows reduced to one light
-/// point one step in y into the next row (where that row holds the point's x); compacts the law. Returns the mass
-/// moved, one lattice step per move.
+/// point into the next row: one step in y, and where that row does not hold the point's x, on along x to the row's
+/// nearest end (each lattice step counted: a row's single points would otherwise trail behind the law's drift record
+/// after record, a spine of rows as long as the drift). Compacts the law. Returns the mass moved times the lattice
+/// steps it moved.
 double prunePlane(PlaneLatticeLaw& law, double eps) {
   if (!(eps > 0)) return 0.0;
   auto& p = law.prob;
@@ -38,13 +40,13 @@ double prunePlane(PlaneLatticeLaw& law, double eps) {
   const auto xOf = [&](std::size_t r, std::size_t at) {
     return law.rowFirst[r] + static_cast<long>(at - law.rowStart[r]);
   };
-  // An end row of one light point goes into its neighbour row when that row holds its x.
+  // An end row of one light point goes into its neighbour row, to the point of its x or the row's nearest end.
   const auto intoRow = [&](std::size_t from, std::size_t to) {
     if (hi[from] - lo[from] != 1 || !(p[lo[from]] < eps) || hi[to] == lo[to]) return false;
     const long x = xOf(from, lo[from]), first = xOf(to, lo[to]), last = xOf(to, hi[to] - 1);
-    if (x < first || x > last) return false;
-    p[lo[to] + static_cast<std::size_t>(x - first)] += p[lo[from]];
-    moved += p[lo[from]];
+    const long target = std::clamp(x, first, last);
+    p[lo[to] + static_cast<std::size_t>(target - first)] += p[lo[from]];
+    moved += p[lo[from]] * static_cast<double>(1 + std::labs(x - target));
     return true;
   };
   std::size_t rFirst = 0, rEnd = R;

@@ -104,12 +104,7 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   for (std::size_t i = 0; i < nc; ++i) {
     laws_.push_back(displacementLaw(i, work));
     stored += static_cast<double>(laws_.back().prob.size());
-    if (settings_.pointBudget > 0 && stored > settings_.pointBudget) {
-      std::ostringstream why;
-      why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than " << settings_.pointBudget
-          << " lattice points to hold its laws (budget reached at cell " << i + 1 << " of " << nc << ")";
-      throw LatticeBudgetExceeded(why.str());
-    }
+    checkPoints(stored, i);
     if (exactGroup_ >= 0)
       exactShift_[i] = -(eta_ / expectedSize_) * centreGradients_[static_cast<std::size_t>(exactGroup_)][i];
     latticeBound_.push_back(latticeTerm(laws_.back().roundingVariance, laws_.back().pruned));

@@ -148,7 +148,9 @@ private:
   /// 2-D (PoissonLatticeMixture2d.cpp): the set-up, the law of one cell, and the deposit.
   void setUpPlane();
   PlaneLatticeLaw planeDisplacementLaw(std::size_t cell, double& work) const;
+  /// The set-up's budgets (both dimensions): throw LatticeBudgetExceeded beyond them.
   void checkWork(double work, std::size_t cell) const;
+  void checkPoints(double stored, std::size_t cell) const;
   Outflow applyPlane(std::vector<double>& field, StepBound& bound) const;
   /// The within-cell term per unit mass for the squared sum sum_j w_j^2 (both dimensions).
   double withinCellTerm(double squares) const;

@@ -154,6 +154,15 @@ void PoissonLatticeMixture::checkWork(double work, std::size_t cell) const {
   throw LatticeBudgetExceeded(why.str());
 }
 
+void PoissonLatticeMixture::checkPoints(double stored, std::size_t cell) const {
+  if (!(settings_.pointBudget > 0) || stored <= settings_.pointBudget) return;
+  std::ostringstream why;
+  why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than " << settings_.pointBudget
+      << " lattice points to hold its laws (budget reached at cell " << cell + 1 << " of " << mesh_.totalCells()
+      << ")";
+  throw LatticeBudgetExceeded(why.str());
+}
+
 void PoissonLatticeMixture::setUpPlane() {
   const auto& ax = mesh_.axis(0);
   const auto& ay = mesh_.axis(1);
@@ -217,12 +226,7 @@ void PoissonLatticeMixture::setUpPlane() {
     planeLaws_.push_back(planeDisplacementLaw(c, work));
     planeLawOfCell_[c] = planeLaws_.size() - 1;
     stored += static_cast<double>(planeLaws_.back().prob.size());
-    if (settings_.pointBudget > 0 && stored > settings_.pointBudget) {
-      std::ostringstream why;
-      why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than " << settings_.pointBudget
-          << " lattice points to hold its laws (budget reached at cell " << c + 1 << " of " << nc << ")";
-      throw LatticeBudgetExceeded(why.str());
-    }
+    checkPoints(stored, c);
   }
   for (std::size_t c = 0; c < nc; ++c) {
     const PlaneLatticeLaw& law = planeLaws_[planeLawOfCell_[c]];

@@ -54,6 +54,27 @@ struct Comparison {
   double error, lattice, withinCell, massDefect;  // TV to the exact mixture, the accumulated bounds, mass
 };
 
+/// K steps of both mixtures, each followed by `noise`, from `start`; `massOf` and `tvOf` on the mesh's fields.
+template <class Mass, class Tv>
+Comparison stepBoth(const solver::PoissonBatchMixture& exact, const solver::PoissonLatticeMixture& lattice,
+                    const solver::GaussianConvolution& noise, std::vector<double> start, int K, Mass massOf, Tv tvOf) {
+  auto p = start, q = std::move(start);
+  Comparison c{0, 0, 0, 0};
+  for (int k = 0; k < K; ++k) {
+    exact.apply(p);
+    noise.apply(p);
+    const double before = massOf(q);
+    solver::PoissonLatticeMixture::StepBound bound;
+    const auto lost = lattice.apply(q, bound);
+    c.massDefect = std::max(c.massDefect, std::fabs(massOf(q) + lost.total() - before));
+    c.lattice += bound.lattice;
+    c.withinCell += bound.withinCell;
+    noise.apply(q);
+  }
+  c.error = tvOf(p, q);
+  return c;
+}
+
 /// K steps of both mixtures (push-forward then N(0, s^2)) from N(0, 0.5^2); the lattice's spacing from `tolerance`.
 Comparison compare(const meshes::BoxMesh& box, const std::vector<RecordGroup>& groups, long exactGroup, double rate,
                    double eta, double s, double beta, double tolerance, int K, double pruneMass,
@@ -69,22 +90,9 @@ Comparison compare(const meshes::BoxMesh& box, const std::vector<RecordGroup>& g
   ls.gradientLipschitz = beta;
   ls.monotoneGradients = monotone;
   const solver::PoissonLatticeMixture lattice(box, groups, exactGroup, rate, b, eta, ls);
-  const solver::GaussianConvolution noise(box, {s, 0, 0});
-  auto p = gaussianAverages(box, 0.0, 0.5), q = p;
-  Comparison c{0, 0, 0, 0};
-  for (int k = 0; k < K; ++k) {
-    exact.apply(p);
-    noise.apply(p);
-    const double before = mass(box, q);
-    solver::PoissonLatticeMixture::StepBound bound;
-    const auto lost = lattice.apply(q, bound);
-    c.massDefect = std::max(c.massDefect, std::fabs(mass(box, q) + lost.total() - before));
-    c.lattice += bound.lattice;
-    c.withinCell += bound.withinCell;
-    noise.apply(q);
-  }
-  c.error = tv(box, p, q);
-  return c;
+  return stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, 0, 0}), gaussianAverages(box, 0.0, 0.5), K,
+                  [&box](const std::vector<double>& a) { return mass(box, a); },
+                  [&box](const std::vector<double>& a, const std::vector<double>& b) { return tv(box, a, b); });
 }
 
 }  // namespace
@@ -250,22 +258,9 @@ Comparison compare2d(const meshes::BoxMesh& box, const std::vector<RecordGroup>&
   ls.noiseStdDev = s;
   ls.gradientLipschitz = beta;
   const solver::PoissonLatticeMixture lattice(box, groups, exactGroup, rate, b, eta, ls);
-  const solver::GaussianConvolution noise(box, {s, s, 0});
-  auto p = gaussianAverages2d(box, 0.5), q = p;
-  Comparison c{0, 0, 0, 0};
-  for (int k = 0; k < K; ++k) {
-    exact.apply(p);
-    noise.apply(p);
-    const double before = mass2d(box, q);
-    solver::PoissonLatticeMixture::StepBound bound;
-    const auto lost = lattice.apply(q, bound);
-    c.massDefect = std::max(c.massDefect, std::fabs(mass2d(box, q) + lost.total() - before));
-    c.lattice += bound.lattice;
-    c.withinCell += bound.withinCell;
-    noise.apply(q);
-  }
-  c.error = tv2d(box, p, q);
-  return c;
+  return stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, s, 0}), gaussianAverages2d(box, 0.5), K,
+                  [&box](const std::vector<double>& a) { return mass2d(box, a); },
+                  [&box](const std::vector<double>& a, const std::vector<double>& b) { return tv2d(box, a, b); });
 }
 
 /// n constant 2-D gradients, spread in direction and length.

@@ -23,6 +23,7 @@
 
 using namespace fpdp;
 using solver::Point3;
+using solver::GradientField;
 using solver::RecordGroup;
 
 namespace {
@@ -186,17 +187,19 @@ BOOST_AUTO_TEST_CASE(differing_record_is_exact) {
   BOOST_TEST(eRounded <= boundRounded.lattice);
 }
 
-BOOST_AUTO_TEST_CASE(set_up_budgets_refuse_before_the_work) {
-  // The laws' set-up is refused, not run, where a tolerance asks for more lattice points than the budgets allow; the
-  // same case within the budgets builds (so the refusal is the budget's, not the case's).
-  const meshes::BoxMesh box({meshes::Axis::uniform(-4.0, 4.0, 40)});
-  const double rate = 0.1, eta = 0.5, s = 0.3;
+namespace {
+
+/// The laws' set-up is refused, not run, where a tolerance asks for more lattice points than the budgets allow; the
+/// same case within the budgets builds (so the refusal is the budget's, not the case's). n = 30 identical records at
+/// gamma = 0.1, eta = 0.5, s = ls.noiseStdDev; the laws must hold more than `minHeld` points without budgets.
+void budgetsRefuseBeforeTheWork(const meshes::BoxMesh& box, const GradientField& gradient, solver::LatticeSettings ls,
+                                double minHeld) {
+  const double rate = 0.1, eta = 0.5, s = ls.noiseStdDev;
   const long n = 30;
-  const std::vector<RecordGroup> groups{{[](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), 0, 0}; }, n}};
-  solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-6, s, rate, n), 0.0, s, 1.0};
+  const std::vector<RecordGroup> groups{{gradient, n}};
   const solver::PoissonLatticeMixture free(box, groups, -1, rate, rate * n, eta, ls);
   const double held = free.latticePoints();
-  BOOST_TEST(held > 100.0);
+  BOOST_TEST(held > minHeld);
   ls.pointBudget = 0.5 * held;
   BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
                     solver::LatticeBudgetExceeded);
@@ -209,6 +212,15 @@ BOOST_AUTO_TEST_CASE(set_up_budgets_refuse_before_the_work) {
   ls = solver::LatticeSettings{1e-200, 0.0, s, 1.0};
   BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
                     solver::LatticeBudgetExceeded);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(set_up_budgets_refuse_before_the_work) {
+  const double s = 0.3;
+  budgetsRefuseBeforeTheWork(meshes::BoxMesh({meshes::Axis::uniform(-4.0, 4.0, 40)}),
+                             [](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), 0, 0}; },
+                             {solver::PoissonLatticeMixture::spacingFor(1e-6, s, 0.1, 30), 0.0, s, 1.0}, 100.0);
 }
 
 // ---- 2-D: the lattice Delta Z^2 (docs/noisy-gd.md §9.2, "In two dimensions") against PoissonBatchMixture's 2-D
@@ -352,26 +364,13 @@ BOOST_AUTO_TEST_CASE(plane_differing_record_is_exact) {
 }
 
 BOOST_AUTO_TEST_CASE(plane_set_up_budgets_refuse_before_the_work) {
-  const meshes::BoxMesh box({meshes::Axis::uniform(-4.0, 4.0, 12), meshes::Axis::uniform(-4.0, 4.0, 12)});
   const double rate = 0.1, eta = 0.5, s = 0.3;
   const long n = 30;
-  const std::vector<RecordGroup> groups{
-      {[](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), std::tanh(x[1] + 0.2), 0}; }, n}};
-  solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n, 2), 1e-12, s, 1.0};
-  const solver::PoissonLatticeMixture free(box, groups, -1, rate, rate * n, eta, ls);
-  const double held = free.latticePoints();
-  BOOST_TEST(held > 1000.0);
-  ls.pointBudget = 0.5 * held;
-  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
-                    solver::LatticeBudgetExceeded);
-  ls.pointBudget = 2.0 * held;
-  BOOST_CHECK_NO_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls));
-  ls.workBudget = held;
-  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
-                    solver::LatticeBudgetExceeded);
-  ls = solver::LatticeSettings{1e-200, 0.0, s, 1.0};
-  BOOST_CHECK_THROW(solver::PoissonLatticeMixture(box, groups, -1, rate, rate * n, eta, ls),
-                    solver::LatticeBudgetExceeded);
+  const auto gradient = [](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), std::tanh(x[1] + 0.2), 0}; };
+  budgetsRefuseBeforeTheWork(
+      meshes::BoxMesh({meshes::Axis::uniform(-4.0, 4.0, 12), meshes::Axis::uniform(-4.0, 4.0, 12)}), gradient,
+      {solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n, 2), 1e-12, s, 1.0}, 1000.0);
+  const std::vector<RecordGroup> groups{{gradient, n}};
   // 3-D is not done: refused.
   const meshes::BoxMesh cube({meshes::Axis::uniform(-1.0, 1.0, 4), meshes::Axis::uniform(-1.0, 1.0, 4),
                               meshes::Axis::uniform(-1.0, 1.0, 4)});

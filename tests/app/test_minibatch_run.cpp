@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <tuple>
 
@@ -200,6 +201,18 @@ BOOST_AUTO_TEST_CASE(plane_poisson_case_beyond_the_enumeration_runs_on_the_latti
   const auto d = csvNumbers(run.dir / "divergence.csv");  // step,t,mass_p,mass_q,kl,tv,...
   BOOST_TEST(std::fabs(d.back().at(2) - 1.0) <= 1e-6);
   BOOST_TEST(d.back().at(5) > 0.0);
+  // An anisotropic noise covariance (fokker_planck: exact_convolution takes diagonal ones only): the bound takes its
+  // smallest eigenvalue (conservative), and the summary says so.
+  std::string anisotropic = poissonCase(2, 6, 16, "mixture = \"lattice\"\nmixture_tolerance = 1e-2\n");
+  anisotropic.replace(anisotropic.find("sigma = 0.5"), 11, "covariance = [[0.5, 0.2], [0.2, 0.4]]");
+  anisotropic.replace(anisotropic.find("\"exact_convolution\""), 19, "\"fokker_planck\"");  // a full covariance
+  const auto aniso = runText(tmp, "plane-anisotropic", anisotropic);
+  BOOST_REQUIRE_MESSAGE(aniso.outcome.status == 0, aniso.outcome.output);
+  char smallest[64];
+  std::snprintf(smallest, sizeof smallest, "%.6g", 0.45 - std::sqrt(0.05 * 0.05 + 0.2 * 0.2));
+  BOOST_TEST(contains(aniso.outcome.output, std::string("anisotropic: the lattice's bounds take its smallest eigenvalue ") +
+                                                smallest),
+             aniso.outcome.output);
   const auto enumerate = runText(tmp, "plane-enumerate", poissonCase(2, 16, 24, "mixture = \"enumerate\"\n"));
   BOOST_TEST(enumerate.outcome.status == 2, enumerate.outcome.output);
   BOOST_TEST(contains(enumerate.outcome.output, "batch.sampling"), enumerate.outcome.output);

@@ -288,8 +288,8 @@ constexpr Parameter kParameters[] = {
      "noisy_gd", numberIn(0, 1, true, false)},
     {"batch", "mixture", "string", "—", Presence::Default, R"("auto")", "poisson only", "",
      "How the Poisson batch mixture is computed (docs/noisy-gd.md §9): enumerate: every batch map, exact (refused "
-     "beyond the work budget); lattice: each cell's batch displacement on a lattice, 1-D only, with a bound on the "
-     "TV it adds, reported (§9.2); auto: enumerate where it fits the budget, else lattice in 1-D.",
+     "beyond the work budget); lattice: each cell's batch displacement on a lattice, 1-D and 2-D, with a bound on "
+     "the TV it adds, reported (§9.2); auto: enumerate where it fits the budget, else lattice in 1-D and 2-D.",
      "noisy_gd", oneOf("auto, enumerate, lattice")},
     {"batch", "mixture_tolerance", "number", "—", Presence::Default, "1e-6", "poisson only", "",
      "The displacement lattice's budget: the TV its rounding and pruning may add to each density over the run "

@@ -5,7 +5,7 @@
 //   Poisson batches, a loss with constant per-example gradients (the linear loss), no constraint, d = 1, at most
 //   models::PoissonShiftReference::kMaxLatticePoints lattice points at the last step: lattice mixtures, with KL,
 //   R_alpha, TV and eps(delta) by models::MixturePair1d (quadrature, relative accuracy ~1e-11) and its own tv and
-//   epsilon.
+//   epsilon; d = 2: the mixtures' exact cell averages only (exact.csv's l1 columns; the divergences NaN).
 #include <optional>
 
 #include "app/Case.hpp"

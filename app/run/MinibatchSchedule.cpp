@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <map>
+
+#include <Eigen/Eigenvalues>
 #include <sstream>
 
 #include "app/CaseReader.hpp"
@@ -113,6 +115,14 @@ std::size_t caseCells(const Case& c) {
   return cells;
 }
 
+/// The smallest eigenvalue of the noise covariance Sigma: the lattice's bound takes the step's noise as
+/// N(0, 2 eta lambda_min I), a conservative part of N(0, 2 eta Sigma) (docs/noisy-gd.md §9.2). The solver takes the
+/// same (solver::smallestNoiseVariance).
+double smallestNoiseVariance(const Case& c) {
+  const models::Matrix Sigma = c.noise.sigmaFor(false, c.mesh.dim);
+  return Eigen::SelfAdjointEigenSolver<models::Matrix>(Sigma).eigenvalues().minCoeff();
+}
+
 /// The lattice's spacing and pruning from batch.mixture_tolerance (docs/noisy-gd.md §9.2): half of the budget per
 /// step K for the rounding, an eighth per step and record for each pruning.
 solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses& losses) {
@@ -120,13 +130,14 @@ solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses&
   l.use = true;
   const double K = static_cast<double>(c.noisyGd.steps);
   const long n = static_cast<long>(std::max(losses.lossD->data().size(), losses.lossDPrime->data().size()));
-  const double s = std::sqrt(2.0 * c.noisyGd.eta * c.noise.sigmaFor(false, 1)(0, 0));
-  l.spacing = solver::PoissonLatticeMixture::spacingFor(c.batch.mixtureTolerance / (2.0 * K), s, c.batch.rate, n);
+  const double s = std::sqrt(2.0 * c.noisyGd.eta * smallestNoiseVariance(c));
+  l.spacing =
+      solver::PoissonLatticeMixture::spacingFor(c.batch.mixtureTolerance / (2.0 * K), s, c.batch.rate, n, c.mesh.dim);
   // Each record's convolution prunes a few end points, and pruned mass may be moved again by the next records: a
   // higher threshold squeezes the law's tails inwards record after record (measured: 20 times the error at
   // tol / (8 K n erf(Delta / (2 sqrt(2) s)))).
   l.pruneMass = c.batch.mixtureTolerance / (8.0 * K * static_cast<double>(n));
-  l.workBudget = kLatticeWorkBudget;
+  l.workBudget = latticeWorkBudget(c.mesh.dim);
   l.pointBudget = kLatticePointBudget;
   l.gradientLipschitz = perExampleGradientLipschitz(losses).value_or(INFINITY);
   // A convex per-example loss has a nondecreasing derivative in 1-D, and clipping (a clamp) keeps it so.
@@ -212,11 +223,11 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
   if (usesPoissonLattice(c, losses)) {
     const std::string why = c.batch.mixture == "lattice" ? "batch.mixture = \"lattice\""
                                                          : "an exact enumeration beyond its budget";
-    if (c.mesh.dim != 1)
+    if (c.mesh.dim > 2)
       throw InputError(c.sourcePath.string() + ": " + why + " in " + std::to_string(c.mesh.dim) +
-                           "-D: the displacement lattice (docs/noisy-gd.md §9.2) is 1-D only",
+                           "-D: the displacement lattice (docs/noisy-gd.md §9.2) is 1-D and 2-D only",
                        "batch.mixture", "\"" + c.batch.mixture + "\"",
-                       "\"enumerate\" (or \"auto\") with a Poisson mixture within the budget in d >= 2");
+                       "\"enumerate\" (or \"auto\") with a Poisson mixture within the budget in 3-D");
     if (c.noisyGd.constraint != "none")
       throw InputError(c.sourcePath.string() + ": " + why + " with noisy_gd.constraint = \"" +
                            c.noisyGd.constraint + "\": the displacement lattice does not carry the boundary's point masses",
@@ -241,7 +252,8 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
         << cells << " cells: cost " << formatNumber(cost, "%.3g") << " (1-D remap cells"
         << (c.mesh.dim > 1 ? ", x" + formatNumber(solver::PoissonBatchMixture::kShearCost, "%g") + " in d >= 2" : "")
         << "), above the exact enumeration's budget " << formatNumber(kPoissonWorkBudget, "%.3g")
-        << " (docs/noisy-gd.md §9); fewer distinct records, a coarser mesh, or batch.mixture = \"lattice\" in 1-D";
+        << " (docs/noisy-gd.md §9); fewer distinct records, a coarser mesh, or batch.mixture = \"lattice\" in 1-D "
+           "and 2-D";
     throw InputError(why.str(), "batch.sampling", "\"poisson\"",
                      "a case whose Poisson mixture costs at most " + formatNumber(kPoissonWorkBudget, "%.3g") +
                          " (batch maps x cells" +
@@ -253,9 +265,10 @@ void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, s
 bool usesPoissonLattice(const Case& c, const EmpiricalLosses& losses) {
   if (c.batch.sampling != "poisson" || c.batch.mixture == "enumerate") return false;
   if (c.batch.mixture == "lattice") return true;
-  if (c.mesh.dim != 1) return false;  // auto: d >= 2 enumerates or is refused
+  if (c.mesh.dim > 2) return false;  // auto: 3-D enumerates or is refused
   for (const auto* L : {losses.lossD.get(), losses.lossDPrime.get()})
-    if (solver::PoissonBatchMixture::costEstimate(groupCounts(L->data()), caseCells(c), 1) > kPoissonWorkBudget)
+    if (solver::PoissonBatchMixture::costEstimate(groupCounts(L->data()), caseCells(c), c.mesh.dim) >
+        kPoissonWorkBudget)
       return true;
   return false;
 }
@@ -284,6 +297,13 @@ std::string describeMinibatches(const Case& c, const EmpiricalLosses& losses) {
        << "batch.mixture_tolerance = " << formatNumber(c.batch.mixtureTolerance, "%.3g")
        << ", the within-cell term with beta = " << formatNumber(l.gradientLipschitz, "%.6g")
        << " fixed by the mesh); KL and R_alpha not certified\n";
+    if (c.mesh.dim > 1) {
+      const models::Matrix Sigma = c.noise.sigmaFor(false, c.mesh.dim);
+      const double smallest = smallestNoiseVariance(c);
+      if ((Sigma - smallest * models::Matrix::Identity(c.mesh.dim, c.mesh.dim)).norm() > 1e-12 * smallest)
+        os << "    the noise covariance is anisotropic: the lattice's bounds take its smallest eigenvalue "
+           << formatNumber(smallest, "%.6g") << " (isotropic noise of that variance, conservative)\n";
+    }
   } else {
     os << "    poisson: rate gamma = " << formatNumber(c.batch.rate, "%.6g")
        << ", every batch B enumerated with weight gamma^|B| (1-gamma)^(n-|B|), identical records merged: "

@@ -26,7 +26,7 @@ solver::MinibatchDrift minibatchDrift(const Case& c, const EmpiricalLosses& loss
 /// Throws InputError, naming the key, for what the density solver does not evolve with minibatches: the tracing
 /// diffusions, chapman_kolmogorov with Poisson sampling or with more cyclic kernel tables than one table may hold,
 /// a Poisson mixture to enumerate beyond kPoissonWorkBudget (its cost stated), and a displacement lattice the case
-/// cannot take (d >= 2, a constraint, a loss without a Lipschitz bound of its per-example gradients). Nothing for
+/// cannot take (3-D, a constraint, a loss without a Lipschitz bound of its per-example gradients). Nothing for
 /// full batches.
 void requireSupportedMinibatches(const Case& c, const EmpiricalLosses& losses, std::size_t cells);
 /// Poisson sampling's budget in solver::PoissonBatchMixture::costEstimate units (one cell of a 1-D remap, ~40 ns)
@@ -38,10 +38,15 @@ inline constexpr double kPoissonWorkBudget = 1073741824.0;
 /// batch.mixture_tolerance = 1e-6 writes 9.4e9 and holds about 2e7.
 inline constexpr double kLatticeWorkBudget = 17179869184.0;
 inline constexpr double kLatticePointBudget = 134217728.0;
+/// In 2-D a lattice point written costs about three times a 1-D one (ragged rows, four bilinear weights; measured
+/// 3 ns against 0.6 ns): 2^32 points, about 13 s here.
+inline constexpr double kLatticePlaneWorkBudget = 4294967296.0;
+/// The set-up's budget of lattice points written for a mesh of `dim` dimensions.
+inline double latticeWorkBudget(int dim) { return dim == 1 ? kLatticeWorkBudget : kLatticePlaneWorkBudget; }
 
 /// Whether the case's Poisson mixture goes on the displacement lattice (solver::PoissonLatticeMixture,
 /// docs/noisy-gd.md §9.2): batch.mixture = "lattice", or "auto" where the exact enumeration exceeds kPoissonWorkBudget
-/// in 1-D. False for other samplings.
+/// in 1-D and 2-D. False for other samplings.
 bool usesPoissonLattice(const Case& c, const EmpiricalLosses& losses);
 
 /// The summary's lines on minibatches (not for full batches): the mode, b, the normalisation, m or the batch maps.

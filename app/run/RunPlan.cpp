@@ -187,7 +187,7 @@ void RunPlan::buildPropagator() {
       gd = std::make_unique<solver::NoisyGradientDescent>(mesh, minibatchDrift(c, losses, dim), noisyGdSettings(c));
   } catch (const solver::LatticeBudgetExceeded& e) {
     const std::string allowed = "a tolerance whose lattice fits the budget (" +
-                                formatNumber(kLatticeWorkBudget, "%.3g") + " point updates, " +
+                                formatNumber(latticeWorkBudget(c.mesh.dim), "%.3g") + " point updates, " +
                                 formatNumber(kLatticePointBudget, "%.3g") +
                                 " points per dataset): a larger one, fewer cells or fewer distinct records";
     const std::string value = io::shortestText(c.batch.mixtureTolerance);

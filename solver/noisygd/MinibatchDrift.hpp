@@ -39,7 +39,7 @@ struct DatasetDrift {
   long differingGroup = -1;
 };
 
-/// Poisson sampling beyond the exact enumeration (1-D): the displacement lattice of PoissonLatticeMixture.
+/// Poisson sampling beyond the exact enumeration (1-D, 2-D): the displacement lattice of PoissonLatticeMixture.
 struct PoissonLatticeChoice {
   bool use = false;
   double spacing = 0, pruneMass = 0;

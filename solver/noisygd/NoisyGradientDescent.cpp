@@ -43,6 +43,15 @@ void FieldGatherer::scatter(const std::vector<double>& values, Vec u, int field)
   FPDP_PETSC(VecStrideScatter(global_, field, u, INSERT_VALUES));
 }
 
+double smallestNoiseVariance(const NoisyGdSettings& settings, int dim) {
+  Eigen::Matrix3d S = Eigen::Matrix3d::Zero();
+  for (int a = 0; a < dim; ++a) S(a, a) = settings.noiseVariance[static_cast<std::size_t>(a)];
+  const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};  // noiseCross: Sigma_xy, Sigma_xz, Sigma_yz
+  for (int p = 0; p < 3; ++p)
+    if (pairs[p][1] < dim) S(pairs[p][0], pairs[p][1]) = S(pairs[p][1], pairs[p][0]) = settings.noiseCross[p];
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S.topLeftCorner(dim, dim)).eigenvalues().minCoeff();
+}
+
 NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD,
                                            GradientField gradientDPrime, const NoisyGdSettings& settings)
     : NoisyGradientDescent(mesh, MinibatchDrift::fullBatch(std::move(gradientD), std::move(gradientDPrime)), settings) {}
@@ -53,13 +62,16 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
   if (mesh.fields() != 2) throw std::invalid_argument("NoisyGradientDescent: the mesh must carry 2 fields (p, q)");
   if (sampling_ == BatchSampling::Poisson && drift.lattice.use) {
     if (settings_.diffusion == DiffusionMethod::ChapmanKolmogorov || !settings_.constraint.isNone() ||
-        mesh.dim() != 1)
-      throw std::invalid_argument("the Poisson displacement lattice needs a 1-D mesh, no constraint and "
+        mesh.dim() > 2)
+      throw std::invalid_argument("the Poisson displacement lattice needs a 1-D or 2-D mesh, no constraint and "
                                   "fokker_planck or exact_convolution");
-    // The bound's noise: N(0, 2 eta Sigma) of the step.
+    // The bound's noise: N(0, 2 eta Sigma) of the step, isotropic in the bound: s^2 = 2 eta lambda_min(Sigma), since
+    // N(0, 2 eta Sigma) = N(0, s^2 I) * N(0, 2 eta Sigma - s^2 I) and the second convolution does not expand TV
+    // (docs/noisy-gd.md §9.2).
     LatticeSettings ls{drift.lattice.spacing, drift.lattice.pruneMass,
-                       std::sqrt(2.0 * settings.eta * settings.noiseVariance[0]), drift.lattice.gradientLipschitz,
-                       drift.lattice.monotoneGradients, drift.lattice.workBudget, drift.lattice.pointBudget};
+                       std::sqrt(2.0 * settings.eta * smallestNoiseVariance(settings, mesh.dim())),
+                       drift.lattice.gradientLipschitz, drift.lattice.monotoneGradients, drift.lattice.workBudget,
+                       drift.lattice.pointBudget};
     latticeD_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.D.records), drift.D.differingGroup,
                                                         drift.rate, drift.expectedSize, settings.eta, ls);
     latticeDPrime_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.DPrime.records),

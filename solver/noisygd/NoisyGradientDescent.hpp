@@ -77,6 +77,9 @@ private:
   VecScatter toAll_ = nullptr;
 };
 
+/// The smallest eigenvalue of the noise covariance Sigma (noiseVariance, noiseCross) on the first `dim` axes.
+double smallestNoiseVariance(const NoisyGdSettings& settings, int dim);
+
 class NoisyGradientDescent {
 public:
   /// Full-batch noisy GD with the gradients of L_D and L_D'.
@@ -143,7 +146,7 @@ private:
   BatchSampling sampling_;
   std::vector<PushForward> pushD_, pushDPrime_;                   // full: one; cyclic: one per batch; Poisson: none
   std::unique_ptr<PoissonBatchMixture> mixtureD_, mixtureDPrime_;  // Poisson, enumerated
-  std::unique_ptr<PoissonLatticeMixture> latticeD_, latticeDPrime_;  // Poisson on a displacement lattice (1-D)
+  std::unique_ptr<PoissonLatticeMixture> latticeD_, latticeDPrime_;  // Poisson on a displacement lattice (1-D, 2-D)
   FieldGatherer gatherer_;
   std::unique_ptr<FokkerPlanckOperator> heat_;
   std::unique_ptr<DensityEvolution> diffusion_;

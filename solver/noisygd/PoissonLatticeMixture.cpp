@@ -41,7 +41,8 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
                                              LatticeSettings settings)
     : mesh_(mesh), groups_(std::move(groups)), exactGroup_(exactGroup), rate_(rate), expectedSize_(expectedSize),
       eta_(eta), settings_(settings) {
-  if (mesh.dim() != 1) throw std::invalid_argument("PoissonLatticeMixture: 1-D meshes only");
+  if (mesh.dim() != 1 && mesh.dim() != 2)
+    throw std::invalid_argument("PoissonLatticeMixture: 1-D and 2-D meshes only (a lattice in 3-D is not done)");
   if (!(rate > 0 && rate <= 1)) throw std::invalid_argument("PoissonLatticeMixture: the rate must lie in (0, 1]");
   if (!(expectedSize > 0)) throw std::invalid_argument("PoissonLatticeMixture: the expected batch size must be > 0");
   if (!(settings.spacing > 0) || !(settings.pruneMass >= 0) || !(settings.noiseStdDev > 0) ||
@@ -53,6 +54,10 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   for (const auto& g : groups_) {
     if (g.count < 1) throw std::invalid_argument("PoissonLatticeMixture: a record group without records");
     records_ += g.count;
+  }
+  if (mesh.dim() == 2) {
+    setUpPlane();
+    return;
   }
   const auto& ax = mesh.axis(0);
   const auto& faces = ax.faces();
@@ -99,20 +104,10 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   for (std::size_t i = 0; i < nc; ++i) {
     laws_.push_back(displacementLaw(i, work));
     stored += static_cast<double>(laws_.back().prob.size());
-    if (settings_.pointBudget > 0 && stored > settings_.pointBudget) {
-      std::ostringstream why;
-      why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than " << settings_.pointBudget
-          << " lattice points to hold its laws (budget reached at cell " << i + 1 << " of " << nc << ")";
-      throw LatticeBudgetExceeded(why.str());
-    }
+    checkPoints(stored, i);
     if (exactGroup_ >= 0)
       exactShift_[i] = -(eta_ / expectedSize_) * centreGradients_[static_cast<std::size_t>(exactGroup_)][i];
-    const double s = settings_.noiseStdDev;
-    // Each pruning moves its mass by one lattice step, which changes the law after the noise by at most
-    // TV(N(0, s^2), N(Delta, s^2)) per unit mass moved.
-    const double perMove = std::erf(settings_.spacing / (2.0 * std::sqrt(2.0) * s));
-    latticeBound_.push_back(
-        std::min(kPhiOne * laws_.back().roundingVariance / (s * s) + perMove * laws_.back().pruned, 1.0));
+    latticeBound_.push_back(latticeTerm(laws_.back().roundingVariance, laws_.back().pruned));
     // sum_j w_j^2 over the records: the Lipschitz bound, or for nondecreasing gradients the faces' values if smaller.
     const double half = 0.5 * settings_.gradientLipschitz * ax.width(static_cast<int>(i));
     double squares = static_cast<double>(records_) * half * half;
@@ -125,14 +120,28 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
       }
       squares = std::min(squares, faceSquares);
     }
-    const double rms = (eta_ / expectedSize_) * std::sqrt(rate_ * (1.0 - rate_) * squares);
-    withinCellBound_.push_back(std::erf(rms / (2.0 * std::sqrt(2.0) * s)));
+    withinCellBound_.push_back(withinCellTerm(squares));
   }
 }
 
-double PoissonLatticeMixture::spacingFor(double tolerance, double noiseStdDev, double rate, long records) {
-  // E R^2 <= gamma n Delta^2 / 4 (f (1 - f) <= 1/4).
-  return noiseStdDev * std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records)));
+double PoissonLatticeMixture::latticeTerm(double roundingVariance, double pruned) const {
+  const double s = settings_.noiseStdDev;
+  // Each pruning moves its mass by one lattice step (along one axis), which changes the law after the noise by at
+  // most TV(N(0, s^2 I), N(Delta e_a, s^2 I)) = erf(Delta / (2 sqrt(2) s)) per unit mass moved.
+  const double perMove = std::erf(settings_.spacing / (2.0 * std::sqrt(2.0) * s));
+  return std::min(kPhiOne * roundingVariance / (s * s) + perMove * pruned, 1.0);
+}
+
+double PoissonLatticeMixture::withinCellTerm(double squares) const {
+  // E|A|^2 = (eta/b)^2 gamma (1 - gamma) sum_j w_j^2; TV of two Gaussians N(0, s^2 I) shifted by |A|, then Jensen.
+  const double rms = (eta_ / expectedSize_) * std::sqrt(rate_ * (1.0 - rate_) * squares);
+  return std::erf(rms / (2.0 * std::sqrt(2.0) * settings_.noiseStdDev));
+}
+
+double PoissonLatticeMixture::spacingFor(double tolerance, double noiseStdDev, double rate, long records, int dim) {
+  // E|R|^2 <= gamma n dim Delta^2 / 4 (f (1 - f) <= 1/4 per axis).
+  return noiseStdDev *
+         std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records) * static_cast<double>(dim)));
 }
 
 LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work) const {
@@ -162,13 +171,7 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work
       const long lo = std::min(0L, k0), hi = static_cast<long>(n) - 1 + std::max(0L, k0 + 1);
       // Checked before the allocation: a tiny spacing makes hi - lo (and the work) as large as any budget.
       work += static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
-      if (settings_.workBudget > 0 && work > settings_.workBudget) {
-        std::ostringstream why;
-        why << "the displacement lattice (spacing " << delta << ") needs more than " << settings_.workBudget
-            << " lattice-point updates to build its laws (budget reached at cell " << cell + 1 << " of "
-            << mesh_.axis(0).cells() << ")";
-        throw LatticeBudgetExceeded(why.str());
-      }
+      checkWork(work, cell);
       next.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
       // Three contiguous scaled additions (vectorisable): the law shifted by 0, k0 and k0 + 1 points.
       const double* src = law.prob.data();
@@ -185,6 +188,7 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work
 }
 
 Outflow PoissonLatticeMixture::apply(std::vector<double>& field, StepBound& bound) const {
+  if (mesh_.dim() == 2) return applyPlane(field, bound);
   const auto& ax = mesh_.axis(0);
   const std::size_t nc = static_cast<std::size_t>(ax.cells());
   const auto rho = faceDensities(ax.faces(), field.data(), 1, true);
@@ -272,12 +276,14 @@ void PoissonLatticeMixture::depositOnUniformLine(const Deposit& d, std::vector<d
 std::size_t PoissonLatticeMixture::widestLaw() const {
   std::size_t w = 0;
   for (const auto& l : laws_) w = std::max(w, l.prob.size());
+  for (const auto& l : planeLaws_) w = std::max(w, l.prob.size());
   return w;
 }
 
 double PoissonLatticeMixture::latticePoints() const {
   double s = 0.0;
   for (const auto& l : laws_) s += static_cast<double>(l.prob.size());
+  for (const auto& l : planeLaws_) s += static_cast<double>(l.prob.size());
   return s;
 }
 

@@ -8,8 +8,9 @@
 //   - beyond the enumeration's budget (1-D) the Poisson mixture goes on the displacement lattice (docs/noisy-gd.md
 //     §9.2) and says so; cases/dpsgd-poisson-large-n-1d.toml (n = 500) carries the lattice's TV bound into
 //     accuracy.csv and leaves KL and R_alpha uncertified;
+//   - 2-D beyond the enumeration's budget runs on the 2-D lattice (auto) with its bound; 3-D is refused;
 //   - refused combinations exit with status 2, name the key and create nothing; 2 ranks give what 1 rank gives (the
-//     lattice too);
+//     lattice too, 1-D and 2-D);
 //   - with a constraint set, mass (cells and boundary bins) stays 1 and the two noise routes agree;
 //   - the batches of D' for removed and added records (cyclic, quadratic loss): R_2 against the Gaussian recursion.
 #define BOOST_TEST_MODULE app_minibatch
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <tuple>
 
@@ -45,6 +47,37 @@ struct Run {
   Outcome outcome;
   fs::path dir;
 };
+
+/// A clipped logistic case in `dim` dimensions with n distinct records on cells^dim cells, Poisson sampling at rate
+/// 0.1 (`batch` appended to its [batch] table), K = 3, exact_convolution.
+std::string poissonCase(int dim, int n, int cells, const std::string& batch) {
+  const auto vec = [](const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    return s + "]";
+  };
+  const auto repeat = [&](const std::string& x) { return vec(std::vector<std::string>(static_cast<std::size_t>(dim), x)); };
+  std::vector<std::string> records, labels, identity;
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> r;
+    for (int a = 0; a < dim; ++a) r.push_back(std::to_string(1.5 * std::cos(0.9 * i + a)));
+    records.push_back(vec(r));
+    labels.push_back(i % 3 ? "1" : "-1");
+  }
+  for (int a = 0; a < dim; ++a) {
+    std::vector<std::string> row(static_cast<std::size_t>(dim), "0.0");
+    row[static_cast<std::size_t>(a)] = "0.3";
+    identity.push_back(vec(row));
+  }
+  return "[case]\nname = \"mb\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = " + repeat("-5.0") + "\nupper = " +
+         repeat("5.0") + "\ncells = " + repeat(std::to_string(cells)) +
+         "\n[loss]\ntype = \"logistic\"\nregularization = 0.5\n[data]\nrecords = " + vec(records) +
+         "\nlabels = " + vec(labels) + "\n[neighbour]\nindex = 0\nrecord = " + repeat("-2.0") +
+         "\n[noise]\nsigma = 0.5\n[initial]\nmean = " + repeat("0.0") + "\ncovariance = " + vec(identity) +
+         "\n[noisy_gd]\neta = 0.1\nsteps = 3\nclip_norm = 1.0\ndiffusion = \"exact_convolution\"\n"
+         "[output]\nevery = 1\nplots = false\nvtk = false\n[divergence]\norders = [2]\n[privacy]\ndelta_grid = [1e-3]\n"
+         "[batch]\nsampling = \"poisson\"\nrate = 0.1\n" + batch;
+}
 
 Run runText(const TemporaryDirectory& tmp, const std::string& name, const std::string& text) {
   const fs::path file = tmp.path() / (name + ".toml");
@@ -157,6 +190,41 @@ BOOST_AUTO_TEST_CASE(shipped_large_n_poisson_case_runs_on_the_lattice_with_its_b
   BOOST_TEST(last.at(column("eps_exact_delta_1e-05_error_estimate")) >= (conservative - eps) * (1 - 1e-12));
 }
 
+BOOST_AUTO_TEST_CASE(plane_poisson_case_beyond_the_enumeration_runs_on_the_lattice) {
+  // 2-D, 16 distinct records on 24^2 cells: 2^16 batch maps x 576 cells x 100 = 3.8e9, beyond the enumeration's
+  // budget, so batch.mixture = "auto" takes the displacement lattice (docs/noisy-gd.md §9.2) and says so; its TV bound
+  // enters accuracy.csv, KL and R_alpha are not certified. The same case with "enumerate" is refused naming the key.
+  TemporaryDirectory tmp("fpdp-minibatch");
+  const auto run = runText(tmp, "plane", poissonCase(2, 16, 24, "mixture_tolerance = 1e-3\n"));
+  BOOST_REQUIRE_MESSAGE(run.outcome.status == 0, run.outcome.output);
+  BOOST_TEST(contains(run.outcome.output, "NOT enumerated (beyond the budget)"), run.outcome.output);
+  const std::string key = "added by the lattice at most p ";
+  const auto at = run.outcome.output.find(key);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, run.outcome.output);
+  const double bound = std::stod(run.outcome.output.substr(at + key.size()));
+  BOOST_TEST(bound > 0.0);
+  BOOST_TEST(bound <= 1e-3);  // within batch.mixture_tolerance
+  BOOST_TEST(contains(run.outcome.output, "NOT CERTIFIED, conservative value inf"), run.outcome.output);
+  const auto d = csvNumbers(run.dir / "divergence.csv");  // step,t,mass_p,mass_q,kl,tv,...
+  BOOST_TEST(std::fabs(d.back().at(2) - 1.0) <= 1e-6);
+  BOOST_TEST(d.back().at(5) > 0.0);
+  // An anisotropic noise covariance (fokker_planck: exact_convolution takes diagonal ones only): the bound takes its
+  // smallest eigenvalue (conservative), and the summary says so.
+  std::string anisotropic = poissonCase(2, 6, 16, "mixture = \"lattice\"\nmixture_tolerance = 1e-2\n");
+  anisotropic.replace(anisotropic.find("sigma = 0.5"), 11, "covariance = [[0.5, 0.2], [0.2, 0.4]]");
+  anisotropic.replace(anisotropic.find("\"exact_convolution\""), 19, "\"fokker_planck\"");  // a full covariance
+  const auto aniso = runText(tmp, "plane-anisotropic", anisotropic);
+  BOOST_REQUIRE_MESSAGE(aniso.outcome.status == 0, aniso.outcome.output);
+  char smallest[64];
+  std::snprintf(smallest, sizeof smallest, "%.6g", 0.45 - std::sqrt(0.05 * 0.05 + 0.2 * 0.2));
+  BOOST_TEST(contains(aniso.outcome.output, std::string("anisotropic: the lattice's bounds take its smallest eigenvalue ") +
+                                                smallest),
+             aniso.outcome.output);
+  const auto enumerate = runText(tmp, "plane-enumerate", poissonCase(2, 16, 24, "mixture = \"enumerate\"\n"));
+  BOOST_TEST(enumerate.outcome.status == 2, enumerate.outcome.output);
+  BOOST_TEST(contains(enumerate.outcome.output, "batch.sampling"), enumerate.outcome.output);
+}
+
 BOOST_AUTO_TEST_CASE(add_and_remove_neighbours_run_with_minibatches) {
   TemporaryDirectory tmp("fpdp-minibatch");
   const auto removed = runText(tmp, "remove",
@@ -221,6 +289,8 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
        smallCase("[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-300\n",
                  "index = 1\nrecord = [-2.0]\nlabel = 1\n"),
        "batch.mixture_tolerance = 1e-300: the displacement lattice"},
+      // 3-D: the displacement lattice is not done there.
+      {"lattice-3d", poissonCase(3, 4, 6, "mixture = \"lattice\"\n"), "batch.mixture"},
       {"mixture-with-cyclic", smallCase("[batch]\nsampling = \"cyclic\"\nsize = 2\nmixture = \"lattice\"\n"), "batch.mixture"},
       // 5 cyclic batches x 2 datasets of 6000 x 6000 kernel values: 3.6e8 > the limit 2.7e8.
       {"kernels", kernels, "batch.size"},
@@ -239,9 +309,11 @@ BOOST_AUTO_TEST_CASE(two_ranks_equal_one_rank) {
   // linear solver's rounding is the only difference allowed, as for full batches).
   TemporaryDirectory tmp("fpdp-minibatch");
   for (const std::string batch : {"[batch]\nsampling = \"cyclic\"\nsize = 2\n", "[batch]\nsampling = \"poisson\"\nrate = 0.4\n",
-                                  "[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-3\n"}) {
+                                  "[batch]\nsampling = \"poisson\"\nrate = 0.4\nmixture = \"lattice\"\nmixture_tolerance = 1e-3\n",
+                                  "plane lattice"}) {
     const fs::path file = tmp.path() / "case.toml";
-    writeText(file, smallCase(batch));
+    writeText(file, batch == "plane lattice" ? poissonCase(2, 6, 16, "mixture = \"lattice\"\nmixture_tolerance = 1e-2\n")
+                                             : smallCase(batch));
     const fs::path one = tmp.path() / "one", two = tmp.path() / "two";
     const auto r1 = runFpdp({"run", file.string(), "--output", one.string()});
     const auto r2 = runFpdp({"run", file.string(), "--output", two.string()}, 2);

@@ -83,6 +83,10 @@ BOOST_AUTO_TEST_CASE(poisson_lattice_restart_is_bit_identical) {
   checkRestartIsExact("gd-poisson-lattice-1d.toml", 4, 1);
 }
 
+BOOST_AUTO_TEST_CASE(poisson_plane_lattice_restart_is_bit_identical) {
+  checkRestartIsExact("gd-poisson-lattice-2d.toml", 4, 1);
+}
+
 BOOST_AUTO_TEST_CASE(restart_on_two_ranks_is_bit_identical) {
   // MUMPS LU, distributed history. (Projected noisy GD on a 2-D mesh is not tested here: two uninterrupted 2-rank
   // runs of it already differ in the last bit now and then, MUMPS's dynamic scheduling of the 2-D diffusion solves,

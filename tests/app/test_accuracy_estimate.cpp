@@ -82,16 +82,42 @@ int checkAgainstTruth(const fs::path& out, const std::vector<std::string>& order
   return certified;
 }
 
+/// The 1-D OU case of these tests: quadratic loss, D = {x}, D' = {0}, theta_0 ~ N(0, 0.5), t_end = 2 with dt = 0.05,
+/// output every 8 steps, no plots or fields; `tables` appended (e.g. "[accuracy]\nrtol = 1e-2\n").
+std::string ouCase(const std::string& name, const std::string& halfWidth, int cells, const std::string& sigma,
+                   const std::string& x, const std::string& orders, const std::string& tables = "") {
+  return "[case]\nname = \"" + name + "\"\n[mesh]\nlower = [-" + halfWidth + "]\nupper = [" + halfWidth +
+         "]\ncells = [" + std::to_string(cells) + "]\n[loss]\ntype = \"quadratic\"\n[data]\nrecords = [[" + x +
+         "]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = " + sigma +
+         "\n[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\nevery = 8\n"
+         "plots = false\nfields = false\n[divergence]\norders = [" + orders + "]\n" + tables;
+}
+
+/// Every conservative value of `quantities` at least its closed form (exact.csv), at every output step after the
+/// start; returns how many numbers `counts(row, quantity, truth)` counts (and lets it check more).
+template <class Counts>
+int everyConservativeValueCoversTheTruth(const fs::path& out, const std::vector<std::string>& quantities,
+                                         Counts counts) {
+  const Table accuracy = readCsv(out / "accuracy.csv"), exact = readCsv(out / "exact.csv");
+  BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
+  int counted = 0;
+  for (std::size_t n = 1; n < exact.size(); ++n)
+    for (const auto& q : quantities) {
+      const auto& a = accuracy[n];
+      const double truth = exact[n].at(q + "_exact");
+      BOOST_TEST_INFO("step " << a.at("step") << ", " << q << " = " << a.at(q) << ", exact " << truth);
+      BOOST_TEST(a.at(q + "_conservative") >= truth);
+      if (counts(a, q, truth)) ++counted;
+    }
+  return counted;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_estimate_covers_the_true_error_of_a_langevin_ou_case) {
   TemporaryDirectory tmp("fpdp-accuracy");
   const fs::path caseFile = tmp.path() / "ou.toml";
-  writeText(caseFile,
-            "[case]\nname = \"ou\"\n[mesh]\nlower = [-6.0]\nupper = [6.0]\ncells = [96]\n[loss]\ntype = \"quadratic\"\n"
-            "[data]\nrecords = [[0.2]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.7\n"
-            "[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\nevery = 8\n"
-            "plots = false\nfields = false\n[divergence]\norders = [2, 10]\n[accuracy]\nrtol = 1e-2\n");
+  writeText(caseFile, ouCase("ou", "6.0", 96, "0.7", "0.2", "2, 10", "[accuracy]\nrtol = 1e-2\n"));
   run(caseFile, tmp.path() / "out");
   const int certified = checkAgainstTruth(tmp.path() / "out", {"2", "10"}, 1e-2);
   BOOST_TEST(certified > 0, "nothing certified: the test would not see a wrong certification");
@@ -303,25 +329,12 @@ BOOST_AUTO_TEST_CASE(a_number_the_walls_cut_has_no_finite_conservative_value) {
   // 1e-3): such a number's conservative value must be +inf, and every conservative value at least the truth.
   TemporaryDirectory tmp("fpdp-accuracy");
   const fs::path caseFile = tmp.path() / "ou-narrow.toml";
-  writeText(caseFile,
-            "[case]\nname = \"ou-narrow\"\n[mesh]\nlower = [-3.0]\nupper = [3.0]\ncells = [96]\n[loss]\n"
-            "type = \"quadratic\"\n[data]\nrecords = [[0.2]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\n"
-            "sigma = 0.7\n[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\n"
-            "every = 8\nplots = false\nfields = false\n[divergence]\norders = [2, 10, 30]\n[accuracy]\nrtol = 1e-2\n"
-            "[faults]\nstop_on = []\n");
+  writeText(caseFile, ouCase("ou-narrow", "3.0", 96, "0.7", "0.2", "2, 10, 30",
+                             "[accuracy]\nrtol = 1e-2\n[faults]\nstop_on = []\n"));
   run(caseFile, tmp.path() / "out");
-  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
-  const Table exact = readCsv(tmp.path() / "out" / "exact.csv");
-  BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
-  int cutBelowTruth = 0;
-  for (std::size_t n = 1; n < exact.size(); ++n)
-    for (const std::string q : {"kl", "tv", "renyi_2", "renyi_10", "renyi_30"}) {
-      const auto& a = accuracy[n];
-      const double truth = exact[n].at(q + "_exact");
-      BOOST_TEST_INFO("step " << a.at("step") << ", " << q << " = " << a.at(q) << ", exact " << truth);
-      BOOST_TEST(a.at(q + "_conservative") >= truth);
-      if (a.at(q) + a.at(q + "_error_estimate") < truth) ++cutBelowTruth;
-    }
+  const int cutBelowTruth = everyConservativeValueCoversTheTruth(
+      tmp.path() / "out", {"kl", "tv", "renyi_2", "renyi_10", "renyi_30"},
+      [](const auto& a, const std::string& q, double truth) { return a.at(q) + a.at(q + "_error_estimate") < truth; });
   BOOST_TEST(cutBelowTruth > 0, "no number the walls cut below its truth: the test does not reach the rule");
 }
 
@@ -332,26 +345,15 @@ BOOST_AUTO_TEST_CASE(nothing_is_certified_past_a_relaxed_fault) {
   // every conservative value is the quantity's limit (TV: 1).
   TemporaryDirectory tmp("fpdp-accuracy");
   const fs::path caseFile = tmp.path() / "ou-walls.toml";
-  writeText(caseFile,
-            "[case]\nname = \"ou-walls\"\n[mesh]\nlower = [-2.0]\nupper = [2.0]\ncells = [96]\n[loss]\n"
-            "type = \"quadratic\"\n[data]\nrecords = [[0.2]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\n"
-            "sigma = 0.7\n[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\n"
-            "every = 8\nplots = false\nfields = false\n[divergence]\norders = [2]\n[accuracy]\nrtol = 1e-2\n"
-            "[faults]\nwall_mass_tolerance = 0.5\n");
+  writeText(caseFile, ouCase("ou-walls", "2.0", 96, "0.7", "0.2", "2",
+                             "[accuracy]\nrtol = 1e-2\n[faults]\nwall_mass_tolerance = 0.5\n"));
   run(caseFile, tmp.path() / "out");
-  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
-  const Table exact = readCsv(tmp.path() / "out" / "exact.csv");
-  BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
-  int offByMoreThanRtol = 0;
-  for (std::size_t n = 1; n < exact.size(); ++n)
-    for (const std::string q : {"kl", "tv", "renyi_2", "eps_exact_delta_1e-05"}) {
-      const auto& a = accuracy[n];
-      const double truth = exact[n].at(q + "_exact");
-      BOOST_TEST_INFO("step " << a.at("step") << ", " << q << " = " << a.at(q) << ", exact " << truth);
-      BOOST_TEST(a.at(q + "_certified") == 0.0);
-      BOOST_TEST(a.at(q + "_conservative") >= truth);
-      if (std::fabs(a.at(q) - truth) > 1e-2 * truth) ++offByMoreThanRtol;
-    }
+  const int offByMoreThanRtol = everyConservativeValueCoversTheTruth(
+      tmp.path() / "out", {"kl", "tv", "renyi_2", "eps_exact_delta_1e-05"},
+      [](const auto& a, const std::string& q, double truth) {
+        BOOST_TEST(a.at(q + "_certified") == 0.0);
+        return std::fabs(a.at(q) - truth) > 1e-2 * truth;
+      });
   BOOST_TEST(offByMoreThanRtol > 0, "no number off by more than rtol: the test does not reach the rule");
   BOOST_TEST(readText(tmp.path() / "out.log").find("no number is certified: numerical faults") != std::string::npos);
 }
@@ -363,23 +365,10 @@ BOOST_AUTO_TEST_CASE(meshes_before_the_asymptotic_range_bound_nothing) {
   // every conservative KL, TV and R_alpha is at least the truth.
   TemporaryDirectory tmp("fpdp-accuracy");
   const fs::path caseFile = tmp.path() / "ou-coarse.toml";
-  writeText(caseFile,
-            "[case]\nname = \"ou-coarse\"\n[mesh]\nlower = [-8.0]\nupper = [8.0]\ncells = [48]\n[loss]\n"
-            "type = \"quadratic\"\n[data]\nrecords = [[1.0]]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\n"
-            "sigma = 0.3\n[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n[output]\n"
-            "every = 8\nplots = false\nfields = false\n[divergence]\norders = [1.5, 2, 10, 30]\n");
+  writeText(caseFile, ouCase("ou-coarse", "8.0", 48, "0.3", "1.0", "1.5, 2, 10, 30"));
   run(caseFile, tmp.path() / "out");
-  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
-  const Table exact = readCsv(tmp.path() / "out" / "exact.csv");
-  BOOST_REQUIRE_EQUAL(exact.size(), accuracy.size());
-  int farBelow = 0;
-  for (std::size_t n = 1; n < exact.size(); ++n)
-    for (const std::string q : {"kl", "tv", "renyi_1.5", "renyi_2", "renyi_10", "renyi_30"}) {
-      const auto& a = accuracy[n];
-      const double truth = exact[n].at(q + "_exact");
-      BOOST_TEST_INFO("step " << a.at("step") << ", " << q << " = " << a.at(q) << ", exact " << truth);
-      BOOST_TEST(a.at(q + "_conservative") >= truth);
-      if (a.at(q) + a.at(q + "_error_estimate") < truth) ++farBelow;
-    }
+  const int farBelow = everyConservativeValueCoversTheTruth(
+      tmp.path() / "out", {"kl", "tv", "renyi_1.5", "renyi_2", "renyi_10", "renyi_30"},
+      [](const auto& a, const std::string& q, double truth) { return a.at(q) + a.at(q + "_error_estimate") < truth; });
   BOOST_TEST(farBelow > 0, "value + estimate covers every truth: the test does not reach the rule");
 }

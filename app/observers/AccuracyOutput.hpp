@@ -77,7 +77,9 @@ public:
 private:
   /// The companions' divergences at the run's step (2h, 4h; null where a companion has none).
   std::array<const solver::DivergenceValues*, 2> companionsAt(long step) const;
-  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v) const;
+  /// profile: evaluateProfile's (a zero eps is bounded from it where TV is not sure).
+  std::vector<NumberAccuracy> evaluate(long step, const solver::DivergenceValues& v,
+                                       const std::vector<NumberAccuracy>& profile) const;
   /// The densities' TV bounds m (a Poisson displacement lattice's, the absorbing walls' removed mass) in `out`
   /// (evaluate's): TV's estimate + m_p + m_q; each eps(delta)'s estimate + how far its roots move where delta(eps)
   /// may be larger by m_p + e^eps m_q (epsilonShiftBound; docs/noisy-gd.md §9.2, docs/scheme.md §8); with a lattice,

@@ -30,12 +30,12 @@ bool gradientForms(const double* grad, int dim, const models::Matrix& sigma, dou
 }  // namespace
 
 /// Pass 2 of evaluatePoints: the terms of one evaluation, a cell (weight its volume) or a singular mass (weight 1,
-/// on rank 0, after the cells), normalised, and this rank's parts of the sums that need no order. Compact, 17 B a
+/// on rank 0, after the cells), normalised, and this rank's parts of the sums that need no order. Compact, 25 B a
 /// term (records of every per-term value, 64 B, were the largest item of an output step's peak memory,
-/// docs/scaling.md §6): the kind, whether r is near 1, and the two values that cost logarithms, log r and
-/// log(|c| q). The rest is recomputed from the point values by the expressions measureTerms uses, so it has the same
-/// bits: the weights |c| p, |c| q, l1l(rho) = log1p(rho) - rho, |grad u|^2 and its Sigma form, the cell's wall and
-/// shell.
+/// docs/scaling.md §6): the kind, whether r is near 1, and the three values that cost logarithms, log r,
+/// l1l(rho) = log1p(rho) - rho and log(|c| q). The rest is recomputed from the point values by the expressions
+/// measureTerms uses, so it has the same bits: the weights |c| p, |c| q, |grad u|^2 and its Sigma form, the cell's
+/// wall and shell.
 struct DivergenceFunctionals::Terms {
   enum Kind : unsigned char { Skip, Regular, PZero, Infinite };
   static constexpr unsigned char kKindBits = 3, kNearOne = 4;  // flags: the kind, |rho| < 1/2 (the series forms)
@@ -53,7 +53,7 @@ struct DivergenceFunctionals::Terms {
   const int* shell = nullptr;
   // Per term.
   std::vector<unsigned char> flags;
-  std::vector<double> u, logWq;  // log r, log(|c| q) (0 where not computed)
+  std::vector<double> u, l1l, logWq;  // log r, l1l(rho) (near r = 1), log(|c| q); 0 where not computed
   // This rank's order-free sums.
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
   long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
@@ -72,11 +72,6 @@ struct DivergenceFunctionals::Terms {
   double qc(std::size_t i) const { return std::max(qRaw(i), 0.0) * invMq; }
   double wp(std::size_t i) const { return weight(i) * pc(i); }
   double wq(std::size_t i) const { return weight(i) * qc(i); }
-  double l1l(std::size_t i) const {
-    if (!nearOne(i)) return 0.0;
-    const double pci = pc(i), qci = qc(i);
-    return log1pMinusLinear((pci - qci) / qci);
-  }
   /// |grad u|^2 and its Sigma form of a regular term: 0 for singular masses (no gradient in the ambient space) and
   /// for cells whose gradient is not finite or not available (left out of I_alpha's numerators).
   void gradientTerms(std::size_t i, double& g2, double& gs) const {
@@ -609,14 +604,16 @@ struct DivergenceFunctionals::KinkCorrections {
   ~KinkCorrections() {
     if (v) VecRestoreArrayRead(v, &a);
   }
-  /// Both directions when `exchangedToo` (the hockey-stick sums need them), else p against q (for TV) only.
-  void open(const LogRatioWorkspace& work, double invMp, double invMq, bool exchangedToo) {
+  /// p against q (TV needs it, and the hockey-stick sums later).
+  void open(const LogRatioWorkspace& work, double invMp, double invMq) {
     const Vec ghosted = work.gradient->ghostedPoints();
     FPDP_PETSC(VecGetArrayRead(ghosted, &a));
     v = ghosted;
-    const meshes::OwnedBlock& block = work.gradient->ghostedBlock();
-    kinks[0].emplace(*work.mesh, a, block, invMp, invMq, false);
-    if (exchangedToo) kinks[1].emplace(*work.mesh, a, block, invMp, invMq, true);
+    kinks[0].emplace(*work.mesh, a, work.gradient->ghostedBlock(), invMp, invMq, false);
+  }
+  /// q against p too (the hockey-stick sums), once open.
+  void openExchanged(const LogRatioWorkspace& work, double invMp, double invMq) {
+    if (v) kinks[1].emplace(*work.mesh, a, work.gradient->ghostedBlock(), invMp, invMq, true);
   }
 };
 
@@ -669,10 +666,10 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   // Pass 2: per cell (and per singular mass on rank 0) the order-independent part of every sum.
   const double invMp = 1.0 / out.p.mass, invMq = 1.0 / out.q.mass;
   Terms measured = measureTerms(p, q, stride, singular, gradient, invMp, invMq, out.p.max);
+  KinkCorrections kinks;  // p against q from here on; q against p only for the hockey-stick sums
   if (gradients) {
     // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
-    KinkCorrections kinks;
-    kinks.open(*work_, invMp, invMq, false);
+    kinks.open(*work_, invMp, invMq);
     const double one = 1.0;
     double correction = 0.0;
     kinks.kinks[0]->add({&one, 1}, &correction);
@@ -710,7 +707,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
   // The hockey-stick sums read the point values only: the terms are released first (peak memory).
   measured = Terms{};
-  if (E > 0 || D > 0) hockeyStickAndRoots(p, q, stride, singular, invMp, invMq, out);
+  if (E > 0 || D > 0) hockeyStickAndRoots(p, q, stride, singular, invMp, invMq, kinks, out);
   return out;
 }
 
@@ -766,11 +763,13 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
   Terms out = termSources(p, q, stride, singular, gradient, invMp, invMq);
   out.flags.reserve(out.size());
   out.u.reserve(out.size());
+  out.l1l.reserve(out.size());
   out.logWq.reserve(out.size());
   const double pMaxNormalised = maxP * invMp;
-  auto push = [&](Terms::Kind kind, bool nearOne = false, double u = 0.0, double logWq = 0.0) {
+  auto push = [&](Terms::Kind kind, bool nearOne = false, double u = 0.0, double l1l = 0.0, double logWq = 0.0) {
     out.flags.push_back(static_cast<unsigned char>(kind | (nearOne ? Terms::kNearOne : 0)));
     out.u.push_back(u);
+    out.l1l.push_back(l1l);
     out.logWq.push_back(logWq);
   };
   auto classify = [&](double wc, double pRaw, double qRaw, const double* grad) {
@@ -801,7 +800,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     const double logWq = std::log(wc * qc);
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
       out.kl += wc * qc;
-      push(Terms::PZero, false, 0.0, logWq);
+      push(Terms::PZero, false, 0.0, 0.0, logWq);
       return;
     }
     const double rho = (pc - qc) / qc;
@@ -815,7 +814,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     double g2, gs;
     // A stencil cell has p <= 0 or q <= 0 (or there are no gradients): log r has no gradient there.
     if (grad && !gradientForms(grad, dim, sigma_, g2, gs)) out.excludedInfoP += wc * pc;
-    push(Terms::Regular, nearOne, u, logWq);
+    push(Terms::Regular, nearOne, u, l1l, logWq);
   };
   static constexpr std::array<double, 3> kNoGradient{kNaN, kNaN, kNaN};
   for (std::size_t c = 0; c < n; ++c)
@@ -942,7 +941,7 @@ struct DivergenceFunctionals::RenyiSumsPass {
       const double wq = terms.wq(t);
       b.u[c] = terms.u[t], b.wq[c] = wq, b.dp[c] = terms.wp(t) - wq, b.logWq[c] = terms.logWq[t];
       terms.gradientTerms(t, b.G[c], b.GS[c]);
-      b.wqL1l[c] = wq * terms.l1l(t);
+      b.wqL1l[c] = wq * terms.l1l[t];
       b.nearOne[c] = terms.nearOne(t);
     }
     extra = b.wall || b.shell >= 0;
@@ -1305,14 +1304,13 @@ void DivergenceFunctionals::noiseFloorShares(const Terms& terms, const std::vect
 /// the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
 void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride,
                                                 const SingularMasses* singular, double invMp, double invMq,
-                                                DivergenceValues& out) const {
+                                                KinkCorrections& kinkCorrections, DivergenceValues& out) const {
   const std::size_t n = quadrature_.weights().size();
   const std::size_t E = settings_.hockeyStickEps.size(), D = settings_.epsilonDeltas.size();
   const MPI_Comm comm = quadrature_.comm();
   const auto [floorP, floorQ] = noiseFloors(out);
   const Terms weights = termSources(p, q, stride, singular, nullptr, invMp, invMq);
-  KinkCorrections kinkCorrections;
-  if (work_->gradient) kinkCorrections.open(*work_, invMp, invMq, true);
+  kinkCorrections.openExchanged(*work_, invMp, invMq);
   std::optional<HockeyStickKinks>(&kinks)[2] = kinkCorrections.kinks;
   // The terms with a > b of each direction, allocated to their number (the root finder narrows them in place).
   HockeyStickTerms hsTerms[2];

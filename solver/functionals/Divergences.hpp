@@ -300,8 +300,9 @@ private:
   void noiseFloorShares(const Terms& terms, const std::vector<double>& sums, const OrderScales& scales,
                         DivergenceValues& out) const;
   /// From the point values (the terms need not be held): the hockey-stick sums need only the weights |c| p, |c| q.
+  /// `kinks`: open for p against q where the gradient's ghosted values exist (TV's); q against p is added here.
   void hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
-                           double invMassP, double invMassQ, DivergenceValues& out) const;
+                           double invMassP, double invMassQ, KinkCorrections& kinks, DivergenceValues& out) const;
   PrivacyLossHistogram privacyLossHistogram(const Terms& terms, int direction) const;
   struct OrderRun {
     std::size_t begin, end;  // positions in orderIndex_

@@ -78,6 +78,8 @@ struct RunOutputs {
     const auto gradientD = gradientField(plan.losses.lossD, plan.dim);
     const auto gradientDPrime = gradientField(plan.losses.lossDPrime, plan.dim);
     const auto& orders = f.settings.orders;
+    // Langevin: the drift gap at the cells, one array for the KL and the Rényi rates.
+    const auto cellGap = plan.noisyGd ? nullptr : solver::gradientGapAtCells(plan.mesh, gradientD, gradientDPrime);
     series = &observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
@@ -85,12 +87,9 @@ struct RunOutputs {
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)
       renyiRate = &observers.add<RenyiRateOutput>(
           dir, rank, plan.mesh,
-          renyiRateSetup(c, plan.D().size(), plan.replacement, plan.constants, orders,
-                         plan.noisyGd ? solver::GradientField{} : gradientD,
-                         plan.noisyGd ? solver::GradientField{} : gradientDPrime),
-          f.workspace);
+          renyiRateSetup(c, plan.D().size(), plan.replacement, plan.constants, orders, cellGap), f.workspace);
     if (!plan.noisyGd)
-      observers.add<KlRateOutput>(dir, writer, plan.mesh, c, gradientD, gradientDPrime, plan.gradientGap);
+      observers.add<KlRateOutput>(dir, writer, plan.mesh, c, cellGap, plan.gradientGap);
     if (plan.reference) exact = &observers.add<ExactReferenceOutput>(dir, writer, c, *plan.reference);
     if (c.output.fields)
       observers.add<FieldOutput>(h5, plan.mesh, plan.constrained() ? plan.gd.get() : nullptr,

@@ -13,14 +13,13 @@
 namespace fpdp::app {
 
 KlRateOutput::KlRateOutput(const std::string& directory, bool writer, const meshes::DistributedBoxMesh& mesh,
-                           const Case& c, const solver::GradientField& gradientD,
-                           const solver::GradientField& gradientDPrime, double gradientGap)
+                           const Case& c, std::shared_ptr<const solver::CellDriftGap> cellGap, double gradientGap)
     : directory_(directory),
       writer_(writer),
       sigma_(c.noise.sigmaFor(false, c.mesh.dim)),
       sigmaPrime_(c.noise.sigmaFor(true, c.mesh.dim)),
       gradientGap_(gradientGap),
-      rate_(std::make_unique<solver::KlRateFunctional>(mesh, gradientD, gradientDPrime, sigma_, sigmaPrime_)) {}
+      rate_(std::make_unique<solver::KlRateFunctional>(mesh, std::move(cellGap), sigma_, sigmaPrime_)) {}
 
 void KlRateOutput::observe(const OutputStep& s) {
   const auto kr = rate_->evaluate(s.u);

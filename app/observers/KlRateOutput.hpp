@@ -20,10 +20,10 @@ namespace fpdp::app {
 
 class KlRateOutput final : public RunObserver {
 public:
-  /// Rank 0 (`writer`) writes DIR/kl_rate.csv at the end. `gradientGap`: the measured sup|grad L_D - grad L_D'|.
+  /// Rank 0 (`writer`) writes DIR/kl_rate.csv at the end. `cellGap`: grad L_D - grad L_D' at the owned cells
+  /// (solver::gradientGapAtCells); `gradientGap`: the measured sup|grad L_D - grad L_D'|.
   KlRateOutput(const std::string& directory, bool writer, const meshes::DistributedBoxMesh& mesh, const Case& c,
-               const solver::GradientField& gradientD, const solver::GradientField& gradientDPrime,
-               double gradientGap);
+               std::shared_ptr<const solver::CellDriftGap> cellGap, double gradientGap);
 
   void observe(const OutputStep& s) override;
   void saveState(io::CheckpointData& ck) const override;

@@ -78,20 +78,8 @@ RenyiRateOutput::RenyiRateOutput(const std::string& directory, int rank, const m
       setup_(std::move(setup)),
       functional_(mesh, setup_.orders, setup_.sigma, std::move(workspace)) {
   sigmaMinEigenvalue_ = Eigen::SelfAdjointEigenSolver<models::Matrix>(setup_.sigma).eigenvalues().minCoeff();
-  const auto n = static_cast<std::size_t>(mesh.owned().size());
-  langevinGap_.assign(n, {0, 0, 0});
-  naturalIndex_.assign(n, 0);
-  const auto& box = mesh.box();
-  const int d = mesh.dim();
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const long n0 = box.cells(0), n1 = d > 1 ? box.cells(1) : 1;
-    naturalIndex_[l] = static_cast<long>(i) + n0 * (static_cast<long>(j) + n1 * static_cast<long>(k));
-    if (setup_.gradientD) {
-      const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
-      const auto g = setup_.gradientD(x), gp = setup_.gradientDPrime(x);
-      for (int a = 0; a < d; ++a) langevinGap_[l][a] = g[a] - gp[a];
-    }
-  });
+  if (setup_.langevinGap && setup_.langevinGap->size() != static_cast<std::size_t>(mesh.owned().size()))
+    throw std::invalid_argument("RenyiRateOutput: one drift gap per owned cell");
 }
 
 void RenyiRateOutput::add(long step, long segment, double s, double t, Vec u, const solver::DivergenceValues& v,
@@ -109,19 +97,23 @@ void RenyiRateOutput::add(long step, long segment, double s, double t, Vec u, co
 }
 
 void RenyiRateOutput::observeLangevin(long step, double t, Vec u, const solver::DivergenceValues& v) {
-  add(step, 0, 0.0, t, u, v, langevinGap_);
+  add(step, 0, 0.0, t, u, v, *setup_.langevinGap);
 }
 
 void RenyiRateOutput::observeTracing(long k, const solver::TracingState& st, double t, Vec u,
                                      const solver::DivergenceValues& v) {
   // g1 - g2 = V_t - V'_t (MATH.md §2.2: d_t p' = div(p' V'_t) + ...); NaN where either is undefined.
   const int d = mesh_.dim();
-  gapWork_.assign(naturalIndex_.size(), {0, 0, 0});
-  for (std::size_t l = 0; l < naturalIndex_.size(); ++l)
+  const auto& box = mesh_.box();
+  const long n0 = box.cells(0), n1 = d > 1 ? box.cells(1) : 1;
+  gapWork_.assign(static_cast<std::size_t>(mesh_.owned().size()), {0, 0, 0});
+  mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const long natural = static_cast<long>(i) + n0 * (static_cast<long>(j) + n1 * static_cast<long>(k));
     for (int a = 0; a < d; ++a) {
-      const auto i = static_cast<std::size_t>(naturalIndex_[l]) * static_cast<std::size_t>(d) + static_cast<std::size_t>(a);
-      gapWork_[l][a] = st.v[i] - st.vPrime[i];
+      const auto at = static_cast<std::size_t>(natural) * static_cast<std::size_t>(d) + static_cast<std::size_t>(a);
+      gapWork_[static_cast<std::size_t>(l)][a] = st.v[at] - st.vPrime[at];
     }
+  });
   add(k, k, st.s, t, u, v, gapWork_);
 }
 
@@ -325,8 +317,8 @@ void RenyiRateOutput::summary(std::ostream& s) const {
 }
 
 RenyiRateSetup renyiRateSetup(const Case& c, std::size_t n, bool replacement, const models::LossConstants& constants,
-                              const std::vector<double>& orders, solver::GradientField gradientD,
-                              solver::GradientField gradientDPrime) {
+                              const std::vector<double>& orders,
+                              std::shared_ptr<const solver::CellDriftGap> langevinGap) {
   RenyiRateSetup r;
   r.orders = orders;
   for (const auto& o : c.divergence.orders) r.labels.push_back(o.label);
@@ -345,8 +337,7 @@ RenyiRateSetup renyiRateSetup(const Case& c, std::size_t n, bool replacement, co
     if ((c.noise.sigmaFor(false, d) - c.noise.sigmaFor(true, d)).norm() != 0.0)
       r.identityNotApplicable = "Sigma != Sigma' (noise.covariance_prime): the identity of MATH.md §4 needs one "
                                 "diffusion matrix (kl_rate.csv covers this case)";
-    r.gradientD = std::move(gradientD);
-    r.gradientDPrime = std::move(gradientDPrime);
+    r.langevinGap = std::move(langevinGap);
   }
   const std::optional<double> sg = c.loss.sensitivity ? c.loss.sensitivity : constants.sensitivity;
   if (sg && replacement) {

@@ -8,6 +8,7 @@
 // Rows are collected as the run goes and written at the end (the finite difference needs the next row).
 #include <array>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "io/Hdf5Output.hpp"
 #include "models/LossConstants.hpp"
 #include "solver/functionals/Divergences.hpp"
+#include "solver/functionals/KlRate.hpp"
 #include "io/CheckpointFile.hpp"
 #include "solver/functionals/RenyiRate.hpp"
 #include "solver/noisygd/TracingDiffusion.hpp"
@@ -33,8 +35,9 @@ struct RenyiRateSetup {
   std::string svSource;                // where S_g/n comes from, or why it is unknown
   std::optional<double> cTheory;       // lambda/(2 sigma^2) when CYS Lemma 5's assumptions hold
   std::string cTheoryNotApplicable;    // otherwise why not
-  // Langevin: grad L_D, grad L_D' (the drift gap at the cell centres); empty for the tracing diffusions.
-  std::function<std::array<double, 3>(const std::array<double, 3>&)> gradientD, gradientDPrime;
+  // Langevin: grad L_D - grad L_D' at the owned cell centres (shared with the KL rate); null for the tracing
+  // diffusions, whose gap changes with the step.
+  std::shared_ptr<const solver::CellDriftGap> langevinGap;
 };
 
 class RenyiRateOutput final : public RunObserver {
@@ -58,7 +61,7 @@ public:
   void observeLangevin(long step, double t, Vec u, const solver::DivergenceValues& v);
   /// The output steps of a Langevin run (setup.gradientD given); noisy GD's rows come from its tracing substeps.
   void observe(const OutputStep& s) override {
-    if (setup_.gradientD) observeLangevin(s.step, s.t, s.u, s.values);
+    if (setup_.langevinGap) observeLangevin(s.step, s.t, s.u, s.values);
   }
   /// Tracing substep st.s of noisy-GD step k (t = eta k + s); u holds (p_t, p'_t) on the mesh. Collective.
   void observeTracing(long k, const solver::TracingState& st, double t, Vec u, const solver::DivergenceValues& v);
@@ -100,18 +103,16 @@ private:
   RenyiRateSetup setup_;
   solver::RenyiRateFunctional functional_;
   double sigmaMinEigenvalue_ = 0.0;
-  std::vector<std::array<double, 3>> langevinGap_;  // g1 - g2 at the owned cell centres
-  std::vector<std::array<double, 3>> gapWork_;
-  std::vector<long> naturalIndex_;                  // owned cell -> natural index (tracing fields)
+  std::vector<std::array<double, 3>> gapWork_;  // tracing: g1 - g2 of the present step
   std::vector<Row> rows_;
   bool finished_ = false;
 };
 
 /// The setup of a run: Sigma, S_g/n (stated in the case, else this replaced pair's), and c = lambda/(2 sigma^2) of
 /// CYS Lemma 5 where its assumptions hold (lambda > 0, isotropic noise, eta beta < 1 for noisy GD, initial covariance
-/// <= 2 sigma^2/lambda; docs/rate.md §4), else the reason. gradientD, gradientDPrime: Langevin only (empty for noisy GD).
+/// <= 2 sigma^2/lambda; docs/rate.md §4), else the reason. langevinGap: Langevin only (null for noisy GD).
 RenyiRateSetup renyiRateSetup(const Case& c, std::size_t n, bool replacement, const models::LossConstants& constants,
-                              const std::vector<double>& orders, solver::GradientField gradientD,
-                              solver::GradientField gradientDPrime);
+                              const std::vector<double>& orders,
+                              std::shared_ptr<const solver::CellDriftGap> langevinGap);
 
 }  // namespace fpdp::app

@@ -16,17 +16,67 @@ namespace fpdp::solver {
 
 static_assert(DivergenceFunctionals::kTailShells == 4, "DivergenceValues::renyiTailLogMean holds 4 shells");
 
-/// One term of the sums: a cell (weight its volume) or a singular mass (weight 1), normalised.
-struct DivergenceFunctionals::Term {
-  enum Kind : char { Skip, Regular, PZero, Infinite };
-  Kind kind = Skip;
-  bool nearOne = false;   // |rho| < 1/2: the series forms
-  bool boundary = false;  // touches a wall
-  int shell = -1;         // tail shell, -1: none
-  double wp = 0, wq = 0;  // |c| p, |c| q (normalised)
-  double u = 0, l1l = 0;  // log r, log1p(rho) - rho (near one)
-  double logWq = 0;
-  double G = 0, GS = 0;   // |grad u|^2 and grad u^T Sigma grad u (0 for atoms and excluded cells)
+namespace {
+/// |grad u|^2 and grad u^T Sigma grad u of one cell's gradient (grad: d components); false where either is not
+/// finite (a stencil cell has p <= 0 or q <= 0: log r has no gradient there).
+bool gradientForms(const double* grad, int dim, const models::Matrix& sigma, double& g2, double& gs) {
+  g2 = 0.0, gs = 0.0;
+  for (int a = 0; a < dim; ++a) {
+    g2 += grad[a] * grad[a];
+    for (int b = 0; b < dim; ++b) gs += grad[a] * sigma(a, b) * grad[b];
+  }
+  return std::isfinite(g2) && std::isfinite(gs);
+}
+}  // namespace
+
+/// Pass 2 of evaluatePoints: the terms of one evaluation, a cell (weight its volume) or a singular mass (weight 1,
+/// on rank 0, after the cells), normalised, and this rank's parts of the sums that need no order. Compact, 25 B a
+/// term (records of every per-term value, 64 B, were the largest item of an output step's peak memory,
+/// docs/scaling.md §6): the kind, whether r is near 1, and the three values that cost logarithms, log r,
+/// l1l(rho) = log1p(rho) - rho and log(|c| q). The rest is recomputed from the point values by the expressions
+/// measureTerms uses, so it has the same bits: the weights |c| p, |c| q, |grad u|^2 and its Sigma form, the cell's
+/// wall and shell.
+struct DivergenceFunctionals::Terms {
+  enum Kind : unsigned char { Skip, Regular, PZero, Infinite };
+  static constexpr unsigned char kKindBits = 3, kNearOne = 4;  // flags: the kind, |rho| < 1/2 (the series forms)
+  // Where the terms come from.
+  const double *p = nullptr, *q = nullptr;  // raw point values, stride apart
+  std::ptrdiff_t stride = 1;
+  const double* volume = nullptr;
+  std::size_t cells = 0;
+  const SingularMasses* singular = nullptr;
+  double invMp = 1.0, invMq = 1.0;
+  const std::array<double, 3>* gradient = nullptr;  // grad u per cell; null: none (every cell left out of I_alpha)
+  int dim = 1;
+  const models::Matrix* sigma = nullptr;
+  const char* onBoundary = nullptr;
+  const int* shell = nullptr;
+  // Per term.
+  std::vector<unsigned char> flags;
+  std::vector<double> u, l1l, logWq;  // log r, l1l(rho) (near r = 1), log(|c| q); 0 where not computed
+  // This rank's order-free sums.
+  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
+  bool infinite = false;  // q = 0 where p > 0
+
+  std::size_t count = 0;  // cells, then the singular masses on rank 0
+  std::size_t size() const { return count; }
+  Kind kind(std::size_t i) const { return static_cast<Kind>(flags[i] & kKindBits); }
+  bool nearOne(std::size_t i) const { return (flags[i] & kNearOne) != 0; }
+  bool boundary(std::size_t i) const { return i < cells && onBoundary[i] != 0; }
+  int shellOf(std::size_t i) const { return i < cells ? shell[i] : -1; }
+  double pRaw(std::size_t i) const { return i < cells ? p[i * stride] : singular->p[i - cells]; }
+  double qRaw(std::size_t i) const { return i < cells ? q[i * stride] : singular->q[i - cells]; }
+  double weight(std::size_t i) const { return i < cells ? volume[i] : 1.0; }
+  double pc(std::size_t i) const { return std::max(pRaw(i), 0.0) * invMp; }  // negatives enter as 0
+  double qc(std::size_t i) const { return std::max(qRaw(i), 0.0) * invMq; }
+  double wp(std::size_t i) const { return weight(i) * pc(i); }
+  double wq(std::size_t i) const { return weight(i) * qc(i); }
+  /// |grad u|^2 and its Sigma form of a regular term: 0 for singular masses (no gradient in the ambient space) and
+  /// for cells whose gradient is not finite or not available (left out of I_alpha's numerators).
+  void gradientTerms(std::size_t i, double& g2, double& gs) const {
+    if (i >= cells || !gradient || !gradientForms(gradient[i].data(), dim, *sigma, g2, gs)) g2 = gs = 0.0;
+  }
 };
 
 namespace {
@@ -326,19 +376,14 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
   const int layers = std::max(1, minCells / kCellsPerShellDivisor);
   std::array<double, 2 * kTailShells> local{}, global{};  // volumes, then volume-weighted distances
   const auto& vol = mesh.ownedVolumes();
-  std::array<double, 3> mid{0, 0, 0};
   for (int a = 0; a < dim; ++a) {
-    mid[a] = 0.5 * (box.axis(a).lower() + box.axis(a).upper());
+    fitMid_[a] = 0.5 * (box.axis(a).lower() + box.axis(a).upper());
     fitHalfWidth_[a] = 0.5 * (box.axis(a).upper() - box.axis(a).lower());
   }
-  fitCoordinates_.assign(static_cast<std::size_t>(nOwned) * static_cast<std::size_t>(dim), 0.0);
   fitInterior_.assign(static_cast<std::size_t>(nOwned), 0);
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
-    for (int a = 0; a < dim; ++a)
-      fitCoordinates_[static_cast<std::size_t>(l) * static_cast<std::size_t>(dim) + static_cast<std::size_t>(a)] =
-          (x[a] - mid[a]) / fitHalfWidth_[a];
     PetscInt indexDistance = std::numeric_limits<PetscInt>::max();
     double distance = kInf;  // from the cell centre to the nearest wall
     for (int a = 0; a < dim; ++a) {
@@ -375,7 +420,6 @@ bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, 
   // keeps the normal equations well conditioned), f = p and f = q with the same design: the normal matrix and both
   // right-hand sides are summed over the owned cells and reduced over the ranks.
   const int dim = quadrature_.dim();
-  const std::size_t n = quadrature_.weights().size();
   const int nb = 1 + dim + dim * (dim + 1) / 2;
   const std::size_t nbs = static_cast<std::size_t>(nb);
   std::vector<double> sums(nbs * nbs + 2 * nbs + 1, 0.0), global(sums.size());
@@ -383,10 +427,16 @@ bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, 
   double* bp = A + nbs * nbs;
   double* bq = bp + nbs;
   std::vector<double> phi(nbs);
-  for (std::size_t c = 0; c < n; ++c) {
+  const meshes::DistributedBoxMesh& mesh = *work_->mesh;
+  const auto& box = mesh.box();
+  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const auto c = static_cast<std::size_t>(l);
     const double pc = p[c * stride], qc = q[c * stride];
-    if (!fitInterior_[c] || !(pc > floorP) || !(qc > floorQ)) continue;
-    const double* z = &fitCoordinates_[c * static_cast<std::size_t>(dim)];
+    if (!fitInterior_[c] || !(pc > floorP) || !(qc > floorQ)) return;
+    // The centre scaled to [-1, 1]^d, computed here rather than stored (24 B per cell in 3-D, docs/scaling.md §6).
+    const auto x = box.centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    double z[3];
+    for (int a = 0; a < dim; ++a) z[a] = (x[a] - fitMid_[a]) / fitHalfWidth_[a];
     std::size_t m = 0;
     phi[m++] = 1.0;
     for (int a = 0; a < dim; ++a) phi[m++] = z[a];
@@ -399,7 +449,7 @@ bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, 
       bq[i] += phi[i] * lq;
     }
     sums.back() += 1.0;
-  }
+  });
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             quadrature_.comm()));
   // At least twice as many cells as coefficients, or the quadratic is not determined by the data.
@@ -539,15 +589,6 @@ DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses*
 }
 
 
-/// Pass 2 of evaluatePoints: the Terms of one evaluation, in cell order (then the singular masses, on rank 0), and
-/// this rank's parts of the sums that need no order.
-struct DivergenceFunctionals::Terms {
-  std::vector<Term> terms;
-  double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
-  long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
-  bool infinite = false;  // q = 0 where p > 0
-};
-
 /// The kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp, MATH.md §7) need the neighbours'
 /// point values: those of the gradient's ghosted vector, held open as long as the corrections. Where that vector does
 /// not exist (a rank owns fewer than 2 cells along an axis) the sums stay the plain midpoint sums, second order
@@ -563,14 +604,16 @@ struct DivergenceFunctionals::KinkCorrections {
   ~KinkCorrections() {
     if (v) VecRestoreArrayRead(v, &a);
   }
-  /// Both directions when `exchangedToo` (the hockey-stick sums need them), else p against q (for TV) only.
-  void open(const LogRatioWorkspace& work, double invMp, double invMq, bool exchangedToo) {
+  /// p against q (TV needs it, and the hockey-stick sums later).
+  void open(const LogRatioWorkspace& work, double invMp, double invMq) {
     const Vec ghosted = work.gradient->ghostedPoints();
     FPDP_PETSC(VecGetArrayRead(ghosted, &a));
     v = ghosted;
-    const meshes::OwnedBlock& block = work.gradient->ghostedBlock();
-    kinks[0].emplace(*work.mesh, a, block, invMp, invMq, false);
-    if (exchangedToo) kinks[1].emplace(*work.mesh, a, block, invMp, invMq, true);
+    kinks[0].emplace(*work.mesh, a, work.gradient->ghostedBlock(), invMp, invMq, false);
+  }
+  /// q against p too (the hockey-stick sums), once open.
+  void openExchanged(const LogRatioWorkspace& work, double invMp, double invMq) {
+    if (v) kinks[1].emplace(*work.mesh, a, work.gradient->ghostedBlock(), invMp, invMq, true);
   }
 };
 
@@ -616,19 +659,17 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
     return out;
   }
 
-  // Gradients of u = log r at the owned cells (LogRatioGradient.hpp).
-  std::vector<std::array<double, 3>> noGradient;
+  // Gradients of u = log r at the owned cells (LogRatioGradient.hpp); without them the information ratios are NaN.
   const bool gradients = work_->gradient && !reverse;
-  if (!gradients) noGradient.assign(quadrature_.weights().size(), {kNaN, kNaN, kNaN});  // information ratios NaN
-  const std::vector<std::array<double, 3>>& gradWork = gradients ? work_->logRatioGradient() : noGradient;
+  const std::array<double, 3>* gradient = gradients ? work_->logRatioGradient().data() : nullptr;
 
-  // Pass 2: one Term per cell (and per singular mass on rank 0), the order-independent part of every sum.
+  // Pass 2: per cell (and per singular mass on rank 0) the order-independent part of every sum.
   const double invMp = 1.0 / out.p.mass, invMq = 1.0 / out.q.mass;
-  Terms measured = measureTerms(p, q, stride, singular, gradWork, invMp, invMq, out.p.max);
-  KinkCorrections kinks;
+  Terms measured = measureTerms(p, q, stride, singular, gradient, invMp, invMq, out.p.max);
+  KinkCorrections kinks;  // p against q from here on; q against p only for the hockey-stick sums
   if (gradients) {
-    kinks.open(*work_, invMp, invMq, E > 0 || D > 0);
     // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
+    kinks.open(*work_, invMp, invMq);
     const double one = 1.0;
     double correction = 0.0;
     kinks.kinks[0]->add({&one, 1}, &correction);
@@ -636,8 +677,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   }
 
   // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
-  const OrderScales scales = orderScales(measured.terms);
-  const std::vector<double> sums = renyiSums(measured.terms, scales);
+  const OrderScales scales = orderScales(measured);
+  const std::vector<double> sums = renyiSums(measured, scales);
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
@@ -657,14 +698,16 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   const std::vector<char> tailDiverges = tailDivergence(p, q, stride, singular, out);
   renyiFromSums(global, scales, isInfinite, gradients, out);
   tailStatuses(tailDiverges, out);
-  noiseFloorShares(p, q, stride, measured.terms, global, scales, out);
+  noiseFloorShares(measured, global, scales, out);
 
-  if (E > 0 || D > 0) hockeyStickAndRoots(p, q, stride, measured.terms, kinks, out);
   if (settings_.privacyLossBins > 0 && !reverse) {
     // Privacy-loss distributions: log(p/q) under p and log(q/p) under q, from the same terms.
-    out.privacyLossP = privacyLossHistogram(measured.terms, 0);
-    out.privacyLossQ = privacyLossHistogram(measured.terms, 1);
+    out.privacyLossP = privacyLossHistogram(measured, 0);
+    out.privacyLossQ = privacyLossHistogram(measured, 1);
   }
+  // The hockey-stick sums read the point values only: the terms are released first (peak memory).
+  measured = Terms{};
+  if (E > 0 || D > 0) hockeyStickAndRoots(p, q, stride, singular, invMp, invMq, kinks, out);
   return out;
 }
 
@@ -695,98 +738,108 @@ void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool revers
   }
 }
 
+DivergenceFunctionals::Terms DivergenceFunctionals::termSources(const double* p, const double* q,
+                                                                std::ptrdiff_t stride, const SingularMasses* singular,
+                                                                const std::array<double, 3>* gradient, double invMp,
+                                                                double invMq) const {
+  Terms t;
+  t.p = p, t.q = q, t.stride = stride, t.volume = quadrature_.weights().data(), t.cells = quadrature_.weights().size();
+  t.singular = singular, t.invMp = invMp, t.invMq = invMq, t.gradient = gradient, t.dim = quadrature_.dim();
+  t.sigma = &sigma_, t.onBoundary = onBoundary_.data(), t.shell = shell_.data();
+  int rank = 0;
+  FPDP_PETSC(MPI_Comm_rank(quadrature_.comm(), &rank));
+  t.count = t.cells + (singular && rank == 0 ? singular->p.size() : 0);
+  return t;
+}
+
 DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p, const double* q,
                                                                  std::ptrdiff_t stride, const SingularMasses* singular,
-                                                                 const std::vector<std::array<double, 3>>& gradient,
+                                                                 const std::array<double, 3>* gradient,
                                                                  double invMp, double invMq, double maxP) const {
   const auto& w = quadrature_.weights();
   const std::size_t n = w.size();
   const int dim = quadrature_.dim();
   constexpr double kNegligible = 1e-200;
-  Terms out;
-  std::vector<Term>& terms = out.terms;
-  terms.reserve(n + (singular ? singular->p.size() : 0));
+  Terms out = termSources(p, q, stride, singular, gradient, invMp, invMq);
+  out.flags.reserve(out.size());
+  out.u.reserve(out.size());
+  out.l1l.reserve(out.size());
+  out.logWq.reserve(out.size());
   const double pMaxNormalised = maxP * invMp;
-  auto classify = [&](double wc, double pRaw, double qRaw, bool boundary, int shell, const double* grad) {
+  auto push = [&](Terms::Kind kind, bool nearOne = false, double u = 0.0, double l1l = 0.0, double logWq = 0.0) {
+    out.flags.push_back(static_cast<unsigned char>(kind | (nearOne ? Terms::kNearOne : 0)));
+    out.u.push_back(u);
+    out.l1l.push_back(l1l);
+    out.logWq.push_back(logWq);
+  };
+  auto classify = [&](double wc, double pRaw, double qRaw, const double* grad) {
     const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(qRaw, 0.0) * invMq;
     out.tv += wc * std::fabs(pc - qc);
-    Term t;
-    t.boundary = boundary, t.shell = shell, t.wp = wc * pc, t.wq = wc * qc;
     if (qRaw < 0.0) {
       // A negative q is an artefact of a non-positive scheme, not a zero of the density: the cell is left out of
       // KL and R_alpha (which a zero q would make +inf), and the p-mass left out is reported.
       out.excludedP += wc * pc;
-      terms.push_back(t);  // Skip: still counted by the hockey-stick sums (like TV)
+      push(Terms::Skip);  // still counted by the hockey-stick sums (like TV)
       return;
     }
     if (qc == 0.0) {
       // q underflowed to 0. Where p is negligible too (below 1e-200 of its maximum) the cell is numerically empty:
       // both true densities are below the range of doubles there and their contribution is not resolvable, so it is
       // dropped and counted (DivergenceValues::underflowCells). Where p is not negligible, r = inf: +infinity.
+      Terms::Kind kind = Terms::Skip;
       if (pc > 0.0 && pc <= kNegligible * pMaxNormalised) {
         ++out.underflow;
       } else if (pc > 0.0) {
         out.infinite = true;
-        t.kind = Term::Infinite;
+        kind = Terms::Infinite;
       }
-      terms.push_back(t);
+      push(kind);
       return;
     }
-    t.logWq = std::log(wc * qc);
+    const double logWq = std::log(wc * qc);
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
-      t.kind = Term::PZero;
       out.kl += wc * qc;
-      terms.push_back(t);
+      push(Terms::PZero, false, 0.0, 0.0, logWq);
       return;
     }
-    t.kind = Term::Regular;
     const double rho = (pc - qc) / qc;
     // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
     // logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay finite:
     //   q h(r) = p log r - (p - q),   q g_alpha(r) = q r^alpha - q - alpha (p - q).
-    t.nearOne = std::fabs(rho) < 0.5;
-    t.u = t.nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
-    t.l1l = t.nearOne ? log1pMinusLinear(rho) : 0.0;
-    out.kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
-    if (grad) {
-      double g2 = 0.0, gs = 0.0;
-      for (int a = 0; a < dim; ++a) {
-        g2 += grad[a] * grad[a];
-        for (int b = 0; b < dim; ++b) gs += grad[a] * sigma_(a, b) * grad[b];
-      }
-      if (std::isfinite(g2) && std::isfinite(gs)) {
-        t.G = g2, t.GS = gs;
-      } else {
-        out.excludedInfoP += wc * pc;  // a stencil cell has p <= 0 or q <= 0: log r has no gradient there
-      }
-    }
-    terms.push_back(t);
+    const bool nearOne = std::fabs(rho) < 0.5;
+    const double u = nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
+    const double l1l = nearOne ? log1pMinusLinear(rho) : 0.0;
+    out.kl += nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
+    double g2, gs;
+    // A stencil cell has p <= 0 or q <= 0 (or there are no gradients): log r has no gradient there.
+    if (grad && !gradientForms(grad, dim, sigma_, g2, gs)) out.excludedInfoP += wc * pc;
+    push(Terms::Regular, nearOne, u, l1l, logWq);
   };
+  static constexpr std::array<double, 3> kNoGradient{kNaN, kNaN, kNaN};
   for (std::size_t c = 0; c < n; ++c)
-    classify(w[c], p[c * stride], q[c * stride], onBoundary_[c] != 0, shell_[c], gradient[c].data());
-  int rank = 0;
-  FPDP_PETSC(MPI_Comm_rank(quadrature_.comm(), &rank));
-  // Singular masses (mass form): no gradient in the ambient space, so no part of I_alpha's numerator.
-  if (singular && rank == 0)
-    for (std::size_t j = 0; j < singular->p.size(); ++j) classify(1.0, singular->p[j], singular->q[j], false, -1, nullptr);
+    classify(w[c], p[c * stride], q[c * stride], gradient ? gradient[c].data() : kNoGradient.data());
+  // Singular masses (mass form, on rank 0): no gradient in the ambient space, so no part of I_alpha's numerator.
+  for (std::size_t j = 0; n + j < out.size(); ++j) classify(1.0, singular->p[j], singular->q[j], nullptr);
   return out;
 }
 
-DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const std::vector<Term>& terms) const {
+DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const Terms& terms) const {
   const std::size_t K = orders_.size();
   const std::size_t S = K * kTailShells;
   OrderScales out;
   std::vector<double> localMax(K + S, -kInf);
   std::vector<double>& globalMax = out.globalMax;
   globalMax.resize(K + S);
-  for (const Term& t : terms) {
-    if (t.kind != Term::Regular) continue;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms.kind(i) != Terms::Regular) continue;
+    const double logWq = terms.logWq[i], u = terms.u[i];
+    const int shell = terms.shellOf(i);
     for (std::size_t k = 0; k < K; ++k) {
-      const double l = t.logWq + orders_[k] * t.u;
+      const double l = logWq + orders_[k] * u;
       localMax[k] = std::max(localMax[k], l);
-      if (t.shell >= 0) {
-        double& m = localMax[K + k * kTailShells + static_cast<std::size_t>(t.shell)];
+      if (shell >= 0) {
+        double& m = localMax[K + k * kTailShells + static_cast<std::size_t>(shell)];
         m = std::max(m, l);
       }
     }
@@ -862,33 +915,34 @@ struct DivergenceFunctionals::RenyiSumsPass {
 
   /// Indices of the regular terms, by group g = wall + 2 (shell + 1): a wall cell lies in no shell (the shells start
   /// one layer in), but nothing below relies on that.
-  static std::vector<std::uint32_t> groupRegularTerms(const std::vector<Term>& terms) {
+  static std::vector<std::uint32_t> groupRegularTerms(const Terms& terms) {
     std::vector<std::uint32_t> grouped;
     constexpr int kGroups = 2 * (kTailShells + 1);
-    auto groupOf = [](const Term& t) { return (t.boundary ? 1 : 0) + 2 * (t.shell + 1); };
+    auto groupOf = [&](std::size_t i) { return (terms.boundary(i) ? 1 : 0) + 2 * (terms.shellOf(i) + 1); };
     std::array<std::size_t, kGroups + 1> start{};
-    for (const Term& t : terms)
-      if (t.kind == Term::Regular) ++start[static_cast<std::size_t>(groupOf(t)) + 1];
+    for (std::size_t c = 0; c < terms.size(); ++c)
+      if (terms.kind(c) == Terms::Regular) ++start[static_cast<std::size_t>(groupOf(c)) + 1];
     for (int g = 0; g < kGroups; ++g) start[g + 1] += start[g];
     grouped.resize(start[kGroups]);
     for (std::size_t c = 0; c < terms.size(); ++c)
-      if (terms[c].kind == Term::Regular) grouped[start[static_cast<std::size_t>(groupOf(terms[c]))]++] = static_cast<std::uint32_t>(c);
+      if (terms.kind(c) == Terms::Regular) grouped[start[static_cast<std::size_t>(groupOf(c))]++] = static_cast<std::uint32_t>(c);
     return grouped;
   }
 
   /// The next block: up to kTermBlock terms of one group, from grouped[first] on (first is advanced past them).
-  void load(const std::vector<Term>& terms, const std::vector<std::uint32_t>& grouped, std::size_t& first) {
-    const Term& head = terms[grouped[first]];
-    b.wall = head.boundary;
-    b.shell = head.shell;
+  void load(const Terms& terms, const std::vector<std::uint32_t>& grouped, std::size_t& first) {
+    b.wall = terms.boundary(grouped[first]);
+    b.shell = terms.shellOf(grouped[first]);
     b.size = 0;
     for (; first < grouped.size() && b.size < kTermBlock; ++first, ++b.size) {
-      const Term& t = terms[grouped[first]];
-      if (t.boundary != b.wall || t.shell != b.shell) break;
+      const std::size_t t = grouped[first];
+      if (terms.boundary(t) != b.wall || terms.shellOf(t) != b.shell) break;
       const std::size_t c = b.size;
-      b.u[c] = t.u, b.wq[c] = t.wq, b.dp[c] = t.wp - t.wq, b.G[c] = t.G, b.GS[c] = t.GS, b.logWq[c] = t.logWq;
-      b.wqL1l[c] = t.wq * t.l1l;
-      b.nearOne[c] = t.nearOne;
+      const double wq = terms.wq(t);
+      b.u[c] = terms.u[t], b.wq[c] = wq, b.dp[c] = terms.wp(t) - wq, b.logWq[c] = terms.logWq[t];
+      terms.gradientTerms(t, b.G[c], b.GS[c]);
+      b.wqL1l[c] = wq * terms.l1l[t];
+      b.nearOne[c] = terms.nearOne(t);
     }
     extra = b.wall || b.shell >= 0;
   }
@@ -1073,16 +1127,17 @@ struct DivergenceFunctionals::RenyiSumsPass {
   }
 };
 
-std::vector<double> DivergenceFunctionals::renyiSums(const std::vector<Term>& terms, const OrderScales& scales) const {
+std::vector<double> DivergenceFunctionals::renyiSums(const Terms& terms, const OrderScales& scales) const {
   const std::size_t K = orders_.size();
   std::vector<double> sums(8 * K + K * kTailShells, 0.0);
   RenyiSumsPass pass(*this, scales, sums.data());
   double pZeroWq = 0.0;
-  for (const Term& t : terms) {
-    if (t.kind != Term::PZero) continue;
-    pZeroWq += t.wq;
-    if (t.boundary)
-      for (std::size_t k = 0; k < K; ++k) pass.sums.em1Wall[k] += t.wq * (orders_[k] - 1.0);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms.kind(i) != Terms::PZero) continue;
+    const double wq = terms.wq(i);
+    pZeroWq += wq;
+    if (terms.boundary(i))
+      for (std::size_t k = 0; k < K; ++k) pass.sums.em1Wall[k] += wq * (orders_[k] - 1.0);
   }
   const std::vector<std::uint32_t> grouped = RenyiSumsPass::groupRegularTerms(terms);
   for (std::size_t first = 0; first < grouped.size();) {
@@ -1215,20 +1270,21 @@ void DivergenceFunctionals::tailStatuses(const std::vector<char>& tailDiverges, 
 /// are fine. The cells with p <= kNoiseFloorFactor nu_p or q <= kNoiseFloorFactor nu_q carry a share N/E of
 /// E_alpha; R_alpha - log(E_alpha - N)/(alpha - 1) is how much of R_alpha rests on them. Nothing to do (and no
 /// cost) when neither density has a negative value.
-void DivergenceFunctionals::noiseFloorShares(const double* p, const double* q, std::ptrdiff_t stride,
-                                             const std::vector<Term>& terms, const std::vector<double>& sums,
+void DivergenceFunctionals::noiseFloorShares(const Terms& terms, const std::vector<double>& sums,
                                              const OrderScales& scales, DivergenceValues& out) const {
   const std::size_t K = orders_.size();
   const std::size_t n = quadrature_.weights().size();
+  const double *p = terms.p, *q = terms.q;
+  const std::ptrdiff_t stride = terms.stride;
   const double* S0 = SumArrays(sums.data(), K).S0;
   out.renyiNoiseShare.assign(K, 0.0);
   const auto [floorP, floorQ] = noiseFloors(out);
   if (floorP > 0.0 || floorQ > 0.0) {  // the extrema are global: every rank takes this branch or none
     std::vector<double> noise(K, 0.0), gNoise(K);
     for (std::size_t c = 0; c < n; ++c) {
-      const Term& t = terms[c];
-      if (t.kind != Term::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
-      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(t.logWq + orders_[k] * t.u - scales.logScale[k]);  // S0's scale
+      if (terms.kind(c) != Terms::Regular || !(p[c * stride] <= floorP || q[c * stride] <= floorQ)) continue;
+      const double logWq = terms.logWq[c], u = terms.u[c];
+      for (std::size_t k = 0; k < K; ++k) noise[k] += std::exp(logWq + orders_[k] * u - scales.logScale[k]);  // S0's scale
     }
     FPDP_PETSC(MPI_Allreduce(noise.data(), gNoise.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_SUM,
                               quadrature_.comm()));
@@ -1247,25 +1303,37 @@ void DivergenceFunctionals::noiseFloorShares(const double* p, const double* q, s
 /// Hockey-stick divergences delta(eps) = sum |c| max(p - e^eps q, 0) and with p, q exchanged (addHockeyStick): on
 /// the eps grid, and eps(delta) by root-finding on the same sums (MATH.md §7).
 void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride,
-                                                const std::vector<Term>& terms, KinkCorrections& kinkCorrections,
-                                                DivergenceValues& out) const {
+                                                const SingularMasses* singular, double invMp, double invMq,
+                                                KinkCorrections& kinkCorrections, DivergenceValues& out) const {
   const std::size_t n = quadrature_.weights().size();
   const std::size_t E = settings_.hockeyStickEps.size(), D = settings_.epsilonDeltas.size();
   const MPI_Comm comm = quadrature_.comm();
   const auto [floorP, floorQ] = noiseFloors(out);
+  const Terms weights = termSources(p, q, stride, singular, nullptr, invMp, invMq);
+  kinkCorrections.openExchanged(*work_, invMp, invMq);
   std::optional<HockeyStickKinks>(&kinks)[2] = kinkCorrections.kinks;
+  // The terms with a > b of each direction, allocated to their number (the root finder narrows them in place).
   HockeyStickTerms hsTerms[2];
   SuspectTerms suspect[2];
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    const Term& t = terms[i];
-    const int dir = t.wp > t.wq ? 0 : (t.wq > t.wp ? 1 : -1);
+  std::size_t count[2] = {0, 0};
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const double wp = weights.wp(i), wq = weights.wq(i);
+    count[0] += wp > wq, count[1] += wq > wp;
+  }
+  for (int dir = 0; dir < 2; ++dir) {
+    hsTerms[dir].a.reserve(count[dir]);
+    hsTerms[dir].b.reserve(count[dir]);
+  }
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const double wp = weights.wp(i), wq = weights.wq(i);
+    const int dir = wp > wq ? 0 : (wq > wp ? 1 : -1);
     if (dir < 0) continue;
-    const double a = dir == 0 ? t.wp : t.wq, b = dir == 0 ? t.wq : t.wp;
+    const double a = dir == 0 ? wp : wq, b = dir == 0 ? wq : wp;
     hsTerms[dir].a.push_back(a);
     hsTerms[dir].b.push_back(b);
     // Cells (not singular masses) at a wall or at a density's noise floor (as for R_alpha's NoiseSuspect).
     const bool noise = i < n && ((floorP > 0.0 && p[i * stride] <= floorP) || (floorQ > 0.0 && q[i * stride] <= floorQ));
-    for (auto [is, group] : {std::pair{i < n && t.boundary, &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
+    for (auto [is, group] : {std::pair{weights.boundary(i), &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
       if (is) {
         group->a.push_back(a);
         group->b.push_back(b);
@@ -1297,24 +1365,24 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
 }
 
 /// The privacy-loss distribution of one direction: log(p/q) under p (direction 0) or log(q/p) under q (1).
-PrivacyLossHistogram DivergenceFunctionals::privacyLossHistogram(const std::vector<Term>& terms, int dir) const {
+PrivacyLossHistogram DivergenceFunctionals::privacyLossHistogram(const Terms& terms, int dir) const {
   const MPI_Comm comm = quadrature_.comm();
   const int B = settings_.privacyLossBins;
   PrivacyLossHistogram h;
-  auto weightOf = [dir](const Term& t) { return dir == 0 ? t.wp : t.wq; };
-  auto valueOf = [dir](const Term& t) { return dir == 0 ? t.u : -t.u; };
+  auto weightOf = [&](std::size_t i) { return dir == 0 ? terms.wp(i) : terms.wq(i); };
+  auto valueOf = [&](std::size_t i) { return dir == 0 ? terms.u[i] : -terms.u[i]; };
   // The mass at +inf: Infinite terms under p (q = 0), PZero terms under q (p = 0).
-  const Term::Kind atInfinity = dir == 0 ? Term::Infinite : Term::PZero;
+  const Terms::Kind atInfinity = dir == 0 ? Terms::Infinite : Terms::PZero;
   double localMaxMass = 0.0, globalMaxMass = 0.0;
-  for (const Term& t : terms)
-    if (t.kind == Term::Regular) localMaxMass = std::max(localMaxMass, weightOf(t));
+  for (std::size_t i = 0; i < terms.size(); ++i)
+    if (terms.kind(i) == Terms::Regular) localMaxMass = std::max(localMaxMass, weightOf(i));
   FPDP_PETSC(MPI_Allreduce(&localMaxMass, &globalMaxMass, 1, MPI_DOUBLE, MPI_MAX, comm));
   const double floor = kPldMassFloor * globalMaxMass;
   double range[2] = {kInf, kInf};  // min and -max
-  for (const Term& t : terms)
-    if (t.kind == Term::Regular && weightOf(t) >= floor && weightOf(t) > 0) {
-      range[0] = std::min(range[0], valueOf(t));
-      range[1] = std::min(range[1], -valueOf(t));
+  for (std::size_t i = 0; i < terms.size(); ++i)
+    if (terms.kind(i) == Terms::Regular && weightOf(i) >= floor && weightOf(i) > 0) {
+      range[0] = std::min(range[0], valueOf(i));
+      range[1] = std::min(range[1], -valueOf(i));
     }
   double gRange[2];
   FPDP_PETSC(MPI_Allreduce(range, gRange, 2, MPI_DOUBLE, MPI_MIN, comm));
@@ -1323,14 +1391,15 @@ PrivacyLossHistogram DivergenceFunctionals::privacyLossHistogram(const std::vect
   if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)))) lo -= 0.5, hi += 0.5;
   std::vector<double> bins(static_cast<std::size_t>(B) + 2, 0.0), gBins(bins.size());
   const double width = (hi - lo) / B;
-  for (const Term& t : terms) {
-    const double m = weightOf(t);
-    if (t.kind == atInfinity) {
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const double m = weightOf(i);
+    const Terms::Kind kind = terms.kind(i);
+    if (kind == atInfinity) {
       bins[static_cast<std::size_t>(B)] += m;
       continue;
     }
-    if (t.kind != Term::Regular || !(m > 0)) continue;
-    const double x = valueOf(t);
+    if (kind != Terms::Regular || !(m > 0)) continue;
+    const double x = valueOf(i);
     if (x < lo || x > hi) bins[static_cast<std::size_t>(B) + 1] += m;
     const double b = std::floor((x - lo) / width);
     const int bin = b < 0 ? 0 : (b >= B ? B - 1 : static_cast<int>(b));

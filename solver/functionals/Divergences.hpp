@@ -280,30 +280,35 @@ private:
   std::vector<double> orders_;
   models::Matrix sigma_;  // dim x dim
   std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)
-  struct Term;  // per-cell parts of the sums; the per-cell arrays of an evaluation are locals of evaluatePoints, so
-                // that they do not stay allocated beside the time stepper's (peak memory, docs/scaling.md §3)
-  // The stages of evaluatePoints (Divergences.cpp), in the order it runs them, and what they hand on.
-  struct Terms;            // one Term per cell and singular mass, with this rank's KL, TV and excluded masses
+  // The stages of evaluatePoints (Divergences.cpp), in the order it runs them, and what they hand on. Their per-cell
+  // arrays are locals of evaluatePoints, so that they do not stay allocated beside the time stepper's (peak memory,
+  // docs/scaling.md §3, §6).
+  struct Terms;            // per cell and singular mass the parts of the sums that cost logarithms, with this rank's
+                           // KL, TV and excluded masses
   struct KinkCorrections;  // the kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp)
   struct OrderScales;      // per order the scale M_alpha of the large-divergence sums
   struct RenyiSumsPass;    // the per-order sums over the regular terms, block by block
   void markNotComputable(DivergenceValues& out, bool reverse) const;
+  /// The terms' sources without their per-term arrays (what the weights |c| p, |c| q and the cells' places need).
+  Terms termSources(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
+                    const std::array<double, 3>* gradient, double invMassP, double invMassQ) const;
   Terms measureTerms(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
-                     const std::vector<std::array<double, 3>>& gradient, double invMassP, double invMassQ,
-                     double maxP) const;
-  OrderScales orderScales(const std::vector<Term>& terms) const;
-  std::vector<double> renyiSums(const std::vector<Term>& terms, const OrderScales& scales) const;
+                     const std::array<double, 3>* gradient, double invMassP, double invMassQ, double maxP) const;
+  OrderScales orderScales(const Terms& terms) const;
+  std::vector<double> renyiSums(const Terms& terms, const OrderScales& scales) const;
   void tailLogMeans(const std::vector<double>& sums, const OrderScales& scales, DivergenceValues& out) const;
   std::vector<char> tailDivergence(const double* p, const double* q, std::ptrdiff_t stride,
                                    const SingularMasses* singular, DivergenceValues& out) const;
   void renyiFromSums(const std::vector<double>& sums, const OrderScales& scales, bool infinite, bool gradients,
                      DivergenceValues& out) const;
   void tailStatuses(const std::vector<char>& tailDiverges, DivergenceValues& out) const;
-  void noiseFloorShares(const double* p, const double* q, std::ptrdiff_t stride, const std::vector<Term>& terms,
-                        const std::vector<double>& sums, const OrderScales& scales, DivergenceValues& out) const;
-  void hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride, const std::vector<Term>& terms,
-                           KinkCorrections& kinks, DivergenceValues& out) const;
-  PrivacyLossHistogram privacyLossHistogram(const std::vector<Term>& terms, int direction) const;
+  void noiseFloorShares(const Terms& terms, const std::vector<double>& sums, const OrderScales& scales,
+                        DivergenceValues& out) const;
+  /// From the point values (the terms need not be held): the hockey-stick sums need only the weights |c| p, |c| q.
+  /// `kinks`: open for p against q where the gradient's ghosted values exist (TV's); q against p is added here.
+  void hockeyStickAndRoots(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
+                           double invMassP, double invMassQ, KinkCorrections& kinks, DivergenceValues& out) const;
+  PrivacyLossHistogram privacyLossHistogram(const Terms& terms, int direction) const;
   struct OrderRun {
     std::size_t begin, end;  // positions in orderIndex_
     double delta;            // common gap of the orders in the run
@@ -315,11 +320,10 @@ private:
   std::array<double, kTailShells> shellLogVolume_{};
   std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls
   bool tailTestPossible_ = false;  // every shell holds at least one cell
-  // The tail fit: per owned cell its centre scaled to [-1, 1]^d (dim values), and whether it lies outside the wall
-  // layers (the shells' layer thickness); the box's half-widths undo the scaling.
-  std::vector<double> fitCoordinates_;
+  // The tail fit: per owned cell whether it lies outside the wall layers (the shells' layer thickness); the cell
+  // centres are scaled to [-1, 1]^d by the box's mid-point and half-widths.
   std::vector<char> fitInterior_;
-  std::array<double, 3> fitHalfWidth_{1, 1, 1};
+  std::array<double, 3> fitMid_{0, 0, 0}, fitHalfWidth_{1, 1, 1};
   /// The fitted precisions -Hess log p, -Hess log q (collective; false when too few cells qualify).
   bool fitTailPrecisions(const double* p, const double* q, std::ptrdiff_t stride, double floorP, double floorQ,
                          models::Matrix& precisionP, models::Matrix& precisionQ) const;

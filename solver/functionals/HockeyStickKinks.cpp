@@ -9,6 +9,7 @@ namespace fpdp::solver {
 HockeyStickKinks::HockeyStickKinks(const meshes::DistributedBoxMesh& mesh, const double* ghostedPoints,
                                    const meshes::OwnedBlock& block, double invMassP, double invMassQ, bool exchanged)
     : values_(ghostedPoints),
+      volumes_(mesh.ownedVolumes().data()),
       invMassA_(exchanged ? invMassQ : invMassP),
       invMassB_(exchanged ? invMassP : invMassQ),
       offsetA_(exchanged ? 1 : 0),
@@ -23,28 +24,35 @@ HockeyStickKinks::HockeyStickKinks(const meshes::DistributedBoxMesh& mesh, const
     for (int m = -1; m <= 2; ++m) same = same && std::fabs(axis.width(i + m) - h) <= 1e-12 * h;
     uniform[static_cast<std::size_t>(i)] = same;
   }
-  const std::vector<double>& volumes = mesh.ownedVolumes();
-  mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    if (!uniform[static_cast<std::size_t>(i)]) return;
-    const PetscInt node = block.local(i, j, k);
-    for (PetscInt m = -1; m <= 2; ++m) {
-      const double a = values_[2 * (node + m) + offsetA_], b = values_[2 * (node + m) + offsetB_];
-      if (!(a > 0 && b > 0 && a < std::numeric_limits<double>::infinity() &&
-            b < std::numeric_limits<double>::infinity()))
-        return;
-    }
-    const double r0 = values_[2 * node + offsetA_] * invMassA_ / (values_[2 * node + offsetB_] * invMassB_);
-    const double r1 = values_[2 * (node + 1) + offsetA_] * invMassA_ / (values_[2 * (node + 1) + offsetB_] * invMassB_);
-    const double lo = std::min(r0, r1), hi = std::max(r0, r1);
-    if (hi >= 1.0 && lo < hi) windows_.push_back({static_cast<std::uint32_t>(node), volumes[static_cast<std::size_t>(l)], lo, hi});
-  });
+  // Counted first, then stored: the windows are about one per cell, and a growing vector would hold up to twice
+  // their size at an output step's peak (docs/scaling.md §6).
+  auto forEachWindow = [&](auto&& keep) {
+    mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+      if (!uniform[static_cast<std::size_t>(i)]) return;
+      const PetscInt node = block.local(i, j, k);
+      for (PetscInt m = -1; m <= 2; ++m) {
+        const double a = values_[2 * (node + m) + offsetA_], b = values_[2 * (node + m) + offsetB_];
+        if (!(a > 0 && b > 0 && a < std::numeric_limits<double>::infinity() &&
+              b < std::numeric_limits<double>::infinity()))
+          return;
+      }
+      const double r0 = values_[2 * node + offsetA_] * invMassA_ / (values_[2 * node + offsetB_] * invMassB_);
+      const double r1 = values_[2 * (node + 1) + offsetA_] * invMassA_ / (values_[2 * (node + 1) + offsetB_] * invMassB_);
+      const double lo = std::min(r0, r1), hi = std::max(r0, r1);
+      if (hi >= 1.0 && lo < hi) keep(Window{static_cast<std::uint32_t>(node), static_cast<std::uint32_t>(l), lo, hi});
+    });
+  };
+  std::size_t count = 0;
+  forEachWindow([&](const Window&) { ++count; });
+  windows_.reserve(count);
+  forEachWindow([&](const Window& w) { windows_.push_back(w); });
 }
 
 double HockeyStickKinks::correction(const Window& w, double x) const {
   double y[4];  // d = a - x b at t = -1, 0, 1, 2, normalised and weighted like the midpoint sum's terms
   for (int m = 0; m < 4; ++m) {
     const double* v = values_ + 2 * (static_cast<std::ptrdiff_t>(w.node) + m - 1);
-    y[m] = w.volume * (v[offsetA_] * invMassA_ - x * (v[offsetB_] * invMassB_));
+    y[m] = volumes_[w.cell] * (v[offsetA_] * invMassA_ - x * (v[offsetB_] * invMassB_));
   }
   if ((y[1] > 0) == (y[2] > 0)) return 0.0;
   const double s = y[1] > 0 ? 1.0 : -1.0;

@@ -41,11 +41,12 @@ public:
 private:
   struct Window {
     std::uint32_t node = 0;  // ghosted index of the window's centre t = 0 (its cells: node - 1 .. node + 2)
-    double volume = 0;       // the cells' common volume
+    std::uint32_t cell = 0;  // owned index of that cell (its volume is the cells' common volume)
     double lo = 0, hi = 0;   // the window changes sign between t = 0 and 1 only for lo <= x < hi (ratios a/b)
   };
   double correction(const Window& w, double x) const;
-  const double* values_;  // ghosted p, q interlaced
+  const double* values_;   // ghosted p, q interlaced
+  const double* volumes_;  // of the owned cells
   double invMassA_ = 1, invMassB_ = 1;
   int offsetA_ = 0, offsetB_ = 1;
   std::vector<Window> windows_;

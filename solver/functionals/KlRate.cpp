@@ -2,28 +2,45 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
+
+#include "meshes/BorrowedLocalVector.hpp"
 
 namespace fpdp::solver {
 
-KlRateFunctional::KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::function<Point3(const Point3&)> gradD,
-                                   std::function<Point3(const Point3&)> gradDPrime, const models::Matrix& Sigma,
-                                   const models::Matrix& SigmaPrime)
-    : mesh_(mesh), Sigma_(Sigma), SigmaPrime_(SigmaPrime), SigmaInv_(Sigma.inverse()) {
-  driftGap_.resize(static_cast<std::size_t>(mesh.owned().size()));
+std::shared_ptr<const CellDriftGap> gradientGapAtCells(const meshes::DistributedBoxMesh& mesh,
+                                                       const std::function<Point3(const Point3&)>& gradD,
+                                                       const std::function<Point3(const Point3&)>& gradDPrime) {
+  auto gap = std::make_shared<CellDriftGap>(static_cast<std::size_t>(mesh.owned().size()), std::array<double, 3>{});
+  const int d = mesh.dim();
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const Point3 x = mesh.box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
     const Point3 g = gradD(x), gp = gradDPrime(x);
-    for (int a = 0; a < 3; ++a) driftGap_[l][a] = -(g[a] - gp[a]);  // b - b' with b = -grad L
+    for (int a = 0; a < d; ++a) (*gap)[static_cast<std::size_t>(l)][a] = g[a] - gp[a];
   });
-  FPDP_PETSC(DMCreateLocalVector(mesh.dm(), local_.out()));
+  return gap;
+}
+
+KlRateFunctional::KlRateFunctional(const meshes::DistributedBoxMesh& mesh,
+                                   const std::function<Point3(const Point3&)>& gradD,
+                                   const std::function<Point3(const Point3&)>& gradDPrime, const models::Matrix& Sigma,
+                                   const models::Matrix& SigmaPrime)
+    : KlRateFunctional(mesh, gradientGapAtCells(mesh, gradD, gradDPrime), Sigma, SigmaPrime) {}
+
+KlRateFunctional::KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::shared_ptr<const CellDriftGap> gradientGap,
+                                   const models::Matrix& Sigma, const models::Matrix& SigmaPrime)
+    : mesh_(mesh), Sigma_(Sigma), SigmaPrime_(SigmaPrime), SigmaInv_(Sigma.inverse()), gradientGap_(std::move(gradientGap)) {
+  if (!gradientGap_ || gradientGap_->size() != static_cast<std::size_t>(mesh.owned().size()))
+    throw std::invalid_argument("KlRateFunctional: one drift gap per owned cell");
 }
 
 KlRate KlRateFunctional::evaluate(Vec u) const {
-  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), u, INSERT_VALUES, local_));
-  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), u, INSERT_VALUES, local_));
+  const meshes::BorrowedLocalVector ghosted(mesh_.dm());
+  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), u, INSERT_VALUES, ghosted));
+  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), u, INSERT_VALUES, ghosted));
   const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(local_, &a));
+  FPDP_PETSC(VecGetArrayRead(ghosted, &a));
   const auto& g = mesh_.ghosted();
   const auto& box = mesh_.box();
   const auto& vol = mesh_.ownedVolumes();
@@ -62,11 +79,14 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
   }
   double sums[7] = {0, 0, 0, 0, 0, 0, 0};  // quadratic, cross, bound integrand, excluded mass, E_p[gap_a^2] x3
   double mass = 0.0;
+  const CellDriftGap& gradientGap = *gradientGap_;
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
     const std::array<PetscInt, 3> c{i, j, k};
     const double p = a[2 * g.local(i, j, k)], q = a[2 * g.local(i, j, k) + 1];
     mass += vol[l] * p;
-    for (int ax = 0; ax < d; ++ax) sums[4 + ax] += vol[l] * std::max(p, 0.0) * driftGap_[l][ax] * driftGap_[l][ax];
+    double driftGap[3];  // b - b' with b = -grad L
+    for (int ax = 0; ax < d; ++ax) driftGap[ax] = -gradientGap[static_cast<std::size_t>(l)][ax];
+    for (int ax = 0; ax < d; ++ax) sums[4 + ax] += vol[l] * std::max(p, 0.0) * driftGap[ax] * driftGap[ax];
     if (!(p > 0 && q > 0)) {
       sums[3] += vol[l] * std::max(p, 0.0);
       return;
@@ -89,7 +109,7 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
       glr[r] = glp[r] - glq[r];
       double t = 0.0;
       for (int c2 = 0; c2 < d; ++c2) t += dS[r][c2] * glq[c2];
-      w[r] = driftGap_[l][r] - t;
+      w[r] = driftGap[r] - t;
     }
     double quadratic = 0.0, cross = 0.0, bound = 0.0;
     for (int r = 0; r < d; ++r) {
@@ -103,7 +123,7 @@ KlRate KlRateFunctional::evaluate(Vec u) const {
     sums[1] += vol[l] * p * cross;
     sums[2] += vol[l] * p * 0.25 * bound;
   });
-  FPDP_PETSC(VecRestoreArrayRead(local_, &a));
+  FPDP_PETSC(VecRestoreArrayRead(ghosted, &a));
   double local[8] = {sums[0], sums[1], sums[2], sums[3], mass, sums[4], sums[5], sums[6]}, global[8];
   FPDP_PETSC(MPI_Allreduce(local, global, 8, MPI_DOUBLE, MPI_SUM, mesh_.comm()));
   KlRate r;

@@ -9,6 +9,8 @@
 // is reported).
 #include <array>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Dataset.hpp"
@@ -23,20 +25,30 @@ struct KlRate {
   std::array<double, 3> gapSquared{0, 0, 0};  // E_p[(b - b')_a^2] per axis (the noise-shape study's inputs)
 };
 
+/// grad L_D - grad L_D' at the owned cell centres (local order; components >= dim are 0): the drift gap g1 - g2 =
+/// -(b - b') of two Langevin diffusions, read at every output step by the KL rate and the Rényi rate
+/// (RenyiRate.hpp). Computed once per run and shared between them (24 B per cell, docs/scaling.md §6).
+using CellDriftGap = std::vector<std::array<double, 3>>;
+std::shared_ptr<const CellDriftGap> gradientGapAtCells(const meshes::DistributedBoxMesh& mesh,
+                                                       const std::function<Point3(const Point3&)>& gradD,
+                                                       const std::function<Point3(const Point3&)>& gradDPrime);
+
 class KlRateFunctional {
 public:
   /// gradients: grad L_D and grad L_D' (b = -grad L).
-  KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::function<Point3(const Point3&)> gradD,
-                   std::function<Point3(const Point3&)> gradDPrime, const models::Matrix& Sigma,
+  KlRateFunctional(const meshes::DistributedBoxMesh& mesh, const std::function<Point3(const Point3&)>& gradD,
+                   const std::function<Point3(const Point3&)>& gradDPrime, const models::Matrix& Sigma,
                    const models::Matrix& SigmaPrime);
+  /// gradientGap: gradientGapAtCells of the two losses.
+  KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::shared_ptr<const CellDriftGap> gradientGap,
+                   const models::Matrix& Sigma, const models::Matrix& SigmaPrime);
   /// u: the interlaced (p, q) state (cell averages). Collective.
   KlRate evaluate(Vec u) const;
 
 private:
   const meshes::DistributedBoxMesh& mesh_;
   models::Matrix Sigma_, SigmaPrime_, SigmaInv_;
-  std::vector<std::array<double, 3>> driftGap_;  // b - b' at owned cell centres
-  meshes::VecHandle local_;
+  std::shared_ptr<const CellDriftGap> gradientGap_;  // grad L_D - grad L_D' = -(b - b') at owned cell centres
 };
 
 }  // namespace fpdp::solver

@@ -49,7 +49,7 @@ private:
   };
   const meshes::DistributedBoxMesh& mesh_;
   meshes::DMHandle dm_;  // width-2 twin of mesh.dm()
-  meshes::VecHandle global_, local_;
+  meshes::VecHandle local_;
   std::array<std::vector<Stencil>, 3> stencils_;  // per axis, per global cell index along it
   meshes::OwnedBlock ghosted_;
 };

@@ -1,9 +1,10 @@
 #pragma once
 // The per-mesh work objects of the functionals that need point values of p and q and grad log(p/q)
-// (DivergenceFunctionals, RenyiRateFunctional): the point-value reconstruction (one ghosted vector), the point
-// values (one global vector), the log-ratio gradient (a global and a ghosted vector) and its values at the owned
-// cells. The functionals of one run share one set: four state-sized vectors and the gradient values, 88 B per cell
-// of two densities in 2-D (peak memory, docs/scaling.md §3). The point values and the gradient are computed once
+// (DivergenceFunctionals, RenyiRateFunctional): the point-value reconstruction (which borrows a ghosted vector from
+// the mesh's pool while it works), the point values (one global vector), the log-ratio gradient (a ghosted vector of
+// width 2) and its values at the owned cells. The functionals of one run share one set: two state-sized vectors and
+// the gradient values, 56 B per cell of two densities in 2-D, 80 B in 3-D (peak memory, docs/scaling.md §3, §6).
+// The point values and the gradient are computed once
 // per state of the density vector: at an output step the divergences and the Rényi rate read the same ones (the
 // second reconstruction and gradient cost 10 ms of a 256^2 output step).
 #include <petscvec.h>

@@ -3,6 +3,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "meshes/BorrowedLocalVector.hpp"
+
 namespace fpdp::solver {
 
 namespace {
@@ -10,7 +12,6 @@ constexpr double kLargestCurvatureCorrection = 1.0;  // in the exponent: a facto
 }
 
 PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
-  FPDP_PETSC(DMCreateLocalVector(mesh.dm(), local_.out()));
   for (int a = 0; a < mesh.dim(); ++a) {
     auto& g = axes_[static_cast<std::size_t>(a)];
     const auto& ax = mesh.box().axis(a);
@@ -32,16 +33,17 @@ PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxM
 }
 
 void PointValueReconstruction::apply(Vec averages, Vec points) const {
-  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), averages, INSERT_VALUES, local_));
-  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), averages, INSERT_VALUES, local_));
+  const meshes::BorrowedLocalVector local(mesh_.dm());
+  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), averages, INSERT_VALUES, local));
+  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), averages, INSERT_VALUES, local));
   const PetscScalar* ub;
   PetscScalar* up;
-  FPDP_PETSC(VecGetArrayRead(local_, &ub));
+  FPDP_PETSC(VecGetArrayRead(local, &ub));
   FPDP_PETSC(VecGetArray(points, &up));
   // The logarithms of the ghosted averages, once each (the stencils below use each up to 2 d + 1 times); only those
   // of normal values (>= DBL_MIN) are read.
   PetscInt nLocal;
-  FPDP_PETSC(VecGetLocalSize(local_, &nLocal));
+  FPDP_PETSC(VecGetLocalSize(local, &nLocal));
   std::vector<double> logWork(static_cast<std::size_t>(nLocal));  // a local: freed before the next time step
   for (PetscInt i = 0; i < nLocal; ++i) logWork[i] = ub[i] >= DBL_MIN ? std::log(ub[i]) : 0.0;
   const double* logU = logWork.data();
@@ -83,7 +85,7 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
     }
   });
   FPDP_PETSC(VecRestoreArray(points, &up));
-  FPDP_PETSC(VecRestoreArrayRead(local_, &ub));
+  FPDP_PETSC(VecRestoreArrayRead(local, &ub));
 }
 
 }  // namespace fpdp::solver

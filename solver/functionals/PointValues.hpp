@@ -28,7 +28,6 @@ public:
 
 private:
   const meshes::DistributedBoxMesh& mesh_;
-  meshes::VecHandle local_;
   /// Per axis and owned index along it: the reciprocals of the centre distances x_c - x_(c-1), x_(c+1) - x_c,
   /// x_(c+1) - x_(c-1) (multiplications per cell, not divisions) and the width h_c, read once at construction (the
   /// per-cell lookups through the box were half of apply's time).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -44,13 +45,35 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
   const auto& w = mesh_.ownedVolumes();
   const MPI_Comm comm = mesh_.comm();
 
-  // Per cell: log |c| q, u = log r (cells with p > 0 and q > 0 only; p = 0 has weight 0), and the cell's
-  // |grad u|^2, grad u^T Sigma grad u, <grad u, g1 - g2>, |g1 - g2|, (g1 - g2)^T Sigma^-1 (g1 - g2) (NaN if undefined).
-  struct Cell {
-    double logWq, u, G, GS, X, gap, gapSigma;
+  // Per cell with p > 0 and q > 0 (p = 0 has weight 0): its index, log |c| q and u = log r, 20 B; the cell's
+  // |grad u|^2, grad u^T Sigma grad u, <grad u, g1 - g2>, |g1 - g2|, (g1 - g2)^T Sigma^-1 (g1 - g2) (NaN if
+  // undefined) are formed where a pass needs them, from the gradient and the drift gap both held anyway (a record of
+  // all seven, 56 B per cell, was the largest item of an output step's peak memory, docs/scaling.md §6).
+  struct Forms {
+    double G = 0, GS = 0, X = 0, gap = 0, gapSigma = 0;
   };
-  std::vector<Cell> cells;
-  cells.reserve(n);
+  auto formsOf = [&](std::size_t c) {
+    Forms f;
+    const double* g = grad[c].data();
+    const double* dg = driftGap[c].data();
+    for (int a = 0; a < d; ++a) {
+      f.G += g[a] * g[a];
+      f.X += g[a] * dg[a];
+      f.gap += dg[a] * dg[a];
+      for (int b = 0; b < d; ++b) {
+        f.GS += g[a] * sigma_(a, b) * g[b];
+        f.gapSigma += dg[a] * sigmaInv_(a, b) * dg[b];
+      }
+    }
+    f.gap = std::sqrt(f.gap);
+    f.gapSigma = std::sqrt(f.gapSigma);
+    return f;
+  };
+  std::vector<std::uint32_t> index;
+  std::vector<double> logWq, logRatio;
+  index.reserve(n);
+  logWq.reserve(n);
+  logRatio.reserve(n);
   double bad = 0.0;  // a non-finite value: no rate
   for (std::size_t c = 0; c < n; ++c) {
     const double p = pts[2 * c], q = pts[2 * c + 1];
@@ -61,28 +84,17 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     // p <= 0: weight 0. q <= 0: left out, as DivergenceFunctionals does (a negative q is a scheme artefact; q = 0
     // where p > 0 makes R_alpha infinite, and the caller's R_alpha says so).
     if (!(p > 0) || !(q > 0)) continue;
-    Cell cell{std::log(w[c] * q), std::log(p) - std::log(q), 0, 0, 0, 0, 0};
-    const double* g = grad[c].data();
-    const double* dg = driftGap[c].data();
-    for (int a = 0; a < d; ++a) {
-      cell.G += g[a] * g[a];
-      cell.X += g[a] * dg[a];
-      cell.gap += dg[a] * dg[a];
-      for (int b = 0; b < d; ++b) {
-        cell.GS += g[a] * sigma_(a, b) * g[b];
-        cell.gapSigma += dg[a] * sigmaInv_(a, b) * dg[b];
-      }
-    }
-    cell.gap = std::sqrt(cell.gap);
-    cell.gapSigma = std::sqrt(cell.gapSigma);
-    cells.push_back(cell);
+    index.push_back(static_cast<std::uint32_t>(c));
+    logWq.push_back(std::log(w[c] * q));
+    logRatio.push_back(std::log(p) - std::log(q));
   }
+  const std::size_t kept = index.size();
   FPDP_PETSC(VecRestoreArrayRead(work_->points, &pts));
 
   // Pass 1: per order the global maximum M of log(|c| q) + alpha u (the scale of the tilted weights).
   std::vector<double> localMax(K + 1, -kInf), globalMax(K + 1);
-  for (const Cell& cell : cells)
-    for (std::size_t k = 0; k < K; ++k) localMax[k] = std::max(localMax[k], cell.logWq + orders_[k] * cell.u);
+  for (std::size_t i = 0; i < kept; ++i)
+    for (std::size_t k = 0; k < K; ++k) localMax[k] = std::max(localMax[k], logWq[i] + orders_[k] * logRatio[i]);
   localMax[K] = bad;
   FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + 1), MPI_DOUBLE, MPI_MAX, comm));
   if (globalMax[K] > 0) {
@@ -93,9 +105,10 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
   // tilted weight of the cells left out (t = |c| q r^alpha e^-M).
   enum { S0, SI, SIS, SX, Excluded, kSums };
   std::vector<double> sums(kSums * K, 0.0), global(kSums * K);
-  for (const Cell& cell : cells)
+  for (std::size_t i = 0; i < kept; ++i) {
+    const Forms cell = formsOf(index[i]);
     for (std::size_t k = 0; k < K; ++k) {
-      const double t = std::exp(cell.logWq + orders_[k] * cell.u - globalMax[k]);
+      const double t = std::exp(logWq[i] + orders_[k] * logRatio[i] - globalMax[k]);
       double* s = sums.data() + kSums * k;
       s[S0] += t;
       if (std::isfinite(cell.G) && std::isfinite(cell.GS)) {
@@ -107,6 +120,7 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
         s[Excluded] += t;
       }
     }
+  }
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM, comm));
   // Pass 3: the measured drift gap over the cells of the X sum that carry mass (tilted weight >= kCarryingShare S0).
   // The test t < threshold is decided on the exponent where it is clear by a margin far above exp's rounding
@@ -117,10 +131,11 @@ RenyiRateValues RenyiRateFunctional::evaluate(Vec u, const std::vector<std::arra
     threshold[k] = kCarryingShare * global[kSums * k + S0];
     logThreshold[k] = std::log(threshold[k]);
   }
-  for (const Cell& cell : cells) {
+  for (std::size_t i = 0; i < kept; ++i) {
+    const Forms cell = formsOf(index[i]);
     if (!(std::isfinite(cell.G) && std::isfinite(cell.GS) && std::isfinite(cell.X))) continue;
     for (std::size_t k = 0; k < K; ++k) {
-      const double exponent = cell.logWq + orders_[k] * cell.u - globalMax[k];
+      const double exponent = logWq[i] + orders_[k] * logRatio[i] - globalMax[k];
       if (exponent < logThreshold[k] - 1e-9) continue;
       if (exponent <= logThreshold[k] + 1e-9 && std::exp(exponent) < threshold[k]) continue;
       sup[2 * k] = std::max(sup[2 * k], cell.gap);

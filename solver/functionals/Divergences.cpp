@@ -544,6 +544,7 @@ DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses*
 struct DivergenceFunctionals::Terms {
   std::vector<Term> terms;
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  double klWall = 0.0;    // the part of kl in the cells touching a wall
   long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
   bool infinite = false;  // q = 0 where p > 0
 };
@@ -641,14 +642,15 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
-  double scalars[5] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
-                       measured.infinite ? 1.0 : 0.0},
-         gScalars[5];
-  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
+  double scalars[6] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
+                       measured.infinite ? 1.0 : 0.0, measured.klWall},
+         gScalars[6];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 6, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(&measured.underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
   const bool isInfinite = gScalars[4] > 0;
   out.kl = isInfinite ? kInf : gScalars[0];
   out.tv = 0.5 * gScalars[1];
+  out.klBoundaryShare = gScalars[0] > 0 ? gScalars[5] / gScalars[0] : 0.0;
   out.excludedMassP = gScalars[2];
   out.informationExcludedMassP = gScalars[3];
 
@@ -674,6 +676,7 @@ void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool revers
   const std::size_t E = reverse ? 0 : settings_.hockeyStickEps.size();
   const std::size_t D = reverse ? 0 : settings_.epsilonDeltas.size();
   out.kl = out.tv = kNaN;
+  out.klBoundaryShare = kNaN;
   std::fill(out.renyi.begin(), out.renyi.end(), kNaN);
   std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), kNaN);
   out.renyiOnBox = out.renyi;
@@ -737,6 +740,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
       t.kind = Term::PZero;
       out.kl += wc * qc;
+      if (boundary) out.klWall += wc * qc;
       terms.push_back(t);
       return;
     }
@@ -748,7 +752,9 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     t.nearOne = std::fabs(rho) < 0.5;
     t.u = t.nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
     t.l1l = t.nearOne ? log1pMinusLinear(rho) : 0.0;
-    out.kl += t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
+    const double klTerm = t.nearOne ? wc * qc * (rho * t.u + t.l1l) : wc * (pc * t.u - (pc - qc));
+    out.kl += klTerm;
+    if (boundary) out.klWall += klTerm;
     if (grad) {
       double g2 = 0.0, gs = 0.0;
       for (int a = 0; a < dim; ++a) {

@@ -19,7 +19,7 @@ volatile std::sig_atomic_t gHasCheckpoint = 0;
 volatile std::sig_atomic_t gActive = 0;
 // The handlers before this one, again after the run (fpdp's removal of its MPI session directory,
 // app/PetscConfiguration.hpp, or the default course, also where the signal was ignored).
-struct sigaction gPreviousInterrupt {}, gPreviousTerminate {};
+struct sigaction gPreviousInterrupt {}, gPreviousTerminate {}, gPreviousHangup {};
 
 extern "C" void onInterrupt(int signal) {
   if (gActive) {
@@ -48,14 +48,18 @@ InterruptHint::InterruptHint(const std::string& finalDir, bool active) {
   sigemptyset(&hint.sa_mask);
   sigaction(SIGINT, &hint, &gPreviousInterrupt);
   sigaction(SIGTERM, &hint, &gPreviousTerminate);
+  // SIGHUP (a closed terminal, a batch system) went to PETSc's handler: a PETSc error trace, MPI_Abort (status 59)
+  // and no word of the restart.
+  sigaction(SIGHUP, &hint, &gPreviousHangup);
   // After the run, a signal the parent had ignored (SIGINT of a shell's background job) ends the process, as before.
-  for (struct sigaction* previous : {&gPreviousInterrupt, &gPreviousTerminate})
+  for (struct sigaction* previous : {&gPreviousInterrupt, &gPreviousTerminate, &gPreviousHangup})
     if (previous->sa_handler == SIG_IGN) previous->sa_handler = SIG_DFL;
 }
 
 InterruptHint::~InterruptHint() {
   sigaction(SIGINT, &gPreviousInterrupt, nullptr);
   sigaction(SIGTERM, &gPreviousTerminate, nullptr);
+  sigaction(SIGHUP, &gPreviousHangup, nullptr);
   gActive = 0;
 }
 

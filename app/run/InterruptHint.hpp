@@ -1,5 +1,5 @@
 #pragma once
-// On SIGINT or SIGTERM, one line on standard error saying how the interrupted run continues (`fpdp run --restart DIR`
+// On SIGINT, SIGTERM or SIGHUP, one line on standard error saying how the interrupted run continues (`fpdp run --restart DIR`
 // once it has a checkpoint, else that it must start again); then the process's private MPI session directory is
 // removed (app/PetscConfiguration.hpp) and the signal takes its default course (exit 130 for SIGINT, DIR.partial left
 // as it is: docs/output.md, "Files during a run").

@@ -301,7 +301,9 @@ constexpr Parameter kParameters[] = {
      "Write output every `every` time steps (Langevin) or noisy-GD steps, and always at the first and the last.",
      "", integerIn(1)},
     {"output", "checkpoint_every", "integer", "output steps", Presence::Default, "1", "", "",
-     "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not at step 0 nor the last), from which "
+     "Write DIR.partial/checkpoint.h5 at every `checkpoint_every`-th output step (not at step 0 nor the last; past the "
+     "16th output step only once the output steps since the last checkpoint are at least 1/16 of those done, so that "
+     "the checkpoints, which hold every output step's tables, cost time linear in the run), from which "
      "`fpdp run --restart DIR` continues an interrupted run bit for bit (docs/output.md, \"Checkpoint and restart\"); "
      "0: no checkpoints. Langevin runs are checkpointed with solver.ts_type = \"bdf\", \"arkimex\" or \"exponential\" (whose "
      "step-to-step state is known); with another integrator the run writes none and its summary says so.",

@@ -1,7 +1,13 @@
 #include "app/PetscConfiguration.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <petscts.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -84,6 +90,52 @@ constexpr const char* kHwlocComponentsVariable = "HWLOC_COMPONENTS";
 constexpr const char* kNoIoDiscovery = "-pci,-linuxio,-opencl,-gl";
 }  // namespace
 
+namespace {
+// The private base for the handler of SIGINT and SIGTERM, which end the process without running the destructor
+// (Ctrl-C, timeout(1), a batch system's stop): written before the handler is installed, read only by it.
+char gPrivateBase[4096] = {};
+struct sigaction gPreviousInterrupt {}, gPreviousTerminate {};
+
+// Removes the tree `name` under the directory `parent` with system calls only (async-signal-safe: no allocation, no
+// stdio, no std::filesystem). Open MPI's session tree is 4 directories deep; `depth` bounds the recursion.
+void removeTreeAt(int parent, const char* name, int depth) {
+  if (unlinkat(parent, name, 0) == 0) return;
+  const int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return;
+  alignas(dirent64) char buffer[2048];
+  // Entries removed while the directory is read may shift the rest: read it again until a pass removes nothing.
+  for (bool removed = true; removed && depth > 0;) {
+    removed = false;
+    (void)lseek(dir, 0, SEEK_SET);
+    for (ssize_t n; (n = getdents64(dir, buffer, sizeof buffer)) > 0;)
+      for (ssize_t at = 0; at < n;) {
+        const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
+        at += entry->d_reclen;
+        const char* e = entry->d_name;
+        if (e[0] == '.' && (e[1] == '\0' || (e[1] == '.' && e[2] == '\0'))) continue;
+        removeTreeAt(dir, e, depth - 1);
+        removed = true;
+      }
+  }
+  close(dir);
+  (void)unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+extern "C" void removePrivateBaseOnSignal(int signal) {
+  removeMpiSessionBaseInSignalHandler();
+  // Then the signal's default course: the end of the process.
+  std::signal(signal, SIG_DFL);
+  raise(signal);
+}
+}  // namespace
+
+void removeMpiSessionBaseInSignalHandler() {
+  if (gPrivateBase[0] == '\0') return;
+  const int savedErrno = errno;
+  removeTreeAt(AT_FDCWD, gPrivateBase, 8);
+  errno = savedErrno;
+}
+
 LightSingletonStartup::LightSingletonStartup() {
   if (launchedByMpiLauncher() || std::getenv(kIsolatedVariable) != nullptr ||
       std::getenv(kTmpdirBaseVariable) != nullptr)
@@ -100,6 +152,18 @@ LightSingletonStartup::LightSingletonStartup() {
   }
   privateBase_ = pattern;
   environmentSet_ = true;
+  // A run stopped by SIGINT or SIGTERM left its base behind (1003 of them in /tmp of a test machine, 2026-11-26).
+  if (privateBase_.size() < sizeof gPrivateBase) {
+    std::snprintf(gPrivateBase, sizeof gPrivateBase, "%s", privateBase_.c_str());
+    struct sigaction remove {};
+    remove.sa_handler = removePrivateBaseOnSignal;
+    sigemptyset(&remove.sa_mask);
+    // A signal the parent had ignored (a shell's background job: SIGINT) stays ignored until the run's InterruptHint.
+    signalHandlersSet_ = sigaction(SIGINT, nullptr, &gPreviousInterrupt) == 0 &&
+                         sigaction(SIGTERM, nullptr, &gPreviousTerminate) == 0;
+    if (signalHandlersSet_ && gPreviousInterrupt.sa_handler != SIG_IGN) sigaction(SIGINT, &remove, nullptr);
+    if (signalHandlersSet_ && gPreviousTerminate.sa_handler != SIG_IGN) sigaction(SIGTERM, &remove, nullptr);
+  }
   hwlocSet_ = std::getenv(kHwlocComponentsVariable) == nullptr && setenv(kHwlocComponentsVariable, kNoIoDiscovery, 0) == 0;
 }
 
@@ -114,7 +178,12 @@ void LightSingletonStartup::releaseEnvironment() {
 
 LightSingletonStartup::~LightSingletonStartup() {
   releaseEnvironment();
+  if (signalHandlersSet_) {
+    sigaction(SIGINT, &gPreviousInterrupt, nullptr);
+    sigaction(SIGTERM, &gPreviousTerminate, nullptr);
+  }
   // Open MPI removes its session directory at MPI_Finalize; this removes the base and anything a failed run left.
+  gPrivateBase[0] = '\0';
   if (!privateBase_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(privateBase_, ec);

@@ -35,7 +35,8 @@ bool preferSharedMemoryMpiTransport();
 /// same session directory under Open MPI's temporary-directory base: the first to finish removed it while another
 /// run still had its MPI-IO shared-file-pointer file there (mca_sharedfp_sm errors when two runs overlapped). Each
 /// isolated process therefore gets a private base, made here under $TMPDIR (or /tmp) and removed by the destructor,
-/// after MPI_Finalize.
+/// after MPI_Finalize, or by the handler this object installs for SIGINT and SIGTERM while it lives (which then
+/// passes the signal on to the handler that was there before).
 /// An isolated process also skips hwloc's discovery of I/O devices and GPUs (HWLOC_COMPONENTS=-pci,-linuxio,-opencl,-gl,
 /// unless set), which MPI_Init loads to place network traffic: one process has none, and reading the PCI
 /// configuration cost 8-10 ms of every serial run (the GL component also connected to X displays :0 to :9).
@@ -61,7 +62,12 @@ private:
   std::string privateBase_;
   bool environmentSet_ = false;
   bool hwlocSet_ = false;
+  bool signalHandlersSet_ = false;  // SIGINT and SIGTERM remove the private base before the process ends
 };
+
+/// For a handler of a signal that ends the process: removes the private session-directory base of this process's
+/// LightSingletonStartup, if it has one (system calls only: async-signal-safe).
+void removeMpiSessionBaseInSignalHandler();
 
 /// A solver choice PETSc rejects (unknown type, unused option): bad input, exit status 2.
 struct SolverConfigurationError : std::runtime_error {

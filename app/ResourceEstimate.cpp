@@ -32,6 +32,8 @@ long environmentInteger(const char* name) {
   return *end == '\0' && n > 0 ? n : 0;
 }
 
+long runSteps(const Case& c) { return c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps; }
+
 std::string gib(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -39,6 +41,21 @@ std::string gib(std::uint64_t bytes) {
 }
 
 }  // namespace
+
+std::uint64_t outputStepCount(const Case& c) {
+  const long steps = runSteps(c);
+  return static_cast<std::uint64_t>(steps / c.output.every) + 1 + (steps % c.output.every != 0 ? 1 : 0);
+}
+
+std::uint64_t estimateTableBytes(const Case& c) {
+  // app/observers/FunctionalsOutput.cpp: 12 /renyi series per order, delta_pq and delta_qp per eps of the
+  // hockey-stick grid (0, step, ..., max), the masses of both privacy-loss histograms per bin.
+  const auto epsPoints =
+      static_cast<std::uint64_t>(c.divergence.hockeyStickEpsMax / c.divergence.hockeyStickEpsStep + 1e-9) + 1;
+  const std::uint64_t values = 12 * c.divergence.orders.size() + 2 * epsPoints +
+                               2 * static_cast<std::uint64_t>(c.divergence.privacyLossBins);
+  return outputStepCount(c) * values * 8;
+}
 
 MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiven) {
   MemoryEstimate e;
@@ -93,6 +110,28 @@ std::optional<std::uint64_t> availableMemory() {
   return available ? available : total;
 }
 
+namespace {
+
+// The run's tables of every output step, held by each of the node's `ranks` beside `meshBytes`, against `available`.
+void requireTablesFit(const Case& c, std::uint64_t meshBytes, std::uint64_t ranks, std::uint64_t available) {
+  const std::uint64_t tables = estimateTableBytes(c);
+  if (tables <= (available - meshBytes) / ranks) return;
+  const std::uint64_t outputs = outputStepCount(c);
+  const std::string message =
+      c.sourcePath.string() + ": output.every = " + std::to_string(c.output.every) + ": the run keeps at least " +
+      gib(tables) + " of tables per rank in memory until its end (" + std::to_string(outputs) +
+      " output steps x " + std::to_string(tables / outputs / 8) + " numbers: " +
+      std::to_string(c.divergence.orders.size()) + " Rényi orders, the hockey-stick grid and " +
+      std::to_string(c.divergence.privacyLossBins) + " divergence.privacy_loss_bins per density), but this machine has " +
+      gib(available) + " available (MemAvailable) beside the mesh's " + gib(meshBytes) +
+      "; allowed: output steps whose tables fit in the memory available (a larger output.every, fewer "
+      "divergence.privacy_loss_bins, a larger divergence.hockey_stick_eps_step, fewer divergence.orders)";
+  throw InputError(message, "output.every", std::to_string(c.output.every),
+                   "output steps whose tables fit in the memory available");
+}
+
+}  // namespace
+
 void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int> samplerThreads) {
   const auto available = availableMemory();
   if (!available) return;  // no /proc/meminfo: nothing to compare with
@@ -106,7 +145,11 @@ void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int
   // This node's share: its ranks' part of the cells and their fixed footprints.
   const std::uint64_t node = e.cells * e.bytesPerCell / static_cast<std::uint64_t>(world) * static_cast<std::uint64_t>(local) +
                              static_cast<std::uint64_t>(local) * kFixedBytesPerRank;
-  if (node <= *available) return;
+  if (node <= *available) {
+    // Every rank of a run keeps the tables of every output step (the sampler keeps none of them).
+    if (!samplerThreads) requireTablesFit(c, node, static_cast<std::uint64_t>(local), *available);
+    return;
+  }
   std::string cells;
   for (int a = 0; a < c.mesh.dim; ++a) cells += (a ? ", " : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
   const std::string ranks = world > 1 ? " for the " + std::to_string(local) + " of " + std::to_string(world) +
@@ -121,14 +164,14 @@ void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int
   throw InputError(message, "mesh.cells", "[" + cells + "]", "a mesh whose run fits in the memory available");
 }
 
-std::uint64_t estimateOutputBytes(const Case& c) {
+std::uint64_t estimateFieldBytes(const Case& c) {
   if (!c.output.fields) return 0;
   std::uint64_t cells = 1;
   for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::uint64_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
-  const long steps = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
-  const std::uint64_t outputs = static_cast<std::uint64_t>(steps / c.output.every) + 1;
-  return outputs * cells * 16 * (c.output.vtk ? 2 : 1);
+  return outputStepCount(c) * cells * 16 * (c.output.vtk ? 2 : 1);
 }
+
+std::uint64_t estimateOutputBytes(const Case& c) { return estimateFieldBytes(c) + estimateTableBytes(c); }
 
 void requireOutputFits(const Case& c, const std::string& outputDirectory) {
   const std::uint64_t needed = estimateOutputBytes(c);
@@ -141,14 +184,14 @@ void requireOutputFits(const Case& c, const std::string& outputDirectory) {
   if (statvfs(at.c_str(), &fs) != 0) return;  // nothing to compare with
   const std::uint64_t available = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
   if (needed <= available) return;
-  const long steps = c.dynamics == "langevin" ? c.time.steps() : c.noisyGd.steps;
   const std::string message =
       c.sourcePath.string() + ": output.every = " + std::to_string(c.output.every) + ": the run writes at least " +
-      gib(needed) + " of fields (" + std::to_string(steps / c.output.every + 1) + " output steps of p and q" +
-      (c.output.vtk ? ", and as VTK files" : "") + "), but the file system of '" + at.string() + "' has " +
-      gib(available) + " available; allowed: fewer output steps (a larger output.every), output.fields = false, or "
-      "output.vtk = false";
-  throw InputError(message, "output.every", std::to_string(c.output.every), "output steps whose fields fit on the disk");
+      gib(needed) + " (" + std::to_string(outputStepCount(c)) + " output steps of " +
+      (c.output.fields ? std::string("the fields p and q") + (c.output.vtk ? ", also as VTK files, " : " ") + "and " : "") +
+      "the tables of fpdp.h5), but the file system of '" + at.string() + "' has " + gib(available) +
+      " available; allowed: fewer output steps (a larger output.every), output.fields = false, output.vtk = false, or "
+      "smaller tables (fewer divergence.privacy_loss_bins, a larger divergence.hockey_stick_eps_step)";
+  throw InputError(message, "output.every", std::to_string(c.output.every), "output steps whose fields and tables fit on the disk");
 }
 
 }  // namespace fpdp::app

@@ -38,8 +38,21 @@ std::optional<std::uint64_t> availableMemory();
 /// `samplerThreads`: the command is `fpdp sample` with that many threads per rank.
 void requireMemoryFits(const Case& c, bool solverOptionsGiven, std::optional<int> samplerThreads = std::nullopt);
 
-/// The least the run writes into its output directory: the densities p and q (8 B per cell each) at every output
-/// step when output.fields, the same again for the VTK files when output.vtk.
+/// The number of output steps of the run: every output.every-th step, the first and the last.
+std::uint64_t outputStepCount(const Case& c);
+
+/// The tables a run keeps in memory, on every rank, for every output step until its end, when fpdp.h5 gets them
+/// (app/observers/FunctionalsOutput.cpp): 12 numbers per Rényi order, 2 per eps of the hockey-stick grid, 2 per
+/// privacy-loss bin, 8 B each. 10^4 output steps with 10^6 bins are 160 GB; they grew until the allocation failed.
+/// requireMemoryFits counts them for every command but `sample`.
+std::uint64_t estimateTableBytes(const Case& c);
+
+/// The densities p and q (8 B per cell each) at every output step when output.fields, the same again for the VTK
+/// files when output.vtk.
+std::uint64_t estimateFieldBytes(const Case& c);
+
+/// The least the run writes into its output directory: its fields and its tables (fpdp.h5; the CSV files repeat
+/// them as text, not counted).
 std::uint64_t estimateOutputBytes(const Case& c);
 
 /// Throws InputError (exit status 2) if estimateOutputBytes(c) exceeds the space available to this user on the

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -64,6 +65,11 @@ CsvText parseCsv(const std::string& text, const std::string& where) {
 }
 
 CsvText readCsv(const std::string& path) {
+  // A run's directory may come from someone else (fpdp plot DIR reads it): only a regular file is read. A FIFO in its
+  // place blocked the reader for good, /dev/zero grew it until the allocation failed.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error("cannot read '" + path + "': not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read '" + path + "'");
   std::ostringstream s;

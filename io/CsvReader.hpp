@@ -15,7 +15,8 @@ struct CsvText {
 /// Parses `text` (the content of a CSV file). Throws std::runtime_error naming `where` and the line when a row has
 /// a different number of cells than the header, a quote is unterminated, or there is no header.
 CsvText parseCsv(const std::string& text, const std::string& where);
-/// Reads and parses the file at `path`; throws std::runtime_error when it cannot be read.
+/// Reads and parses the file at `path`; throws std::runtime_error when it cannot be read or is not a regular file
+/// (after symbolic links: a FIFO or a device is refused, not read).
 CsvText readCsv(const std::string& path);
 
 /// A number in fpdp's CSV notation: decimal or exponent notation, "inf", "-inf", "nan"; an empty cell is NaN.

@@ -136,6 +136,10 @@ Dataset readCsvDataset(const std::string& path, int dim, bool withLabels) {
     throw DataFileError("cannot read data file '" + path + "': " + e.what());
   }
 
+  // A UTF-8 byte-order mark, which spreadsheet programs put before a CSV export: not part of the first field (it
+  // was reported as "expected a number, got '0.1'", the mark invisible).
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+
   const std::size_t expectedCount = static_cast<std::size_t>(dim) + (withLabels ? 1 : 0);
   std::vector<Record> records;
   bool sawContentLine = false;  // the header may only be the first line that is neither blank nor a comment

@@ -112,6 +112,9 @@ Eigen::LLT<Matrix> choleskyOfCovariance(const Matrix& s, Eigen::Index d, const s
   return llt;
 }
 
+// Marginal standard deviations beyond which boxProbability's outer integral has no representable mass.
+constexpr double kOuterReach = 40.0;
+
 // Splits [lo, hi] into panels on which a Gauss–Legendre rule integrates a Gaussian-like integrand to round-off:
 // a panel is accepted when width * gradientBound(panel) <= 2 and width^2 * curvature <= 1, i.e. on the panel
 // mapped to [-1, 1] the log-integrand is t -> c t + q t^2 + ... with |c| <= 1 and |q| <= 1/8. The 8-point rule's
@@ -329,8 +332,14 @@ double Gaussian::boxProbability(const std::array<double, 3>& lo, const std::arra
     const auto gradientBound = [&](double a, double b) {
       return split.gradientBound(i, a, b, centre, halfWidth, lo[k], hi[k]);
     };
+    // Only where u_i has representable mass: beyond kOuterReach marginal standard deviations its tail, Phi(-40) =
+    // 3.7e-350, underflows. The panels resolve the integrand's slope, which grows with the distance: a box reaching
+    // 5000 standard deviations out (truncatedInitialMass on a mesh from -5000) took 10^7 panels, 3.4 GB and minutes.
+    const double reach = kOuterReach * std::sqrt(cov_(i, i));
+    const double a = std::max(lo[i], mean_[i] - reach), b = std::min(hi[i], mean_[i] + reach);
+    if (!(a < b)) return 0.0;
     std::vector<std::pair<double, double>> panels;
-    appendPanels(lo[i], hi[i], gradientBound, split.covInv(i, i), panels);
+    appendPanels(a, b, gradientBound, split.covInv(i, i), panels);
     for (const auto& [a, b] : panels) {
       const double mid = 0.5 * (a + b), half = 0.5 * (b - a);
       for (int q = 0; q < gaussPoints; ++q) nodes[i].emplace_back(mid + half * rule.nodes[q], half * rule.weights[q]);
@@ -413,6 +422,15 @@ void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, con
     uHi[i] = hi[split.order[i]];
     if (!std::isfinite(uLo[i]) || !std::isfinite(uHi[i]) || !(uLo[i] < uHi[i])) {
       throw std::invalid_argument("Gaussian::lineBoxProbabilities: box bounds must be finite with lo < hi");
+    }
+    // As boxProbability: only where u_i has representable mass (a line of cells 5000 standard deviations out took
+    // 2^17 panels per cell).
+    const double reach = kOuterReach * std::sqrt(cov_(split.order[i], split.order[i]));
+    uLo[i] = std::max(uLo[i], split.mean[i] - reach);
+    uHi[i] = std::min(uHi[i], split.mean[i] + reach);
+    if (!(uLo[i] < uHi[i])) {
+      std::fill(out.begin(), out.end(), 0.0);
+      return;
     }
     centre[i] = 0.5 * (uLo[i] + uHi[i]) - split.mean[i];
     halfWidth[i] = 0.5 * (uHi[i] - uLo[i]);

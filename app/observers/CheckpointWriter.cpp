@@ -20,9 +20,13 @@ CheckpointWriter::CheckpointWriter(MPI_Comm comm, int rank, std::string workDir,
       disabled_(std::move(disabled)),
       source_(std::move(source)) {}
 
+bool checkpointDue(long output, long last, long checkpointEvery) {
+  return output > 0 && output % checkpointEvery == 0 && (output - last) * kCheckpointGrowth >= output;
+}
+
 bool CheckpointWriter::due(long step) const {
   return disabled_.empty() && step > 0 && step < steps_ && step % every_ == 0 &&
-         (step / every_) % checkpointEvery_ == 0;
+         checkpointDue(step / every_, lastCheckpointOutput_, checkpointEvery_);
 }
 
 void CheckpointWriter::observe(const OutputStep& s) {
@@ -42,6 +46,7 @@ void CheckpointWriter::observe(const OutputStep& s) {
   }
   FPDP_PETSC(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
   if (!ok) throw std::runtime_error(rank_ == 0 ? "writing the checkpoint: " + error : "writing the checkpoint failed");
+  lastCheckpointOutput_ = s.step / every_;
   InterruptHint::checkpointWritten();
   if (s.step == killAfterCheckpointStep()) std::raise(SIGKILL);  // the tests' interrupted run
   if (s.step == failAfterCheckpointStep())                        // the tests' full disk

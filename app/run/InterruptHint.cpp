@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "app/PetscConfiguration.hpp"
+
 namespace fpdp::app {
 
 namespace {
@@ -15,12 +17,16 @@ char gBeforeCheckpoint[1024] = {};
 char gAfterCheckpoint[1024] = {};
 volatile std::sig_atomic_t gHasCheckpoint = 0;
 volatile std::sig_atomic_t gActive = 0;
+// The handlers before this one, again after the run (fpdp's removal of its MPI session directory,
+// app/PetscConfiguration.hpp, or the default course, also where the signal was ignored).
+struct sigaction gPreviousInterrupt {}, gPreviousTerminate {}, gPreviousHangup {};
 
 extern "C" void onInterrupt(int signal) {
   if (gActive) {
     const char* line = gHasCheckpoint ? gAfterCheckpoint : gBeforeCheckpoint;
     (void)!::write(STDERR_FILENO, line, std::strlen(line));
   }
+  removeMpiSessionBaseInSignalHandler();
   std::signal(signal, SIG_DFL);
   std::raise(signal);
 }
@@ -37,13 +43,23 @@ InterruptHint::InterruptHint(const std::string& finalDir, bool active) {
   std::snprintf(gBeforeCheckpoint, sizeof gBeforeCheckpoint, "%s", before.c_str());
   gHasCheckpoint = 0;
   gActive = active ? 1 : 0;
-  std::signal(SIGINT, onInterrupt);
-  std::signal(SIGTERM, onInterrupt);
+  struct sigaction hint {};
+  hint.sa_handler = onInterrupt;
+  sigemptyset(&hint.sa_mask);
+  sigaction(SIGINT, &hint, &gPreviousInterrupt);
+  sigaction(SIGTERM, &hint, &gPreviousTerminate);
+  // SIGHUP (a closed terminal, a batch system) went to PETSc's handler: a PETSc error trace, MPI_Abort (status 59)
+  // and no word of the restart.
+  sigaction(SIGHUP, &hint, &gPreviousHangup);
+  // After the run, a signal the parent had ignored (SIGINT of a shell's background job) ends the process, as before.
+  for (struct sigaction* previous : {&gPreviousInterrupt, &gPreviousTerminate, &gPreviousHangup})
+    if (previous->sa_handler == SIG_IGN) previous->sa_handler = SIG_DFL;
 }
 
 InterruptHint::~InterruptHint() {
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  sigaction(SIGINT, &gPreviousInterrupt, nullptr);
+  sigaction(SIGTERM, &gPreviousTerminate, nullptr);
+  sigaction(SIGHUP, &gPreviousHangup, nullptr);
   gActive = 0;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// On SIGINT or SIGTERM, one line on standard error saying how the interrupted run continues (`fpdp run --restart DIR`
-// once it has a checkpoint, else that it must start again); then the signal takes its default course (exit 130 for
-// SIGINT, DIR.partial left as it is: docs/output.md, "Files during a run").
+// On SIGINT, SIGTERM or SIGHUP, one line on standard error saying how the interrupted run continues (`fpdp run --restart DIR`
+// once it has a checkpoint, else that it must start again); then the process's private MPI session directory is
+// removed (app/PetscConfiguration.hpp) and the signal takes its default course (exit 130 for SIGINT, DIR.partial left
+// as it is: docs/output.md, "Files during a run").
 #include <string>
 
 namespace fpdp::app {
@@ -10,7 +11,7 @@ class InterruptHint {
 public:
   /// `active`: whether this process prints the line (rank 0).
   InterruptHint(const std::string& finalDir, bool active);
-  ~InterruptHint();  // the default handlers again
+  ~InterruptHint();  // the handlers before it again
   InterruptHint(const InterruptHint&) = delete;
   InterruptHint& operator=(const InterruptHint&) = delete;
   /// After a checkpoint is on disk: from now on the line names --restart.

@@ -194,6 +194,13 @@ void RunPlan::buildPropagator() {
     throw InputError(c.sourcePath.string() + ": batch.mixture_tolerance = " + value + ": " + e.what() +
                          " (docs/noisy-gd.md §9.2); allowed: " + allowed,
                      "batch.mixture_tolerance", value, allowed);
+  } catch (const solver::PaddedMeshTooLarge& e) {
+    const std::string allowed = "noisy_gd.diffusion = \"fokker_planck\", or a noise step sqrt(2 eta) sigma whose "
+                                "padding keeps the mesh within 2^28 cells (a smaller noise.sigma or noisy_gd.eta, "
+                                "fewer or wider cells)";
+    throw InputError(c.sourcePath.string() + ": noisy_gd.diffusion = \"exact_convolution\": " + e.what() +
+                         " (docs/noisy-gd.md §6); allowed: " + allowed,
+                     "noisy_gd.diffusion", "\"exact_convolution\"", allowed);
   } catch (const PetscFailure& e) {
     throw SolverConfigurationError("PETSc rejected the solver configuration: " +
                                    (capture.message().empty() ? std::string(e.what()) : capture.message()));

@@ -56,6 +56,7 @@ struct DivergenceFunctionals::Terms {
   std::vector<double> u, l1l, logWq;  // log r, l1l(rho) (near r = 1), log(|c| q); 0 where not computed
   // This rank's order-free sums.
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
+  double klWall = 0.0;    // the part of kl in the cells touching a wall
   long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
   bool infinite = false;  // q = 0 where p > 0
 
@@ -682,14 +683,15 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
-  double scalars[5] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
-                       measured.infinite ? 1.0 : 0.0},
-         gScalars[5];
-  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 5, MPI_DOUBLE, MPI_SUM, comm));
+  double scalars[6] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
+                       measured.infinite ? 1.0 : 0.0, measured.klWall},
+         gScalars[6];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 6, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(&measured.underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
   const bool isInfinite = gScalars[4] > 0;
   out.kl = isInfinite ? kInf : gScalars[0];
   out.tv = 0.5 * gScalars[1];
+  out.klBoundaryShare = gScalars[0] > 0 ? gScalars[5] / gScalars[0] : 0.0;
   out.excludedMassP = gScalars[2];
   out.informationExcludedMassP = gScalars[3];
 
@@ -717,6 +719,7 @@ void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool revers
   const std::size_t E = reverse ? 0 : settings_.hockeyStickEps.size();
   const std::size_t D = reverse ? 0 : settings_.epsilonDeltas.size();
   out.kl = out.tv = kNaN;
+  out.klBoundaryShare = kNaN;
   std::fill(out.renyi.begin(), out.renyi.end(), kNaN);
   std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), kNaN);
   out.renyiOnBox = out.renyi;
@@ -773,6 +776,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     out.logWq.push_back(logWq);
   };
   auto classify = [&](double wc, double pRaw, double qRaw, const double* grad) {
+    const bool boundary = out.boundary(out.flags.size());  // the term about to be pushed
     const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(qRaw, 0.0) * invMq;
     out.tv += wc * std::fabs(pc - qc);
@@ -800,6 +804,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     const double logWq = std::log(wc * qc);
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
       out.kl += wc * qc;
+      if (boundary) out.klWall += wc * qc;
       push(Terms::PZero, false, 0.0, 0.0, logWq);
       return;
     }
@@ -810,7 +815,9 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     const bool nearOne = std::fabs(rho) < 0.5;
     const double u = nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
     const double l1l = nearOne ? log1pMinusLinear(rho) : 0.0;
-    out.kl += nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
+    const double klTerm = nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
+    out.kl += klTerm;
+    if (boundary) out.klWall += klTerm;
     double g2, gs;
     // A stencil cell has p <= 0 or q <= 0 (or there are no gradients): log r has no gradient there.
     if (grad && !gradientForms(grad, dim, sigma_, g2, gs)) out.excludedInfoP += wc * pc;

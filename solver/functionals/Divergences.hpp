@@ -165,6 +165,9 @@ struct DivergenceValues {
   DensityHealth p, q;
   double kl = 0.0;                     // KL(p || q)
   double tv = 0.0;                     // total variation distance
+  // Share of KL(p || q)'s non-negative integrand in the cells touching the box walls. Above kBoundaryShareTolerance
+  // the box cuts part of it off and KL is underestimated (as renyiBoundaryShare for R_alpha): not certified.
+  double klBoundaryShare = 0.0;
   double excludedMassP = 0.0;          // normalised p-mass of the cells left out of KL and R_alpha (q < 0 there)
   std::vector<double> renyi;           // R_alpha(p || q), one per order
   std::vector<double> eAlphaMinusOne;  // E_alpha - 1 (may be +inf)

@@ -135,12 +135,25 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
     // Padding: 9 noise standard deviations plus two cells, in cells of the outermost width. The kernel reaches
     // farther (GaussianConvolution::kReach), but what it carries beyond 9 standard deviations of the walls,
     // Phi(-9) = 1.1e-19 of a wall cell's mass at most, is reported as outflow instead of being projected.
+    double paddedCells = 1;
+    std::ostringstream paddedShape;
+    paddedShape.precision(15);
+    for (int a = 0; a < mesh.dim(); ++a) {
+      const auto& ax = mesh.box().axis(a);
+      const double pad = std::ceil(9.0 * kernelStdDev_[a] / std::min(ax.width(0), ax.width(ax.cells() - 1))) + 2;
+      paddedCells *= ax.cells() + 2 * pad;
+      paddedShape << (a ? " x " : "") << ax.cells() + 2 * pad;
+      if (paddedCells <= kMaxPaddedCells) pad_[a] = static_cast<int>(pad);
+    }
+    if (!(paddedCells <= kMaxPaddedCells))
+      throw PaddedMeshTooLarge("the exact convolution with a constraint pads the mesh by 9 kernel standard deviations "
+                               "(sqrt(2 eta) sigma) and two cells on every side: " + paddedShape.str() +
+                               " cells, more than 268435456 (2^28)");
     std::vector<meshes::Axis> axes;
     for (int a = 0; a < mesh.dim(); ++a) {
       const auto& ax = mesh.box().axis(a);
       const double h0 = ax.width(0), h1 = ax.width(ax.cells() - 1);
-      const int pad = static_cast<int>(std::ceil(9.0 * kernelStdDev_[a] / std::min(h0, h1))) + 2;
-      pad_[a] = pad;
+      const int pad = pad_[a];
       std::vector<double> f;
       for (int i = pad; i >= 1; --i) f.push_back(ax.lower() - i * h0);
       f.insert(f.end(), ax.faces().begin(), ax.faces().end());

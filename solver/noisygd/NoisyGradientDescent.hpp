@@ -29,6 +29,7 @@
 // diffusion runs distributed. The results do not depend on the number of ranks beyond the linear solver's rounding.
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
@@ -80,8 +81,18 @@ private:
 /// The smallest eigenvalue of the noise covariance Sigma (noiseVariance, noiseCross) on the first `dim` axes.
 double smallestNoiseVariance(const NoisyGdSettings& settings, int dim);
 
+/// The exact-convolution route with a constraint would pad the mesh beyond NoisyGradientDescent::kMaxPaddedCells.
+struct PaddedMeshTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class NoisyGradientDescent {
 public:
+  /// The padded mesh of the exact-convolution route with a constraint holds at most this many cells (as many as a
+  /// case's mesh may have): the padding grows with the kernel's standard deviation over the wall cells' width, and a
+  /// kernel wider than the box (noise.sigma = 500 on a 64^2 case: 32264^2 cells) took 10 GB and minutes in its
+  /// set-up. Beyond it the constructor throws PaddedMeshTooLarge before anything is allocated.
+  static constexpr double kMaxPaddedCells = 268435456.0;
   /// Full-batch noisy GD with the gradients of L_D and L_D'.
   NoisyGradientDescent(const meshes::DistributedBoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
                        const NoisyGdSettings& settings);

@@ -14,6 +14,7 @@
 #include "BadCases.hpp"
 #include "app/CaseReader.hpp"
 #include "app/ParameterSchema.hpp"
+#include "app/ResourceEstimate.hpp"
 
 namespace fs = std::filesystem;
 using namespace fpdp::app;
@@ -359,6 +360,24 @@ BOOST_AUTO_TEST_CASE(unreadable_case_file_is_an_input_error) {
     BOOST_TEST(std::string(e.what()).find(missing.string() + ": cannot read the case file") == 0u);
   }
   BOOST_CHECK_THROW(readCase(goodCaseDir()), InputError);  // a directory
+}
+
+// The tables kept for every output step count toward the memory and the disk, also without fields: hostile case 30
+// (10^7 + 1 output steps, 10^6 privacy-loss bins per density, the default hockey-stick grid of 201 points, 1 order)
+// was counted as 0 bytes on the disk and not at all in memory.
+BOOST_AUTO_TEST_CASE(output_tables_count_toward_the_memory_and_the_disk) {
+  const Case c = readCase(fpdp::app::test::sourceDir() / "tests" / "app" / "hostile_cases" /
+                          "30_output_tables_beyond_the_memory.toml");
+  BOOST_TEST(!c.output.fields);
+  BOOST_TEST(outputStepCount(c) == 10000001u);
+  const std::uint64_t perStep = (12 * 1 + 2 * 201 + 2 * 1000000) * 8;
+  BOOST_TEST(estimateTableBytes(c) == 10000001u * perStep);
+  BOOST_TEST(estimateFieldBytes(c) == 0u);
+  BOOST_TEST(estimateOutputBytes(c) == estimateTableBytes(c));
+  // A last step off the output.every grid is an output step too.
+  Case odd = c;
+  odd.output.every = 3;
+  BOOST_TEST(outputStepCount(odd) == 10000000u / 3 + 2);
 }
 
 // Every malformed file must fail with its own, specific, one-line message.

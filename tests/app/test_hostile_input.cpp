@@ -261,6 +261,31 @@ BOOST_AUTO_TEST_CASE(forbidden_petsc_options_on_the_command_line_are_refused) {
   for (const Input& input : cases) requireRefused(input, scratch.path());
 }
 
+// A run's output directory is shared too (`fpdp plot DIR` redraws someone's run): a CSV file of it that is a FIFO
+// blocked the plot for good, one that is /dev/zero grew it until the allocation failed. Each ends within the limits
+// with status 1 and the file named.
+BOOST_AUTO_TEST_CASE(special_files_in_an_output_directory_are_refused_by_plot) {
+  TemporaryDirectory scratch("fpdp-hostile");
+  const fs::path work = scratch.path() / "work", out = work / "out", log = scratch.path() / "log.txt";
+  fs::create_directories(work);
+  const Outcome ran = runFpdp({"run", (fpdp::app::test::goodCaseDir() / "quadratic.toml").string(), "--output",
+                               out.string(), "--quiet"},
+                              work, log);
+  BOOST_REQUIRE_MESSAGE(ran.exited && ran.status == 0, ran.output);
+  for (const std::string kind : {"fifo", "/dev/zero"}) {
+    BOOST_TEST_CONTEXT("divergence.csv: " << kind) {
+      fs::remove(out / "divergence.csv");
+      if (kind == "fifo") BOOST_REQUIRE(mkfifo((out / "divergence.csv").c_str(), 0600) == 0);
+      else fs::create_symlink(kind, out / "divergence.csv");
+      const Outcome o = runFpdp({"plot", out.string()}, work, log);
+      BOOST_TEST(!o.timedOut, "no end within " << kSecondsPerRun << " s");
+      BOOST_TEST(o.signal == 0, "ended by signal " << o.signal);
+      BOOST_TEST(o.status == 1, "exit status " << o.status << "; output: " << o.output);
+      BOOST_TEST(contains(o.output, "divergence.csv': not a regular file"), o.output);
+    }
+  }
+}
+
 // The control: the same harness passes a valid case through check and run (status 0), so the refusals above are
 // the inputs' doing, not the limits'. A run under -fp_trap ends cleanly too (no floating-point exception is raised).
 // The working directory holds a .petscrc and a petscrc, as a shared case's folder might: PETSc must not read them

@@ -101,17 +101,27 @@ BOOST_AUTO_TEST_CASE(progress_lines_come_often_one_per_line_with_a_fair_estimate
   BOOST_TEST(judged > 0, "no progress line after a tenth of the run: the estimate was not judged");
 }
 
-BOOST_AUTO_TEST_CASE(an_interrupted_run_says_how_to_continue) {
-  TemporaryDirectory tmp("fpdp-progress");
-  writeText(tmp.path() / "case.toml", kCase);
-  const fs::path out = tmp.path() / "out", err = tmp.path() / "stderr.txt";
+namespace {
+
+struct Interrupted {
+  int status = 0;
+  std::string stderrText;
+};
+
+// Runs kCase in `dir` with TMPDIR = dir/tmp (where fpdp makes its private MPI session directory) and sends `signal`
+// once the first checkpoint is on disk.
+Interrupted interruptAfterFirstCheckpoint(const fs::path& dir, int signal) {
+  writeText(dir / "case.toml", kCase);
+  const fs::path out = dir / "out", err = dir / "stderr.txt", tmpdir = dir / "tmp";
+  fs::create_directories(tmpdir);
   const pid_t pid = fork();
   if (pid == 0) {
     const int devnull = open("/dev/null", O_WRONLY);
     const int errFile = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(devnull, 1);
     dup2(errFile, 2);
-    const std::string caseFile = (tmp.path() / "case.toml").string(), outDir = out.string();
+    setenv("TMPDIR", tmpdir.c_str(), 1);
+    const std::string caseFile = (dir / "case.toml").string(), outDir = out.string();
     execl(FPDP_EXECUTABLE, FPDP_EXECUTABLE, "run", caseFile.c_str(), "--output", outDir.c_str(), "--quiet",
           static_cast<char*>(nullptr));
     _exit(127);
@@ -127,10 +137,34 @@ BOOST_AUTO_TEST_CASE(an_interrupted_run_says_how_to_continue) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   BOOST_REQUIRE_MESSAGE(!exited, "the run ended before its first checkpoint: " << readText(err));
-  kill(pid, SIGINT);
+  kill(pid, signal);
   waitpid(pid, &st, 0);
-  BOOST_TEST((WIFSIGNALED(st) && WTERMSIG(st) == SIGINT), "not ended by SIGINT");
-  const std::string message = readText(err);
-  BOOST_TEST(message.find("fpdp run --restart " + out.string()) != std::string::npos, message);
-  BOOST_TEST(fs::exists(out.string() + ".partial/checkpoint.h5"));
+  return {st, readText(err)};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_interrupted_run_says_how_to_continue) {
+  TemporaryDirectory tmp("fpdp-progress");
+  const Interrupted run = interruptAfterFirstCheckpoint(tmp.path(), SIGINT);
+  const std::string out = (tmp.path() / "out").string();
+  BOOST_TEST((WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGINT), "not ended by SIGINT");
+  BOOST_TEST(run.stderrText.find("fpdp run --restart " + out) != std::string::npos, run.stderrText);
+  BOOST_TEST(fs::exists(out + ".partial/checkpoint.h5"));
+}
+
+// An interrupted run leaves nothing outside its output directory: its private MPI session directory under TMPDIR
+// (app/PetscConfiguration.hpp) is removed by the signal's handler. Before, every run stopped by SIGINT or SIGTERM
+// left one /tmp/fpdp-mpi-XXXXXX behind; SIGHUP went to PETSc's handler (an error trace, MPI_Abort, status 59).
+BOOST_AUTO_TEST_CASE(an_interrupted_run_leaves_no_mpi_session_directory) {
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    BOOST_TEST_CONTEXT("signal " << signal) {
+      TemporaryDirectory tmp("fpdp-progress");
+      const Interrupted run = interruptAfterFirstCheckpoint(tmp.path(), signal);
+      BOOST_TEST((WIFSIGNALED(run.status) && WTERMSIG(run.status) == signal), run.stderrText);
+      std::string left;
+      for (const auto& e : fs::directory_iterator(tmp.path() / "tmp")) left += " " + e.path().filename().string();
+      BOOST_TEST(left.empty(), "left in TMPDIR:" << left);
+    }
+  }
 }

@@ -162,6 +162,15 @@ BOOST_AUTO_TEST_CASE(reads_an_unlabelled_file_without_header) {
   BOOST_TEST(data[2].y == 1.0);  // default label
 }
 
+BOOST_AUTO_TEST_CASE(a_byte_order_mark_before_the_first_record_is_skipped) {
+  const TempDirectory dir;
+  const Dataset data = readCsvDataset(dir.write("bom.csv", "\xEF\xBB\xBF" "0.1,0.2\r\n0.3,0.4\r\n"), 2, false);
+  BOOST_REQUIRE(data.size() == 2u);
+  BOOST_TEST(data[0].x[0] == 0.1);
+  // Only at the start of the file: elsewhere it is not a number.
+  BOOST_CHECK_THROW(readCsvDataset(dir.write("inner.csv", "0.1,0.2\n\xEF\xBB\xBF" "0.3,0.4\n"), 2, false), DataFileError);
+}
+
 BOOST_AUTO_TEST_CASE(missing_file_is_reported_with_the_reason) {
   const TempDirectory dir;
   const std::string file = (dir.path / "absent.csv").string();

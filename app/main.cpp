@@ -106,6 +106,8 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
     if (petscErrors.configurationError())
       return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
     return reportError(rank, "run failed: ", what, 1);
+  } catch (const std::bad_alloc&) {
+    return reportError(rank, "run failed: ", "out of memory", 1);
   } catch (const std::exception& e) {
     return reportError(rank, "run failed: ", e.what(), 1);
   }

@@ -404,6 +404,15 @@ void AccuracyOutput::close() {
   profileCsv_.reset();
 }
 
+std::string AccuracyOutput::epsNote(double delta) const {
+  const std::string name = "eps_exact_delta_" + io::shortestText(delta);
+  for (std::size_t k = 0; k < last_.size() && k < names_.size(); ++k)
+    if (names_[k] == name && !last_[k].certified && !std::isnan(last_[k].value))
+      return "NOT CERTIFIED to accuracy.rtol: use its conservative value " +
+             formatNumber(last_[k].conservative, "%.4e") + " (accuracy.csv)";
+  return "";
+}
+
 void AccuracyOutput::summary(std::ostream& s) const {
   s << "  accuracy (accuracy.rtol = " << formatNumber(case_.accuracy.rtol, "%g") << ", accuracy.csv): ";
   if (!companion_.unavailable.empty()) {

@@ -69,6 +69,9 @@ public:
   void close() override;
   /// The summary's lines: the estimate of each number at the last output step, and what is not certified.
   void summary(std::ostream& s) const;
+  /// eps_exact at `delta` (of privacy.delta_grid) at the last output step: "" where it is certified, else its
+  /// conservative value and that it is not certified (the line beside eps in the summary's (eps, delta) table).
+  std::string epsNote(double delta) const;
   /// After a numerical fault (docs/faults.md) that did not stop the run, no number is certified from then on and the
   /// conservative values are the quantities' limits (+inf; TV and delta(eps): 1): the fault (densities at the walls,
   /// negative or non-finite cells) is an error every mesh may share.

@@ -329,7 +329,7 @@ void PrivacyOutput::close() {
   epsilonCsv_.reset();
 }
 
-void PrivacyOutput::summary(std::ostream& s) const {
+void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy) const {
   if (lastStep_ < 0) return;
   const auto& orderSpec = case_.divergence.orders;
   // The last order of divergence.orders whose computed R_alpha is trustworthy (finite status); the last order if none.
@@ -418,6 +418,7 @@ void PrivacyOutput::summary(std::ostream& s) const {
       text += ": NOISE-LIMITED: delta(eps) rests on cells at a density's noise floor (round-off), eps is not resolved "
               "at this delta (conservative value +inf)";
     s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ') << text << "\n";
+    if (!epsAccuracy.empty()) s << "      " << epsAccuracy << "\n";
   } else {
     s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ')
       << "not computed: the run's divergences find no eps(delta) roots\n";

@@ -58,8 +58,9 @@ public:
   void writeHdf5(io::Hdf5Output& h5) override;
   /// Flushes and closes the CSV files.
   void close() override;
-  /// The summary's lines: applicability of every bound and the (eps, delta) table at the last output step.
-  void summary(std::ostream& s) const;
+  /// The summary's lines: applicability of every bound and the (eps, delta) table at the last output step;
+  /// `epsAccuracy`: what accuracy.csv says of eps_exact at privacy.delta, printed under it (AccuracyOutput::epsNote).
+  void summary(std::ostream& s, const std::string& epsAccuracy = "") const;
 
   const models::PrivacyBounds& bounds() const { return bounds_; }
 

@@ -315,7 +315,7 @@ void printRunSummary(const RunReport& r) {
   warnings(s, r);
   r.accuracy.summary(s);
   if (r.renyiRate) r.renyiRate->summary(s);
-  r.privacy.summary(s);
+  r.privacy.summary(s, r.accuracy.epsNote(r.plan.c.privacy.delta));
   s << "\n";
   footer(s, r);
   std::fputs(s.str().c_str(), stdout);

@@ -150,15 +150,17 @@ std::optional<std::array<double, 2>> densityTvBound(const solver::DivergenceValu
   return m;
 }
 
-/// A root whose delta(eps) rests on the wall cells is bounded all the same where the walls absorb: the removed mass
-/// (in densityTvBound) covers what the box cuts off.
-bool judgedAtWalls(const solver::DivergenceValues& v, int status) {
-  return status == static_cast<int>(models::ExactEpsilonStatus::TruncatedSuspect) && v.absorbedMass.has_value();
+/// Whether the companions can judge a delta(eps) of this hockey-stick status: a plain value, or one resting on the
+/// wall cells where the walls absorb (the removed mass, in densityTvBound, covers what the box cuts off).
+bool profileValueJudged(const solver::DivergenceValues& v, int status) {
+  using S = models::ExactEpsilonStatus;
+  return status == static_cast<int>(S::Root) ||
+         (status == static_cast<int>(S::TruncatedSuspect) && v.absorbedMass.has_value());
 }
 
 /// Absorbing walls that removed more than kAbsorbedMassGuard of either density.
-bool absorbedBeyondGuard(const solver::DivergenceValues& v) {
-  return v.absorbedMass && std::max((*v.absorbedMass)[0], (*v.absorbedMass)[1]) > kAbsorbedMassGuard;
+bool absorbedBeyondGuard(const std::optional<std::array<double, 2>>& absorbedMass) {
+  return absorbedMass && std::max((*absorbedMass)[0], (*absorbedMass)[1]) > kAbsorbedMassGuard;
 }
 
 /// A Poisson displacement lattice's TV bound (docs/noisy-gd.md §9.2) added to a number's estimate: the conservative
@@ -196,8 +198,7 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluateProfile(long step, const sol
       // A value resting on the walls or on the noise floor (or past the box's largest log-ratio at a wall) is not
       // bounded by the companions, which share the box: not certified, conservative value 1.
       const auto& statuses = dir == 0 ? v.hockeyStickStatusPQ : v.hockeyStickStatusQP;
-      const bool judged = k < statuses.size() && (statuses[k] == static_cast<int>(models::ExactEpsilonStatus::Root) ||
-                                                  judgedAtWalls(v, statuses[k]));
+      const bool judged = k < statuses.size() && profileValueJudged(v, statuses[k]);
       out.push_back(numberAccuracy(value(&v), value(coarse[0]), value(coarse[1]), case_.accuracy.rtol,
                                    timeSeen && judged, 1.0, largestRatio_));
       if (!judged) out.back().conservative = 1.0;
@@ -226,13 +227,12 @@ std::vector<NumberAccuracy> AccuracyOutput::evaluate(long step, const solver::Di
   // A time error the companions share is not in the estimate: nothing is certified then.
   const bool timeSeen = companion_.timeUnrefined.empty();
   // A KL or TV that rests on the wall cells is not bounded by the companions, which share the box (as R_alpha's
-  // truncated_suspect). TV = delta(0): the hockey-stick profile's status at eps = 0 says it. Seen: a box cutting 5 % of the initial density gave KL 7 % and R_10 16 %
-  // below the closed form, R_alpha flagged and KL "certified".
+  // truncated_suspect). TV = delta(0): the hockey-stick profile's status at eps = 0 says it, judged as the profile
+  // is. Seen: a box cutting 5 % of the initial density gave KL 7 % and R_10 16 % below the closed form, R_alpha
+  // flagged and KL "certified".
   const bool klOnWalls = v.klBoundaryShare > solver::DivergenceFunctionals::kBoundaryShareTolerance;
-  // Where the walls absorb, the removed mass bounds TV (applyDensityTvBound): judged as the profile is.
   const bool tvOnWalls = !v.hockeyStickStatusPQ.empty() && !eps_.empty() && eps_.front() == 0.0 &&
-                         v.hockeyStickStatusPQ.front() != static_cast<int>(models::ExactEpsilonStatus::Root) &&
-                         !judgedAtWalls(v, v.hockeyStickStatusPQ.front());
+                         !profileValueJudged(v, v.hockeyStickStatusPQ.front());
   out.push_back(numberAccuracy(v.kl, at(0, kl), at(1, kl), rtol, timeSeen, INFINITY, largestRatio_));
   if (klOnWalls) markUnbounded(out.back(), INFINITY);
   out.push_back(numberAccuracy(v.tv, at(0, tv), at(1, tv), rtol, timeSeen, 1.0, largestRatio_));
@@ -324,8 +324,7 @@ void AccuracyOutput::applyDensityTvBound(const solver::DivergenceValues& v, cons
   // not either, and the wall-share test of their statuses cannot see it (absorbing walls empty the cells beside them;
   // measured: R_10 2e-5 low with 5e-9 of the mass removed and every wall share below 1e-6): beyond
   // kAbsorbedMassGuard neither is certified.
-
-  if (v.mixtureTvBound || absorbedBeyondGuard(v))
+  if (v.mixtureTvBound || absorbedBeyondGuard(v.absorbedMass))
     for (std::size_t k = 0; k < 2 + orders; ++k) {
       if (k == 1) continue;
       out[k].certified = false;
@@ -425,7 +424,7 @@ void AccuracyOutput::summary(std::ostream& s) const {
   if (!faultsAtLast_.empty())
     s << "    no number is certified: numerical faults beyond their default tolerances (" << faultsAtLast_
       << ") did not stop the run (docs/faults.md); conservative values are the quantities' limits\n";
-  if (absorbedMass_ && std::max((*absorbedMass_)[0], (*absorbedMass_)[1]) > kAbsorbedMassGuard)
+  if (absorbedBeyondGuard(absorbedMass_))
     s << "    the walls removed p " << formatNumber((*absorbedMass_)[0], "%.3e") << ", q "
       << formatNumber((*absorbedMass_)[1], "%.3e")
       << " of the mass: a bound on TV, delta(eps) and eps (in their estimates), none on KL and R_alpha (beyond "

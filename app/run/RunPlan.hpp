@@ -88,7 +88,6 @@ public:
   const models::Dataset& DPrime() const { return losses.lossDPrime->data(); }
   bool fourthOrder() const { return accuracy.order == 4; }
   bool constrained() const { return gd && gd->constrained(); }
-  bool wallsAbsorb() const { return app::wallsAbsorb(c) && !constrained(); }  // app/Case.hpp
   /// What a negative-mass fault can be mended by, for this plan's settings (only settings not already in effect).
   std::string negativeMassRemedy() const;
   long steps() const { return noisyGd ? c.noisyGd.steps : c.time.steps(); }

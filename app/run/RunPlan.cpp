@@ -124,6 +124,8 @@ RunPlan::RunPlan(const Case& cs, MPI_Comm comm, const io::CheckpointData* resume
   exactFirstStep =
       gd && gd->canStepFromGaussian() && disc.initialResolution() < solver::LangevinDiscretisation::kResolvedStartRatio;
   buildOracle();
+  // The propagator holds the operator's stencil or matrix, and the figures above are taken: the potentials go.
+  disc.releaseOperatorPotentials();
 }
 
 /// Langevin diffusion: exp(T A) between output steps (solver/propagation/ExponentialEvolution.hpp, docs/scheme.md §3:

@@ -62,7 +62,7 @@ public:
   // Mesh and discretisation.
   const solver::SpatialAccuracy accuracy;
   const meshes::DistributedBoxMesh mesh;
-  const solver::LangevinDiscretisation disc;
+  solver::LangevinDiscretisation disc;  // its operator's potentials released once the propagator is built
   // Propagator: exactly one of the two.
   std::unique_ptr<solver::DensityPropagator> evolution;  // Langevin
   std::unique_ptr<solver::NoisyGradientDescent> gd;      // noisy GD

@@ -113,11 +113,23 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
   }
 }
 
+const std::vector<double>& FokkerPlanckOperator::potential(int field) const {
+  if (ghostedPotential_.empty())
+    throw std::logic_error("FokkerPlanckOperator: the potentials were released (releasePotentials); the operator "
+                           "can no longer build rows");
+  return ghostedPotential_[static_cast<std::size_t>(field)];
+}
+
+void FokkerPlanckOperator::releasePotentials() {
+  std::vector<std::vector<double>>().swap(ghostedPotential_);
+}
+
 std::vector<double> FokkerPlanckOperator::potentialAtOwnedCells(int field) const {
+  const auto& phi = potential(field);
   std::vector<double> out(static_cast<std::size_t>(mesh_.owned().size()));
   const auto& g = mesh_.ghosted();
   mesh_.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    out[l] = ghostedPotential_[field][g.local(i, j, k)];
+    out[l] = phi[g.local(i, j, k)];
   });
   return out;
 }
@@ -135,7 +147,7 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   const int dim = mesh_.dim();
   const std::array<PetscInt, 3> c{i, j, k};
   const auto& eq = equations_[f];
-  const auto& phi = ghostedPotential_[f];
+  const auto& phi = potential(f);
   const double phiC = phi[g.local(i, j, k)];
   row.clear();
   row.add(0, 0, 0, 0.0);
@@ -162,7 +174,7 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
 
 FaceWeights FokkerPlanckOperator::secondOrderFaceWeights(const std::array<PetscInt, 3>& n, int a, int f,
                                                           double phiC) const {
-  const double P = (ghostedPotential_[f][mesh_.ghosted().local(n[0], n[1], n[2])] - phiC) / equations_[f].diffusion[a];
+  const double P = (potential(f)[mesh_.ghosted().local(n[0], n[1], n[2])] - phiC) / equations_[f].diffusion[a];
   return faceWeights(scheme_, P);
 }
 
@@ -190,7 +202,7 @@ bool FokkerPlanckOperator::highOrderFace(const std::array<PetscInt, 3>& c, int a
   for (int b = 0; b < dim; ++b)
     if (b != a && (c[b] - 2 < 0 || c[b] + 2 > box.cells(b) - 1)) return false;  // +-2 cells along it
   const auto& g = mesh_.ghosted();
-  const auto& phi = ghostedPotential_[f];
+  const auto& phi = potential(f);
   std::array<PetscInt, 3> L = c, U = c;
   L[a] = lower;
   U[a] = lower + 1;
@@ -214,7 +226,7 @@ void FokkerPlanckOperator::addHighOrderFaceFlux(const std::array<PetscInt, 3>& c
   const auto& g = mesh_.ghosted();
   const int dim = mesh_.dim();
   const auto& eq = equations_[f];
-  const auto& phi = ghostedPotential_[f];
+  const auto& phi = potential(f);
   const double ha = box.axis(a).width(0);
   const double rowScale = (side > 0 ? 1.0 : -1.0) / ha;
   const int lowerOffset = side > 0 ? 0 : -1;  // L - c along a
@@ -369,7 +381,7 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil, StencilOperato
           for (PetscInt i = g.start[0]; i < g.start[0] + g.count[0]; ++i) {
             const std::array<PetscInt, 3> c{i, j, k};
             const PetscInt local = g.local(i, j, k);
-            const double phiC = ghostedPotential_[f][local];
+            const double phiC = potential(f)[local];
             for (int a = 0; a < dim; ++a) {
               std::array<PetscInt, 3> n = c;
               ++n[a];

@@ -107,6 +107,10 @@ public:
 
   /// The potential of field f at the owned cell centres (local order), e.g. to build Gibbs states.
   std::vector<double> potentialAtOwnedCells(int field) const;
+  /// Frees the potentials (8 B per cell and field) once the propagator holds what it needs of the rows (its
+  /// stencil or assembled matrix): a positivity report computed before stays; anything that builds rows or reads
+  /// the potentials afterwards throws std::logic_error.
+  void releasePotentials();
 
   const meshes::DistributedBoxMesh& mesh() const { return mesh_; }
   FaceFluxScheme scheme() const { return scheme_; }
@@ -159,6 +163,7 @@ private:
   /// Adds to row c the fourth-order face-average flux through that face (docs/scheme.md §7).
   void addHighOrderFaceFlux(const std::array<PetscInt, 3>& c, int a, int side, int field, Row& row) const;
   PositivityReport checkRows(Mat A) const;  // A may be null: only the report
+  const std::vector<double>& potential(int field) const;  // on the ghosted block; throws once released
 
   const meshes::DistributedBoxMesh& mesh_;
   std::vector<DriftDiffusionEquation> equations_;

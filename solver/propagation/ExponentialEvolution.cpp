@@ -190,7 +190,7 @@ void ExponentialEvolution::initialiseFromMatrix(Vec w) {
   stencil_ = std::make_unique<StencilOperator>();
   // -fpdp_exponential_aij: PETSc's AIJ product instead (for comparison).
   if (boolOption(nullptr, "-fpdp_exponential_aij", false) || !stencil_->build(A_, mesh_.dm())) stencil_.reset();
-  createWorkVectors();
+  createWavefront();
 }
 
 ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op,
@@ -208,7 +208,7 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   const auto norms = stencil_->norms(mesh_.dm());  // {infinity, 1}, as MatNorm sums them
   rho_ = std::min(norms[1], norms[0]);
   if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
-  createWorkVectors();
+  createWavefront();
 }
 
 ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mesh, const FokkerPlanckOperator& op,
@@ -223,7 +223,7 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   // not (they add the neighbours' parts in another order), and every term depends on rho.
   rho_ = stencil_->norms(mesh_.dm())[0];
   if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
-  createWorkVectors();
+  createWavefront();
 }
 
 void ExponentialEvolution::checkSettings() const {
@@ -242,21 +242,29 @@ void ExponentialEvolution::checkDetailedBalance() const {
   throw std::invalid_argument(os.str());
 }
 
-void ExponentialEvolution::createWorkVectors() {
-  if (aposteriori_) {  // u holds the sum: two terms and the interval's start
-    if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
-    previous_ = mesh_.createVector();
-    current_ = mesh_.createVector();
-    start_ = mesh_.createVector();
-    return;
-  }
-  if (stencil_) {
-    if (!stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
+void ExponentialEvolution::createWavefront() {
+  if (!aposteriori_ && stencil_)
     wavefront_ = std::make_unique<ClenshawWavefront>(*stencil_, mesh_.dm(), clenshawDepthOption());
-  }
+}
+
+// The work vectors live only while an interval is propagated: between intervals the observers (the functionals of
+// an output step) reuse their memory, which the heap keeps (peak memory, docs/scaling.md §6).
+void ExponentialEvolution::createWorkVectors() {
+  if (stencil_ && !stencil_->ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh_.dm(), ghosted_.out()));
   previous_ = mesh_.createVector();
   current_ = mesh_.createVector();
-  product_ = mesh_.createVector();
+  if (aposteriori_)  // u holds the sum: two terms and the interval's start
+    start_ = mesh_.createVector();
+  else
+    product_ = mesh_.createVector();
+}
+
+void ExponentialEvolution::releaseWorkVectors() {
+  ghosted_.reset();
+  previous_.reset();
+  current_.reset();
+  start_.reset();
+  product_.reset();
 }
 
 void ExponentialEvolution::applyOperator(Vec x, Vec y) {
@@ -290,6 +298,11 @@ long ExponentialEvolution::termsPerInterval() const {
 }
 
 void ExponentialEvolution::propagate(Vec u, double T) {
+  createWorkVectors();
+  const struct Release {
+    ExponentialEvolution& e;
+    ~Release() { e.releaseWorkVectors(); }
+  } release{*this};
   if (aposteriori_) return propagateWithEstimate(u, T);
   if (!(T > 0.0) || rho_ == 0.0) return;
   const std::vector<double>& a = coefficients(T);

@@ -129,7 +129,9 @@ private:
   void checkSettings() const;
   void initialiseFromMatrix(Vec w);  // A_ set: its check, bound, stencil form and work vectors
   void checkDetailedBalance() const;  // throws std::invalid_argument if defect_ exceeds the tolerance
-  void createWorkVectors();
+  void createWavefront();     // the Clenshaw passes' stencil form (several ranks: its deep ghost layer)
+  void createWorkVectors();   // for one call of propagate
+  void releaseWorkVectors();
   void applyOperator(Vec x, Vec y);  // y = A x: by the stencil, MatMult where there is none
   void advance(Vec u, const Observer& observer, long fromStep, double startTime);
   const std::vector<double>& coefficients(double T) const;  // e^{-c} I_k(c) for an interval T, cached

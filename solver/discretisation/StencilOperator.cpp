@@ -106,81 +106,217 @@ bool StencilOperator::build(Mat A, DM dm, bool forSmoothing) {
 
 bool StencilOperator::build(DM dm, const RowSource& rowSource, bool forSmoothing, Shape shape) {
   if (!readLayout(dm)) return false;
-  const PetscInt rows = owned_.size() * dof_;
-  std::map<int, std::vector<double>> byShift;
-  byShift[shiftIndex(0, 0, 0)].assign(static_cast<std::size_t>(rows), 0.0);
-  // One array per shift index, looked up directly (the map is only the owner).
-  std::array<std::vector<double>*, kShifts> bySlot{};
-  bySlot[static_cast<std::size_t>(shiftIndex(0, 0, 0))] = &byShift[shiftIndex(0, 0, 0)];
-  int ok = 1;
-  PetscInt r = 0;
+  // Every entry as the coupling loop below reads it: a zero is no coupling, a later entry of a shift replaces an
+  // earlier one, one beyond the reach or the ghosted block refuses the rows.
   RowEntries entries;
-  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2] && ok; ++k)
-    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1] && ok; ++j)
-      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0] && ok; ++i)
-        for (PetscInt f = 0; f < dof_ && ok; ++f, ++r) {
-          entries.count = 0;
-          rowSource(i, j, k, static_cast<int>(f), entries);
-          for (int e = 0; e < entries.count; ++e) {
-            const auto& o = entries.offset[static_cast<std::size_t>(e)];
-            const double v = entries.value[static_cast<std::size_t>(e)];
-            if (v == 0.0) continue;  // a zero is no coupling
-            const PetscInt n[3] = {i + o[0], j + o[1], k + o[2]};
-            bool within = std::abs(o[0]) <= R && std::abs(o[1]) <= R && std::abs(o[2]) <= R;
-            for (int a = 0; a < 3; ++a)  // beyond the ghosted block is beyond the box (no periodic axes)
-              within = within && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
-            if (!within) {
-              ok = 0;  // beyond a face neighbour, or outside the box
-              break;
-            }
-            const int shift = shiftIndex(o[0], o[1], o[2]);
-            auto*& coef = bySlot[static_cast<std::size_t>(shift)];
-            if (!coef) {
-              coef = &byShift[shift];
-              coef->assign(static_cast<std::size_t>(rows), 0.0);
-            }
-            (*coef)[static_cast<std::size_t>(r)] = v;
-          }
-        }
-  return storeCoefficients(byShift, ok, dm, forSmoothing, shape);
+  const auto fill = [&](PetscInt i, PetscInt j, PetscInt k, PetscInt f, RowValues& value) {
+    entries.count = 0;
+    rowSource(i, j, k, static_cast<int>(f), entries);
+    for (int e = 0; e < entries.count; ++e) {
+      const auto& o = entries.offset[static_cast<std::size_t>(e)];
+      const double v = entries.value[static_cast<std::size_t>(e)];
+      if (v == 0.0) continue;
+      const PetscInt n[3] = {i + o[0], j + o[1], k + o[2]};
+      bool within = std::abs(o[0]) <= R && std::abs(o[1]) <= R && std::abs(o[2]) <= R;
+      for (int a = 0; a < 3; ++a)
+        within = within && n[a] >= ghosted_.start[a] && n[a] < ghosted_.start[a] + ghosted_.count[a];
+      if (!within) return false;
+      value[static_cast<std::size_t>(shiftIndex(o[0], o[1], o[2]))] = v;
+    }
+    return true;
+  };
+  return buildStreamed(dm, fill, forSmoothing, shape);
 }
 
 bool StencilOperator::buildStar(DM dm, const StarRowSource& rowSource, bool forSmoothing) {
   if (!readLayout(dm)) return false;
-  const PetscInt rows = owned_.size() * dof_;
-  std::map<int, std::vector<double>> byShift;
-  auto& centre = byShift[shiftIndex(0, 0, 0)];
-  centre.assign(static_cast<std::size_t>(rows), 0.0);
-  // The face neighbours' arrays in StarRow's order; one that never receives a coupling is left empty, as build(dm,
-  // RowSource) leaves it, so that storeCoefficients orders and pads the points the same way.
-  std::array<std::vector<double>*, 6> neighbour{};
-  std::array<bool, 6> seen{};
-  const int points = 2 * dim_;
-  for (int n = 0; n < points; ++n) {
+  StarRow row;
+  std::array<std::size_t, 6> neighbourShift{};
+  for (int n = 0; n < 2 * dim_; ++n) {
     std::array<int, 3> o{0, 0, 0};
     o[static_cast<std::size_t>(n / 2)] = n % 2 == 0 ? -1 : 1;
-    neighbour[static_cast<std::size_t>(n)] = &byShift[shiftIndex(o[0], o[1], o[2])];
-    neighbour[static_cast<std::size_t>(n)]->assign(static_cast<std::size_t>(rows), 0.0);
+    neighbourShift[static_cast<std::size_t>(n)] = static_cast<std::size_t>(shiftIndex(o[0], o[1], o[2]));
   }
-  std::size_t r = 0;
-  StarRow row;
-  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2]; ++k)
-    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1]; ++j)
-      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0]; ++i)
-        for (PetscInt f = 0; f < dof_; ++f, ++r) {
-          row = StarRow{};
-          rowSource(i, j, k, static_cast<int>(f), row);
-          centre[r] = row.diagonal;
-          for (int n = 0; n < points; ++n) {
-            const double v = row.neighbour[static_cast<std::size_t>(n)];
-            if (v == 0.0) continue;  // a zero is no coupling
-            (*neighbour[static_cast<std::size_t>(n)])[r] = v;
-            seen[static_cast<std::size_t>(n)] = true;
+  // The diagonal as given (a zero included), a zero neighbour as no coupling.
+  const auto fill = [&](PetscInt i, PetscInt j, PetscInt k, PetscInt f, RowValues& value) {
+    row = StarRow{};
+    rowSource(i, j, k, static_cast<int>(f), row);
+    value[static_cast<std::size_t>(shiftIndex(0, 0, 0))] = row.diagonal;
+    for (int n = 0; n < 2 * dim_; ++n) {
+      const double v = row.neighbour[static_cast<std::size_t>(n)];
+      if (v != 0.0) value[neighbourShift[static_cast<std::size_t>(n)]] = v;
+    }
+    return true;
+  };
+  return buildStreamed(dm, fill, forSmoothing, Shape::Star);
+}
+
+template <class FillRow>
+bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing, Shape shape) {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  const int centre = shiftIndex(0, 0, 0);
+  const auto axesOf = [](int sh) {
+    const auto v = shiftOf(sh);
+    return (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+  };
+  const auto inDimension = [&](int sh) {
+    const auto v = shiftOf(sh);
+    return (dim_ > 1 || v[1] == 0) && (dim_ > 2 || v[2] == 0);
+  };
+  // The star's points (the centre first, then by shift index) straight into their final arrays; a box's off-axis
+  // points as one value per run and field while they are constant along it (the form compressConstantPoints gives).
+  std::vector<int> star{centre}, offAxis;
+  for (int sh = 0; sh < kShifts; ++sh) {
+    if (sh == centre || !inDimension(sh)) continue;
+    (axesOf(sh) == 1 ? star : offAxis).push_back(sh);
+  }
+  coefficients_ = StaggeredArrays(star.size(), static_cast<std::size_t>(rows));
+  computeRuns();  // no points yet: the runs alone, which do not depend on them
+  const bool box = shape == Shape::Box;
+  const std::size_t M = offAxis.size();
+  std::vector<double> constants(box ? runs_.size() * M * 2 : 0, 0.0);
+  std::array<int, kShifts> seen{};
+  seen[static_cast<std::size_t>(centre)] = 1;  // the diagonal is always a point
+  int ok = 1, constant = 1;
+  // Once an off-axis point varies along a run: full arrays for the points with couplings, the rows before restored
+  // from the constants (which they equalled); a point without any stays without an array (its zeros).
+  std::vector<std::vector<double>> offAxisFull;
+  const auto expandConstants = [&](PetscInt upTo) {
+    offAxisFull.resize(M);
+    for (std::size_t m = 0; m < M; ++m) {
+      if (!seen[static_cast<std::size_t>(offAxis[m])]) continue;
+      offAxisFull[m].assign(static_cast<std::size_t>(rows), 0.0);
+      for (std::size_t q = 0; q < runs_.size() && runs_[q].q < upTo; ++q)
+        for (PetscInt v = 0; v < runs_[q].n && runs_[q].q + v < upTo; ++v)
+          offAxisFull[m][static_cast<std::size_t>(runs_[q].q + v)] = constants[2 * (q * M + m) + v % 2];
+    }
+  };
+  RowValues value;
+  std::size_t run = 0;
+  PetscInt r = 0;
+  for (PetscInt k = owned_.start[2]; k < owned_.start[2] + owned_.count[2] && ok; ++k)
+    for (PetscInt j = owned_.start[1]; j < owned_.start[1] + owned_.count[1] && ok; ++j)
+      for (PetscInt i = owned_.start[0]; i < owned_.start[0] + owned_.count[0] && ok; ++i)
+        for (PetscInt f = 0; f < dof_ && ok; ++f, ++r) {
+          value.fill(0.0);
+          if (!fillRow(i, j, k, f, value)) {
+            ok = 0;
+            break;
           }
+          for (std::size_t s = 0; s < star.size(); ++s) {
+            const double v = value[static_cast<std::size_t>(star[s])];
+            coefficients_[s][r] = v;
+            if (v != 0.0) seen[static_cast<std::size_t>(star[s])] = 1;
+          }
+          while (r >= runs_[run].q + runs_[run].n) ++run;
+          const PetscInt position = r - runs_[run].q;
+          for (std::size_t m = 0; m < M; ++m) {
+            const double v = value[static_cast<std::size_t>(offAxis[m])];
+            if (v == 0.0) continue;  // no coupling: the constant's 0 where it starts the run, else compared below
+            seen[static_cast<std::size_t>(offAxis[m])] = 1;
+          }
+          if (!box) continue;
+          for (std::size_t m = 0; m < M && constant; ++m) {
+            const double v = value[static_cast<std::size_t>(offAxis[m])];
+            double* kk = constants.data() + 2 * (run * M + m);
+            if (position < 2) kk[position] = v;
+            if (!(v == kk[position % 2])) {  // NaN never compares equal: not compressed
+              constant = 0;
+              expandConstants(r);
+            }
+          }
+          if (!constant)
+            for (std::size_t m = 0; m < M; ++m) {
+              const double v = value[static_cast<std::size_t>(offAxis[m])];
+              if (v == 0.0) continue;
+              if (offAxisFull[m].empty()) offAxisFull[m].assign(static_cast<std::size_t>(rows), 0.0);
+              offAxisFull[m][static_cast<std::size_t>(r)] = v;
+            }
         }
-  for (int n = 0; n < points; ++n)
-    if (!seen[static_cast<std::size_t>(n)]) neighbour[static_cast<std::size_t>(n)]->clear();
-  return storeCoefficients(byShift, 1, dm, forSmoothing);
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
+  if (!ok) {
+    *this = StencilOperator{};
+    return false;
+  }
+  // Every rank stores the same points (the union), so the kernels agree on the stencil.
+  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, seen.data(), kShifts, MPI_INT, MPI_MAX, comm));
+  bool hasOffAxis = false, corner = false;
+  for (const int sh : offAxis) {
+    hasOffAxis = hasOffAxis || seen[static_cast<std::size_t>(sh)];
+    corner = corner || (seen[static_cast<std::size_t>(sh)] && axesOf(sh) > 2);
+  }
+  if (hasOffAxis && !box) {  // storeCoefficients' rule: only a box may hold them
+    *this = StencilOperator{};
+    return false;
+  }
+  if (hasOffAxis) {
+    int compressible = constant && !forSmoothing && dof_ == 2 ? 1 : 0;
+    FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &compressible, 1, MPI_INT, MPI_MIN, comm));
+    if (!compressible) {
+      // One full array per point, as storeCoefficients stores them (rare: a graded mesh, say).
+      if (constant) expandConstants(rows);
+      std::map<int, std::vector<double>> byShift;
+      for (std::size_t t = 0; t < star.size(); ++t)
+        if (star[t] == centre || seen[static_cast<std::size_t>(star[t])])
+          byShift[star[t]].assign(coefficients_[t], coefficients_[t] + rows);
+      coefficients_ = StaggeredArrays();
+      for (std::size_t m = 0; m < M; ++m)
+        if (!offAxisFull[m].empty()) byShift[offAxis[m]] = std::move(offAxisFull[m]);
+      std::vector<std::vector<double>>().swap(offAxisFull);
+      return storeCoefficients(byShift, 1, dm, forSmoothing, shape);
+    }
+  }
+  // storeCoefficients' order of the points: the diagonal, those that occur by shift index, then the padding by
+  // shift index; compressed, the star's first. The kernels sum in this order, so it is kept to the last bit.
+  std::vector<int> order{centre};
+  for (int sh = 0; sh < kShifts; ++sh)
+    if (sh != centre && seen[static_cast<std::size_t>(sh)]) order.push_back(sh);
+  for (int sh = 0; sh < kShifts; ++sh) {
+    const int axes = axesOf(sh);
+    const bool wanted = axes == 1 || (hasOffAxis && axes == 2) || (corner && axes == 3);
+    if (inDimension(sh) && wanted && std::find(order.begin(), order.end(), sh) == order.end()) order.push_back(sh);
+  }
+  std::vector<int> starOrder, offAxisOrder;
+  for (const int sh : order) (axesOf(sh) > 1 ? offAxisOrder : starOrder).push_back(sh);
+  // The star's arrays into that order: array t takes the one streamed for starOrder[t] (a permutation, in place).
+  std::vector<std::size_t> from(star.size());
+  for (std::size_t t = 0; t < star.size(); ++t)
+    from[t] = static_cast<std::size_t>(std::find(star.begin(), star.end(), starOrder[t]) - star.begin());
+  std::vector<double> held;
+  for (std::size_t start = 0; start < from.size(); ++start) {
+    if (from[start] == start) continue;
+    if (held.empty()) held.resize(static_cast<std::size_t>(rows));
+    // One cycle: start <- from[start] <- from[from[start]] ... back to start.
+    std::copy(coefficients_[start], coefficients_[start] + rows, held.begin());
+    std::size_t t = start;
+    while (from[t] != start) {
+      std::copy(coefficients_[from[t]], coefficients_[from[t]] + rows, coefficients_[t]);
+      const std::size_t next = from[t];
+      from[t] = t;
+      t = next;
+    }
+    std::copy(held.begin(), held.end(), coefficients_[t]);
+    from[t] = t;
+  }
+  shifts_.clear();
+  for (const int sh : starOrder) shifts_.push_back(shiftOf(sh));
+  if (hasOffAxis) {
+    const std::size_t kept = offAxisOrder.size();
+    runConstants_.assign(runs_.size() * kept * 2, 0.0);
+    for (std::size_t m = 0; m < kept; ++m) {
+      const std::size_t streamed =
+          static_cast<std::size_t>(std::find(offAxis.begin(), offAxis.end(), offAxisOrder[m]) - offAxis.begin());
+      for (std::size_t q = 0; q < runs_.size(); ++q)
+        for (std::size_t p = 0; p < 2; ++p)
+          runConstants_[2 * (q * kept + m) + p] = constants[2 * (q * M + streamed) + p];
+      shifts_.push_back(shiftOf(offAxisOrder[m]));
+    }
+  }
+  computeRuns();
+  finishPoints(forSmoothing);
+  return true;
 }
 
 bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,
@@ -243,15 +379,20 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   for (std::size_t o = 0; o < columns.size(); ++o)
     if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
   byShift.clear();
+  finishPoints(forSmoothing);
+  return true;
+}
+
+void StencilOperator::finishPoints(bool forSmoothing) {
   for (int o = 1; o < points(); ++o) {
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{-1, 0, 0}) minusXPoint_ = o;
     if (shifts_[static_cast<std::size_t>(o)] == std::array<int, 3>{1, 0, 0}) plusXPoint_ = o;
   }
   if (forSmoothing) {
-    inverseDiagonal_.resize(static_cast<std::size_t>(rows));
-    for (std::size_t q = 0; q < static_cast<std::size_t>(rows); ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
+    const std::size_t rows = coefficients_.length();
+    inverseDiagonal_.resize(rows);
+    for (std::size_t q = 0; q < rows; ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
   }
-  return true;
 }
 
 void StencilOperator::compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm) {

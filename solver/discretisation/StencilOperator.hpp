@@ -129,6 +129,17 @@ public:
 
 private:
   bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)
+  /// One row's couplings by shift index (kReach 1: 27 shifts), zero where there is none.
+  using RowValues = std::array<double, 27>;
+  /// The rows streamed into their final storage, never held twice (the 3-D box's set-up held 19 full arrays and
+  /// then the 7 kept ones beside them: 416 B per cell, more than the whole run after it). fillRow(i, j, k, f,
+  /// value) fills a zeroed RowValues, false for a coupling out of reach. The star's arrays are written as the rows
+  /// come; a box's off-axis points kept as constants per run while they are, as full arrays from the row where
+  /// one varies (then all points go through storeCoefficients). The same object, to the last bit, as
+  /// storeCoefficients makes from the same rows; false as build returns it. Collective.
+  template <class FillRow>
+  bool buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing, Shape shape);
+  void finishPoints(bool forSmoothing);  // the +-x points and, forSmoothing, the inverse diagonal
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
   bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
                          Shape shape = Shape::Star);

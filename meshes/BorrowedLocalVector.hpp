@@ -1,24 +1,41 @@
 #pragma once
-// A local (ghosted) vector borrowed from a DM's pool for the length of one operation.
-#include <petscdm.h>
+// The values of a global vector with their ghost layer, for reading, borrowed for the length of one operation.
+#include <petscdmda.h>
 
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::meshes {
-/// A local (ghosted) vector of dm borrowed from the DM's pool (DMGetLocalVector) for one operation and given back at
-/// the end of the scope: the objects that need a ghosted copy only while they work share the pool's vectors instead
-/// of holding one each (peak memory, docs/scaling.md §6). Its values on entry are whatever the last borrower left.
+/// The ghosted values of a global vector x of the DMDA dm, for reading during one operation. Where the ghosted block
+/// is the owned one (one rank, no periodic axis) that is x itself, read in place; elsewhere a local vector
+/// borrowed from the DM's pool (DMGetLocalVector), the ghosts exchanged, and given back at the end of the scope:
+/// the objects that need a ghosted copy only while they work share the pool's vectors instead of holding one each,
+/// and on one rank none is made (peak memory, docs/scaling.md §6). x must not change while this is alive.
 class BorrowedLocalVector {
 public:
-  explicit BorrowedLocalVector(DM dm) : dm_(dm) { FPDP_PETSC(DMGetLocalVector(dm, &v_)); }
+  BorrowedLocalVector(DM dm, Vec x) : dm_(dm) {
+    PetscInt xs, ys, zs, xm, ym, zm, gxs, gys, gzs, gxm, gym, gzm;
+    FPDP_PETSC(DMDAGetCorners(dm, &xs, &ys, &zs, &xm, &ym, &zm));
+    FPDP_PETSC(DMDAGetGhostCorners(dm, &gxs, &gys, &gzs, &gxm, &gym, &gzm));
+    if (xs == gxs && ys == gys && zs == gzs && xm == gxm && ym == gym && zm == gzm) {
+      v_ = x;
+      return;
+    }
+    FPDP_PETSC(DMGetLocalVector(dm, &v_));
+    borrowed_ = true;
+    FPDP_PETSC(DMGlobalToLocalBegin(dm, x, INSERT_VALUES, v_));
+    FPDP_PETSC(DMGlobalToLocalEnd(dm, x, INSERT_VALUES, v_));
+  }
   BorrowedLocalVector(const BorrowedLocalVector&) = delete;
   BorrowedLocalVector& operator=(const BorrowedLocalVector&) = delete;
-  ~BorrowedLocalVector() { (void)DMRestoreLocalVector(dm_, &v_); }
+  ~BorrowedLocalVector() {
+    if (borrowed_) (void)DMRestoreLocalVector(dm_, &v_);
+  }
   operator Vec() const { return v_; }  // NOLINT: passed straight to PETSc calls
 
 private:
   DM dm_;
   Vec v_ = nullptr;
+  bool borrowed_ = false;
 };
 
 }  // namespace fpdp::meshes

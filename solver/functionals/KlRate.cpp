@@ -36,9 +36,7 @@ KlRateFunctional::KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::
 }
 
 KlRate KlRateFunctional::evaluate(Vec u) const {
-  const meshes::BorrowedLocalVector ghosted(mesh_.dm());
-  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), u, INSERT_VALUES, ghosted));
-  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), u, INSERT_VALUES, ghosted));
+  const meshes::BorrowedLocalVector ghosted(mesh_.dm(), u);
   const PetscScalar* a;
   FPDP_PETSC(VecGetArrayRead(ghosted, &a));
   const auto& g = mesh_.ghosted();

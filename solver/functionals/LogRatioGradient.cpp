@@ -43,29 +43,22 @@ std::string LogRatioGradient::unsupportedReason(const meshes::DistributedBoxMesh
   return "";
 }
 
-LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
-  if (mesh.fields() != 2) throw std::invalid_argument("LogRatioGradient: the mesh must carry the 2 fields p and q");
-  if (const std::string why = unsupportedReason(mesh); !why.empty()) throw std::runtime_error("LogRatioGradient: " + why);
-  const auto& box = mesh.box();
-  const int dim = mesh.dim();
-  PetscInt m = 1, n = 1, p = 1;
-  FPDP_PETSC(DMDAGetInfo(mesh.dm(), nullptr, nullptr, nullptr, nullptr, &m, &n, &p, nullptr, nullptr, nullptr,
-                         nullptr, nullptr, nullptr));
-  const PetscInt* ranges[3] = {nullptr, nullptr, nullptr};
-  FPDP_PETSC(DMDAGetOwnershipRanges(mesh.dm(), &ranges[0], &ranges[1], &ranges[2]));
+void LogRatioGradient::createWidthTwoTwin(PetscInt m, PetscInt n, PetscInt p, const PetscInt* const ranges[3]) {
+  const auto& box = mesh_.box();
+  const int dim = mesh_.dim();
   const DMBoundaryType none = DM_BOUNDARY_NONE;
   const PetscInt nx = box.cells(0), ny = dim > 1 ? box.cells(1) : 1, nz = dim > 2 ? box.cells(2) : 1;
   const PetscInt width = 2;  // no rank's share is smaller (checked above)
   switch (dim) {
     case 1:
-      FPDP_PETSC(DMDACreate1d(mesh.comm(), none, nx, 2, width, ranges[0], dm_.out()));
+      FPDP_PETSC(DMDACreate1d(mesh_.comm(), none, nx, 2, width, ranges[0], dm_.out()));
       break;
     case 2:
-      FPDP_PETSC(DMDACreate2d(mesh.comm(), none, none, DMDA_STENCIL_STAR, nx, ny, m, n, 2, width, ranges[0],
+      FPDP_PETSC(DMDACreate2d(mesh_.comm(), none, none, DMDA_STENCIL_STAR, nx, ny, m, n, 2, width, ranges[0],
                               ranges[1], dm_.out()));
       break;
     default:
-      FPDP_PETSC(DMDACreate3d(mesh.comm(), none, none, none, DMDA_STENCIL_STAR, nx, ny, nz, m, n, p, 2, width,
+      FPDP_PETSC(DMDACreate3d(mesh_.comm(), none, none, none, DMDA_STENCIL_STAR, nx, ny, nz, m, n, p, 2, width,
                               ranges[0], ranges[1], ranges[2], dm_.out()));
   }
   FPDP_PETSC(DMSetUp(dm_));
@@ -76,10 +69,31 @@ LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mes
   ghosted_.count = {gxm, dim > 1 ? gym : 1, dim > 2 ? gzm : 1};
   PetscInt xs, ys, zs, xm, ym, zm;
   FPDP_PETSC(DMDAGetCorners(dm_, &xs, &ys, &zs, &xm, &ym, &zm));
-  const auto& own = mesh.owned();
+  const auto& own = mesh_.owned();
   if (own.start[0] != xs || own.count[0] != xm || (dim > 1 && (own.start[1] != ys || own.count[1] != ym)) ||
       (dim > 2 && (own.start[2] != zs || own.count[2] != zm)))
     throw std::logic_error("LogRatioGradient: the width-2 DMDA does not reproduce the mesh's ownership");
+}
+
+LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
+  if (mesh.fields() != 2) throw std::invalid_argument("LogRatioGradient: the mesh must carry the 2 fields p and q");
+  if (const std::string why = unsupportedReason(mesh); !why.empty()) throw std::runtime_error("LogRatioGradient: " + why);
+  const auto& box = mesh.box();
+  const int dim = mesh.dim();
+  PetscInt m = 1, n = 1, p = 1;
+  FPDP_PETSC(DMDAGetInfo(mesh.dm(), nullptr, nullptr, nullptr, nullptr, &m, &n, &p, nullptr, nullptr, nullptr,
+                         nullptr, nullptr, nullptr));
+  const PetscInt* ranges[3] = {nullptr, nullptr, nullptr};
+  FPDP_PETSC(DMDAGetOwnershipRanges(mesh.dm(), &ranges[0], &ranges[1], &ranges[2]));
+  PetscMPIInt ranks = 1;
+  FPDP_PETSC(MPI_Comm_size(mesh.comm(), &ranks));
+  if (ranks == 1) {
+    // One rank and no periodic axis: the ghosted block is the owned one, so the global vector is read directly
+    // (the width-2 twin and its local vector, about 40 B per cell of a 3-D run, are not needed).
+    ghosted_ = mesh.owned();
+  } else {
+    createWidthTwoTwin(m, n, p, ranges);
+  }
   for (int a = 0; a < dim; ++a) {
     const auto& ax = box.axis(a);
     const int N = ax.cells();
@@ -107,10 +121,15 @@ LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mes
 void LogRatioGradient::apply(Vec points, std::vector<std::array<double, 3>>& grad) const {
   // points has the layout and ownership of the width-2 DMDA's global vectors (checked at construction), so its
   // scatter reads points directly: no global copy (16 B per cell, docs/scaling.md §6).
-  FPDP_PETSC(DMGlobalToLocalBegin(dm_, points, INSERT_VALUES, local_));
-  FPDP_PETSC(DMGlobalToLocalEnd(dm_, points, INSERT_VALUES, local_));
+  // One rank: points is its own ghosted block.
+  lastPoints_ = points;
+  if (dm_) {
+    FPDP_PETSC(DMGlobalToLocalBegin(dm_, points, INSERT_VALUES, local_));
+    FPDP_PETSC(DMGlobalToLocalEnd(dm_, points, INSERT_VALUES, local_));
+  }
+  const Vec source = dm_ ? local_.get() : points;
   const PetscScalar* a;
-  FPDP_PETSC(VecGetArrayRead(local_, &a));
+  FPDP_PETSC(VecGetArrayRead(source, &a));
   const auto& g = ghosted_;
   // u = log(p/q) on every ghosted cell (NaN where undefined). Ghost cells outside the star stencil are never read.
   std::vector<double> u(static_cast<std::size_t>(g.size()));
@@ -124,7 +143,7 @@ void LogRatioGradient::apply(Vec points, std::vector<std::array<double, 3>>& gra
     const double rho = (p - q) / q;
     u[c] = std::fabs(rho) < 0.5 ? std::log1p(rho) : std::log(p) - std::log(q);
   }
-  FPDP_PETSC(VecRestoreArrayRead(local_, &a));
+  FPDP_PETSC(VecRestoreArrayRead(source, &a));
   const int dim = mesh_.dim();
   grad.assign(static_cast<std::size_t>(mesh_.owned().size()), {0.0, 0.0, 0.0});
   // The stencil's cells by strides from the centre (the same values in the same order as by their indices).

@@ -14,7 +14,8 @@
 // has p <= 0 or q <= 0 (log r undefined there); the caller leaves such cells out and reports their mass.
 // MPI: the values are read from a ghosted local vector of a DMDA with the mesh's ownership ranges and stencil width
 // 2, so the rule (and the result, to round-off) is the same on any number of ranks. Each rank must own at least two
-// cells along every axis (checked).
+// cells along every axis (checked). On one rank the ghosted block is the owned one and the global vector is read
+// directly.
 #include <petscvec.h>
 
 #include <array>
@@ -36,9 +37,10 @@ public:
   /// points: a global vector of mesh.dm() holding p (field 0) and q (field 1). Fills grad[l][a] = d_a log(p/q) at
   /// owned cell l (local order), a < dim (0 beyond). Collective.
   void apply(Vec points, std::vector<std::array<double, 3>>& grad) const;
-  /// The point values of the last apply with their ghosts (a local vector of the width-2 DMDA, p and q interlaced)
-  /// and its block: for the functionals that need the neighbours' values (HockeyStickKinks).
-  Vec ghostedPoints() const { return local_; }
+  /// The point values of the last apply with their ghosts (a local vector of the width-2 DMDA, p and q interlaced;
+  /// on one rank the vector given to apply, which must still hold them) and its block: for the functionals that need
+  /// the neighbours' values (HockeyStickKinks).
+  Vec ghostedPoints() const { return dm_ ? local_.get() : lastPoints_; }
   const meshes::OwnedBlock& ghostedBlock() const { return ghosted_; }
 
 private:
@@ -47,9 +49,12 @@ private:
     int count = 0;
     std::array<double, 5> weight{};
   };
+  // Several ranks: the width-2 twin of mesh.dm() with the mesh's ownership, and its local vector.
+  void createWidthTwoTwin(PetscInt m, PetscInt n, PetscInt p, const PetscInt* const ranges[3]);
   const meshes::DistributedBoxMesh& mesh_;
-  meshes::DMHandle dm_;  // width-2 twin of mesh.dm()
+  meshes::DMHandle dm_;  // null on one rank
   meshes::VecHandle local_;
+  mutable Vec lastPoints_ = nullptr;  // the argument of the last apply
   std::array<std::vector<Stencil>, 3> stencils_;  // per axis, per global cell index along it
   meshes::OwnedBlock ghosted_;
 };

@@ -33,9 +33,7 @@ PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxM
 }
 
 void PointValueReconstruction::apply(Vec averages, Vec points) const {
-  const meshes::BorrowedLocalVector local(mesh_.dm());
-  FPDP_PETSC(DMGlobalToLocalBegin(mesh_.dm(), averages, INSERT_VALUES, local));
-  FPDP_PETSC(DMGlobalToLocalEnd(mesh_.dm(), averages, INSERT_VALUES, local));
+  const meshes::BorrowedLocalVector local(mesh_.dm(), averages);
   const PetscScalar* ub;
   PetscScalar* up;
   FPDP_PETSC(VecGetArrayRead(local, &ub));

@@ -38,7 +38,6 @@ DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields, 
   // only add fill to the LU factors.
   if (stencil == StencilShape::Box) FPDP_PETSC(DMSetMatrixPreallocateOnly(dm_, PETSC_TRUE));
   FPDP_PETSC(DMSetUp(dm_));
-  FPDP_PETSC(DMDACreateCompatibleDMDA(dm_, 1, scalarDm_.out()));
   owned_ = dmdaBlock(dm_, false);
   ghosted_ = dmdaBlock(dm_, true);
   volumes_.resize(static_cast<std::size_t>(owned_.size()));
@@ -66,9 +65,14 @@ VecHandle DistributedBoxMesh::createVector() const {
   return v;
 }
 
+DM DistributedBoxMesh::scalarDM() const {
+  if (!scalarDm_) FPDP_PETSC(DMDACreateCompatibleDMDA(dm_, 1, scalarDm_.out()));
+  return scalarDm_;
+}
+
 VecHandle DistributedBoxMesh::createScalarVector() const {
   VecHandle v;
-  FPDP_PETSC(DMCreateGlobalVector(scalarDm_, v.out()));
+  FPDP_PETSC(DMCreateGlobalVector(scalarDM(), v.out()));
   return v;
 }
 

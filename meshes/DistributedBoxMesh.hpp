@@ -67,9 +67,11 @@ public:
 
   /// A global vector with fields() interlaced unknowns per cell.
   VecHandle createVector() const;
-  /// A global vector with one unknown per cell on the same layout (for a single field, e.g. output).
+  /// A global vector with one unknown per cell on the same layout (for a single field, e.g. output). Collective.
   VecHandle createScalarVector() const;
-  DM scalarDM() const { return scalarDm_; }
+  /// The DMDA of one unknown per cell on the same layout, made on the first call (collective then, so every rank
+  /// must make it): a run without field output never holds its index maps, some 20 B per cell in 3-D.
+  DM scalarDM() const;
 
   /// Calls f(i, j, k, localIndex) for every owned cell, x fastest.
   template <class F>
@@ -87,7 +89,7 @@ private:
   StencilShape stencil_;
   int stencilWidth_ = 1;
   DMHandle dm_;
-  DMHandle scalarDm_;
+  mutable DMHandle scalarDm_;  // null until scalarDM() is first called
   OwnedBlock owned_;
   OwnedBlock ghosted_;
   std::vector<double> volumes_;

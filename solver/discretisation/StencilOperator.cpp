@@ -304,15 +304,17 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
   for (const int sh : starOrder) shifts_.push_back(shiftOf(sh));
   if (hasOffAxis) {
     const std::size_t kept = offAxisOrder.size();
-    runConstants_.assign(runs_.size() * kept * 2, 0.0);
+    std::vector<double> perRun(runs_.size() * kept * 2, 0.0);
     for (std::size_t m = 0; m < kept; ++m) {
       const std::size_t streamed =
           static_cast<std::size_t>(std::find(offAxis.begin(), offAxis.end(), offAxisOrder[m]) - offAxis.begin());
       for (std::size_t q = 0; q < runs_.size(); ++q)
         for (std::size_t p = 0; p < 2; ++p)
-          runConstants_[2 * (q * kept + m) + p] = constants[2 * (q * M + streamed) + p];
+          perRun[2 * (q * kept + m) + p] = constants[2 * (q * M + streamed) + p];
       shifts_.push_back(shiftOf(offAxisOrder[m]));
     }
+    std::vector<double>().swap(constants);
+    storeRunConstants(perRun, kept);
   }
   computeRuns();
   finishPoints(forSmoothing);
@@ -427,14 +429,32 @@ void StencilOperator::compressConstantPoints(std::vector<std::vector<double>*>& 
   }
   shifts_ = std::move(shifts);
   columns = std::move(kept);
-  runConstants_ = std::move(constants);
+  storeRunConstants(constants, M);
   computeRuns();
+}
+
+// Runs share their constants: along a uniform axis with constant Sigma every interior run holds the same ones, so
+// the distinct sets are few (a few dozen in 3-D) and each run keeps an index into them. One set per run (12 points,
+// 2 fields, 3 runs per line) held 576 B per line: 9 B per cell at 64^3, 14 B at 40^3.
+void StencilOperator::storeRunConstants(const std::vector<double>& perRun, std::size_t M) {
+  const std::size_t width = 2 * M;
+  std::map<std::vector<std::uint64_t>, std::uint32_t> index;  // by the values' bits: NaN and -0 kept apart
+  std::vector<std::uint64_t> key(width);
+  runConstants_.clear();
+  runConstantSet_.assign(runs_.size(), 0);
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    const double* k = perRun.data() + width * r;
+    for (std::size_t w = 0; w < width; ++w) key[w] = std::bit_cast<std::uint64_t>(k[w]);
+    const auto [it, inserted] = index.emplace(key, static_cast<std::uint32_t>(index.size()));
+    if (inserted) runConstants_.insert(runConstants_.end(), k, k + width);
+    runConstantSet_[r] = it->second;
+  }
 }
 
 double StencilOperator::value(int o, std::size_t run, PetscInt q) const {
   if (o < storedPoints()) return coefficients_[static_cast<std::size_t>(o)][static_cast<std::size_t>(q)];
   const std::size_t M = static_cast<std::size_t>(points() - storedPoints());
-  return runConstants_[2 * (run * M + static_cast<std::size_t>(o - storedPoints())) +
+  return runConstants_[2 * (runConstantSet_[run] * M + static_cast<std::size_t>(o - storedPoints())) +
                        static_cast<std::size_t>((q - runs_[run].q) % 2)];
 }
 
@@ -522,11 +542,12 @@ template <int N, class Run>
 template <int NS, int NC, class Run>
 [[gnu::always_inline]] inline double compressedChebyshevRuns(const Run* runs, std::size_t count,
                                                              const PetscInt* runOffsets, const double* k,
-                                                             const double* const* c, const double* x, double* t,
-                                                             double* s, double scale, double weight) {
+                                                             const std::uint32_t* set, const double* const* c,
+                                                             const double* x, double* t, double* s, double scale,
+                                                             double weight) {
   double largest = 0.0;
   for (std::size_t r = 0; r < count; ++r)
-    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + r * (NS + NC), k + 2 * NC * r, runs[r].q,
+    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + r * (NS + NC), k + 2 * NC * set[r], runs[r].q,
                                                       x + runs[r].g, t + runs[r].q, s + runs[r].q, runs[r].n, scale,
                                                       weight, std::bit_cast<std::int64_t>(largest));
   return largest;
@@ -535,10 +556,10 @@ template <int NS, int NC, class Run>
 template <int NS, int NC, class Run>
 [[gnu::always_inline]] inline void compressedResidualRuns(const Run* runs, std::size_t count,
                                                           const PetscInt* runOffsets, const double* k,
-                                                          const double* const* c, const double* x, const double* b,
-                                                          double* r) {
+                                                          const std::uint32_t* set, const double* const* c,
+                                                          const double* x, const double* b, double* r) {
   for (std::size_t q = 0; q < count; ++q)
-    kernels::compressedResidualRun<NS, NC>(c, runOffsets + q * (NS + NC), k + 2 * NC * q, runs[q].q, x + runs[q].g,
+    kernels::compressedResidualRun<NS, NC>(c, runOffsets + q * (NS + NC), k + 2 * NC * set[q], runs[q].q, x + runs[q].g,
                                            b + runs[q].q, r + runs[q].q, runs[q].n);
 }
 
@@ -563,15 +584,15 @@ FPDP_FMA_TARGET void residualRunsFma(const Run* runs, std::size_t count, const P
 }
 template <int NS, int NC, class Run>
 FPDP_FMA_TARGET double compressedChebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
-                                                  const double* k, const double* const* c, const double* x, double* t,
-                                                  double* s, double scale, double weight) {
-  return compressedChebyshevRuns<NS, NC>(runs, count, offsets, k, c, x, t, s, scale, weight);
+                                                  const double* k, const std::uint32_t* set, const double* const* c,
+                                                  const double* x, double* t, double* s, double scale, double weight) {
+  return compressedChebyshevRuns<NS, NC>(runs, count, offsets, k, set, c, x, t, s, scale, weight);
 }
 template <int NS, int NC, class Run>
 FPDP_FMA_TARGET void compressedResidualRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
-                                               const double* k, const double* const* c, const double* x,
-                                               const double* b, double* r) {
-  compressedResidualRuns<NS, NC>(runs, count, offsets, k, c, x, b, r);
+                                               const double* k, const std::uint32_t* set, const double* const* c,
+                                               const double* x, const double* b, double* r) {
+  compressedResidualRuns<NS, NC>(runs, count, offsets, k, set, c, x, b, r);
 }
 template <int N, class Run>
 FPDP_FMA_TARGET double chebyshevRunsFma(const Run* runs, std::size_t count, const PetscInt* offsets,
@@ -622,12 +643,14 @@ double StencilOperator::compressedChebyshevKernel(const double* x, double* t, do
   const auto points = pointArrays();
   const double* const* c = points.data();
   const double* k = runConstants_.data();
+  const std::uint32_t* set = runConstantSet_.data();
 #if FPDP_FMA_KERNELS
   if (fmaKernels())
-    return compressedChebyshevRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale,
-                                              weight);
+    return compressedChebyshevRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, set, c, x, t, s,
+                                              scale, weight);
 #endif
-  return compressedChebyshevRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, t, s, scale, weight);
+  return compressedChebyshevRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, set, c, x, t, s, scale,
+                                         weight);
 }
 
 template <int NS, int NC>
@@ -635,11 +658,12 @@ void StencilOperator::compressedResidualKernel(const double* x, const double* b,
   const auto points = pointArrays();
   const double* const* c = points.data();
   const double* k = runConstants_.data();
+  const std::uint32_t* set = runConstantSet_.data();
 #if FPDP_FMA_KERNELS
   if (fmaKernels())
-    return compressedResidualRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
+    return compressedResidualRunsFma<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, set, c, x, b, r);
 #endif
-  compressedResidualRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, c, x, b, r);
+  compressedResidualRuns<NS, NC>(runs_.data(), runs_.size(), runOffsets_.data(), k, set, c, x, b, r);
 }
 
 template <int N>

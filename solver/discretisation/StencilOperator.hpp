@@ -14,6 +14,7 @@
 #include <petscmat.h>
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <vector>
@@ -139,7 +140,9 @@ private:
   /// storeCoefficients makes from the same rows; false as build returns it. Collective.
   template <class FillRow>
   bool buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing, Shape shape);
-  void finishPoints(bool forSmoothing);  // the +-x points and, forSmoothing, the inverse diagonal
+  void finishPoints(bool forSmoothing);
+  /// Per-run constants (per run, per off-axis point, per field) stored as distinct sets and an index per run.
+  void storeRunConstants(const std::vector<double>& perRun, std::size_t offAxisPoints);  // the +-x points and, forSmoothing, the inverse diagonal
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
   bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
                          Shape shape = Shape::Star);
@@ -182,7 +185,8 @@ private:
   std::vector<Run> runs_;
   std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
-  std::vector<double> runConstants_;  // compressed: per run, per off-axis point, per field (2)
+  std::vector<double> runConstants_;  // compressed: the distinct sets, per off-axis point, per field (2)
+  std::vector<std::uint32_t> runConstantSet_;  // compressed: per run, its set in runConstants_
   int minusXPoint_ = 0, plusXPoint_ = 0;             // the points at -x and +x (the star always has them)
 };
 

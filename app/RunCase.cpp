@@ -185,10 +185,23 @@ void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
   }
 }
 
+/// Frees the point values and the log-ratio gradient the functionals share (LogRatioWorkspace::release) once every
+/// observer that reads them has run: the checkpoint after it, and the integrator's work vectors until the next
+/// output step, take their memory (peak memory, docs/scaling.md §6).
+class FunctionalWorkRelease final : public RunObserver {
+public:
+  explicit FunctionalWorkRelease(const solver::DivergenceFunctionals& divergences) : divergences_(divergences) {}
+  void observe(const OutputStep&) override { divergences_.releaseWork(); }
+
+private:
+  const solver::DivergenceFunctionals& divergences_;
+};
+
 // The checkpoint writer and the progress line, after every other observer: a checkpoint holds the whole step.
-void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, RunStepper& stepper, io::Hdf5Output& h5,
-                               NumericalFaultMonitor& faults, MPI_Comm comm, int rank, const std::string& dir,
-                               bool progress) {
+void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFunctionals& functionals,
+                               RunStepper& stepper, io::Hdf5Output& h5, NumericalFaultMonitor& faults, MPI_Comm comm,
+                               int rank, const std::string& dir, bool progress) {
+  out.observers.add<FunctionalWorkRelease>(functionals.divergences);
   out.observers.add<CheckpointWriter>(
       comm, rank, dir, plan.c, plan.steps(), plan.noCheckpoints,
       [stepper = &stepper, h5 = &h5, observers = &out.observers, faults = &faults](io::CheckpointData& ck, long step,
@@ -234,7 +247,7 @@ int runCase(const Case& c, const RunOptions& options) {
   out.accuracy->watchFaults(faults);
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-  addCheckpointsAndProgress(out, plan, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);
+  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);
   const InterruptHint interruptHint(directory.finalDir(), rank == 0);
   stage.emplace(stages.stepping);
   const auto stepStart = Clock::now();

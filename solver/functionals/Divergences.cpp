@@ -562,7 +562,7 @@ DivergenceValues DivergenceFunctionals::evaluate(const double* p, const double* 
                                                  const SingularMasses* singular) const {
   // The gradients need ghost values: the arrays go into the work vector, whose ghosts LogRatioGradient fetches.
   PetscScalar* a;
-  FPDP_PETSC(VecGetArray(work_->points, &a));
+  FPDP_PETSC(VecGetArray(work_->writablePoints(), &a));
   const std::size_t n = quadrature_.weights().size();
   for (std::size_t c = 0; c < n; ++c) {
     a[2 * c] = p[c * stride];

@@ -261,6 +261,9 @@ public:
   /// Same, from rank-local arrays of owned cells (used by tests and by evaluate). Collective.
   DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride,
                             const SingularMasses* singular = nullptr) const;
+  /// Frees the shared point values and gradient until the next evaluation (LogRatioWorkspace::release): for the end
+  /// of an output step, once every functional of the state has read them.
+  void releaseWork() const { work_->release(); }
   const std::vector<double>& orders() const { return orders_; }
   const std::vector<double>& hockeyStickEps() const { return settings_.hockeyStickEps; }
   const FunctionalSettings& settings() const { return settings_; }

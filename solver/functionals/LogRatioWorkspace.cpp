@@ -14,6 +14,7 @@ void LogRatioWorkspace::fillPoints(Vec u, bool pointValues) {
   int fresh = id == sourceId_ && state == sourceState_ && pointValues == sourcePointValues_ ? 1 : 0, all = 0;
   FPDP_PETSC(MPI_Allreduce(&fresh, &all, 1, MPI_INT, MPI_MIN, mesh->comm()));  // every rank takes the same path
   if (all) return;
+  writablePoints();
   if (pointValues) FPDP_PETSC(VecCopy(u, points));
   else reconstruction.apply(u, points);
   sourceId_ = id, sourceState_ = state, sourcePointValues_ = pointValues;

@@ -31,7 +31,7 @@ struct LogRatioWorkspace {
   }
   const meshes::DistributedBoxMesh* mesh;  // the mesh the vectors belong to
   PointValueReconstruction reconstruction;
-  meshes::VecHandle points;
+  meshes::VecHandle points;  // null after release() until the next fill
   std::string gradientUnavailable;            // why there is no gradient on this distribution ("" if there is)
   std::unique_ptr<LogRatioGradient> gradient;  // null when gradientUnavailable is not empty
 
@@ -39,6 +39,19 @@ struct LogRatioWorkspace {
   /// reconstructed from u's cell averages; nothing to do if they hold those of u's present state (the key is u's
   /// PETSc object id and state, which every change of u advances). Collective.
   void fillPoints(Vec u, bool pointValues);
+  /// `points`, made again if released (for a caller that writes it itself, then calls pointsWritten).
+  Vec writablePoints() {
+    if (!points) points = mesh->createVector();
+    return points;
+  }
+  /// Frees the point values and the gradient values (16 + 24 B per cell) until the next fill: between output steps
+  /// the time integrator's work vectors take their memory (peak memory, docs/scaling.md §6).
+  void release() {
+    points.reset();
+    std::vector<std::array<double, 3>>().swap(gradientValues_);
+    sourceId_ = -1;
+    gradientValid_ = false;
+  }
   /// For a caller that wrote `points` itself: they belong to no vector's state.
   void pointsWritten() {
     sourceId_ = -1;

@@ -80,6 +80,27 @@ BOOST_AUTO_TEST_CASE(mass_is_conserved_and_densities_stay_non_negative) {
   BOOST_TEST(r.div.p.negativeCells == 0);
 }
 
+// Once the propagator holds the operator's stencil or matrix, fpdp run frees the potentials: the positivity report
+// computed before stays, and anything that would build rows from them says so instead of reading freed memory.
+BOOST_AUTO_TEST_CASE(released_potentials_keep_the_positivity_report_and_refuse_new_rows) {
+  OuSetup s;
+  s.dim = 2;
+  s.cells = 16;
+  const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, testing::ouBox(s), 2);
+  solver::LangevinDiscretisation disc(mesh, testing::ouProblem(s), solver::FaceFluxScheme::ScharfetterGummel);
+  const auto before = disc.spatialOperator().positivity();
+  disc.releaseOperatorPotentials();
+  const auto after = disc.spatialOperator().positivity();
+  BOOST_TEST(after.rows == before.rows);
+  BOOST_TEST(after.rows > 0);
+  BOOST_TEST(after.violatingRows == before.violatingRows);
+  solver::StencilOperator stencil;
+  BOOST_CHECK_THROW(disc.spatialOperator().buildStencil(stencil), std::logic_error);
+  BOOST_CHECK_THROW(disc.spatialOperator().assemble(), std::logic_error);
+  auto w = mesh.createVector();
+  BOOST_CHECK_THROW(disc.setSymmetrisingWeights(w), std::logic_error);
+}
+
 BOOST_AUTO_TEST_CASE(discrete_gibbs_state_is_stationary) {
   // A non-quadratic potential (logistic, two records) so that the test is not about Gaussians.
   OuSetup s;

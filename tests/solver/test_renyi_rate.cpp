@@ -405,8 +405,8 @@ BOOST_AUTO_TEST_CASE(three_point_derivative_is_exact_for_quadratics) {
 }
 
 // The divergences and the rate share one LogRatioWorkspace (as fpdp run does): the second reads the point values and
-// gradient the first computed for the same state of u, and any change of u recomputes them. Every figure equals
-// what fresh workspaces give, to the last bit.
+// gradient the first computed for the same state of u, and any change of u recomputes them; a released workspace
+// is filled again by the next evaluation. Every figure equals what fresh workspaces give, to the last bit.
 BOOST_AUTO_TEST_CASE(a_shared_workspace_recomputes_exactly_when_the_density_changes) {
   const testing::OuSetup s = ouSetup(2, 32);
   const auto problem = testing::ouProblem(s);
@@ -436,6 +436,15 @@ BOOST_AUTO_TEST_CASE(a_shared_workspace_recomputes_exactly_when_the_density_chan
       BOOST_TEST(a.informationRatio[k] == b.informationRatio[k], what);
       BOOST_TEST(ra[k].informationRatio == rb[k].informationRatio, what);
       BOOST_TEST(ra[k].cross == rb[k].cross, what);
+    }
+    // Released (as fpdp run releases it after every output step): the next evaluation fills it again, the same bits.
+    divShared.releaseWork();
+    const auto rc = rateShared.evaluate(v, gap);
+    const auto c = divShared.evaluate(v);
+    for (std::size_t k = 0; k < kOrders.size(); ++k) {
+      BOOST_TEST(rc[k].informationRatio == rb[k].informationRatio, what << ", after a release");
+      BOOST_TEST(c.renyi[k] == b.renyi[k], what << ", after a release");
+      BOOST_TEST(c.informationRatio[k] == b.informationRatio[k], what << ", after a release");
     }
     ++compared;
   };

@@ -680,6 +680,11 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
   const OrderScales scales = orderScales(measured);
   const std::vector<double> sums = renyiSums(measured, scales);
+  // The gradient's last reader (the information sums): not held through the hockey-stick sums below.
+  if (gradients) {
+    measured.gradient = nullptr;
+    work_->releaseGradient();
+  }
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));

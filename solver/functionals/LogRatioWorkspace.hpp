@@ -52,6 +52,13 @@ struct LogRatioWorkspace {
     sourceId_ = -1;
     gradientValid_ = false;
   }
+  /// Frees the gradient values alone (24 B per cell) while the point values stay: the divergences' information sums
+  /// are their last reader there, so the hockey-stick sums after them need not hold them (the next
+  /// logRatioGradient() computes them again, the same bits). The output step's peak memory, docs/scaling.md §6.
+  void releaseGradient() {
+    std::vector<std::array<double, 3>>().swap(gradientValues_);
+    gradientValid_ = false;
+  }
   /// For a caller that wrote `points` itself: they belong to no vector's state.
   void pointsWritten() {
     sourceId_ = -1;

@@ -50,7 +50,7 @@ struct DivergenceFunctionals::Terms {
   int dim = 1;
   const models::Matrix* sigma = nullptr;
   const char* onBoundary = nullptr;
-  const int* shell = nullptr;
+  const signed char* shell = nullptr;
   // Per term.
   std::vector<unsigned char> flags;
   std::vector<double> u, l1l, logWq;  // log r, l1l(rho) (near r = 1), log(|c| q); 0 where not computed
@@ -395,7 +395,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
     const PetscInt layer = indexDistance / layers;
     fitInterior_[l] = layer >= 1;  // the wall layers bend the log-densities of computed solutions (header comment)
     if (layer >= 1 && layer <= kTailShells) {
-      shell_[l] = static_cast<int>(layer) - 1;
+      shell_[l] = static_cast<signed char>(static_cast<int>(layer) - 1);
       local[shell_[l]] += vol[l];
       local[kTailShells + shell_[l]] += vol[l] * distance;
     }
@@ -667,23 +667,22 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   // Pass 2: per cell (and per singular mass on rank 0) the order-independent part of every sum.
   const double invMp = 1.0 / out.p.mass, invMq = 1.0 / out.q.mass;
   Terms measured = measureTerms(p, q, stride, singular, gradient, invMp, invMq, out.p.max);
+
+  // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
+  const OrderScales scales = orderScales(measured);
+  const std::vector<double> sums = renyiSums(measured, scales);
+  // The gradient's last reader (the information sums): not held through the kink windows and the hockey-stick sums
+  // below (peak memory).
   KinkCorrections kinks;  // p against q from here on; q against p only for the hockey-stick sums
   if (gradients) {
+    measured.gradient = nullptr;
+    work_->releaseGradient();
     // TV = int max(p - q, 0) = (1/2) int |p - q|: the kink correction of the first at x = 1, twice for the second.
     kinks.open(*work_, invMp, invMq);
     const double one = 1.0;
     double correction = 0.0;
     kinks.kinks[0]->add({&one, 1}, &correction);
     measured.tv += 2.0 * correction;
-  }
-
-  // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
-  const OrderScales scales = orderScales(measured);
-  const std::vector<double> sums = renyiSums(measured, scales);
-  // The gradient's last reader (the information sums): not held through the hockey-stick sums below.
-  if (gradients) {
-    measured.gradient = nullptr;
-    work_->releaseGradient();
   }
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,

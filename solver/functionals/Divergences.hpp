@@ -322,7 +322,7 @@ private:
   std::vector<std::size_t> orderIndex_;  // orders_ sorted ascending
   std::vector<OrderRun> runs_;
   std::vector<char> onBoundary_;  // owned cells that touch a wall
-  std::vector<int> shell_;        // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
+  std::vector<signed char> shell_;  // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
   std::array<double, kTailShells> shellLogVolume_{};
   std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls
   bool tailTestPossible_ = false;  // every shell holds at least one cell

@@ -470,20 +470,26 @@ void StencilOperator::computeRuns() {
   const PetscInt values = n0 * dof_;
   runs_.clear();
   runOffsets_.clear();
+  // Runs share their offsets (every interior run of a uniform block has the same ones): the distinct sets, and an
+  // index per run (one set per run held 4 B per cell of a 3-D box at 64^3).
+  std::map<std::vector<PetscInt>, std::uint32_t> sets;
+  std::vector<PetscInt> offsets(static_cast<std::size_t>(np));
   for (PetscInt l = 0; l < lines; ++l) {
     const PetscInt j = owned_.start[1] + l % owned_.count[1], k = owned_.start[2] + l / owned_.count[1];
     const PetscInt gBase = dof_ * ghosted_.local(owned_.start[0], j, k);
     const PetscInt qBase = l * values;
     const auto addRun = [&](PetscInt i, PetscInt cells) {
-      runs_.push_back({qBase + i * dof_, gBase + i * dof_, cells * dof_});
       for (int o = 0; o < np; ++o) {
         const auto& sh = shifts_[static_cast<std::size_t>(o)];
         const PetscInt x = owned_.start[0] + i + sh[0];
         PetscInt d = x >= ghosted_.start[0] && x < ghosted_.start[0] + ghosted_.count[0] ? sh[0] * stride[0] : 0;
         if (j + sh[1] >= ghosted_.start[1] && j + sh[1] < ghosted_.start[1] + ghosted_.count[1]) d += sh[1] * stride[1];
         if (k + sh[2] >= ghosted_.start[2] && k + sh[2] < ghosted_.start[2] + ghosted_.count[2]) d += sh[2] * stride[2];
-        runOffsets_.push_back(d);
+        offsets[static_cast<std::size_t>(o)] = d;
       }
+      const auto [it, inserted] = sets.emplace(offsets, static_cast<std::uint32_t>(sets.size()));
+      if (inserted) runOffsets_.insert(runOffsets_.end(), offsets.begin(), offsets.end());
+      runs_.push_back({qBase + i * dof_, gBase + i * dof_, cells * dof_, it->second});
     };
     const PetscInt edge = std::min<PetscInt>(kReach, n0);
     for (PetscInt i = 0; i < edge; ++i) addRun(i, 1);
@@ -501,7 +507,7 @@ void StencilOperator::forEachRun(bool backward, Span&& span) const {
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t q = backward ? count - 1 - r : r;
     const Run& run = runs_[q];
-    span(run.q, run.g, run.n, runOffsets_.data() + q * N);
+    span(run.q, run.g, run.n, runOffsets_.data() + run.offsets * N);
   }
 }
 
@@ -535,7 +541,7 @@ template <int N, class Run>
 [[gnu::always_inline]] inline void residualRuns(const Run* runs, std::size_t count, const PetscInt* runOffsets,
                                                 const double* const* c, const double* x, const double* b, double* r) {
   for (std::size_t k = 0; k < count; ++k)
-    residualRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, b + runs[k].q, r + runs[k].q, runs[k].n,
+    residualRun<N>(c, runOffsets + runs[k].offsets * N, runs[k].q, x + runs[k].g, b + runs[k].q, r + runs[k].q, runs[k].n,
                    std::make_index_sequence<N>{});
 }
 
@@ -547,7 +553,7 @@ template <int NS, int NC, class Run>
                                                              double weight) {
   double largest = 0.0;
   for (std::size_t r = 0; r < count; ++r)
-    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + r * (NS + NC), k + 2 * NC * set[r], runs[r].q,
+    largest = kernels::compressedChebyshevRun<NS, NC>(c, runOffsets + runs[r].offsets * (NS + NC), k + 2 * NC * set[r], runs[r].q,
                                                       x + runs[r].g, t + runs[r].q, s + runs[r].q, runs[r].n, scale,
                                                       weight, std::bit_cast<std::int64_t>(largest));
   return largest;
@@ -559,7 +565,8 @@ template <int NS, int NC, class Run>
                                                           const std::uint32_t* set, const double* const* c,
                                                           const double* x, const double* b, double* r) {
   for (std::size_t q = 0; q < count; ++q)
-    kernels::compressedResidualRun<NS, NC>(c, runOffsets + q * (NS + NC), k + 2 * NC * set[q], runs[q].q, x + runs[q].g,
+    kernels::compressedResidualRun<NS, NC>(c, runOffsets + runs[q].offsets * (NS + NC), k + 2 * NC * set[q], runs[q].q,
+                                           x + runs[q].g,
                                            b + runs[q].q, r + runs[q].q, runs[q].n);
 }
 
@@ -569,7 +576,7 @@ template <int N, class Run>
                                                    double scale, double weight) {
   double largest = 0.0;
   for (std::size_t k = 0; k < count; ++k)
-    largest = chebyshevRun<N>(c, runOffsets + k * N, runs[k].q, x + runs[k].g, t + runs[k].q, s + runs[k].q,
+    largest = chebyshevRun<N>(c, runOffsets + runs[k].offsets * N, runs[k].q, x + runs[k].g, t + runs[k].q, s + runs[k].q,
                               runs[k].n, scale, weight, std::bit_cast<std::int64_t>(largest),
                               std::make_index_sequence<N>{});
   return largest;
@@ -803,7 +810,7 @@ void StencilOperator::forEachCoupling(F&& f) const {
   const std::size_t np = static_cast<std::size_t>(points());
   for (std::size_t q = 0; q < runs_.size(); ++q) {
     const Run& run = runs_[q];
-    const PetscInt* off = runOffsets_.data() + q * np;
+    const PetscInt* off = runOffsets_.data() + runs_[q].offsets * static_cast<std::size_t>(np);
     for (PetscInt v = 0; v < run.n; ++v)
       for (const int o : order) {
         if (o != 0 && off[o] == 0) continue;

@@ -157,7 +157,8 @@ private:
   template <class F>
   void dispatchCompressed(F&& f) const;
   struct Run {
-    PetscInt q, g, n;  // first row in the owned and in the ghosted layout, rows
+    PetscInt q, g, n;       // first row in the owned and in the ghosted layout, rows
+    std::uint32_t offsets;  // its points' offsets: the set at runOffsets_ + offsets * points()
   };
   void computeRuns();
   template <int N, class Span>
@@ -183,7 +184,7 @@ private:
   std::vector<std::array<int, 3>> shifts_;           // per stored point: cell offset per axis; point 0 the diagonal
   StaggeredArrays coefficients_;  // per stored point, per owned row (cells x fields, interlaced), in one block
   std::vector<Run> runs_;
-  std::vector<PetscInt> runOffsets_;  // per run, the points' ghosted-layout offsets
+  std::vector<PetscInt> runOffsets_;  // the distinct sets of the points' ghosted-layout offsets (Run::offsets)
   std::vector<double> inverseDiagonal_;              // 1 / diagonal per owned row (only if built forSmoothing)
   std::vector<double> runConstants_;  // compressed: the distinct sets, per off-axis point, per field (2)
   std::vector<std::uint32_t> runConstantSet_;  // compressed: per run, its set in runConstants_

@@ -180,9 +180,20 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
   std::array<int, kShifts> seen{};
   seen[static_cast<std::size_t>(centre)] = 1;  // the diagonal is always a point
   int ok = 1, constant = 1;
-  // Once an off-axis point varies along a run: full arrays for the points with couplings, the rows before restored
-  // from the constants (which they equalled); a point without any stays without an array (its zeros).
-  std::vector<std::vector<double>> offAxisFull;
+  // Once an off-axis point varies along a run: one full array per point, as storeCoefficients takes them. The star's
+  // arrays leave the block (which is freed) and the off-axis points with couplings get arrays, the rows before
+  // restored from the constants (which they equalled); a point without any coupling stays without one (its zeros).
+  std::vector<double*> starOut(star.size());
+  for (std::size_t t = 0; t < star.size(); ++t) starOut[t] = coefficients_[t];
+  std::vector<std::vector<double>> starFull, offAxisFull;
+  const auto leaveBlock = [&] {
+    starFull.resize(star.size());
+    for (std::size_t t = 0; t < star.size(); ++t) {
+      starFull[t].assign(coefficients_[t], coefficients_[t] + rows);
+      starOut[t] = starFull[t].data();
+    }
+    coefficients_ = StaggeredArrays();
+  };
   const auto expandConstants = [&](PetscInt upTo) {
     offAxisFull.resize(M);
     for (std::size_t m = 0; m < M; ++m) {
@@ -207,7 +218,7 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
           }
           for (std::size_t s = 0; s < star.size(); ++s) {
             const double v = value[static_cast<std::size_t>(star[s])];
-            coefficients_[s][r] = v;
+            starOut[s][r] = v;
             if (v != 0.0) seen[static_cast<std::size_t>(star[s])] = 1;
           }
           while (r >= runs_[run].q + runs_[run].n) ++run;
@@ -225,6 +236,8 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
             if (!(v == kk[position % 2])) {  // NaN never compares equal: not compressed
               constant = 0;
               expandConstants(r);
+              std::vector<double>().swap(constants);
+              leaveBlock();
             }
           }
           if (!constant)
@@ -255,13 +268,16 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
     int compressible = constant && !forSmoothing && dof_ == 2 ? 1 : 0;
     FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &compressible, 1, MPI_INT, MPI_MIN, comm));
     if (!compressible) {
-      // One full array per point, as storeCoefficients stores them (rare: a graded mesh, say).
-      if (constant) expandConstants(rows);
+      // One full array per point, as storeCoefficients stores them (a graded mesh, widths that are not binary
+      // fractions, or another rank's rows varying).
+      if (constant) {
+        expandConstants(rows);
+        leaveBlock();
+      }
       std::map<int, std::vector<double>> byShift;
       for (std::size_t t = 0; t < star.size(); ++t)
-        if (star[t] == centre || seen[static_cast<std::size_t>(star[t])])
-          byShift[star[t]].assign(coefficients_[t], coefficients_[t] + rows);
-      coefficients_ = StaggeredArrays();
+        if (star[t] == centre || seen[static_cast<std::size_t>(star[t])]) byShift[star[t]] = std::move(starFull[t]);
+      std::vector<std::vector<double>>().swap(starFull);
       for (std::size_t m = 0; m < M; ++m)
         if (!offAxisFull[m].empty()) byShift[offAxis[m]] = std::move(offAxisFull[m]);
       std::vector<std::vector<double>>().swap(offAxisFull);

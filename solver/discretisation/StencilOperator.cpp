@@ -21,6 +21,33 @@ namespace {
 constexpr int R = 1, W = 2 * R + 1, kShifts = W * W * W;
 int shiftIndex(int sx, int sy, int sz) { return (sx + R) + W * (sy + R) + W * W * (sz + R); }
 std::array<int, 3> shiftOf(int s) { return {s % W - R, (s / W) % W - R, s / (W * W) - R}; }
+int axesOf(int sh) {
+  const auto v = shiftOf(sh);
+  return (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
+}
+bool inDimension(int sh, int dim) {
+  const auto v = shiftOf(sh);
+  return (dim > 1 || v[1] == 0) && (dim > 2 || v[2] == 0);
+}
+/// storeCoefficients' order of the points: the diagonal, those that occur (`seen`) by shift index, then the padding
+/// by shift index; split into the star's points and the off-axis ones (compressed, the star's come first). The
+/// kernels sum in this order, so it is kept to the last bit.
+std::pair<std::vector<int>, std::vector<int>> storedOrder(const std::array<int, kShifts>& seen, int dim,
+                                                          bool offAxis, bool corner) {
+  const int centre = shiftIndex(0, 0, 0);
+  std::vector<int> order{centre};
+  for (int sh = 0; sh < kShifts; ++sh)
+    if (sh != centre && seen[static_cast<std::size_t>(sh)]) order.push_back(sh);
+  for (int sh = 0; sh < kShifts; ++sh) {
+    const int axes = axesOf(sh);
+    const bool wanted = axes == 1 || (offAxis && axes == 2) || (corner && axes == 3);
+    if (inDimension(sh, dim) && wanted && std::find(order.begin(), order.end(), sh) == order.end())
+      order.push_back(sh);
+  }
+  std::pair<std::vector<int>, std::vector<int>> split;
+  for (const int sh : order) (axesOf(sh) > 1 ? split.second : split.first).push_back(sh);
+  return split;
+}
 }  // namespace
 
 bool StencilOperator::readLayout(DM dm) {
@@ -157,19 +184,11 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
   const PetscInt rows = owned_.size() * dof_;
   const int centre = shiftIndex(0, 0, 0);
-  const auto axesOf = [](int sh) {
-    const auto v = shiftOf(sh);
-    return (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
-  };
-  const auto inDimension = [&](int sh) {
-    const auto v = shiftOf(sh);
-    return (dim_ > 1 || v[1] == 0) && (dim_ > 2 || v[2] == 0);
-  };
   // The star's points (the centre first, then by shift index) straight into their final arrays; a box's off-axis
   // points as one value per run and field while they are constant along it (the form compressConstantPoints gives).
   std::vector<int> star{centre}, offAxis;
   for (int sh = 0; sh < kShifts; ++sh) {
-    if (sh == centre || !inDimension(sh)) continue;
+    if (sh == centre || !inDimension(sh, dim_)) continue;
     (axesOf(sh) == 1 ? star : offAxis).push_back(sh);
   }
   coefficients_ = StaggeredArrays(star.size(), static_cast<std::size_t>(rows));
@@ -256,10 +275,8 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
   // Every rank stores the same points (the union), so the kernels agree on the stencil.
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, seen.data(), kShifts, MPI_INT, MPI_MAX, comm));
   bool hasOffAxis = false, corner = false;
-  for (const int sh : offAxis) {
-    hasOffAxis = hasOffAxis || seen[static_cast<std::size_t>(sh)];
-    corner = corner || (seen[static_cast<std::size_t>(sh)] && axesOf(sh) > 2);
-  }
+  for (const int sh : offAxis)
+    if (seen[static_cast<std::size_t>(sh)]) hasOffAxis = true, corner = corner || axesOf(sh) > 2;
   if (hasOffAxis && !box) {  // storeCoefficients' rule: only a box may hold them
     *this = StencilOperator{};
     return false;
@@ -284,26 +301,42 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
       return storeCoefficients(byShift, 1, dm, forSmoothing, shape);
     }
   }
-  // storeCoefficients' order of the points: the diagonal, those that occur by shift index, then the padding by
-  // shift index; compressed, the star's first. The kernels sum in this order, so it is kept to the last bit.
-  std::vector<int> order{centre};
-  for (int sh = 0; sh < kShifts; ++sh)
-    if (sh != centre && seen[static_cast<std::size_t>(sh)]) order.push_back(sh);
-  for (int sh = 0; sh < kShifts; ++sh) {
-    const int axes = axesOf(sh);
-    const bool wanted = axes == 1 || (hasOffAxis && axes == 2) || (corner && axes == 3);
-    if (inDimension(sh) && wanted && std::find(order.begin(), order.end(), sh) == order.end()) order.push_back(sh);
-  }
-  std::vector<int> starOrder, offAxisOrder;
-  for (const int sh : order) (axesOf(sh) > 1 ? offAxisOrder : starOrder).push_back(sh);
-  // The star's arrays into that order: array t takes the one streamed for starOrder[t] (a permutation, in place).
+  const auto [starOrder, offAxisOrder] = storedOrder(seen, dim_, hasOffAxis, corner);
+  // The star's arrays into that order: array t takes the one streamed for starOrder[t].
   std::vector<std::size_t> from(star.size());
   for (std::size_t t = 0; t < star.size(); ++t)
     from[t] = static_cast<std::size_t>(std::find(star.begin(), star.end(), starOrder[t]) - star.begin());
+  permuteArrays(std::move(from));
+  shifts_.clear();
+  for (const int sh : starOrder) shifts_.push_back(shiftOf(sh));
+  if (hasOffAxis) {
+    for (const int sh : offAxisOrder) shifts_.push_back(shiftOf(sh));
+    // The streamed constants (per run, in offAxis's order) in the stored order of the points.
+    const std::size_t kept = offAxisOrder.size();
+    std::vector<double> perRun(runs_.size() * kept * 2, 0.0);
+    for (std::size_t m = 0; m < kept; ++m) {
+      const auto streamed =
+          static_cast<std::size_t>(std::find(offAxis.begin(), offAxis.end(), offAxisOrder[m]) - offAxis.begin());
+      for (std::size_t q = 0; q < runs_.size(); ++q)
+        std::copy_n(constants.begin() + static_cast<std::ptrdiff_t>(2 * (q * M + streamed)), 2,
+                    perRun.begin() + static_cast<std::ptrdiff_t>(2 * (q * kept + m)));
+    }
+    std::vector<double>().swap(constants);
+    storeRunConstants(perRun, kept);
+  }
+  computeRuns();
+  finishPoints(forSmoothing);
+  return true;
+}
+
+// Array t of coefficients_ takes the values of array from[t] (a permutation), in place: one cycle at a time through
+// one array's copy.
+void StencilOperator::permuteArrays(std::vector<std::size_t> from) {
+  const std::size_t rows = coefficients_.length();
   std::vector<double> held;
   for (std::size_t start = 0; start < from.size(); ++start) {
     if (from[start] == start) continue;
-    if (held.empty()) held.resize(static_cast<std::size_t>(rows));
+    if (held.empty()) held.resize(rows);
     // One cycle: start <- from[start] <- from[from[start]] ... back to start.
     std::copy(coefficients_[start], coefficients_[start] + rows, held.begin());
     std::size_t t = start;
@@ -316,25 +349,6 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
     std::copy(held.begin(), held.end(), coefficients_[t]);
     from[t] = t;
   }
-  shifts_.clear();
-  for (const int sh : starOrder) shifts_.push_back(shiftOf(sh));
-  if (hasOffAxis) {
-    const std::size_t kept = offAxisOrder.size();
-    std::vector<double> perRun(runs_.size() * kept * 2, 0.0);
-    for (std::size_t m = 0; m < kept; ++m) {
-      const std::size_t streamed =
-          static_cast<std::size_t>(std::find(offAxis.begin(), offAxis.end(), offAxisOrder[m]) - offAxis.begin());
-      for (std::size_t q = 0; q < runs_.size(); ++q)
-        for (std::size_t p = 0; p < 2; ++p)
-          perRun[2 * (q * kept + m) + p] = constants[2 * (q * M + streamed) + p];
-      shifts_.push_back(shiftOf(offAxisOrder[m]));
-    }
-    std::vector<double>().swap(constants);
-    storeRunConstants(perRun, kept);
-  }
-  computeRuns();
-  finishPoints(forSmoothing);
-  return true;
 }
 
 bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm,

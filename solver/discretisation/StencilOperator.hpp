@@ -140,9 +140,10 @@ private:
   /// storeCoefficients makes from the same rows; false as build returns it. Collective.
   template <class FillRow>
   bool buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing, Shape shape);
-  void finishPoints(bool forSmoothing);
+  void finishPoints(bool forSmoothing);  // the +-x points and, forSmoothing, the inverse diagonal
+  void permuteArrays(std::vector<std::size_t> from);  // array t of coefficients_ takes array from[t]
   /// Per-run constants (per run, per off-axis point, per field) stored as distinct sets and an index per run.
-  void storeRunConstants(const std::vector<double>& perRun, std::size_t offAxisPoints);  // the +-x points and, forSmoothing, the inverse diagonal
+  void storeRunConstants(const std::vector<double>& perRun, std::size_t offAxisPoints);
   /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
   bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
                          Shape shape = Shape::Star);

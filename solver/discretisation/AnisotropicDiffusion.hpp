@@ -49,10 +49,13 @@ namespace fpdp::solver {
 /// Calls add(dx, dy, dz, weight) for every contribution of the pair (a, b), a != b, with off-diagonal entry
 /// sigmaAB, to the row of cell c: d_t u_c += sum weight * u(c + (dx, dy, dz)). Offsets are in {-1, 0, 1}.
 /// skipFace(p, side) says whether the face of c normal to p on that side carries another flux (the fourth-order
-/// one), whose mixed part replaces this one.
+/// one), whose mixed part replaces this one. nominalWidth[a] > 0 (a uniform axis): that width stands for every cell
+/// width and centre distance along a (else those of the faces). The exponential integrator's box stencil takes it:
+/// computed from the faces, the widths differ in their last bits where they are not binary fractions (10/48), and
+/// so would the coefficients along a line, which it then could not keep as one value per run (StencilOperator).
 template <class Add, class SkipFace>
 void addCrossDiffusionRow(const meshes::BoxMesh& box, const std::array<PetscInt, 3>& c, int a, int b, double sigmaAB,
-                          Add&& add, SkipFace&& skipFace) {
+                          const std::array<double, 3>& nominalWidth, Add&& add, SkipFace&& skipFace) {
   if (sigmaAB == 0.0) return;
   const int s = sigmaAB > 0 ? 1 : -1;
   const double half = 0.5 * std::fabs(sigmaAB);
@@ -68,7 +71,9 @@ void addCrossDiffusionRow(const meshes::BoxMesh& box, const std::array<PetscInt,
       if (skipFace(p, side)) continue;
       // Offsets (along p) of the lower and upper cell of this face, relative to c; the row's sign.
       const int offL = side > 0 ? 0 : -1, offU = side > 0 ? 1 : 0;
-      const double rowScale = (side > 0 ? 1.0 : -1.0) / axisP.width(static_cast<int>(c[p]));
+      const double widthP = nominalWidth[p] > 0.0 ? nominalWidth[p] : axisP.width(static_cast<int>(c[p]));
+      const double rowScale = (side > 0 ? 1.0 : -1.0) / widthP;
+      const auto distanceQ = [&](int j) { return nominalWidth[q] > 0.0 ? nominalWidth[q] : axisQ.centreDistance(j); };
       std::array<int, 3> o{0, 0, 0};
       const auto emit = [&](int alongP, int alongQ, double w) {
         o = {0, 0, 0};
@@ -78,13 +83,13 @@ void addCrossDiffusionRow(const meshes::BoxMesh& box, const std::array<PetscInt,
       };
       // Upper half: (u(U + s e_q) - u(U)) / h_q(jq, jq + s).
       if (jq + s >= 0 && jq + s < axisQ.cells()) {
-        const double w = half / axisQ.centreDistance(std::min(jq, jq + s)) * rowScale;
+        const double w = half / distanceQ(std::min(jq, jq + s)) * rowScale;
         emit(offU, s, w);
         emit(offU, 0, -w);
       }
       // Lower half: (u(L) - u(L - s e_q)) / h_q(jq - s, jq).
       if (jq - s >= 0 && jq - s < axisQ.cells()) {
-        const double w = half / axisQ.centreDistance(std::min(jq, jq - s)) * rowScale;
+        const double w = half / distanceQ(std::min(jq, jq - s)) * rowScale;
         emit(offL, 0, w);
         emit(offL, -s, -w);
       }

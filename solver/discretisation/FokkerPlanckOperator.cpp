@@ -102,7 +102,11 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
     if (!(accuracy_.maxPeclet >= 0.0))
       throw std::invalid_argument("FokkerPlanckOperator: maxPeclet must be >= 0");
   }
-  for (int a = 0; a < dim; ++a) uniformMesh_ = uniformMesh_ && box.axis(a).isUniform();
+  for (int a = 0; a < dim; ++a) {
+    const auto& axis = box.axis(a);
+    if (axis.isUniform()) uniformWidth_[static_cast<std::size_t>(a)] = (axis.upper() - axis.lower()) / axis.cells();
+    uniformMesh_ = uniformMesh_ && axis.isUniform();
+  }
   for (const auto& eq : equations_) {
     std::vector<double> phi(static_cast<std::size_t>(g.size()));
     for (PetscInt k = g.start[2]; k < g.start[2] + g.count[2]; ++k)
@@ -141,7 +145,7 @@ meshes::MatHandle FokkerPlanckOperator::assemble() const {
   return A;
 }
 
-void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, Row& row) const {
+void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, Row& row, bool nominalCross) const {
   const auto& box = mesh_.box();
   const auto& g = mesh_.ghosted();
   const int dim = mesh_.dim();
@@ -167,7 +171,7 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   // Off-diagonal diffusion: the oriented mixed-derivative fluxes of AnisotropicDiffusion.hpp.
   for (int a = 0; a < dim; ++a)
     for (int b = a + 1; b < dim; ++b)
-      addCrossDiffusionRow(box, c, a, b, eq.sigma(a, b),
+      addCrossDiffusionRow(box, c, a, b, eq.sigma(a, b), nominalCross ? uniformWidth_ : std::array<double, 3>{},
                            [&](int dx, int dy, int dz, double w) { row.add(dx, dy, dz, w); },
                            [&](int normal, int side) { return highOrderFace(c, normal, side, f); });
 }
@@ -407,9 +411,12 @@ bool FokkerPlanckOperator::buildStencil(StencilOperator& stencil, StencilOperato
     });
   } else {
     Row row;
+    // The cross terms with the nominal width of uniform axes (AnisotropicDiffusion.hpp): the box's edge coefficients
+    // are then the same along every run of a line, stored once per run.
+    const bool nominalCross = shape == StencilOperator::Shape::Box;
     built = stencil.build(mesh_.dm(), [&](PetscInt i, PetscInt j, PetscInt k, int f,
                                           StencilOperator::RowEntries& entries) {
-      buildRow(i, j, k, f, row);
+      buildRow(i, j, k, f, row, nominalCross);
       double smallest = 0.0;
       for (int n = 0; n < row.count; ++n) {
         const int s = row.slots[static_cast<std::size_t>(n)];

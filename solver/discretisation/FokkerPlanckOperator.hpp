@@ -143,7 +143,8 @@ private:
     }
     void sortSlots() { std::sort(slots.begin(), slots.begin() + count); }
   };
-  void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row) const;
+  /// nominalCross: the cross-diffusion terms with the nominal width of uniform axes (AnisotropicDiffusion.hpp).
+  void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row, bool nominalCross = false) const;
   /// Row c's second-order term through its face to the face neighbour n (along axis a, on side +-1): the diagonal's
   /// part -(D/h)(1/|c|_a) w_c(P) and n's coefficient (D/h)(1/|c|_a) w_n(P) (FaceFluxScheme.hpp). invWidth = 1/|c|_a.
   struct FaceTerm {
@@ -170,6 +171,7 @@ private:
   FaceFluxScheme scheme_;
   SpatialAccuracy accuracy_;
   bool uniformMesh_ = true;
+  std::array<double, 3> uniformWidth_{};  // per uniform axis its nominal cell width, 0 for a graded one
   // Potential of each field on the ghosted block (owned cells plus the stencil layer), evaluated once.
   std::vector<std::vector<double>> ghostedPotential_;
   mutable PositivityReport positivity_;

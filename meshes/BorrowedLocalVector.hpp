@@ -2,6 +2,7 @@
 // The values of a global vector with their ghost layer, for reading, borrowed for the length of one operation.
 #include <petscdmda.h>
 
+#include "meshes/DistributedBoxMesh.hpp"
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::meshes {
@@ -13,10 +14,7 @@ namespace fpdp::meshes {
 class BorrowedLocalVector {
 public:
   BorrowedLocalVector(DM dm, Vec x) : dm_(dm) {
-    PetscInt xs, ys, zs, xm, ym, zm, gxs, gys, gzs, gxm, gym, gzm;
-    FPDP_PETSC(DMDAGetCorners(dm, &xs, &ys, &zs, &xm, &ym, &zm));
-    FPDP_PETSC(DMDAGetGhostCorners(dm, &gxs, &gys, &gzs, &gxm, &gym, &gzm));
-    if (xs == gxs && ys == gys && zs == gzs && xm == gxm && ym == gym && zm == gzm) {
+    if (ghostedIsOwned(dm)) {
       v_ = x;
       return;
     }

@@ -57,6 +57,11 @@ OwnedBlock dmdaBlock(DM dm, bool ghosted) {
   return b;
 }
 
+bool ghostedIsOwned(DM dm) {
+  const OwnedBlock owned = dmdaBlock(dm, false), ghosted = dmdaBlock(dm, true);
+  return owned.start == ghosted.start && owned.count == ghosted.count;
+}
+
 MPI_Comm DistributedBoxMesh::comm() const { return PetscObjectComm(reinterpret_cast<PetscObject>(dm_.get())); }
 
 VecHandle DistributedBoxMesh::createVector() const {

@@ -41,6 +41,9 @@ struct OwnedBlock {
 /// This rank's block of a DMDA: its owned cells, or with ghosted its owned cells and ghost layer (axes beyond the
 /// DMDA's dimension: start 0, count 1).
 OwnedBlock dmdaBlock(DM dm, bool ghosted);
+/// Whether this rank's ghosted block of the DMDA is its owned block (one rank, no periodic axis): a global vector's
+/// array is then its own ghosted layout, read without a ghost exchange.
+bool ghostedIsOwned(DM dm);
 
 /// Which neighbours a cell's matrix row may couple to: the 2d face neighbours (Star) or all 3^d - 1 (Box).
 enum class StencilShape { Star, Box };

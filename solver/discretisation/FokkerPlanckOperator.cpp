@@ -105,7 +105,7 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
   for (int a = 0; a < dim; ++a) {
     const auto& axis = box.axis(a);
     if (axis.isUniform()) uniformWidth_[static_cast<std::size_t>(a)] = (axis.upper() - axis.lower()) / axis.cells();
-    uniformMesh_ = uniformMesh_ && axis.isUniform();
+    uniformMesh_ = uniformMesh_ && uniformWidth_[static_cast<std::size_t>(a)] > 0.0;
   }
   for (const auto& eq : equations_) {
     std::vector<double> phi(static_cast<std::size_t>(g.size()));

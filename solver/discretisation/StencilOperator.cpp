@@ -29,24 +29,22 @@ bool inDimension(int sh, int dim) {
   const auto v = shiftOf(sh);
   return (dim > 1 || v[1] == 0) && (dim > 2 || v[2] == 0);
 }
-/// storeCoefficients' order of the points: the diagonal, those that occur (`seen`) by shift index, then the padding
-/// by shift index; split into the star's points and the off-axis ones (compressed, the star's come first). The
-/// kernels sum in this order, so it is kept to the last bit.
-std::pair<std::vector<int>, std::vector<int>> storedOrder(const std::array<int, kShifts>& seen, int dim,
-                                                          bool offAxis, bool corner) {
+/// The stored order of the points (the kernels sum in it, so it is kept to the last bit): the diagonal, those that
+/// occur on some rank (`present`) by shift index, then the padding by shift index to the point counts the kernels are
+/// built for (a star of 2d + 1; a box of 9 in 2-D, 19 with the edges or 27 with the corners too in 3-D). A
+/// compressed box keeps this order within its star points and within its off-axis points.
+std::vector<int> storedOrder(const std::array<int, kShifts>& present, int dim, bool offAxis, bool corner) {
   const int centre = shiftIndex(0, 0, 0);
   std::vector<int> order{centre};
   for (int sh = 0; sh < kShifts; ++sh)
-    if (sh != centre && seen[static_cast<std::size_t>(sh)]) order.push_back(sh);
+    if (sh != centre && present[static_cast<std::size_t>(sh)]) order.push_back(sh);
   for (int sh = 0; sh < kShifts; ++sh) {
     const int axes = axesOf(sh);
     const bool wanted = axes == 1 || (offAxis && axes == 2) || (corner && axes == 3);
     if (inDimension(sh, dim) && wanted && std::find(order.begin(), order.end(), sh) == order.end())
       order.push_back(sh);
   }
-  std::pair<std::vector<int>, std::vector<int>> split;
-  for (const int sh : order) (axesOf(sh) > 1 ? split.second : split.first).push_back(sh);
-  return split;
+  return order;
 }
 }  // namespace
 
@@ -73,7 +71,7 @@ bool StencilOperator::readLayout(DM dm) {
   dof_ = dof;
   owned_ = meshes::dmdaBlock(dm, false);
   ghosted_ = meshes::dmdaBlock(dm, true);
-  ghostedIsOwned_ = owned_.start == ghosted_.start && owned_.count == ghosted_.count;
+  ghostedIsOwned_ = meshes::ghostedIsOwned(dm);
   return true;
 }
 
@@ -185,7 +183,7 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
   const PetscInt rows = owned_.size() * dof_;
   const int centre = shiftIndex(0, 0, 0);
   // The star's points (the centre first, then by shift index) straight into their final arrays; a box's off-axis
-  // points as one value per run and field while they are constant along it (the form compressConstantPoints gives).
+  // points as one value per run and field while they are constant along it.
   std::vector<int> star{centre}, offAxis;
   for (int sh = 0; sh < kShifts; ++sh) {
     if (sh == centre || !inDimension(sh, dim_)) continue;
@@ -242,11 +240,8 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
           }
           while (r >= runs_[run].q + runs_[run].n) ++run;
           const PetscInt position = r - runs_[run].q;
-          for (std::size_t m = 0; m < M; ++m) {
-            const double v = value[static_cast<std::size_t>(offAxis[m])];
-            if (v == 0.0) continue;  // no coupling: the constant's 0 where it starts the run, else compared below
-            seen[static_cast<std::size_t>(offAxis[m])] = 1;
-          }
+          for (const int sh : offAxis)  // a zero is no coupling (the constant's 0, compared below)
+            if (value[static_cast<std::size_t>(sh)] != 0.0) seen[static_cast<std::size_t>(sh)] = 1;
           if (!box) continue;
           for (std::size_t m = 0; m < M && constant; ++m) {
             const double v = value[static_cast<std::size_t>(offAxis[m])];
@@ -301,8 +296,11 @@ bool StencilOperator::buildStreamed(DM dm, FillRow&& fillRow, bool forSmoothing,
       return storeCoefficients(byShift, 1, dm, forSmoothing, shape);
     }
   }
-  const auto [starOrder, offAxisOrder] = storedOrder(seen, dim_, hasOffAxis, corner);
-  // The star's arrays into that order: array t takes the one streamed for starOrder[t].
+  // The stored order, the star's points first; the star's arrays into it (array t takes the one streamed for
+  // starOrder[t]).
+  std::vector<int> starOrder, offAxisOrder;
+  for (const int sh : storedOrder(seen, dim_, hasOffAxis, corner))
+    (axesOf(sh) > 1 ? offAxisOrder : starOrder).push_back(sh);
   std::vector<std::size_t> from(star.size());
   for (std::size_t t = 0; t < star.size(); ++t)
     from[t] = static_cast<std::size_t>(std::find(star.begin(), star.end(), starOrder[t]) - star.begin());
@@ -362,7 +360,7 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
     return false;
   }
   // Every rank stores the same points (the union), so the kernels agree on the stencil.
-  std::vector<int> present(kShifts, 0);
+  std::array<int, kShifts> present{};
   for (const auto& [sh, coef] : byShift) present[static_cast<std::size_t>(sh)] = coef.empty() ? 0 : 1;
   FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, present.data(), kShifts, MPI_INT, MPI_MAX, comm));
   // Only star stencils (the face neighbours): the wider Galerkin coarse-level stencils (up to 5 points per axis)
@@ -370,12 +368,8 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   // DMDA does not exchange the corner ghosts off-axis points would read. A box (Shape::Box) is asked for where the
   // operator has them: the products of the exponential integrator for a full diffusion tensor.
   bool offAxis = false, corner = false;
-  for (int sh = 0; sh < kShifts; ++sh) {
-    const auto v = shiftOf(sh);
-    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
-    offAxis = offAxis || (present[static_cast<std::size_t>(sh)] && axes > 1);
-    corner = corner || (present[static_cast<std::size_t>(sh)] && axes > 2);
-  }
+  for (int sh = 0; sh < kShifts; ++sh)
+    if (present[static_cast<std::size_t>(sh)]) offAxis = offAxis || axesOf(sh) > 1, corner = corner || axesOf(sh) > 2;
   if (offAxis && shape == Shape::Star) {
     *this = StencilOperator{};
     return false;
@@ -384,29 +378,13 @@ bool StencilOperator::storeCoefficients(std::map<int, std::vector<double>>& bySh
   // the points of a row side by side), all in one staggered block (StaggeredArrays: separately allocated, the arrays
   // shared their cache sets, and the Chebyshev expansion at 256^2 took 52-55 ms instead of 40). The arrays are
   // copied into it, no longer moved: the set-up at 1024^2 took 536-552 ms before and 540-548 ms after.
-  const int centre = shiftIndex(0, 0, 0);
-  std::vector<std::vector<double>*> columns;  // per point; null: no coupling (zeros)
-  shifts_.push_back({0, 0, 0});
-  columns.push_back(&byShift[centre]);
-  for (int sh = 0; sh < kShifts; ++sh) {
-    if (!present[static_cast<std::size_t>(sh)] || sh == centre) continue;
+  std::vector<std::vector<double>*> columns;  // per point; null: no coupling on this rank (zeros)
+  for (const int sh : storedOrder(present, dim_, offAxis, corner)) {
     shifts_.push_back(shiftOf(sh));
-    columns.push_back(&byShift[sh]);
-  }
-  // Pad a star missing some points (an axis without couplings) to 2d + 1, a box to 9 points in 2-D and to 19 (the
-  // edges) or 27 (the corners too) in 3-D: the point counts the kernels are built for.
-  for (int sh = 0; sh < kShifts; ++sh) {
-    const auto v = shiftOf(sh);
-    const int axes = (v[0] != 0) + (v[1] != 0) + (v[2] != 0);
-    const bool inDimension = (dim_ > 1 || v[1] == 0) && (dim_ > 2 || v[2] == 0);
-    const bool wanted = axes == 1 || (offAxis && axes == 2) || (corner && axes == 3);
-    if (!inDimension || !wanted || std::find(shifts_.begin(), shifts_.end(), v) != shifts_.end()) continue;
-    shifts_.push_back(v);
-    columns.push_back(nullptr);
+    const auto it = byShift.find(sh);
+    columns.push_back(it == byShift.end() ? nullptr : &it->second);
   }
   computeRuns();
-  // Before the arrays are allocated, so that the set-up never holds both forms (it set the 64^3 run's peak).
-  if (!forSmoothing && offAxis && dof_ == 2) compressConstantPoints(columns, comm);
   coefficients_ = StaggeredArrays(columns.size(), static_cast<std::size_t>(rows));
   for (std::size_t o = 0; o < columns.size(); ++o)
     if (columns[o] && !columns[o]->empty()) std::copy(columns[o]->begin(), columns[o]->end(), coefficients_[o]);
@@ -425,42 +403,6 @@ void StencilOperator::finishPoints(bool forSmoothing) {
     inverseDiagonal_.resize(rows);
     for (std::size_t q = 0; q < rows; ++q) inverseDiagonal_[q] = 1.0 / coefficients_[0][q];
   }
-}
-
-void StencilOperator::compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm) {
-  std::vector<std::size_t> star, offAxis;
-  for (std::size_t o = 0; o < shifts_.size(); ++o) {
-    const auto& v = shifts_[o];
-    ((v[0] != 0) + (v[1] != 0) + (v[2] != 0) > 1 ? offAxis : star).push_back(o);
-  }
-  const std::size_t M = offAxis.size();
-  std::vector<double> constants(runs_.size() * M * 2, 0.0);  // a point without couplings (null) stays 0
-  int ok = 1;
-  for (std::size_t r = 0; r < runs_.size() && ok; ++r)
-    for (std::size_t m = 0; m < M && ok; ++m) {
-      if (!columns[offAxis[m]] || columns[offAxis[m]]->empty()) continue;
-      const double* c = columns[offAxis[m]]->data() + runs_[r].q;
-      double* k = constants.data() + 2 * (r * M + m);
-      for (PetscInt v = 0; v < runs_[r].n && ok; ++v) {
-        if (v < 2) k[v] = c[v];
-        ok = c[v] == k[v % 2] ? 1 : 0;  // NaN never compares equal: not compressed
-      }
-    }
-  FPDP_PETSC(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm));
-  if (!ok) return;
-  // The star points first (their arrays kept), the off-axis ones after (their arrays freed); the runs' offsets
-  // follow the new order.
-  std::vector<std::array<int, 3>> shifts;
-  std::vector<std::vector<double>*> kept;
-  for (const std::size_t o : star) shifts.push_back(shifts_[o]), kept.push_back(columns[o]);
-  for (const std::size_t o : offAxis) {
-    shifts.push_back(shifts_[o]);
-    if (columns[o]) std::vector<double>().swap(*columns[o]);
-  }
-  shifts_ = std::move(shifts);
-  columns = std::move(kept);
-  storeRunConstants(constants, M);
-  computeRuns();
 }
 
 // Runs share their constants: along a uniform axis with constant Sigma every interior run holds the same ones, so

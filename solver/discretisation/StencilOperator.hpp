@@ -144,12 +144,10 @@ private:
   void permuteArrays(std::vector<std::size_t> from);  // array t of coefficients_ takes array from[t]
   /// Per-run constants (per run, per off-axis point, per field) stored as distinct sets and an index per run.
   void storeRunConstants(const std::vector<double>& perRun, std::size_t offAxisPoints);
-  /// The shared tail of both builds: refuses what is not a star (collective) and stores the points' arrays.
+  /// The full-array form (build(Mat), and a box whose cross-diffusion points vary): refuses off-axis points unless
+  /// shape is Box (collective) and stores one array per point.
   bool storeCoefficients(std::map<int, std::vector<double>>& byShift, int ok, DM dm, bool forSmoothing,
                          Shape shape = Shape::Star);
-  // Where every off-axis point is constant along every run (per field): stores them in runConstants_, reorders the
-  // points (the star first) and leaves in columns only the star's arrays. Collective: all ranks compress or none.
-  void compressConstantPoints(std::vector<std::vector<double>*>& columns, MPI_Comm comm);
   double value(int o, std::size_t run, PetscInt q) const;  // point o's coefficient of owned row q in run `run`
   template <int NS, int NC>
   double compressedChebyshevKernel(const double* x, double* t, double* s, double scale, double weight) const;

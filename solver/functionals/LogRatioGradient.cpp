@@ -85,11 +85,9 @@ LogRatioGradient::LogRatioGradient(const meshes::DistributedBoxMesh& mesh) : mes
                          nullptr, nullptr, nullptr));
   const PetscInt* ranges[3] = {nullptr, nullptr, nullptr};
   FPDP_PETSC(DMDAGetOwnershipRanges(mesh.dm(), &ranges[0], &ranges[1], &ranges[2]));
-  PetscMPIInt ranks = 1;
-  FPDP_PETSC(MPI_Comm_size(mesh.comm(), &ranks));
-  if (ranks == 1) {
-    // One rank and no periodic axis: the ghosted block is the owned one, so the global vector is read directly
-    // (the width-2 twin and its local vector, about 40 B per cell of a 3-D run, are not needed).
+  if (meshes::ghostedIsOwned(mesh.dm())) {
+    // One rank and no periodic axis: the ghosted block is the owned one at any width, so the global vector is read
+    // directly (the width-2 twin and its local vector, about 40 B per cell of a 3-D run, are not needed).
     ghosted_ = mesh.owned();
   } else {
     createWidthTwoTwin(m, n, p, ranges);

@@ -48,9 +48,8 @@ struct LogRatioWorkspace {
   /// the time integrator's work vectors take their memory (peak memory, docs/scaling.md §6).
   void release() {
     points.reset();
-    std::vector<std::array<double, 3>>().swap(gradientValues_);
     sourceId_ = -1;
-    gradientValid_ = false;
+    releaseGradient();
   }
   /// Frees the gradient values alone (24 B per cell) while the point values stay: the divergences' information sums
   /// are their last reader there, so the hockey-stick sums after them need not hold them (the next

@@ -98,4 +98,28 @@ std::vector<double> localValues(Vec v) {
   return out;
 }
 
+MatHandle DistributedBoxMesh::createMatrix() const {
+  MatHandle A;
+  if (dim() > 1 || stencilWidth_ < 2) {
+    FPDP_PETSC(DMCreateMatrix(dm_, A.out()));
+    return A;
+  }
+  // 1-D, width w: each row couples to the 2w + 1 cells around it, every field to every field (what DMCreateMatrix
+  // allocates for a star stencil); the stencil indices are the ghosted block's, the columns mapped to global ones.
+  const PetscInt dof = fields_, w = stencilWidth_;
+  const PetscInt ownedRows = owned_.count[0] * dof;
+  FPDP_PETSC(MatCreate(comm(), A.out()));
+  FPDP_PETSC(MatSetSizes(A, ownedRows, ownedRows, PETSC_DETERMINE, PETSC_DETERMINE));
+  FPDP_PETSC(MatSetType(A, MATAIJ));
+  FPDP_PETSC(MatSeqAIJSetPreallocation(A, (2 * w + 1) * dof, nullptr));
+  FPDP_PETSC(MatMPIAIJSetPreallocation(A, (2 * w + 1) * dof, nullptr, 2 * w * dof, nullptr));
+  ISLocalToGlobalMapping map;
+  FPDP_PETSC(DMGetLocalToGlobalMapping(dm_, &map));
+  FPDP_PETSC(MatSetLocalToGlobalMapping(A, map, map));
+  const PetscInt dims[1] = {ghosted_.count[0]}, starts[1] = {ghosted_.start[0]};
+  FPDP_PETSC(MatSetStencil(A, 1, dims, starts, dof));
+  FPDP_PETSC(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  return A;
+}
+
 }  // namespace fpdp::meshes

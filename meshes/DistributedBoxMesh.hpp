@@ -70,6 +70,9 @@ public:
 
   /// A global vector with fields() interlaced unknowns per cell.
   VecHandle createVector() const;
+  /// A matrix on the layout, preallocated for the stencil, that takes MatSetValuesStencil. Collective. PETSc's
+  /// DMCreateMatrix refuses a 1-D DMDA of stencil width 2 (the fourth-order fluxes); that one is built here.
+  MatHandle createMatrix() const;
   /// A global vector with one unknown per cell on the same layout (for a single field, e.g. output). Collective.
   VecHandle createScalarVector() const;
   /// The DMDA of one unknown per cell on the same layout, made on the first call (collective then, so every rank

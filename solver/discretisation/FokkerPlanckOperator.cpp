@@ -140,7 +140,7 @@ std::vector<double> FokkerPlanckOperator::potentialAtOwnedCells(int field) const
 
 meshes::MatHandle FokkerPlanckOperator::assemble() const {
   meshes::MatHandle A;
-  FPDP_PETSC(DMCreateMatrix(mesh_.dm(), A.out()));
+  A = mesh_.createMatrix();
   assembleInto(A);
   return A;
 }

@@ -187,8 +187,11 @@ struct FaultsSpec {                   // [faults]: which numerical faults stop a
 };
 
 struct AccuracySpec {                 // [accuracy]: the discretisation-error estimate of every number (docs/scheme.md §8)
-  bool estimate = true;                // run the companion solve on the 2x coarser mesh
+  bool estimate = true;                // run the companion solves on the 2x, 4x (and 8x) coarser meshes
   double rtol = 1e-3;                  // an estimate above rtol |value| leaves the number uncertified
+  std::string certify = "off";         // refine until certified: "off", "headline" or "last_step" (CertifyRefinement)
+  double certifySeconds = 600.0;       // the refinement's wall-time budget
+  long certifyMaxCells = 1L << 22;     // the largest mesh (cells in all) the refinement may take
 };
 
 struct Case {

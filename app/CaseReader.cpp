@@ -530,6 +530,9 @@ private:
   void readAccuracy(Case& c) const {
     c.accuracy.estimate = booleanAt("accuracy", "estimate");
     c.accuracy.rtol = numberAt("accuracy", "rtol");
+    c.accuracy.certify = choiceAt("accuracy", "certify");
+    c.accuracy.certifySeconds = numberAt("accuracy", "certify_seconds");
+    c.accuracy.certifyMaxCells = integerAt("accuracy", "certify_max_cells");
   }
 
   void readCaseTable(Case& c) {
@@ -1822,7 +1825,11 @@ private:
     root.insert("faults", toml::table{{"stop_on", stopOn},
                                       {"negative_mass_tolerance", c.faults.negativeMassTolerance},
                                       {"wall_mass_tolerance", c.faults.wallMassTolerance}});
-    root.insert("accuracy", toml::table{{"estimate", c.accuracy.estimate}, {"rtol", c.accuracy.rtol}});
+    root.insert("accuracy", toml::table{{"estimate", c.accuracy.estimate},
+                                        {"rtol", c.accuracy.rtol},
+                                        {"certify", c.accuracy.certify},
+                                        {"certify_seconds", c.accuracy.certifySeconds},
+                                        {"certify_max_cells", static_cast<std::int64_t>(c.accuracy.certifyMaxCells)}});
   }
 
   const toml::table& root_;

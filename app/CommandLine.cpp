@@ -59,10 +59,17 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
       if (t == "--set" && i + 1 >= argc) throw UsageError("--set needs KEY=VALUE, e.g. --set noise.sigma=0.5");
       const OverrideAxis axis = parseOverrideOption(t == "--set" ? std::string(argv[++i]) : t.substr(6), false);
       cl.overrides.push_back({axis.key, axis.literals.front()});
+    } else if (t == "--certify" || t.rfind("--certify=", 0) == 0) {
+      // accuracy.certify (docs/scheme.md §8, "Certified on request"): headline unless said.
+      const std::string what = t == "--certify" ? "headline" : t.substr(10);
+      if (what != "headline" && what != "last_step")
+        throw UsageError("--certify=" + what + ": allowed: --certify (the headline eps), --certify=headline, "
+                         "--certify=last_step");
+      cl.overrides.push_back({"accuracy.certify", "\"" + what + "\""});
     } else if (t == "--quiet") {
       cl.quiet = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --quiet, --particles N, --seed S, "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --certify, --quiet, --particles N, --seed S, "
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
@@ -114,7 +121,7 @@ std::string helpText() {
 Fokker–Planck equations of the two parameter densities (trained on D and on its neighbour D').
 
 Usage:
-  fpdp run CASE.toml [--output DIR] [--set KEY=VALUE ...] [--quiet] [PETSc options]
+  fpdp run CASE.toml [--output DIR] [--set KEY=VALUE ...] [--certify] [--quiet] [PETSc options]
   fpdp run --restart DIR [CASE.toml] [--quiet] [PETSc options]
   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
   fpdp check CASE.toml [--set KEY=VALUE ...] [PETSc options]
@@ -185,6 +192,11 @@ Options:
   --delta D      worst-case: the delta of the eps objective, in (0, 1) (default privacy.delta)
   --order A      worst-case: the order of the renyi objective (default: the first of divergence.orders; an order
                  not among them is added)
+  --certify[=headline|last_step]  run, check: refine the mesh (and the time step, and the box where the walls
+                 decide) before the run until eps at privacy.delta (headline) or every number of the last output step
+                 (last_step) is certified at accuracy.rtol, within accuracy.certify_seconds and
+                 accuracy.certify_max_cells; the run then takes the finest mesh (= --set accuracy.certify=...;
+                 docs/scheme.md §8)
   --quiet        no progress line (sweep, worst-case: no line per finished member)
   --particles N  sample: particles per dataset (overrides sampler.particles; 100 to 10^10)
   --seed S       sample: generator seed (overrides sampler.seed; 0 to 2^63 - 1)

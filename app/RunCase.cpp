@@ -17,6 +17,7 @@
 #include "app/observers/ExactReferenceOutput.hpp"
 #include "app/observers/FieldOutput.hpp"
 #include "app/observers/FunctionalsOutput.hpp"
+#include "app/observers/HeadlineOutput.hpp"
 #include "app/observers/KlRateOutput.hpp"
 #include "app/observers/NumericalFaults.hpp"
 #include "app/observers/PrivacyOutput.hpp"
@@ -25,6 +26,7 @@
 #include "app/observers/TracingOutput.hpp"
 #include "app/run/Collective.hpp"
 #include "app/run/CompanionSolve.hpp"
+#include "app/run/CertifyRefinement.hpp"
 #include "app/run/InterruptHint.hpp"
 #include "app/plots/RunFigures.hpp"
 #include <iostream>
@@ -72,7 +74,7 @@ struct RunFunctionals {
 /// stepper and the summary consult.
 struct RunOutputs {
   RunOutputs(const RunPlan& plan, const RunFunctionals& f, const std::string& dir, int rank, io::Hdf5Output& h5,
-             CompanionValues companion) {
+             CompanionValues companion, CertificationReport certification) {
     const Case& c = plan.c;
     const bool writer = rank == 0;
     const auto gradientD = gradientField(plan.losses.lossD, plan.dim);
@@ -83,7 +85,9 @@ struct RunOutputs {
     series = &observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
-    accuracy = &observers.add<AccuracyOutput>(dir, writer, c, f.settings.hockeyStickEps, std::move(companion));
+    accuracy = &observers.add<AccuracyOutput>(
+        dir, writer, AccuracyJudge(c, f.settings.hockeyStickEps, std::move(companion), identicalPair(c, sameData(plan))));
+    headline = &observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)
       renyiRate = &observers.add<RenyiRateOutput>(
           dir, rank, plan.mesh,
@@ -108,7 +112,17 @@ struct RunOutputs {
                         plan.gradientGap);
   }
 
+  /// Whether D and D' hold the same records (then p = q and a zero divergence is exact).
+  static bool sameData(const RunPlan& plan) {
+    const auto &D = plan.D().records(), &Dp = plan.DPrime().records();
+    if (D.size() != Dp.size()) return false;
+    for (std::size_t i = 0; i < D.size(); ++i)
+      if (D[i].x != Dp[i].x || D[i].y != Dp[i].y) return false;
+    return true;
+  }
+
   RunObservers observers;
+  HeadlineOutput* headline = nullptr;
   DivergenceSeries* series = nullptr;
   PrivacyOutput* privacy = nullptr;
   AccuracyOutput* accuracy = nullptr;
@@ -152,18 +166,22 @@ std::string drawPlotsOfRun(const std::string& dir, bool announce, double& second
   return warning;
 }
 
-/// The companion solves on the 2x and 4x coarser meshes: the error estimate of every number (docs/scheme.md §8).
-/// `announce`: say so on standard output while they run (they precede the run's own progress).
-CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, double& seconds) {
+/// The companion solves on the 2x, 4x (and 8x) coarser meshes: the error estimate of every number (docs/scheme.md
+/// §8). `announce`: say so on standard output, with a progress line, while they run (they precede the run's own
+/// progress). Where "auto" fell back from the exponential integrator to BDF, the companions take BDF explicitly, so
+/// that they coarsen its time step with the mesh.
+CompanionValues companionValues(const Case& c, const RunPlan& plan, MPI_Comm comm, bool announce, double& seconds) {
   if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}, "", ""};
   const auto start = Clock::now();
   if (announce) {
-    std::printf("fpdp: error estimate: solving the case on the 2x and 4x coarser meshes first ...");
+    std::printf("fpdp: error estimate: solving the case on coarser meshes first\n");
     std::fflush(stdout);
   }
-  CompanionValues values = solveCompanions(c, comm);
+  Case estimated = c;
+  if (!plan.autoFallback.empty()) estimated.solver.ts_type = "bdf";
+  CompanionValues values = solveCompanions(estimated, comm, announce);
   seconds = secondsSince(start);
-  if (announce) std::printf(" %.1f s\n", seconds);
+  if (announce) std::printf("fpdp: error estimate: %.1f s\n", seconds);
   return values;
 }
 
@@ -216,7 +234,7 @@ void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFu
 
 }  // namespace
 
-int runCase(const Case& c, const RunOptions& options) {
+int runCase(const Case& requested, const RunOptions& options) {
   const auto wallStart = Clock::now();
   const RunLogStages& stages = RunLogStages::get();
   std::optional<ScopedLogStage> stage(std::in_place, stages.setup);
@@ -226,6 +244,12 @@ int runCase(const Case& c, const RunOptions& options) {
   FPDP_PETSC(MPI_Comm_size(comm, &size));
   const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
   if (resume) requireSameRanks(*resume, size);
+  // 0. Certified on request: the mesh (time step, box) refined until the numbers asked for are certified. A
+  // continued run's case is already the refined one (its checkpoint's).
+  std::optional<CertifiedCase> certified;
+  if (requested.accuracy.certify != "off" && !resume)
+    certified = certifyCase(requested, comm, rank == 0 && !options.quiet);
+  const Case& c = certified ? certified->c : requested;
   // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
   if (plan.noisyGd && rank == 0 && !options.quiet)
@@ -233,7 +257,14 @@ int runCase(const Case& c, const RunOptions& options) {
               << std::flush;
   const RunFunctionals functionals(plan);
   double companionSeconds = 0.0;
-  CompanionValues companion = companionValues(c, comm, rank == 0 && !options.quiet, companionSeconds);
+  CompanionValues companion = certified && certified->companion
+                                  ? std::move(*certified->companion)
+                                  : companionValues(c, plan, comm, rank == 0 && !options.quiet, companionSeconds);
+  CertificationReport certification =
+      certified ? certified->report
+                : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify,
+                                      "", resume && requested.accuracy.certify != "off" ? "refined before the restart" : "", 0.0};
+  if (certified) companionSeconds = certified->report.seconds;
   // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
   const std::string& dir = directory.workDir();
@@ -241,7 +272,7 @@ int runCase(const Case& c, const RunOptions& options) {
     onRankZero<OutputDirectoryError>(comm, rank,
                                      [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
   io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
-  RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion));
+  RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
   NumericalFaultMonitor faults(c.faults, plan.mesh);
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   out.accuracy->watchFaults(faults);
@@ -266,7 +297,8 @@ int runCase(const Case& c, const RunOptions& options) {
   });
   // 5. The summary.
   if (rank == 0) {
-    printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, faults, functionals.divergences,
+    printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, *out.headline, faults,
+                     functionals.divergences,
                      out.exact, out.renyiRate, out.tracing, plotWarning,
                      RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(),
                               stepSeconds, stepper.observerSeconds(), companionSeconds, plotSeconds},

@@ -65,9 +65,13 @@ std::vector<io::Column> epsilonColumns(bool exactColumn, const std::optional<Com
     return io::real(name, u::kNats, "eps from " + whose + ".");
   };
   columns.insert(columns.end(),
-                 {conversion("eps_rdp_mironov", "Mironov's conversion of the computed R_alpha, the larger direction"),
+                 {conversion("eps_rdp_mironov", "Mironov's conversion of the computed R_alpha, the larger direction "
+                                                "(an upper bound only where accuracy.csv certifies "
+                                                "eps_rdp_mironov_delta_<delta>; else take its conservative value)"),
                   io::real("eps_rdp_mironov_order", u::kOne, "The order that minimises eps_rdp_mironov."),
-                  conversion("eps_rdp_cks", "the CKS conversion of the computed R_alpha, the larger direction"),
+                  conversion("eps_rdp_cks", "the CKS conversion of the computed R_alpha, the larger direction "
+                                            "(an upper bound only where accuracy.csv certifies "
+                                            "eps_rdp_cks_delta_<delta>; else take its conservative value)"),
                   io::real("eps_rdp_cks_order", u::kOne, "The order that minimises eps_rdp_cks."),
                   conversion("eps_rdp_mironov_pq", "Mironov's conversion of R_alpha(p || q)"),
                   conversion("eps_rdp_mironov_qp", "Mironov's conversion of R_alpha(q || p)"),
@@ -329,7 +333,7 @@ void PrivacyOutput::close() {
   epsilonCsv_.reset();
 }
 
-void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy) const {
+void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy, const std::string& rdpAccuracy) const {
   if (lastStep_ < 0) return;
   const auto& orderSpec = case_.divergence.orders;
   // The last order of divergence.orders whose computed R_alpha is trustworthy (finite status); the last order if none.
@@ -433,6 +437,7 @@ void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy) con
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(q||p)", fmt((*row)[base + 5]).c_str(),
                 fmt((*row)[base + 7]).c_str());
   s << b;
+  if (!rdpAccuracy.empty()) s << "      " << rdpAccuracy << "\n";
   {
     std::string skipped;
     for (std::size_t k = 0; k < last_.renyiStatus.size() && k < orderSpec.size(); ++k)
@@ -491,6 +496,35 @@ void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double
         << fmt(std::sqrt(static_cast<double>(lastStep_)) / mu, "%.6g") << ")";
     s << "\n";
   }
+}
+
+PrivacyHeadline PrivacyOutput::headline() const {
+  PrivacyHeadline h;
+  const double delta = case_.privacy.delta;
+  const std::vector<double>* row = nullptr;
+  for (const auto& r : epsilonRows_)
+    if (static_cast<long>(r[0]) == lastStep_ && r[2] == delta) row = &r;
+  if (!row || !exactColumn_) return h;
+  h.available = true;
+  h.step = lastStep_;
+  h.t = lastT_;
+  h.delta = delta;
+  h.eps = (*row)[3];
+  h.pq = (*row)[4];
+  h.qp = (*row)[5];
+  h.status = static_cast<models::ExactEpsilonStatus>(static_cast<int>((*row)[6]));
+  const std::size_t col = 3 + kExactColumns + kRdpColumns + 8 * 2 * 2;  // after the bounds' conversions
+  h.composition = (*row)[col];
+  if (minibatch_) {
+    h.compositionText = "every iterate released, " + minibatch_->description() +
+                        (minibatch_->unavailable().empty() ? "" : ": not computed, " + minibatch_->unavailable());
+  } else {
+    h.compositionText = std::isnan(compositionMu(lastT_))
+                            ? "every iterate released: not computed, " + compositionUnavailable_
+                            : "every iterate released, exact Gaussian composition (mu = " +
+                                  fmt(compositionMu(lastT_), "%.6g") + ")";
+  }
+  return h;
 }
 
 models::Applicability PrivacyOutput::applicability(int item, models::GapKind kind) const {

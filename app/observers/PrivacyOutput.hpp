@@ -46,6 +46,19 @@ models::BoundProblem boundProblem(const Case& c, const std::optional<double>& st
                                   const std::optional<double>& smoothness, std::optional<double> worstCaseGap,
                                   double measuredGap);
 
+/// The privacy part of a run's headline (app/observers/HeadlineOutput): at the last output step and privacy.delta,
+/// eps_exact of the pair and of each direction, and the accountants' composition baseline with what it assumes.
+struct PrivacyHeadline {
+  bool available = false;  // false: no output step yet, or the run finds no eps(delta) roots
+  long step = -1;
+  double t = 0.0;
+  double delta = std::numeric_limits<double>::quiet_NaN();
+  double eps = std::numeric_limits<double>::quiet_NaN(), pq = eps, qp = eps;
+  models::ExactEpsilonStatus status = models::ExactEpsilonStatus::NotComputed;
+  double composition = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed (compositionText says why)
+  std::string compositionText;
+};
+
 class PrivacyOutput final : public RunObserver {
 public:
   /// Opens bounds.csv and epsilon.csv in `directory` and writes bound_applicability.csv (rank 0 only: `writer`).
@@ -60,9 +73,12 @@ public:
   void close() override;
   /// The summary's lines: applicability of every bound and the (eps, delta) table at the last output step;
   /// `epsAccuracy`: what accuracy.csv says of eps_exact at privacy.delta, printed under it (AccuracyOutput::epsNote).
-  void summary(std::ostream& s, const std::string& epsAccuracy = "") const;
+  /// `rdpAccuracy`: the same for the RDP conversions (printed under them).
+  void summary(std::ostream& s, const std::string& epsAccuracy = "", const std::string& rdpAccuracy = "") const;
 
   const models::PrivacyBounds& bounds() const { return bounds_; }
+  /// eps_exact at privacy.delta and the composition baseline at the last output step.
+  PrivacyHeadline headline() const;
 
   /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
   /// output step (recomputed from the restored state), which the summary reports if no later step comes.

@@ -8,8 +8,8 @@
 
 namespace fpdp::app {
 
-ProgressReporter::ProgressReporter(long steps, bool active)
-    : steps_(steps), active_(active), tty_(isatty(STDOUT_FILENO)), lastPrint_(Clock::now()) {}
+ProgressReporter::ProgressReporter(long steps, bool active, std::string label)
+    : steps_(steps), active_(active), tty_(isatty(STDOUT_FILENO)), label_(std::move(label)), lastPrint_(Clock::now()) {}
 
 void ProgressReporter::everyStep(long step, double t) {
   if (!active_) return;
@@ -29,7 +29,7 @@ void ProgressReporter::print(long step, double t) {
   const double remaining =
       elapsed * static_cast<double>(steps_ - step) / static_cast<double>(step - firstStep_);
   const std::string kl = lastKl_ < 0 ? std::string("-") : formatNumber(lastKl_, "%.4e");
-  std::printf("%sstep %ld/%ld  t = %.4g  KL = %s  stepping %.1f s  remaining ~%.1f s%s", tty_ ? "\r" : "", step,
+  std::printf("%s%s%sstep %ld/%ld  t = %.4g  KL = %s  stepping %.1f s  remaining ~%.1f s%s", tty_ ? "\r" : "", label_.c_str(), label_.empty() ? "" : ": ", step,
               steps_, t, kl.c_str(), elapsed, remaining, tty_ ? "   " : "\n");
   std::fflush(stdout);
   open_ = tty_;

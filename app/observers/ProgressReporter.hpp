@@ -6,6 +6,7 @@
 // is a line of its own. The remaining time extrapolates the stepping rate since the first step of this process, so
 // the set-up (and, for a continued run, the steps before the checkpoint) do not inflate it.
 #include <chrono>
+#include <string>
 
 #include "app/run/RunObserver.hpp"
 
@@ -13,8 +14,9 @@ namespace fpdp::app {
 
 class ProgressReporter final : public RunObserver {
 public:
-  /// `steps`: the last step; `active`: whether this process prints.
-  ProgressReporter(long steps, bool active);
+  /// `steps`: the last step; `active`: whether this process prints; `label`: what is stepped, ahead of the line
+  /// (the companion solves of the error estimate name their mesh; empty for the run itself).
+  ProgressReporter(long steps, bool active, std::string label = "");
   void everyStep(long step, double t) override;
   void observe(const OutputStep& s) override;
   /// Ends a line left open on a terminal.
@@ -28,6 +30,7 @@ private:
 
   long steps_;
   bool active_, tty_;
+  std::string label_;
   bool open_ = false;       // a terminal line waits for its end
   long firstStep_ = -1;     // the first step this process took
   Clock::time_point firstTime_, lastPrint_;

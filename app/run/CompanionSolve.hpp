@@ -1,14 +1,16 @@
 #pragma once
-// The discretisation-error estimate of a run (docs/scheme.md §8): the same case solved on meshes with half and a
-// quarter of the cells per axis (the companions), whose divergences at every output step stand beside the run's.
-// The three values give the observed convergence ratio r = |X_2h - X_4h| / |X_h - X_2h| and the extrapolated error
-// |X_h - X_2h| / (r - 1) (app/observers/AccuracyOutput). Where the route has a time-discretisation error (a PETSc TS)
-// the companions coarsen the time step by the same factor, so that the estimate sees it. What it cannot see: an error
-// all meshes share (a box too small, a wrong model), and meshes that agree by chance.
+// The discretisation-error estimate of a run (docs/scheme.md §8): the same case solved on meshes with a half, a
+// quarter and, where every axis keeps enough cells, an eighth of the cells per axis (the companions), whose
+// divergences at every output step stand beside the run's. The values give the observed convergence ratio
+// r = |X_2h - X_4h| / |X_h - X_2h|, the extrapolated error |X_h - X_2h| / (r - 1), and on the fourth level a second
+// ratio that confirms a faster order (app/run/Certification). Where the route has a time-discretisation error (a
+// PETSc TS) the companions coarsen the time step by the same factor, so that the estimate sees it. What it cannot
+// see: an error all meshes share (a box too small, a wrong model), and meshes that agree by chance.
 #include <mpi.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "app/Case.hpp"
 #include "solver/functionals/Divergences.hpp"
@@ -18,8 +20,8 @@ namespace fpdp::app {
 struct CompanionValues {
   std::string unavailable;                             // why there is no estimate (empty: there is one)
   std::string meshDescription;                         // e.g. "100x50 and 50x25 cells"
-  std::map<long, solver::DivergenceValues> atStep[2];  // each output step's divergences on 2h and on 4h (by the
-                                                       // run's step numbers)
+  // Each output step's divergences on 2h, 4h and (where the mesh allows) 8h, by the run's step numbers.
+  std::vector<std::map<long, solver::DivergenceValues>> levels;
   std::string timeDescription;  // how the companions coarsen the time step too, e.g. "time.dt x 2 and x 4" (or "")
   std::string timeUnrefined;    // why a time-discretisation error of the run is not in the estimate (empty: it is,
                                 // or there is none): the numbers are then not certified
@@ -37,8 +39,21 @@ bool hasTimeDiscretisationError(const Case& c);
 /// could not be coarsened, or "".
 Case companionCase(const Case& c, int factor, std::string* timeUnrefined = nullptr);
 
-/// Solves the companion cases (2h, 4h) to the end (collective); never throws for a companion that cannot be solved:
-/// the reason is in `unavailable` and the run's numbers are then reported as not certified.
-CompanionValues solveCompanions(const Case& c, MPI_Comm comm);
+/// The divergences at every output step of one case (a companion, or a level of --certify's refinement), keyed by
+/// step x `stepFactor` (a case with a `stepFactor` times longer time step reaches the run's step n at its n /
+/// stepFactor). Collective. `fallback` (out): why solver.ts_type = "auto" fell back from the exponential integrator
+/// to BDF, or "". `progress`: a label for the progress line (empty: silent).
+std::map<long, solver::DivergenceValues> solveForDivergences(const Case& c, long stepFactor, MPI_Comm comm,
+                                                             std::string& fallback, const std::string& progress = "");
+
+/// The companion factors a case's mesh allows: 2 and 4 always (if the 4x coarser mesh keeps kSmallestCompanionCells
+/// per axis, else none), 8 where the 8x coarser one does too.
+std::vector<int> companionFactors(const Case& c);
+inline constexpr int kSmallestCompanionCells = 4;
+
+/// Solves the companion cases (2h, 4h, and 8h where the mesh allows) to the end (collective); never throws for a
+/// companion that cannot be solved: the reason is in `unavailable` and the run's numbers are then reported as not
+/// certified. `announce`: a progress line on standard output while each companion runs.
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm, bool announce = false);
 
 }  // namespace fpdp::app

@@ -68,10 +68,11 @@ void RunStepper::observe(long step, double t, Vec u) {
 /// mass the absorbing walls have removed (the initial density's cut-off tail, then every step's outflow).
 void RunStepper::attachTvBounds(solver::DivergenceValues& v) const {
   if (plan_.gd && plan_.gd->boundsMixture()) v.mixtureTvBound = mixtureTvBound_;
-  if (wallsAbsorb(plan_.c)) {
-    const double initial = std::max(0.0, plan_.truncatedInitialMass);  // 1 - P(box): may round below 0
+  const double initial = std::max(0.0, plan_.truncatedInitialMass);  // 1 - P(box): may round below 0
+  if (wallsAbsorb(plan_.c))
     v.absorbedMass = std::array<double, 2>{initial + outflowP_.total(), initial + outflowQ_.total()};
-  }
+  else
+    v.startTruncation = initial;
 }
 
 void RunStepper::run() {

@@ -9,6 +9,7 @@
 #include "app/DpSgdAccounting.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/run/MinibatchSchedule.hpp"
+#include "io/NumberText.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 
 namespace fpdp::app {
@@ -304,6 +305,26 @@ void footer(std::ostream& s, const RunReport& r) {
   s << ")\n  output: " << r.outputDirectory << "/\n";
 }
 
+/// The line under eps_exact in the (eps, delta) table: "" where it is certified, else its conservative value and why.
+std::string epsNote(const AccuracyOutput& accuracy, double delta) {
+  const auto a = accuracy.epsAt(delta);
+  if (!a || a->certified || std::isnan(a->value)) return "";
+  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(a->reason)) +
+         "): use its conservative value " + formatNumber(a->conservative, "%.4e") + " (accuracy.csv)";
+}
+
+/// The line under the RDP conversions: "" where both are certified, else their conservative values (upper bounds from
+/// the conservative R_alpha) and why.
+std::string rdpNote(const AccuracyOutput& accuracy, double delta) {
+  const auto m = accuracy.last("eps_rdp_mironov_delta_" + io::shortestText(delta));
+  const auto k = accuracy.last("eps_rdp_cks_delta_" + io::shortestText(delta));
+  if (!m || !k || (m->certified && k->certified) || std::isnan(m->value)) return "";
+  const Uncertainty why = m->certified ? k->reason : m->reason;
+  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(why)) +
+         "): upper bounds from the conservative R_alpha: Mironov " + formatNumber(m->conservative, "%.4e") + ", CKS " +
+         formatNumber(k->conservative, "%.4e") + " (accuracy.csv)";
+}
+
 }  // namespace
 
 void printRunSummary(const RunReport& r) {
@@ -315,9 +336,10 @@ void printRunSummary(const RunReport& r) {
   warnings(s, r);
   r.accuracy.summary(s);
   if (r.renyiRate) r.renyiRate->summary(s);
-  r.privacy.summary(s, r.accuracy.epsNote(r.plan.c.privacy.delta));
+  r.privacy.summary(s, epsNote(r.accuracy, r.plan.c.privacy.delta), rdpNote(r.accuracy, r.plan.c.privacy.delta));
   s << "\n";
   footer(s, r);
+  r.headline.print(s);  // the answer a user quotes, last
   std::fputs(s.str().c_str(), stdout);
   std::fflush(stdout);
 }

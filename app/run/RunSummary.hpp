@@ -9,6 +9,7 @@
 #include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/ExactReferenceOutput.hpp"
+#include "app/observers/HeadlineOutput.hpp"
 #include "app/observers/NumericalFaults.hpp"
 #include "app/observers/PrivacyOutput.hpp"
 #include "app/observers/RenyiRateOutput.hpp"
@@ -35,6 +36,7 @@ struct RunReport {
   const DivergenceSeries& series;
   const PrivacyOutput& privacy;
   const AccuracyOutput& accuracy;
+  const HeadlineOutput& headline;
   const NumericalFaultMonitor& faults;
   const solver::DivergenceFunctionals& divergences;
   const ExactReferenceOutput* exact;

@@ -416,7 +416,8 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
 
 bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, std::ptrdiff_t stride, double floorP,
                                               double floorQ, models::Matrix& precisionP,
-                                              models::Matrix& precisionQ) const {
+                                              models::Matrix& precisionQ, models::Vector& gradientP,
+                                              models::Vector& gradientQ) const {
   // Least squares for log f = c0 + sum_a c_a z_a + sum_{a<=b} c_ab z_a z_b (z the centres scaled to [-1, 1]^d, which
   // keeps the normal equations well conditioned), f = p and f = q with the same design: the normal matrix and both
   // right-hand sides are summed over the owned cells and reduced over the ranks.
@@ -476,7 +477,35 @@ bool DivergenceFunctionals::fitTailPrecisions(const double* p, const double* q, 
       precisionP(a, b) = precisionP(b, a) = -f * cp(m) * scale;
       precisionQ(a, b) = precisionQ(b, a) = -f * cq(m) * scale;
     }
+  gradientP.resize(dim);
+  gradientQ.resize(dim);
+  for (int a = 0; a < dim; ++a) {  // d/dx_a = (d/dz_a) / halfwidth_a at z = 0
+    gradientP(a) = cp(1 + a) / fitHalfWidth_[static_cast<std::size_t>(a)];
+    gradientQ(a) = cq(1 + a) / fitHalfWidth_[static_cast<std::size_t>(a)];
+  }
   return true;
+}
+
+bool DivergenceFunctionals::tiltedPeakUnresolved(double alpha, const models::Matrix& Pp, const models::Matrix& Pq,
+                                                 const models::Vector& gp, const models::Vector& gq) const {
+  const int dim = quadrature_.dim();
+  // log f(x) = c + g.(x - mid) - (x - mid)' P (x - mid)/2: the peak of f at mid + P^-1 g, of the tilted law at
+  // mid + P_alpha^-1 g_alpha with P_alpha = alpha P_p + (1 - alpha) P_q, g_alpha likewise.
+  const models::Matrix Pa = alpha * Pp + (1.0 - alpha) * Pq;
+  const models::Vector ga = alpha * gp + (1.0 - alpha) * gq;
+  const Eigen::LDLT<models::Matrix> tilted(Pa), lawP(Pp), lawQ(Pq);
+  if (tilted.info() != Eigen::Success || lawP.info() != Eigen::Success || lawQ.info() != Eigen::Success) return false;
+  const models::Vector peak = tilted.solve(ga);  // relative to the mid-point
+  for (int a = 0; a < dim; ++a)
+    if (std::fabs(peak(a)) > fitHalfWidth_[static_cast<std::size_t>(a)]) return true;
+  // How far below its own maximum each density lies at the tilted peak (the fit's log scale): beyond the double range
+  // the cells there are empty on every mesh.
+  constexpr double kUnderflowLog = 650.0;  // e^-650 ~ 1e-282: below it a density times a cell volume underflows
+  const auto dropAt = [&](const Eigen::LDLT<models::Matrix>& law, const models::Matrix& P, const models::Vector& g) {
+    const models::Vector d = peak - law.solve(g);
+    return 0.5 * d.dot(P * d);
+  };
+  return dropAt(lawP, Pp, gp) > kUnderflowLog || dropAt(lawQ, Pq, gq) > kUnderflowLog;
 }
 
 void DivergenceFunctionals::measureHealth(const double* p, const double* q, std::ptrdiff_t stride,
@@ -523,6 +552,26 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
     local[1] += localSingular[1];
   }
   FPDP_PETSC(MPI_Allreduce(localSingular, singularMass, 2, MPI_DOUBLE, MPI_SUM, comm));
+  // The spread of each density along every axis (the cells' positive mass, first and second moments): how many
+  // cells of a mesh resolve it (the accuracy estimate asks it of its coarsest companion, app/run/Certification).
+  const int dim = quadrature_.dim();
+  std::array<double, 13> moments{}, globalMoments{};  // per field: mass, then per axis sum x, sum x^2
+  work_->mesh->forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
+    const auto c = static_cast<std::size_t>(l);
+    const auto x = work_->mesh->box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    const double vals[2] = {p[c * stride], q[c * stride]};
+    for (int f = 0; f < 2; ++f) {
+      if (!(vals[f] > 0.0) || !std::isfinite(vals[f])) continue;
+      const double m = w[c] * vals[f];
+      double* mf = moments.data() + 6 * f;
+      mf[0] += m;
+      for (int a = 0; a < dim; ++a) {
+        mf[1 + a] += m * x[a];
+        mf[4 + a] += m * x[a] * x[a];
+      }
+    }
+  });
+  FPDP_PETSC(MPI_Allreduce(moments.data(), globalMoments.data(), 12, MPI_DOUBLE, MPI_SUM, comm));
   double mass[2], mn[2], mx[2], neg[2], bad[2];
   FPDP_PETSC(MPI_Allreduce(local, mass, 2, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(localMin, mn, 2, MPI_DOUBLE, MPI_MIN, comm));
@@ -537,6 +586,12 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
     health[f]->max = mx[f];
     health[f]->negativeCells = static_cast<long>(neg[f]);
     health[f]->finite = bad[f] == 0;
+    const double* mf = globalMoments.data() + 6 * f;
+    for (int a = 0; a < dim; ++a) {
+      const double mean = mf[0] > 0.0 ? mf[1 + a] / mf[0] : 0.0;
+      health[f]->spread[static_cast<std::size_t>(a)] =
+          mf[0] > 0.0 ? std::sqrt(std::max(mf[4 + a] / mf[0] - mean * mean, 0.0)) : 0.0;
+    }
   }
 }
 
@@ -1186,12 +1241,13 @@ std::vector<char> DivergenceFunctionals::tailDivergence(const double* p, const d
   out.renyiTailPrecision.assign(K, kNaN);
   std::vector<char> tailDiverges(K, 0);
   models::Matrix Pp, Pq;
+  models::Vector gp, gq;
   const double floorP = std::max(kNoiseFloorFactor * std::max(-out.p.min, 0.0), kTailFitFloor * out.p.max);
   const double floorQ = std::max(kNoiseFloorFactor * std::max(-out.q.min, 0.0), kTailFitFloor * out.q.max);
   // Singular masses exist only for laws projected onto a constraint set C inside the box (MATH.md §2.1): they are
   // supported on C, there is no far field, and R_alpha is infinite only where q = 0 and p > 0 (handled above).
   const bool projected = singular && !singular->empty();
-  if (!projected && fitTailPrecisions(p, q, stride, floorP, floorQ, Pp, Pq)) {
+  if (!projected && fitTailPrecisions(p, q, stride, floorP, floorQ, Pp, Pq, gp, gq)) {
     out.tailPrecisionP.assign(Pp.data(), Pp.data() + Pp.size());  // symmetric: row- = column-major
     out.tailPrecisionQ.assign(Pq.data(), Pq.data() + Pq.size());
     // The model applies to laws that decay within the box along every direction: the fitted Gaussians' standard
@@ -1208,6 +1264,8 @@ std::vector<char> DivergenceFunctionals::tailDivergence(const double* p, const d
       const double lmin = smallest(Pa);
       out.renyiTailPrecision[k] = lmin;
       tailDiverges[k] = !(lmin > 0.0);
+      // 2: finite, but its integrand's peak beyond what the quadrature holds (tailStatuses: truncated_suspect).
+      if (!tailDiverges[k] && tiltedPeakUnresolved(orders_[k], Pp, Pq, gp, gq)) tailDiverges[k] = 2;
     }
   }
   return tailDiverges;
@@ -1261,6 +1319,8 @@ void DivergenceFunctionals::tailStatuses(const std::vector<char>& tailDiverges, 
     const bool wallsMatter = out.renyiBoundaryShare[k] > kBoundaryShareTolerance;
     if (out.renyi[k] == kInf) {
       out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
+    } else if (tailDiverges[k] == 2) {
+      out.renyiStatus[k] = RenyiStatus::TruncatedSuspect;
     } else if (tailDiverges[k]) {
       out.renyiStatus[k] = RenyiStatus::InfiniteDetected;
       out.renyi[k] = kInf;

@@ -1,0 +1,46 @@
+#pragma once
+// The answer a user quotes, first in what they read: the last lines of a run's summary and DIR/result.json
+// (docs/output.md, "result.json"). At the last output step: eps(delta) at privacy.delta for the pair (the larger
+// direction, and which one it is), whether it is certified to accuracy.rtol or else its conservative value with the
+// reason and the remedy, and the accountants' composition baseline beside it; result.json adds every number of
+// accuracy.csv at that step and what `accuracy.certify` did.
+#include <ostream>
+#include <string>
+
+#include "app/observers/AccuracyOutput.hpp"
+#include "app/observers/PrivacyOutput.hpp"
+#include "app/run/RunObserver.hpp"
+
+namespace fpdp::app {
+
+/// What --certify (accuracy.certify) did before the run: the meshes it tried and why it stopped (empty: not asked).
+struct CertificationReport {
+  std::string requested;  // accuracy.certify ("" or "off": not asked)
+  std::string levels;     // the meshes solved, e.g. "200, 400, 800 cells"
+  std::string outcome;    // "certified", or what blocked it
+  double seconds = 0.0;   // the refinement's wall time
+};
+
+class HeadlineOutput final : public RunObserver {
+public:
+  /// Rank 0 (`writer`) writes DIR/result.json at the finish.
+  HeadlineOutput(const std::string& directory, bool writer, const Case& c, const PrivacyOutput& privacy,
+                 const AccuracyOutput& accuracy, CertificationReport certification);
+  void observe(const OutputStep&) override {}
+  /// Writes result.json into the output directory (before it is published).
+  void writeHdf5(io::Hdf5Output&) override;
+  /// The headline lines (the summary ends with them).
+  void print(std::ostream& s) const;
+  /// result.json's text.
+  std::string json() const;
+
+private:
+  std::string directory_;
+  bool writer_;
+  const Case& case_;
+  const PrivacyOutput& privacy_;
+  const AccuracyOutput& accuracy_;
+  CertificationReport certification_;
+};
+
+}  // namespace fpdp::app

@@ -1,0 +1,156 @@
+#pragma once
+// The accuracy contract of every number a run writes (docs/scheme.md §8): a certified number is within accuracy.rtol
+// of the truth; a conservative value is at least the truth (at most the quantity's limit: +inf, or 1 for TV and
+// delta(eps)); a number that is not certified says why (Uncertainty) and what to do about it (uncertaintyRemedy).
+//
+// The estimate comes from the same case solved on a sequence of meshes (app/run/CompanionSolve): the run's own mesh
+// and its 2x, 4x and, where the mesh allows, 8x coarser companions, or under `accuracy.certify` a sequence refined
+// upward until the numbers asked for are certified (app/run/CertifyRefinement). AccuracyJudge turns the values of
+// one output step on every level into a NumberAccuracy per number; AccuracyOutput writes them.
+#include <array>
+#include <cmath>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/Case.hpp"
+#include "app/run/CompanionSolve.hpp"
+#include "models/RdpConversion.hpp"
+#include "solver/functionals/Divergences.hpp"
+
+namespace fpdp::app {
+
+/// Why a number is not certified (0: it is). The codes are the status column of accuracy.csv,
+/// hockey_stick_accuracy.csv and their fpdp.h5 tables (`<number>_reason`); docs/output.md lists them.
+enum class Uncertainty {
+  Certified = 0,
+  AboveTolerance,         // the estimate exceeds accuracy.rtol |value|: the mesh is too coarse for rtol
+  NotConverging,          // the meshes do not converge (the finer pair differs at least as much as the coarser)
+  PreAsymptotic,          // they converge more slowly than order 1.5: not yet in Richardson's range
+  OrderUnconfirmed,       // faster than the route's order, not confirmed by a further mesh
+  TimeErrorNotEstimated,  // a time-discretisation error the companions did not coarsen (or an integrator fallback)
+  BoxTruncation,          // the value rests on the box walls: the box cuts off what decides it
+  NoiseFloor,             // the value rests on cells at a density's noise floor (the scheme's sign errors)
+  NumericalFault,         // a numerical fault (docs/faults.md) that did not stop the run
+  NoEstimate,             // no companion solve: accuracy.estimate = false, a mesh too coarse, or a failed companion
+  ZeroUnproven,           // an exact zero on the meshes, which no argument proves for the truth
+  InfiniteUndecided,      // R_alpha at an order where the truth may be +inf (near the tails' critical order)
+  DensityBound,           // the densities are known only within a TV bound (a Poisson lattice, absorbing walls)
+  UnderResolved,          // the densities are narrower than a cell of the coarser meshes the estimate needs
+  NotComputed             // no value (NaN)
+};
+
+/// The code's name ("certified", "above_tolerance", ...), and the code table of the status columns.
+const char* uncertaintyName(Uncertainty u);
+std::string uncertaintyCodeTable();
+/// What makes the number certified, in one line (the summary prints it beside the reason).
+std::string uncertaintyRemedy(Uncertainty u, const Case& c);
+
+/// One number's accuracy: its value, the error estimate (NaN: none), whether it is certified, a conservative value
+/// (at least the truth), and why it is not certified.
+struct NumberAccuracy {
+  double value, estimate, conservative;
+  bool certified;
+  Uncertainty reason = Uncertainty::Certified;
+};
+
+/// The accuracy of levels[0] (the run's value) from the values of the same number on coarser meshes, levels[1]
+/// (2h), levels[2] (4h) and, where present, levels[3] (8h), at relative tolerance rtol (docs/scheme.md §8). With
+/// d_i = |X_i - X_(i+1)| and the observed ratio r = d_1/d_0:
+///   the estimate is 2 max(d_0/(min(r, 4) - 1), d_1/12) (Richardson's error for the observed order, at most second
+///   order, from the finer and from the coarser pair, times a safety factor 2), +inf where r <= 1;
+///   certified where 2^1.5 <= r <= largestRatio (the route's order p: 2^(p + 0.5)) and the estimate <= rtol |X_0|;
+///   a ratio above largestRatio is a faster convergence only where the next ratio d_2/d_1 confirms the order (within
+///   one of it, at least 1.5): then it may be certified, with the same second-order estimate;
+///   meshes that agree to within kPlateauShare rtol |X_0| on every level are converged whatever their ratios
+///   (estimate 2 max d_i): the routes exact in space leave differences at the level of their root-finding;
+///   the conservative value is X_0 + estimate (at most upperLimit), and the quantity's limit where the meshes are
+///   not yet in Richardson's range (r < 2^1.5, or a faster ratio with the coarsest mesh more than 10 % off).
+NumberAccuracy numberAccuracy(std::span<const double> levels, double rtol, double upperLimit = INFINITY,
+                              double largestRatio = INFINITY);
+
+/// Differences below this share of rtol |value| on every level are a converged plateau (numberAccuracy).
+inline constexpr double kPlateauShare = 1e-2;
+/// A mesh resolves the densities where each one's standard deviation along every axis is at least this many of its
+/// cell widths (AccuracyJudge: the coarser meshes of the estimate must, or their differences say nothing).
+inline constexpr double kCellsPerSpread = 1.0;
+
+/// Not certified for `why`: the conservative value is the quantity's limit (nothing bounds the number's error);
+/// `unbounded`: the error estimate becomes +inf too (the companions share the error, their difference says nothing).
+void uncertifiedAtLimit(NumberAccuracy& a, double upperLimit, Uncertainty why, bool unbounded);
+
+/// How far one direction's root eps~ of delta~(eps) = delta (models::ExactEpsilon, its evaluated delta~ at the root)
+/// can move, at most, where the profile is only known within delta(eps) <= delta~(eps) + boundSelf + e^eps boundOther
+/// (TV bounds of the two densities): delta~ is convex in x = e^eps, so it lies below its chord from the root to the
+/// first eps of the grid (gridEps ascending, gridDelta the values of delta~ there) at which delta~ plus the allowance
+/// is at most delta, and the chord's crossing bounds the moved root. 0 where the allowance fits at the root itself,
+/// +inf where no grid point serves (or the root is not finite).
+double epsilonShiftBound(const models::ExactEpsilon& root, double delta, std::span<const double> gridEps,
+                         std::span<const double> gridDelta, double boundSelf, double boundOther);
+
+/// Absorbing walls (solver::DivergenceValues::absorbedMass) that removed more than this share of either density:
+/// KL and R_alpha are not certified (conservative +inf). The removed mass bounds TV and delta(eps), but nothing of
+/// KL and R_alpha, whose wall-share test cannot see absorbing walls; a guard, not a bound (docs/noisy-gd.md §4.1).
+inline constexpr double kAbsorbedMassGuard = 1e-10;
+
+/// The largest convergence ratio of the case's route that counts as asymptotic: 2^(p + 0.5) for its spatial order p
+/// (2, or 4 with solver.spatial_order = 4), unbounded for the spectral chapman_kolmogorov route.
+double largestConvergenceRatio(const Case& c);
+
+/// Whether the two datasets and the two noises are the same, so that p = q exactly at every step: the one case in
+/// which an exact zero of a divergence is proved (every other zero on the meshes is ZeroUnproven).
+bool identicalPair(const Case& c, bool datasetsEqual);
+
+/// The numbers of one run, judged at an output step: their names (accuracy.csv's order: kl, tv, renyi_<label>...,
+/// eps_exact_delta_<delta>..., kl_qp, renyi_qp_<label>..., eps_rdp_mironov_delta_<delta>...,
+/// eps_rdp_cks_delta_<delta>...) and, per step, their accuracy from the companions' values.
+class AccuracyJudge {
+public:
+  /// eps: the run's hockey-stick eps grid. identical: identicalPair's verdict for this run.
+  AccuracyJudge(const Case& c, std::vector<double> eps, CompanionValues companion, bool identical);
+
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<double>& eps() const { return eps_; }
+  const CompanionValues& companion() const { return companion_; }
+  const Case& caseSpec() const { return case_; }
+  /// The index of eps_exact at `delta` in names() (npos where delta is not in privacy.delta_grid).
+  std::size_t epsIndex(double delta) const;
+
+  /// delta_pq and delta_qp at every eps of the grid, in that order per eps. `faulted`: a numerical fault beyond its
+  /// default tolerance happened (then nothing is certified and every conservative value is the limit).
+  std::vector<NumberAccuracy> profile(long step, const solver::DivergenceValues& v, bool faulted) const;
+  /// Every number of names() at the step; `profile` is profile()'s (a zero eps is bounded from it).
+  std::vector<NumberAccuracy> numbers(long step, const solver::DivergenceValues& v,
+                                      const std::vector<NumberAccuracy>& profile, bool faulted) const;
+
+private:
+  /// The companions' divergences at one step, coarsest last (null where a level has none), as far as their meshes
+  /// resolve the densities (kCellsPerSpread); `underResolved`: a level the estimate needs does not.
+  struct Levels {
+    std::vector<const solver::DivergenceValues*> coarse;
+    bool underResolved = false;
+  };
+  Levels companionsAt(long step, const solver::DivergenceValues& v) const;
+  /// One number on every level: levels[0] = value(v), then each companion's (NaN where absent).
+  template <class Get>
+  NumberAccuracy judge(long step, const solver::DivergenceValues& v, const Levels& c, Get get, double upperLimit) const;
+  void applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m,
+                           std::vector<NumberAccuracy>& out) const;
+  void boundZeroEpsilons(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
+                         std::vector<NumberAccuracy>& out) const;
+  /// eps_rdp (Mironov, CKS) of the pair at every delta: its conservative value from the conservative R_alpha of both
+  /// directions, certified where the conversions of the upper and lower ends of every R_alpha agree within rtol.
+  void judgeRdpConversions(const solver::DivergenceValues& v, std::vector<NumberAccuracy>& out) const;
+  void judgeOrders(long step, const solver::DivergenceValues& v, const Levels& c, bool reverse,
+                   std::vector<NumberAccuracy>& out) const;
+
+  const Case& case_;
+  std::vector<double> eps_;
+  CompanionValues companion_;
+  double largestRatio_;
+  bool identical_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace fpdp::app

@@ -1,0 +1,312 @@
+#include "app/run/CertifyRefinement.hpp"
+
+#include <petscsys.h>
+#include <toml++/toml.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "app/NumberFormat.hpp"
+#include "app/run/Certification.hpp"
+#include "app/run/RunPlan.hpp"
+#include "models/DivergenceGrids.hpp"
+
+namespace fpdp::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+constexpr int kLargestWidening = 3;  // boxes widened at most this often (8x the width per axis)
+
+std::string cellsText(const Case& c) {
+  std::string t;
+  for (int a = 0; a < c.mesh.dim; ++a) t += (a ? "x" : "") + std::to_string(c.mesh.cells[a]);
+  return t;
+}
+
+double totalCells(const Case& c) {
+  double n = 1.0;
+  for (int a = 0; a < c.mesh.dim; ++a) n *= c.mesh.cells[a];
+  return n;
+}
+
+/// The resolved case text (parameters.toml) of a case the refinement changed: the requested text with the mesh, the
+/// time step and the solver type of `c`.
+std::string resolvedText(const Case& c) {
+  toml::table root = toml::parse(c.resolvedToml);
+  toml::array lower, upper, cells;
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    lower.push_back(c.mesh.lower[a]);
+    upper.push_back(c.mesh.upper[a]);
+    cells.push_back(static_cast<std::int64_t>(c.mesh.cells[a]));
+  }
+  toml::table& mesh = *root["mesh"].as_table();
+  mesh.insert_or_assign("lower", lower);
+  mesh.insert_or_assign("upper", upper);
+  mesh.insert_or_assign("cells", cells);
+  if (mesh.contains("grading")) {
+    toml::array grading;
+    for (int a = 0; a < c.mesh.dim; ++a) grading.push_back(c.mesh.grading[a]);
+    mesh.insert_or_assign("grading", grading);
+  }
+  if (auto* time = root["time"].as_table()) time->insert_or_assign("dt", c.time.dt);
+  if (auto* output = root["output"].as_table()) output->insert_or_assign("every", static_cast<std::int64_t>(c.output.every));
+  if (auto* gd = root["noisy_gd"].as_table())
+    gd->insert_or_assign("diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps));
+  if (auto* solver = root["solver"].as_table()) solver->insert_or_assign("ts_type", c.solver.ts_type);
+  std::ostringstream out;
+  out << root << '\n';
+  return out.str();
+}
+
+/// One mesh of the sequence: its case and its divergences at every output step, by its own step numbers.
+struct Level {
+  Case c;
+  std::map<long, solver::DivergenceValues> values;
+  double seconds = 0.0;
+};
+
+/// Reasons a finer mesh (and time step) can remove.
+bool refinementHelps(Uncertainty u) {
+  return u == Uncertainty::AboveTolerance || u == Uncertainty::NotConverging || u == Uncertainty::PreAsymptotic ||
+         u == Uncertainty::OrderUnconfirmed || u == Uncertainty::TimeErrorNotEstimated ||
+         u == Uncertainty::NoEstimate || u == Uncertainty::UnderResolved;
+}
+
+/// The steps of `level` keyed as the finest level's: the same output times, whatever the time steps.
+std::map<long, solver::DivergenceValues> onFinestSteps(const Level& level, const Case& finest) {
+  std::map<long, solver::DivergenceValues> out;
+  const long every = level.c.dynamics == "noisy_gd" ? 1 : level.c.output.every;
+  const long finestEvery = finest.dynamics == "noisy_gd" ? 1 : finest.output.every;
+  for (const auto& [step, v] : level.values) out.emplace(step / every * finestEvery, v);
+  return out;
+}
+
+class Refinement {
+public:
+  Refinement(const Case& requested, MPI_Comm comm, bool announce)
+      : requested_(requested), comm_(comm), announce_(announce), start_(Clock::now()) {}
+
+  CertifiedCase run() {
+    Case base = requested_;
+    // The Poisson mixture is decided once, on the requested mesh (batch.mixture = "auto" decides by the cells).
+    if (base.batch.sampling == "poisson" && base.batch.mixture == "auto")
+      base.batch.mixture = companionCase(base, 1).batch.mixture;
+    for (int widenings = 0;; ++widenings) {
+      const auto outcome = refineFrom(base);
+      if (outcome.widen && widenings < kLargestWidening) {
+        if (auto wider = widenedCase(base)) {
+          say("the box decides " + outcome.what + ": widening it to " + boxText(*wider));
+          base = *wider;
+          levels_.clear();
+          continue;
+        }
+        return finish("blocked: the box decides " + outcome.what + " and an axis is graded (widen mesh.lower and "
+                      "mesh.upper by hand)");
+      }
+      return finish(outcome.widen ? "blocked: the box decides " + outcome.what + " after " +
+                                        std::to_string(kLargestWidening) + " widenings"
+                                  : outcome.text);
+    }
+  }
+
+private:
+  struct Outcome {
+    std::string text;  // "certified", or what blocked it
+    bool widen = false;
+    std::string what;  // the numbers the box decides
+  };
+
+  void say(const std::string& line) const {
+    if (announce_) {
+      std::printf("fpdp: certify: %s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  static std::string boxText(const Case& c) {
+    std::string t;
+    for (int a = 0; a < c.mesh.dim; ++a)
+      t += std::string(a ? " x " : "") + "[" + formatNumber(c.mesh.lower[a], "%g") + ", " +
+           formatNumber(c.mesh.upper[a], "%g") + "]";
+    return t + " (" + cellsText(c) + " cells)";
+  }
+
+  /// Solves `c` (a level of the sequence); nullopt with `failure` set where it cannot be solved ("fallback": the
+  /// exponential integrator of solver.ts_type = "auto" fell back to BDF).
+  std::optional<Level> solve(const Case& c, std::string& failure) const {
+    const auto start = Clock::now();
+    try {
+      Level level{c, {}, 0.0};
+      std::string fallback;
+      level.values = solveForDivergences(c, 1, comm_, fallback, announce_ ? "certify, " + cellsText(c) + " cells" : "");
+      if (!fallback.empty()) {
+        failure = "fallback";
+        return std::nullopt;
+      }
+      level.seconds = secondsSince(start);
+      return level;
+    } catch (const std::exception& e) {
+      failure = "the solve on " + cellsText(c) + " cells failed: " + e.what();
+      return std::nullopt;
+    }
+  }
+
+  /// The finest level judged with the three below it: the reasons of the numbers asked for (empty: certified).
+  std::set<Uncertainty> judge(std::string& which) const {
+    const Level& finest = levels_.back();
+    CompanionValues companion;
+    for (std::size_t k = levels_.size() - 1; k-- > 0 && companion.levels.size() < 3;)
+      companion.levels.push_back(onFinestSteps(levels_[k], finest.c));
+    const std::vector<double> eps =
+        models::uniformEpsGrid(finest.c.divergence.hockeyStickEpsMax, finest.c.divergence.hockeyStickEpsStep);
+    const AccuracyJudge judge(finest.c, eps, companion, false);
+    std::set<Uncertainty> reasons;
+    if (finest.values.empty()) return {Uncertainty::NotComputed};
+    const auto& [step, v] = *finest.values.rbegin();
+    const auto profile = judge.profile(step, v, false);
+    const auto numbers = judge.numbers(step, v, profile, false);
+    const auto& names = judge.names();
+    const bool headline = finest.c.accuracy.certify == "headline";
+    const std::size_t epsIndex = judge.epsIndex(finest.c.privacy.delta);
+    // The box's cut-off mass (the start's, or what absorbing walls removed) bounds TV only: a wider box removes it.
+    const bool boxCuts = v.startTruncation > kAbsorbedMassGuard ||
+                         (v.absorbedMass && std::max((*v.absorbedMass)[0], (*v.absorbedMass)[1]) > kAbsorbedMassGuard);
+    for (std::size_t k = 0; k < numbers.size(); ++k) {
+      if (headline && k != epsIndex) continue;
+      if (numbers[k].certified || std::isnan(numbers[k].value)) continue;
+      reasons.insert(numbers[k].reason == Uncertainty::DensityBound && boxCuts ? Uncertainty::BoxTruncation
+                                                                                : numbers[k].reason);
+      which += (which.empty() ? "" : ", ") + names[k];
+    }
+    return reasons;
+  }
+
+  /// The sequence from `base`: its coarser companions, itself, then finer meshes until certified or blocked.
+  Outcome refineFrom(Case base) {
+    std::string failure;
+    auto first = solve(base, failure);
+    if (!first && failure == "fallback") {
+      // "auto" fell back to BDF, a route with a time error: the whole sequence takes BDF explicitly, so that the time
+      // step is refined (and coarsened) with the mesh.
+      base.solver.ts_type = "bdf";
+      first = solve(base, failure);
+    }
+    if (!first) return {"blocked: " + failure};
+    // The coarser levels of the base, coarsest first, as far as their time step can be coarsened with the mesh.
+    for (int factor : companionFactors(base)) {
+      std::string timeUnrefined;
+      const Case coarse = companionCase(base, factor, &timeUnrefined);
+      if (!timeUnrefined.empty()) break;
+      auto level = solve(coarse, failure);
+      if (!level) return {"blocked: " + failure};
+      levels_.insert(levels_.begin(), std::move(*level));
+    }
+    levels_.push_back(std::move(*first));
+    for (;;) {
+      std::string which;
+      const auto reasons = levels_.size() >= 3 ? judge(which) : std::set<Uncertainty>{Uncertainty::NoEstimate};
+      const Case& finest = levels_.back().c;
+      if (reasons.empty()) return {"certified on " + cellsText(finest) + " cells"};
+      if (reasons.count(Uncertainty::BoxTruncation)) return {"", true, which};
+      for (const auto why : reasons)
+        if (!refinementHelps(why))
+          return {"blocked: " + which + " " + uncertaintyName(why) + ": " + uncertaintyRemedy(why, finest)};
+      // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far.
+      const Case finer = refinedCase(finest);
+      const double growth = totalCells(finer) / totalCells(finest) *
+                            (hasTimeDiscretisationError(finest) ? 2.0 : 1.0);
+      const double predicted = levels_.back().seconds * growth;
+      const double elapsed = secondsSince(start_);
+      if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
+        return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
+                uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
+                " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells)};
+      if (elapsed + 2.0 * predicted > finest.accuracy.certifySeconds)
+        return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
+                uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) + " cells, would take about " +
+                formatNumber(predicted, "%.3g") + " s (twice: its solve and the run), beyond accuracy.certify_seconds = " +
+                formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
+                " s spent)"};
+      say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*reasons.begin()) +
+          "): refining to " + cellsText(finer));
+      auto level = solve(finer, failure);
+      if (!level) return {"blocked: " + failure};
+      levels_.push_back(std::move(*level));
+    }
+  }
+
+  CertifiedCase finish(const std::string& outcome) {
+    CertifiedCase out{levels_.empty() ? requested_ : levels_.back().c, std::nullopt, {}};
+    out.c.resolvedToml = resolvedText(out.c);
+    out.report.requested = requested_.accuracy.certify;
+    for (const auto& level : levels_) out.report.levels += (out.report.levels.empty() ? "" : ", ") + cellsText(level.c);
+    out.report.outcome = outcome;
+    out.report.seconds = secondsSince(start_);
+    // The companions of the final mesh where the sequence solved them: its 2x, 4x and 8x coarser levels.
+    if (levels_.size() >= 3) {
+      CompanionValues companion;
+      companion.meshDescription = "";
+      for (std::size_t k = levels_.size() - 1; k-- > 0 && companion.levels.size() < 3;) {
+        companion.levels.push_back(onFinestSteps(levels_[k], out.c));
+        companion.meshDescription += (companion.levels.size() > 1 ? ", " : "") + cellsText(levels_[k].c);
+      }
+      companion.meshDescription += " cells (the refinement's)";
+      if (hasTimeDiscretisationError(out.c))
+        companion.timeDescription = out.c.dynamics == "noisy_gd" ? "noisy_gd.diffusion_substeps / 2, / 4"
+                                                                 : "time.dt x 2, x 4";
+      out.companion = std::move(companion);
+    }
+    say(outcome + " (" + formatNumber(out.report.seconds, "%.1f") + " s)");
+    return out;
+  }
+
+  const Case& requested_;
+  MPI_Comm comm_;
+  bool announce_;
+  Clock::time_point start_;
+  std::vector<Level> levels_;  // coarsest first
+};
+
+}  // namespace
+
+Case refinedCase(const Case& c) {
+  Case fine = c;
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    fine.mesh.cells[a] = 2 * c.mesh.cells[a];
+    fine.mesh.grading[a] = std::sqrt(c.mesh.grading[a]);
+  }
+  if (hasTimeDiscretisationError(c)) {
+    if (c.dynamics == "noisy_gd") {
+      fine.noisyGd.diffusion_substeps = 2 * c.noisyGd.diffusion_substeps;
+    } else {
+      fine.time.dt = c.time.dt / 2.0;
+      fine.output.every = 2 * c.output.every;
+    }
+  }
+  return fine;
+}
+
+std::optional<Case> widenedCase(const Case& c) {
+  Case wide = c;
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    if (c.mesh.grading[a] != 1.0) return std::nullopt;
+    const double centre = 0.5 * (c.mesh.lower[a] + c.mesh.upper[a]), half = c.mesh.upper[a] - c.mesh.lower[a];
+    wide.mesh.lower[a] = centre - half;
+    wide.mesh.upper[a] = centre + half;
+    wide.mesh.cells[a] = 2 * c.mesh.cells[a];
+  }
+  return wide;
+}
+
+CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, bool announce) {
+  return Refinement(requested, comm, announce).run();
+}
+
+}  // namespace fpdp::app

@@ -1,0 +1,248 @@
+// The accuracy contract's rules (app/run/Certification, docs/scheme.md §8) on synthetic mesh sequences and divergences
+// whose truth is known: a certified value within rtol of the truth, a conservative value at least the truth, a reason
+// for every number not certified. Each rule has a case that fails without it.
+#define BOOST_TEST_MODULE app_certification
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <ostream>
+#include <random>
+#include <vector>
+
+#include "app/run/Certification.hpp"
+
+namespace fpdp::app {
+std::ostream& operator<<(std::ostream& out, Uncertainty u) { return out << uncertaintyName(u); }
+}  // namespace fpdp::app
+
+using fpdp::app::AccuracyJudge;
+using fpdp::app::CompanionValues;
+using fpdp::app::NumberAccuracy;
+using fpdp::app::numberAccuracy;
+using fpdp::app::Uncertainty;
+using fpdp::solver::DivergenceValues;
+
+namespace {
+
+/// X_h = truth + C h^p (1 + b h) on h = 1, 2, 4, 8 (finest first), `levels` of them.
+std::vector<double> sequence(double truth, double C, double p, double b, int levels, double h = 1e-2) {
+  std::vector<double> x;
+  for (int k = 0; k < levels; ++k) {
+    const double hk = h * std::pow(2.0, k);
+    x.push_back(truth + C * std::pow(hk, p) * (1.0 + b * hk));
+  }
+  return x;
+}
+
+fpdp::app::Case oneDimensionalCase() {
+  fpdp::app::Case c;
+  c.dynamics = "langevin";
+  c.mesh.dim = 1;
+  c.mesh.lower[0] = -5.0;
+  c.mesh.upper[0] = 5.0;
+  c.mesh.cells[0] = 100;
+  c.divergence.orders = {{2.0, "2"}, {10.0, "10"}};
+  c.divergence.hockeyStickEpsMax = 1.0;
+  c.divergence.hockeyStickEpsStep = 0.5;
+  c.privacy.delta = 1e-5;
+  c.privacy.deltaGrid = {1e-5};
+  c.noise.sigma = 1.0;
+  c.accuracy.rtol = 1e-3;
+  return c;
+}
+
+/// Divergences whose every number is `x` (and the profile `profile` both ways).
+DivergenceValues values(double x, const std::vector<double>& profile) {
+  DivergenceValues v;
+  v.p.spread = v.q.spread = {1.0, 1.0, 1.0};  // wide against the cells of oneDimensionalCase's meshes
+  v.kl = v.tv = x;
+  v.renyi = {x, x};
+  v.renyiStatus.assign(2, fpdp::solver::RenyiStatus::Finite);
+  v.reverse.kl = x;
+  v.reverse.renyi = {x, x};
+  v.reverse.renyiStatus.assign(2, fpdp::solver::RenyiStatus::Finite);
+  v.hockeyStickPQ = v.hockeyStickQP = profile;
+  v.hockeyStickStatusPQ.assign(profile.size(), 0);
+  v.hockeyStickStatusQP.assign(profile.size(), 0);
+  return v;
+}
+
+CompanionValues companions(const std::vector<DivergenceValues>& coarse, long step) {
+  CompanionValues c;
+  for (const auto& v : coarse) c.levels.push_back({{step, v}});
+  return c;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(second_order_sequences_are_certified_within_rtol_and_covered) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> C(-5.0, 5.0), b(-3.0, 3.0);
+  int certified = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const auto x = sequence(1.0, C(rng), 2.0, b(rng), 3);
+    const NumberAccuracy a = numberAccuracy(x, 1e-3);
+    const double error = std::fabs(x[0] - 1.0);
+    BOOST_TEST(a.conservative >= 1.0);
+    if (a.certified) {
+      ++certified;
+      BOOST_TEST(error <= 1e-3);
+      BOOST_TEST(a.reason == Uncertainty::Certified);
+    } else {
+      BOOST_TEST(a.reason != Uncertainty::Certified);
+    }
+    if (std::isfinite(a.estimate)) BOOST_TEST(a.estimate >= error);
+  }
+  BOOST_TEST(certified > 100);
+}
+
+BOOST_AUTO_TEST_CASE(a_faster_order_is_certified_only_where_a_fourth_mesh_confirms_it) {
+  // Fourth-order convergence (the Poisson lattice's): three meshes show r = 16, beyond 2^2.5.
+  const auto three = sequence(2.0, 30.0, 4.0, 0.0, 3, 0.01);
+  const NumberAccuracy unconfirmed = numberAccuracy(three, 1e-3, INFINITY, std::pow(2.0, 2.5));
+  BOOST_TEST(!unconfirmed.certified);
+  BOOST_TEST(unconfirmed.reason == Uncertainty::OrderUnconfirmed);
+  BOOST_TEST(unconfirmed.conservative >= 2.0);
+  const auto four = sequence(2.0, 30.0, 4.0, 0.0, 4, 0.01);
+  const NumberAccuracy confirmed = numberAccuracy(four, 1e-3, INFINITY, std::pow(2.0, 2.5));
+  BOOST_TEST(confirmed.certified);
+  BOOST_TEST(confirmed.estimate >= std::fabs(four[0] - 2.0));
+  // A chance agreement of the finer pair (r = 27) is not confirmed by a coarser pair converging at another order.
+  const std::vector<double> chance{3.20, 3.10, 0.47, 0.40};
+  const NumberAccuracy c = numberAccuracy(chance, 1e-3, INFINITY, std::pow(2.0, 2.5));
+  BOOST_TEST(!c.certified);
+  BOOST_TEST(std::isinf(c.conservative));  // the coarsest is far off: value + estimate bounds nothing
+}
+
+BOOST_AUTO_TEST_CASE(meshes_before_the_asymptotic_range_give_the_limit) {
+  // Order 1 (r = 2): the error may be far beyond the differences.
+  const auto x = sequence(9.58, -300.0, 1.0, 0.0, 3);
+  const NumberAccuracy a = numberAccuracy(x, 1e-3);
+  BOOST_TEST(a.reason == Uncertainty::PreAsymptotic);
+  BOOST_TEST(std::isinf(a.conservative));
+  const NumberAccuracy tv = numberAccuracy(std::vector<double>{0.3, 0.28, 0.24}, 1e-3, 1.0);
+  BOOST_TEST(tv.conservative == 1.0);
+  // Diverging meshes.
+  const NumberAccuracy d = numberAccuracy(std::vector<double>{1.0, 1.2, 1.25}, 1e-3);
+  BOOST_TEST(d.reason == Uncertainty::NotConverging);
+  BOOST_TEST(std::isinf(d.conservative));
+}
+
+BOOST_AUTO_TEST_CASE(a_plateau_far_inside_rtol_is_certified_whatever_its_ratios) {
+  // Differences at the root finder's level (1e-9 relative) in no order: converged.
+  const NumberAccuracy a = numberAccuracy(std::vector<double>{1.4751, 1.4751 + 2e-9, 1.4751 - 1e-9}, 1e-3);
+  BOOST_TEST(a.certified);
+  BOOST_TEST(a.estimate >= 3e-9);
+  // The same pattern at 1e-4 relative (not far inside rtol = 1e-3) is not a plateau: not converging.
+  const NumberAccuracy b = numberAccuracy(std::vector<double>{1.0, 1.0 + 2e-4, 1.0 - 1e-4}, 1e-3);
+  BOOST_TEST(!b.certified);
+}
+
+BOOST_AUTO_TEST_CASE(a_time_error_the_companions_do_not_see_leaves_every_value_at_its_limit) {
+  const auto c = oneDimensionalCase();
+  const long step = 5;
+  const auto x = sequence(1.0, 1.0, 2.0, 0.0, 3);
+  CompanionValues comp = companions({values(x[1], {0.5, 0.2, 0.1}), values(x[2], {0.5, 0.2, 0.1})}, step);
+  comp.timeUnrefined = "the time step is not coarsened with the mesh";
+  const AccuracyJudge judge(c, {0.0, 0.5, 1.0}, comp, false);
+  const auto v = values(x[0], {0.5, 0.2, 0.1});
+  const auto profile = judge.profile(step, v, false);
+  const auto numbers = judge.numbers(step, v, profile, false);
+  for (std::size_t k = 0; k < numbers.size(); ++k) {
+    BOOST_TEST_INFO(judge.names()[k]);
+    if (std::isnan(numbers[k].value)) continue;  // eps_exact: these divergences carry no roots
+    BOOST_TEST(!numbers[k].certified);
+    BOOST_TEST(numbers[k].reason == Uncertainty::TimeErrorNotEstimated);
+    BOOST_TEST(numbers[k].conservative == (judge.names()[k] == "tv" ? 1.0 : INFINITY));
+  }
+  for (const auto& a : profile) BOOST_TEST(a.conservative == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(an_exact_zero_is_bounded_by_the_profile_not_certified) {
+  const auto c = oneDimensionalCase();
+  const long step = 5;
+  // delta(eps): 0.3 (converged), 0.01 (converged), then 0 on every mesh at eps = 1.
+  const std::vector<double> fine{0.3, 0.01, 0.0};
+  const AccuracyJudge judge(c, {0.0, 0.5, 1.0},
+                            companions({values(0.2, {0.3 + 1e-5, 0.01 + 1e-7, 0.0}),
+                                        values(0.2, {0.3 + 4e-5, 0.01 + 4e-7, 0.0})},
+                                       step),
+                            false);
+  const auto profile = judge.profile(step, values(0.2, fine), false);
+  const NumberAccuracy& zero = profile[4];  // eps = 1, p || q
+  BOOST_TEST(!zero.certified);
+  BOOST_TEST(zero.reason == Uncertainty::ZeroUnproven);
+  BOOST_TEST(zero.conservative == profile[2].conservative);  // bounded by delta(0.5)'s upper bound
+  BOOST_TEST(zero.conservative >= 0.01);
+  // At the start p = q: a zero there is exact.
+  const AccuracyJudge start(c, {0.0, 0.5, 1.0}, companions({values(0.0, {0, 0, 0}), values(0.0, {0, 0, 0})}, 0), false);
+  const auto atStart = start.profile(0, values(0.0, {0, 0, 0}), false);
+  BOOST_TEST(atStart[4].certified);
+  // Identical datasets: a zero is exact at any step.
+  const AccuracyJudge same(c, {0.0, 0.5, 1.0}, companions({values(0.0, {0, 0, 0}), values(0.0, {0, 0, 0})}, step), true);
+  BOOST_TEST(same.profile(step, values(0.0, {0, 0, 0}), false)[4].certified);
+}
+
+BOOST_AUTO_TEST_CASE(orders_near_the_tails_critical_order_are_undecided) {
+  auto c = oneDimensionalCase();
+  const long step = 5;
+  // Unequal noises (Sigma' = 0.8^2 Sigma) and no far-field model: every finite R_alpha may be +inf.
+  c.noise.covariancePrime = fpdp::models::Matrix::Constant(1, 1, 0.64);
+  const auto x = sequence(0.5, 1.0, 2.0, 0.0, 3);
+  const AccuracyJudge judge(c, {0.0}, companions({values(x[1], {0.1}), values(x[2], {0.1})}, step), false);
+  const auto v = values(x[0], {0.1});
+  const auto numbers = judge.numbers(step, v, judge.profile(step, v, false), false);
+  BOOST_TEST(numbers[2].reason == Uncertainty::InfiniteUndecided);  // renyi_2
+  BOOST_TEST(std::isinf(numbers[2].conservative));
+  // With the far field modelled: P_p = 1, P_q = 1/0.64 (p the wider law): R_alpha(p || q) is infinite from
+  // alpha* = P_q/(P_q - P_p) = 2.78 on; R_10 lies beyond it, R_2 below the margin 0.8 alpha* = 2.22 (decided
+  // finite); R_alpha(q || p) is finite for every order.
+  auto modelled = values(x[0], {0.1});
+  modelled.tailPrecisionP = {1.0};
+  modelled.tailPrecisionQ = {1.0 / 0.64};
+  modelled.renyiTailPrecision = {0.1, -1.0};
+  c.noise.covariancePrime.reset();  // equal noises: only the fit decides
+  const AccuracyJudge fitted(c, {0.0}, companions({values(x[1], {0.1}), values(x[2], {0.1})}, step), false);
+  const auto n = fitted.numbers(step, modelled, fitted.profile(step, modelled, false), false);
+  const auto& names = fitted.names();
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    BOOST_TEST_INFO(names[k]);
+    if (names[k] == "renyi_10") BOOST_TEST(n[k].reason == Uncertainty::InfiniteUndecided);
+    if (names[k] == "renyi_2") BOOST_TEST(n[k].reason != Uncertainty::InfiniteUndecided);
+    if (names[k] == "renyi_qp_2" || names[k] == "renyi_qp_10") BOOST_TEST(n[k].reason != Uncertainty::InfiniteUndecided);
+  }
+  // Far below the critical order nothing is flagged: alpha* = 40 with P_q = 1.025 P_p.
+  modelled.tailPrecisionQ = {1.025};
+  const auto far = fitted.numbers(step, modelled, fitted.profile(step, modelled, false), false);
+  BOOST_TEST(far[2].reason != Uncertainty::InfiniteUndecided);  // R_2
+  BOOST_TEST(far[3].reason != Uncertainty::InfiniteUndecided);  // R_10 < 0.8 x 40
+}
+
+BOOST_AUTO_TEST_CASE(every_reason_has_a_name_and_the_code_table_lists_them_in_order) {
+  const std::string table = fpdp::app::uncertaintyCodeTable();
+  BOOST_TEST(table.find("0 certified") != std::string::npos);
+  BOOST_TEST(table.find("5 time_error_not_estimated") != std::string::npos);
+  BOOST_TEST(table.find("14 not_computed") != std::string::npos);
+  const auto c = oneDimensionalCase();
+  for (int k = 1; k < static_cast<int>(Uncertainty::NotComputed); ++k)
+    BOOST_TEST(!fpdp::app::uncertaintyRemedy(static_cast<Uncertainty>(k), c).empty());
+}
+
+BOOST_AUTO_TEST_CASE(densities_narrower_than_the_coarser_cells_bound_nothing) {
+  // Densities of spread 0.2 on a mesh of 100 cells over [-5, 5] (width 0.1): the 2h mesh resolves them (0.2), the 4h
+  // one (0.4) does not; the meshes' values converge nicely, but nothing says the finer ones' error is in range.
+  const auto c = oneDimensionalCase();
+  const long step = 5;
+  const auto x = sequence(1.0, 1.0, 2.0, 0.0, 3);
+  auto fine = values(x[0], {0.5});
+  fine.p.spread = fine.q.spread = {0.2, 0.0, 0.0};
+  const AccuracyJudge judge(c, {0.0}, companions({values(x[1], {0.5}), values(x[2], {0.5})}, step), false);
+  const auto numbers = judge.numbers(step, fine, judge.profile(step, fine, false), false);
+  BOOST_TEST(numbers[0].reason == Uncertainty::UnderResolved);  // kl
+  BOOST_TEST(std::isinf(numbers[0].conservative));
+  // Spread 0.5: resolved by both.
+  fine.p.spread = fine.q.spread = {0.5, 0.0, 0.0};
+  const auto resolved = judge.numbers(step, fine, judge.profile(step, fine, false), false);
+  BOOST_TEST(resolved[0].reason != Uncertainty::UnderResolved);
+}

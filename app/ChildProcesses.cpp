@@ -131,6 +131,24 @@ int statusOf(int waitStatus) {
   return 128 + (WIFSIGNALED(waitStatus) ? WTERMSIG(waitStatus) : 0);
 }
 
+/// The exit status (or 128 + signal) of the child `pid` once it has ended, reaped; nullopt while it runs. An ended
+/// child is seen before it is reaped (WNOWAIT): whatever it left running in its process group is stopped while its pid,
+/// and so the group's id, cannot be reused by another process.
+std::optional<int> reapIfEnded(pid_t pid, const std::string& executable) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    if (errno == EINTR) return std::nullopt;
+    throw std::runtime_error("waitid failed for " + executable + ": " + std::strerror(errno));
+  }
+  if (info.si_pid != pid) return std::nullopt;
+  ::kill(-pid, SIGTERM);
+  forget(pid);  // before the pid is freed: the signal handler must not signal a group of that id afterwards
+  int waitStatus = 0;
+  while (::waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR) {
+  }
+  return statusOf(waitStatus);
+}
+
 }  // namespace
 
 int runChild(const std::string& executable, const std::vector<std::string>& args, const fs::path& log,
@@ -185,17 +203,11 @@ std::vector<int> runChildrenAsMade(const std::string& executable,
     // Only this function's own children are waited for (by pid), never another part of the program's.
     bool ended = false;
     for (auto it = running.begin(); it != running.end();) {
-      int waitStatus = 0;
-      const pid_t r = waitpid(it->first, &waitStatus, WNOHANG);
-      if (r == it->first) {
-        forget(it->first);
-        ::kill(-it->first, SIGTERM);  // anything the child left running in its group
-        statuses[it->second] = statusOf(waitStatus);
+      if (const std::optional<int> status = reapIfEnded(it->first, executable)) {
+        statuses[it->second] = *status;
         finished(it->second, statuses[it->second]);
         it = running.erase(it);
         ended = true;
-      } else if (r < 0 && errno != EINTR) {
-        throw std::runtime_error("waitpid failed for " + executable + ": " + std::strerror(errno));
       } else {
         ++it;
       }

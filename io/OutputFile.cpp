@@ -80,6 +80,7 @@ int openChecked(const Directory& dir, const fs::path& path, int flags) {
     struct stat st {};
     if (statAt(dir, dir.name, st) && !S_ISREG(st.st_mode)) refuse(path, "it is " + kindOfMode(st.st_mode));
     if (error == ELOOP) refuse(path, "it is a symbolic link");
+    if (error == EEXIST) refuse(path, "it already exists (a new file was to be made)");
     throw writeFailure(flags & O_CREAT ? "create" : "open", path.string(), error);
   }
   struct stat st {};

@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(sha256_matches_the_standards_examples_and_continues) {
   BOOST_TEST(fpdp::io::sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   BOOST_TEST(fpdp::io::sha256Hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   BOOST_TEST(fpdp::io::sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-             "248d6a61d20638b8e5c0262693c5dd5e8d3f98fd0a1f2e1cdc10a7bd3eabd55a");
+             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // A running hash continued over a growing file gives the hash of the whole prefix.
   const Scratch s;
   const fs::path f = s.dir / "table.csv";
@@ -131,6 +131,6 @@ BOOST_AUTO_TEST_CASE(sha256_matches_the_standards_examples_and_continues) {
   fpdp::io::hashFilePrefix(f, 3, h);
   BOOST_TEST(h.hex() == fpdp::io::sha256Hex("abc"));
   fpdp::io::hashFilePrefix(f, 56, h);
-  BOOST_TEST(h.hex() == "248d6a61d20638b8e5c0262693c5dd5e8d3f98fd0a1f2e1cdc10a7bd3eabd55a");
+  BOOST_TEST(h.hex() == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   BOOST_TEST(h.bytes() == 56u);
 }

@@ -124,7 +124,21 @@ bool contains(const fs::path& outer, const fs::path& inner) {
 /// A new run's DIR.partial: absent, or fpdp's own leftovers without a checkpoint (then removed).
 void removeStalePartial(const fs::path& work, const std::string& finalDir) {
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(work, ec))) return;
+  const auto status = fs::symlink_status(work, ec);
+  if (!fs::exists(status)) return;
+  // A run killed between making DIR.partial and writing its mark left it empty, or holding only the mark's temporary
+  // file: nothing of anyone's is in it (a directory with anything else stays, and rmdir removes only an empty one).
+  if (fs::is_directory(status)) {
+    const std::string markInProgress = std::string(kOwnerMark) + ".tmp";
+    bool onlyMarkInProgress = true;
+    for (auto it = fs::directory_iterator(work, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().filename() != markInProgress || !it->is_regular_file(ec) || it->is_symlink(ec))
+        onlyMarkInProgress = false;
+    if (!ec && onlyMarkInProgress) {
+      fs::remove(work / markInProgress, ec);
+      if (fs::remove(work, ec)) return;
+    }
+  }
   if (fs::is_symlink(fs::symlink_status(work, ec)) || !fs::is_directory(work, ec) || !hasOwnerMark(work))
     throw OutputDirectoryError("'" + work.string() + "' exists and was not made by fpdp (no " + kOwnerMark +
                                "); remove or rename it, or choose another --output");

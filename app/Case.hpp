@@ -40,6 +40,7 @@ struct LossSpec {
 struct DataSpec {
   models::Dataset records;            // inline or read from file, already parsed
   std::string file;                   // CSV path as resolved (empty when inline)
+  std::string fileSha256;             // SHA-256 of the bytes of `file` that were parsed (a restart checks it)
   std::optional<models::DataGeneratorSpec> generator;  // set when the data are generated
 };
 

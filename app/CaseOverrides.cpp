@@ -94,16 +94,7 @@ const std::vector<std::vector<std::string>>& alternatives() {
   return groups;
 }
 
-toml::table parseCaseText(const CaseSource& source) {
-  try {
-    return toml::parse(source.text, source.path.string());
-  } catch (const toml::parse_error& e) {
-    const toml::source_position where = e.source().begin;
-    throw InputError(source.path.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
-                         ": " + std::string(e.description()),
-                     "", "", "");
-  }
-}
+toml::table parseCaseText(const CaseSource& source) { return parseCaseToml(source.text, source.path); }
 
 }  // namespace
 

@@ -38,6 +38,7 @@
 #include "app/LossBuilding.hpp"
 #include "app/ParameterSchema.hpp"
 #include "app/PetscOptionPolicy.hpp"
+#include "io/ContentHash.hpp"
 #include "models/Dataset.hpp"
 #include "models/InputFile.hpp"
 #include "models/DivergenceGrids.hpp"
@@ -958,7 +959,14 @@ private:
       if (written.empty()) fail("data.file", *fileNode, "must not be empty", fileParameter.allowed);
       c.data.file = resolveDataPath(written);
       try {
-        c.data.records = models::readCsvDataset(c.data.file, static_cast<int>(dim_), logistic);
+        std::string text;
+        try {
+          text = models::readInputFile(c.data.file, models::kMaxDataFileBytes);
+        } catch (const models::InputFileError& e) {
+          throw models::DataFileError("cannot read data file '" + c.data.file + "': " + e.what());
+        }
+        c.data.fileSha256 = io::sha256Hex(text);  // of the very bytes parsed: what a restart proves unchanged
+        c.data.records = models::parseCsvDataset(std::move(text), c.data.file, static_cast<int>(dim_), logistic);
       } catch (const std::exception& e) {  // DataFileError above all; anything else from the reader is also the file's
         fail("data.file", *fileNode, e.what(), fileParameter.allowed);
       }
@@ -1959,6 +1967,11 @@ NestingScan scanNesting(std::string_view t) {
 }  // namespace
 
 Case readCaseString(std::string_view text, const std::filesystem::path& pretendPath) {
+  toml::table root = parseCaseToml(text, pretendPath);
+  return CaseParser(root, pretendPath).parse();
+}
+
+toml::table parseCaseToml(std::string_view text, const std::filesystem::path& pretendPath) {
   const NestingScan scan = scanNesting(text);
   if (scan.keyParts > kMaxKeyParts)
     throw InputError(oneLine(pretendPath.string() + ":" + std::to_string(scan.keyLine) +
@@ -1981,7 +1994,7 @@ Case readCaseString(std::string_view text, const std::filesystem::path& pretendP
                              std::to_string(where.column) + ": " + std::string(e.description())),
                      "", "", "");
   }
-  return CaseParser(root, pretendPath).parse();
+  return root;
 }
 
 // Relative data paths are relative to the case file, so a case and its data can be moved together. The path is

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <toml++/toml.h>
+
 #include "app/Case.hpp"
 
 namespace fpdp::app {
@@ -31,6 +33,11 @@ Case readCase(const std::filesystem::path& file);
 /// Same as readCase for TOML text; `pretendPath` is used in messages, for the default case name, and as the
 /// folder that a relative data.file is resolved against.
 Case readCaseString(std::string_view toml, const std::filesystem::path& pretendPath);
+
+/// TOML text of a case, or of a run's parameters.toml, parsed within the reader's limits on dotted keys and nesting
+/// (docs/faults.md §2: toml++ recurses per key part, and 40,000 parts overflowed its stack). Throws InputError
+/// "<pretendPath>:<line>: ..." for text beyond the limits or that is not TOML.
+toml::table parseCaseToml(std::string_view text, const std::filesystem::path& pretendPath);
 
 /// The parameter reference (the body of docs/parameters.md), generated from the schema table in ParameterSchema.cpp.
 std::string parameterSchemaMarkdown();

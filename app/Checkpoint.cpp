@@ -1,6 +1,7 @@
 #include "app/Checkpoint.hpp"
 
 #include <petscdmda.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -57,6 +58,8 @@ io::CheckpointData loadCheckpoint(const std::string& path) {
   ck.integer("/run/step", 0, 1L << 52);
   ck.scalar("/run/time");
   ck.text("/case/toml");
+  ck.text("/files/names");
+  ck.text("/inputs/data_file_sha256");
   return ck;
 }
 
@@ -171,6 +174,118 @@ void saveCsvSizes(io::CheckpointData& ck, const std::string& workDir) {
   }
   ck.putText("/csv/names", names);
   ck.put("/csv/sizes", sizes);
+}
+
+namespace {
+
+/// Rewritten whole at every output step from the checkpoint's state: a later copy differs from the checkpoint's
+/// legitimately, and the continued run replaces it.
+bool rewrittenEveryStep(const std::string& name) { return name == "fpdp.pvd" || name == "fpdp.xmf"; }
+
+bool isTable(const std::string& name) { return name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0; }
+
+/// The files CarriedFiles records, relative to workDir, sorted.
+std::vector<std::string> carriedNames(const std::string& workDir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(workDir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    const std::string rel = it->path().lexically_relative(workDir).string();
+    const std::string name = it->path().filename().string();
+    if (name == kCheckpointName || it->path().extension() == ".tmp" || rewrittenEveryStep(rel)) continue;
+    names.push_back(rel);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+void CarriedFiles::save(io::CheckpointData& ck, const std::string& workDir) {
+  saveCsvSizes(ck, workDir);
+  std::string names;
+  std::vector<double> sizes;
+  std::string hashes;
+  std::map<std::string, Entry> now;
+  for (const std::string& rel : carriedNames(workDir)) {
+    const fs::path path = fs::path(workDir) / rel;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    Entry e;
+    e.device = st.st_dev;
+    e.inode = st.st_ino;
+    e.size = static_cast<unsigned long long>(st.st_size);
+    e.modified = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+    const auto it = known_.find(rel);
+    const bool same = it != known_.end() && it->second.device == e.device && it->second.inode == e.inode;
+    if (same && it->second.size == e.size && it->second.modified == e.modified) {
+      e.hash = it->second.hash;  // unchanged since the last checkpoint
+    } else if (same && isTable(rel) && it->second.size <= e.size) {
+      e.hash = it->second.hash;  // a table this run only appended to: hash what was appended
+      io::hashFilePrefix(path, e.size, e.hash);
+    } else {
+      io::hashFilePrefix(path, e.size, e.hash);
+    }
+    names += rel + "\n";
+    sizes.push_back(static_cast<double>(e.size));
+    hashes += e.hash.hex() + "\n";
+    now.emplace(rel, std::move(e));
+  }
+  known_ = std::move(now);
+  ck.putText("/files/names", names);
+  ck.put("/files/sizes", sizes);
+  ck.putText("/files/sha256", hashes);
+}
+
+void requireCarriedFilesUnchanged(const io::CheckpointData& ck, const std::string& workDir) {
+  std::vector<std::string> names, hashes;
+  std::istringstream n(ck.text("/files/names")), h(ck.text("/files/sha256"));
+  for (std::string line; std::getline(n, line);) names.push_back(line);
+  for (std::string line; std::getline(h, line);) hashes.push_back(line);
+  const auto& sizes = ck.array("/files/sizes", names.size());
+  if (hashes.size() != names.size()) ck.fail("/files/sha256", "not one hash per file of /files/names");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& rel = names[i];
+    const fs::path relative(rel);
+    if (rel.empty() || relative.is_absolute() || rel.find("..") != std::string::npos)
+      ck.fail("/files/names", "'" + rel + "' is not a file of the output directory");
+    const double s = sizes[i];
+    if (!(s >= 0 && s < 1e15 && s == std::floor(s))) ck.fail("/files/sizes", "not a file size: " + std::to_string(s));
+    const auto size = static_cast<std::uint64_t>(s);
+    const fs::path path = fs::path(workDir) / relative;
+    const auto changed = [&](const std::string& what) {
+      throw CheckpointError("--restart: '" + path.string() + "' " + what + " since the checkpoint ('" + ck.source +
+                            "'); a run continues only with the files it wrote itself: remove " + workDir +
+                            " and run the case again");
+    };
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) changed("is missing (it existed");
+    if (S_ISLNK(st.st_mode)) changed("has been replaced by a symbolic link");
+    if (!S_ISREG(st.st_mode)) changed("has been replaced by a file that is not a regular file");
+    if (st.st_nlink > 1) changed("has been given another name (a hard link)");
+    const auto actual = static_cast<std::uint64_t>(st.st_size);
+    if (isTable(rel) ? actual < size : actual != size)
+      changed("has " + std::to_string(actual) + " bytes, " + std::to_string(size) + " at the checkpoint: it changed");
+    io::Sha256 hash;
+    try {
+      io::hashFilePrefix(path, size, hash);
+    } catch (const std::exception& e) {
+      changed(std::string("cannot be read (") + e.what() + ")");
+    }
+    if (hash.hex() != hashes[i])
+      changed(std::string("has changed") + (isTable(rel) ? " in its first " + std::to_string(size) + " bytes" : "") +
+              " (SHA-256 " + hash.hex().substr(0, 16) + "..., " + hashes[i].substr(0, 16) + "... at the checkpoint)");
+  }
+}
+
+void requireSameData(const io::CheckpointData& ck, const std::string& dataFile, const std::string& dataSha256) {
+  const std::string& saved = ck.text("/inputs/data_file_sha256");
+  if (saved == dataSha256) return;
+  throw CheckpointError("--restart: the data file '" + dataFile + "' has changed since the checkpoint ('" + ck.source +
+                        "'; SHA-256 " + dataSha256.substr(0, 16) + "... now, " + saved.substr(0, 16) +
+                        "... then); a run continues only with the data it started with: restore the file, or run the "
+                        "case again without --restart");
 }
 
 namespace {

@@ -6,14 +6,17 @@
 //
 // A run writes DIR.partial/checkpoint.h5 at every `output.checkpoint_every`-th output step (after that step's
 // rows and fields are on disk). `fpdp run --restart DIR` reads it, checks it against the case (the resolved TOML,
-// byte for byte) and the rank count, truncates every CSV file to its size at the checkpoint, and continues: the
-// outputs equal an uninterrupted run's bit for bit on the same number of ranks.
+// byte for byte), the rank count, the data file's and every carried-over file's content hash (CarriedFiles),
+// truncates every CSV file to its size at the checkpoint, and continues: the outputs equal an uninterrupted run's bit
+// for bit on the same number of ranks.
 #include <petscvec.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "io/CheckpointFile.hpp"
+#include "io/ContentHash.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 
 namespace fpdp::app {
@@ -22,8 +25,9 @@ namespace fpdp::app {
 using CheckpointError = io::CheckpointFileError;
 
 constexpr const char* kCheckpointName = "checkpoint.h5";
-constexpr int kCheckpointFormat = 2;  // /format/version: the meaning of the names (docs/output.md); 2: /exact/rows,
-                                      // /tracing/rows, units and descriptions in /hdf5/replicated
+constexpr int kCheckpointFormat = 3;  // /format/version: the meaning of the names (docs/output.md); 2: /exact/rows,
+                                      // /tracing/rows, units and descriptions in /hdf5/replicated; 3: /files/* and
+                                      // /inputs/data_file_sha256 (the content hashes a restart checks)
 
 /// The run an `fpdp run --restart DIR` continues: DIR (where the finished run goes) and DIR.partial.
 struct RestartTarget {
@@ -49,6 +53,35 @@ void scatterNatural(const meshes::DistributedBoxMesh& mesh, const std::vector<do
 
 /// The sizes of the CSV files in `workDir` (what was flushed at the checkpoint).
 void saveCsvSizes(io::CheckpointData& ck, const std::string& workDir);
+
+/// What a continued run carries over from DIR.partial, with SHA-256 content hashes, so that a restart proves it
+/// unchanged: every regular file the run has written, but the checkpoint itself, temporary files and the files
+/// rewritten whole at every output step (fpdp.pvd, fpdp.xmf). A table (*.csv) only grows: its size and the hash of
+/// its bytes up to that size are recorded (the restart cuts it back there); any other file's size and hash. The
+/// hashes are kept per file between checkpoints and continued, so a growing table is read once in all, a field file
+/// once.
+class CarriedFiles {
+public:
+  /// Records the files of `workDir` in `ck` (/files/names, /files/sizes, /files/sha256) and the CSV sizes
+  /// (saveCsvSizes). Rank 0.
+  void save(io::CheckpointData& ck, const std::string& workDir);
+
+private:
+  struct Entry {
+    unsigned long long device = 0, inode = 0, size = 0;
+    long long modified = 0;  // nanoseconds
+    io::Sha256 hash;
+  };
+  std::map<std::string, Entry> known_;
+};
+
+/// Before a continued run writes anything: every file the checkpoint recorded (CarriedFiles) must be a regular file
+/// (not a link), a table at least as long as recorded whose first bytes hash as recorded, any other file exactly as
+/// recorded. Throws CheckpointError naming the file and what changed.
+void requireCarriedFilesUnchanged(const io::CheckpointData& ck, const std::string& workDir);
+/// The data file (data.file) must hash as it did when the checkpoint was written: a restart never mixes two datasets.
+/// Throws CheckpointError naming the file.
+void requireSameData(const io::CheckpointData& ck, const std::string& dataFile, const std::string& dataSha256);
 /// The CSV paths a continued run appends to (io::CsvTable::setContinuedPaths); checks they exist and are at least
 /// as long as at the checkpoint.
 std::vector<std::string> continuedCsvPaths(const io::CheckpointData& ck, const std::string& workDir);

@@ -1,6 +1,9 @@
 #include "app/CommandLine.hpp"
 
+#include <sys/stat.h>
+
 #include <limits>
+#include <optional>
 
 #include "app/PetscOptionPolicy.hpp"
 
@@ -22,6 +25,20 @@ long long integerOption(const std::string& name, const std::string& text, long l
 namespace {
 bool isPetscOptionName(const std::string& t) {
   return t.size() >= 2 && t[0] == '-' && t[1] != '-' && !(t[1] >= '0' && t[1] <= '9') && t[1] != '.';
+}
+}  // namespace
+
+namespace {
+/// A viewer value ([TYPE]:FILE[:FORMAT[:MODE]], e.g. -log_view :log.txt) whose FILE exists and is not a regular file:
+/// PETSc would write it at the end (PetscFinalize) and ignore a failure (-log_view :/dev/full ended with status 0),
+/// or block on a FIFO. What is wrong with it, or nothing.
+std::optional<std::string> viewerTargetProblem(const std::string& value) {
+  const auto colon = value.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const std::string file = value.substr(colon + 1, value.find(':', colon + 1) - colon - 1);
+  struct stat st {};
+  if (file.empty() || ::stat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return std::nullopt;
+  return "'" + file + "' is not a regular file; allowed: a regular file or a new one";
 }
 }  // namespace
 
@@ -68,15 +85,20 @@ CommandLine parseCommandLine(int argc, const char* const* argv) {
       cl.overrides.push_back({"accuracy.certify", "\"" + what + "\""});
     } else if (t == "--quiet") {
       cl.quiet = true;
+    } else if (t == "--allow-outside") {
+      cl.allowOutside = true;
     } else if (t.rfind("--", 0) == 0) {
-      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --certify, --quiet, --particles N, --seed S, "
+      throw UsageError("unknown option '" + t + "'; fpdp's options are --output DIR, --restart DIR, --set KEY=VALUE, --certify, --quiet, --allow-outside, --particles N, --seed S, "
                        "--threads T, --help, --version "
                        "(PETSc options take a single dash, e.g. -ts_type cn)");
     } else if (isPetscOptionName(t)) {
       if (const auto problem = forbiddenPetscOption(t)) throw UsageError("PETSc option '" + t + "' " + *problem);
       cl.petscArgs.push_back(t);
-      if (i + 1 < argc && !isPetscOptionName(argv[i + 1]) && std::string(argv[i + 1]).rfind("--", 0) != 0)
+      if (i + 1 < argc && !isPetscOptionName(argv[i + 1]) && std::string(argv[i + 1]).rfind("--", 0) != 0) {
         cl.petscArgs.push_back(argv[++i]);
+        if (const auto problem = viewerTargetProblem(cl.petscArgs.back()))
+          throw UsageError("PETSc option '" + t + " " + cl.petscArgs.back() + "': " + *problem);
+      }
     } else {
       positional.push_back(t);
     }
@@ -176,6 +198,10 @@ Commands:
 
 Options:
   --output DIR   output directory (overrides output.directory); replaced only if it is an earlier fpdp output
+                 holding no file fpdp did not write (its manifest .fpdp-manifest)
+  --allow-outside  run, sample, noise-study: let the case file's output.directory be an absolute path or leave, by
+                 "..", the directory it is resolved in (refused otherwise, exit 2: a shared case file must not
+                 choose where its output lands outside your working directory)
   --restart DIR  run: continue the interrupted run whose output directory is DIR (it left DIR.partial) from its
                  last checkpoint (DIR.partial/checkpoint.h5, every output.checkpoint_every-th output step); the
                  outputs equal an uninterrupted run's bit for bit on the same number of ranks. The case is the

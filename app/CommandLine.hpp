@@ -30,6 +30,7 @@ struct CommandLine {
   std::optional<std::string> output;   // --output DIR
   std::optional<std::string> restart;  // run --restart DIR: continue the interrupted run in DIR(.partial)
   bool quiet = false;                  // --quiet: no progress line
+  bool allowOutside = false;           // --allow-outside: the case's output.directory may leave the folder it names
   std::optional<long> particles;       // sample: --particles N (overrides sampler.particles)
   std::optional<long long> seed;       // sample: --seed S
   std::optional<int> threads;          // sample: --threads T

@@ -17,6 +17,7 @@
 #include "app/run/OutputDirectory.hpp"
 #include "io/CsvReader.hpp"
 #include "io/NumberText.hpp"
+#include "io/OutputFile.hpp"
 
 #ifndef FPDP_SWEEP_PLOT_SCRIPT
 #error "FPDP_SWEEP_PLOT_SCRIPT (the path of scripts/plot-sweep) must be defined by the build"
@@ -27,7 +28,7 @@ namespace fpdp::app {
 namespace fs = std::filesystem;
 
 Member memberCase(const CaseSource& source, std::string name, std::vector<CaseOverride> overrides,
-                  const std::string& label, bool lean) {
+                  const std::string& label, bool lean, std::string& caseText) {
   std::vector<CaseOverride> all = overrides;
   all.push_back({"output.plots", "false"});  // the study draws its own plot; a member's would only cost time
   if (lean) {
@@ -38,8 +39,9 @@ Member memberCase(const CaseSource& source, std::string name, std::vector<CaseOv
   m.name = std::move(name);
   m.overrides = std::move(overrides);
   try {
-    m.caseText = overriddenCaseText(source, all);
-    m.resolved = readCaseString(m.caseText, source.path);
+    caseText = overriddenCaseText(source, all);
+    const Case resolved = readCaseString(caseText, source.path);
+    m.facts = {resolved.privacy.delta, resolved.divergence.orders};
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what(), e.keyPath, e.value, e.allowed);
   }
@@ -59,30 +61,63 @@ std::string overrideSlug(const CaseOverride& o) {
 
 fs::path memberRunDirectory(const fs::path& work, const Member& m) { return work / "members" / m.name / "output"; }
 
+namespace {
+/// A member's run that finished in an earlier, interrupted study: its output directory was published (fpdp's mark
+/// and its manifest, which a run writes only when it succeeds).
+bool finishedEarlier(const fs::path& runDir) {
+  std::error_code ec;
+  return fs::is_directory(fs::symlink_status(runDir, ec)) && hasOwnerMark(runDir) &&
+         fs::is_regular_file(fs::symlink_status(runDir / kManifest, ec));
+}
+}  // namespace
+
 std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::path& work,
-                                      const std::vector<Member>& members, int jobs, bool quiet) {
-  std::vector<ChildJob> childJobs;
-  for (const Member& m : members) {
-    const fs::path dir = work / "members" / m.name;
-    fs::create_directories(dir);
-    std::ofstream(dir / "case.toml") << m.caseText;
-    childJobs.push_back({{"run", (dir / "case.toml").string(), "--output", memberRunDirectory(work, m).string(),
-                          "--quiet"},
-                         dir / "stdout.log",
-                         dir / "stderr.log"});
-  }
-  std::vector<MemberOutcome> outcomes(members.size());
+                                      const std::function<std::optional<MadeMember>(std::size_t)>& make, int jobs,
+                                      bool quiet, std::vector<Member>& members) {
+  members.clear();
+  std::vector<MemberOutcome> outcomes;
+  std::vector<std::size_t> memberOfJob;
+  std::vector<fs::path> stderrFiles;
   std::size_t done = 0;
-  runChildren(executable, childJobs, jobs, [&](std::size_t i, int status) {
-    MemberOutcome& o = outcomes[i];
-    o.exitStatus = status;
-    if (status != 0) o.failure = lastLines(childJobs[i].stderrFile, 3);
+  const auto report = [&](std::size_t m) {
     ++done;
-    if (!quiet) {
-      std::printf("  [%zu/%zu] %s: %s\n", done, members.size(), members[i].name.c_str(),
-                  status == 0 ? "done" : ("FAILED (exit status " + std::to_string(status) + "): " + o.failure).c_str());
-      std::fflush(stdout);
+    if (quiet) return;
+    const MemberOutcome& o = outcomes[m];
+    std::printf("  [%zu] %s: %s\n", done, members[m].name.c_str(),
+                o.exitStatus == 0 ? "done" : ("FAILED (exit status " + std::to_string(o.exitStatus) + "): " + o.failure).c_str());
+    std::fflush(stdout);
+  };
+  // Job i of the children is a member that runs; members finished earlier are passed over (and reported) here.
+  const auto nextJob = [&](std::size_t) -> std::optional<ChildJob> {
+    for (;;) {
+      std::optional<MadeMember> made = make(members.size());
+      if (!made) return std::nullopt;
+      members.push_back(std::move(made->member));
+      outcomes.emplace_back();
+      const Member& m = members.back();
+      const fs::path dir = work / "members" / m.name, runDir = memberRunDirectory(work, m);
+      if (finishedEarlier(runDir)) {
+        outcomes.back().exitStatus = 0;
+        report(members.size() - 1);
+        continue;
+      }
+      std::error_code ec;
+      fs::remove_all(dir, ec);  // what an interrupted attempt left (fpdp's own: inside the study's DIR.partial)
+      fs::create_directories(dir);
+      io::writeWholeFile(dir / "case.toml", made->caseText);
+      memberOfJob.push_back(members.size() - 1);
+      stderrFiles.push_back(dir / "stderr.log");
+      return ChildJob{{"run", (dir / "case.toml").string(), "--output", runDir.string(), "--quiet"},
+                      dir / "stdout.log",
+                      dir / "stderr.log",
+                      {}};
     }
+  };
+  runChildrenAsMade(executable, nextJob, jobs, [&](std::size_t job, int status) {
+    const std::size_t m = memberOfJob[job];
+    outcomes[m].exitStatus = status;
+    if (status != 0) outcomes[m].failure = lastLines(stderrFiles[job], 3);
+    report(m);
   });
   return outcomes;
 }
@@ -130,7 +165,7 @@ std::string accuracyEpsColumn(const CsvFile& accuracy, double delta) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& runDir, const Case& c) {
+std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& runDir, const MemberFacts& c) {
   const CsvFile epsilon(runDir / "epsilon.csv"), accuracy(runDir / "accuracy.csv"),
       divergence(runDir / "divergence.csv"), bounds(runDir / "bounds.csv");
   std::vector<std::pair<std::string, std::string>> cells;
@@ -147,7 +182,7 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
     cells.emplace_back("eps_exact_status_delta_" + label, epsilon.cell(r, "eps_exact_status"));
     cells.emplace_back("eps_exact_certified_delta_" + label, accuracy.cell(accLast, acc + "_certified"));
     cells.emplace_back("eps_exact_conservative_delta_" + label, accuracy.cell(accLast, acc + "_conservative"));
-    if (delta == c.privacy.delta) atDelta = r;
+    if (delta == c.delta) atDelta = r;
   }
   if (!atDelta) throw std::runtime_error("epsilon.csv has no row at the last step and privacy.delta");
   cells.emplace_back("delta", epsilon.cell(*atDelta, "delta"));
@@ -168,7 +203,7 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
     if (name != "step" && name != "t") cells.emplace_back(name, bounds.cell(bounds.lastRow(), name));
   // R_alpha(q || p) of every order at the last step (renyi.csv: one row per step and order).
   const CsvFile renyi(runDir / "renyi.csv");
-  for (const RenyiOrder& order : c.divergence.orders)
+  for (const RenyiOrder& order : c.orders)
     for (std::size_t r = 0; r < renyi.text.rows.size(); ++r)
       if (renyi.cell(r, "step") == step && renyi.number(r, "alpha") == order.alpha) {
         cells.emplace_back("renyi_reverse_" + order.label, renyi.cell(r, "renyi_reverse"));
@@ -177,18 +212,41 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
   return cells;
 }
 
-StudyDirectory::StudyDirectory(const std::string& finalDir, const CaseSource& source)
-    : final_(normaliseOutputDirectory(finalDir)), work_(final_ + ".partial") {
+StudyDirectory::StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record,
+                               bool continued)
+    : final_(normaliseOutputDirectory(finalDir)), work_(final_ + ".partial"), continued_(continued) {
+  lock_ = std::make_unique<OutputLock>(final_);  // before DIR or DIR.partial is looked at
+  std::error_code ec;
+  if (continued) {
+    const auto status = fs::symlink_status(work_, ec);
+    if (!fs::is_directory(status) || fs::is_symlink(status) || !hasOwnerMark(work_) ||
+        !fs::is_regular_file(fs::symlink_status(work_ / kStudyRecord, ec)))
+      throw OutputDirectoryError("--restart " + final_ + ": '" + work_.string() + "' holds no interrupted study of "
+                                 "fpdp (its mark and " + kStudyRecord + "); nothing to continue");
+    checkOutputDirectory(final_);
+    return;
+  }
   checkOutputDirectory(final_);
+  if (fs::is_regular_file(fs::symlink_status(work_ / kStudyRecord, ec)) && hasOwnerMark(work_))
+    throw OutputDirectoryError("'" + work_.string() + "' holds an interrupted study with its finished members: "
+                               "continue it with 'fpdp sweep --restart " + final_ + "', or remove '" +
+                               work_.string() + "' to start again");
   removeStalePartial(work_, final_);
   fs::create_directories(work_ / "members");
   writeOwnerMark(work_);
-  std::ofstream(work_ / "case.toml") << source.text;
+  io::writeWholeFile(work_ / "case.toml", source.text);
+  if (!record.empty()) io::writeWholeFile(work_ / kStudyRecord, record);  // a study that --restart can continue
 }
 
 StudyDirectory::~StudyDirectory() {
+  // An interrupted or failed study keeps its finished members for --restart; bad input and a study that ran none
+  // leave nothing.
   std::error_code ec;
-  if (!published_ && hasOwnerMark(work_)) fs::remove_all(work_, ec);
+  if (published_ || !hasOwnerMark(work_)) return;
+  bool anyMember = false;
+  for (auto it = fs::directory_iterator(work_ / "members", ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    anyMember = true;
+  if (discard_ || (!anyMember && !continued_)) fs::remove_all(work_, ec);
 }
 
 void StudyDirectory::publish() {
@@ -218,6 +276,7 @@ StudyOptions parseStudyCommandLine(
     }
     if (own(t, value)) continue;
     if (t == "--output") o.output = value();
+    else if (t == "--restart" && command == "sweep") o.restart = value();
     else if (t == "--jobs") o.jobs = static_cast<int>(integerOption(t, value(), 1, 1024));
     else if (t == "--quiet") o.quiet = true;
     else if (t.rfind("-", 0) == 0)
@@ -226,7 +285,8 @@ StudyOptions parseStudyCommandLine(
     else if (o.casePath.empty()) o.casePath = t;
     else throw UsageError("'fpdp " + command + "' takes one case file, got '" + o.casePath + "' and '" + t + "'");
   }
-  if (o.casePath.empty())
+  if (o.restart && o.restart->empty()) throw UsageError("--restart needs a non-empty directory name");
+  if (o.casePath.empty() && !o.restart)
     throw UsageError("'fpdp " + command + "' needs a case file: fpdp " + command + " CASE.toml ...");
   if (o.output && o.output->empty()) throw UsageError("--output needs a non-empty directory name");
   return o;

@@ -10,6 +10,7 @@
 //   DIR/members/<name>/output/            the member's `fpdp run` output (docs/output.md)
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,21 +18,29 @@
 
 #include "app/Case.hpp"
 #include "app/CaseOverrides.hpp"
+#include "app/run/OutputLock.hpp"
 
 namespace fpdp::app {
+
+/// What a study reads back from a member's run (lastStepCells), kept instead of its whole case: a sweep of 10,000
+/// members of a 0.6 MB case held 3 GB of cases and their data before any member started.
+struct MemberFacts {
+  double delta = 0.0;              // privacy.delta
+  std::vector<RenyiOrder> orders;  // divergence.orders
+};
 
 struct Member {
   std::string name;                     // its directory under DIR/members/, e.g. "03-steps-20_sigma-0.5"
   std::vector<CaseOverride> overrides;  // what differs from the case file
-  std::string caseText;                 // the member's case file (memberCase)
-  Case resolved;                        // and its validated content
+  MemberFacts facts;
 };
 
 /// The member's case: the overrides, then output.plots = false (and, when `lean`, no density fields either: only
-/// the tables are needed), read and validated. An invalid member throws InputError whose message starts with
-/// `label` (which member, with which values) and goes on with the case reader's (key, value, what is allowed).
+/// the tables are needed), read and validated; its text goes to `caseText`. An invalid member throws InputError
+/// whose message starts with `label` (which member, with which values) and goes on with the case reader's (key,
+/// value, what is allowed).
 Member memberCase(const CaseSource& source, std::string name, std::vector<CaseOverride> overrides,
-                  const std::string& label, bool lean);
+                  const std::string& label, bool lean, std::string& caseText);
 
 /// A directory name part for an override: the key's last part and the value, e.g. "sigma-0.5".
 std::string overrideSlug(const CaseOverride& o);
@@ -41,10 +50,22 @@ struct MemberOutcome {
   std::string failure;  // the last lines of its stderr when exitStatus != 0
 };
 
-/// Writes each member's case into work/members/<name>/ and runs `executable run case.toml --output output --quiet`
-/// for each, `jobs` at a time; one line per finished member on stdout unless `quiet`.
+/// A member made for its run: the member and its case's text.
+struct MadeMember {
+  Member member;
+  std::string caseText;
+};
+
+/// Runs the members as they are made, `jobs` at a time: `make(i)` makes member i (i = 0, 1, ...; nullopt: none
+/// left) just before it starts, so that the first starts at once and only the running members' cases are held.
+/// Each member's case goes to work/members/<name>/case.toml, then `executable run case.toml --output output --quiet`
+/// runs; one line per finished member on stdout unless `quiet`. A member whose run finished earlier (its output
+/// directory published: a study continued with --restart) is not run again: its outcome is success. When `make`
+/// throws (an invalid member), no further member starts, the running ones are stopped, and the error propagates.
+/// `members` receives the members made, in order; the outcomes are theirs.
 std::vector<MemberOutcome> runMembers(const std::string& executable, const std::filesystem::path& work,
-                                      const std::vector<Member>& members, int jobs, bool quiet);
+                                      const std::function<std::optional<MadeMember>(std::size_t)>& make, int jobs,
+                                      bool quiet, std::vector<Member>& members);
 
 /// The run directory of a member.
 std::filesystem::path memberRunDirectory(const std::filesystem::path& work, const Member& m);
@@ -55,25 +76,36 @@ std::filesystem::path memberRunDirectory(const std::filesystem::path& work, cons
 /// there (every column: the conversions, the bounds' eps, eps_composition, composition_mu); kl, tv, renyi_<a> and
 /// status_renyi_<a> of divergence.csv with each value's _certified and _conservative of accuracy.csv; every column
 /// of bounds.csv (docs/output.md, sweep.csv). Throws std::runtime_error when a file is missing or unreadable.
-std::vector<std::pair<std::string, std::string>> lastStepCells(const std::filesystem::path& runDir, const Case& c);
+std::vector<std::pair<std::string, std::string>> lastStepCells(const std::filesystem::path& runDir,
+                                                               const MemberFacts& c);
 
-/// The study directory: DIR checked (absent, empty or fpdp's own), DIR.partial made with fpdp's mark and the case
-/// file; publish() puts it in DIR's place. Throws OutputDirectoryError.
+/// The study directory, locked for this process (app/run/OutputLock) from before it is looked at until the end: DIR
+/// checked (absent, empty or fpdp's own), DIR.partial made with fpdp's mark, the case file and `record` (what a
+/// continued study needs: kStudyRecord); publish() puts it in DIR's place. A study interrupted (a signal, a crash)
+/// leaves DIR.partial with its finished members; a new study refuses it, `continued` keeps it (`fpdp sweep --restart
+/// DIR`). Throws OutputDirectoryError.
 class StudyDirectory {
 public:
-  StudyDirectory(const std::string& finalDir, const CaseSource& source);
-  ~StudyDirectory();  // a study that did not publish removes DIR.partial
+  StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record, bool continued);
+  ~StudyDirectory();  // a study that failed before any member ran removes DIR.partial; otherwise it stays
   StudyDirectory(const StudyDirectory&) = delete;
   StudyDirectory& operator=(const StudyDirectory&) = delete;
   const std::filesystem::path& work() const { return work_; }
   const std::string& finalDir() const { return final_; }
+  /// A bad-input failure (exit 2): DIR.partial goes even if members ran.
+  void discard() { discard_ = true; }
   void publish();
 
 private:
   std::string final_;
   std::filesystem::path work_;
-  bool published_ = false;
+  std::unique_ptr<OutputLock> lock_;
+  bool published_ = false, discard_ = false, continued_ = false;
 };
+
+/// The file of DIR.partial that records how a study was started (its case's path and its command's values), so that
+/// `--restart` continues it with the same members.
+inline constexpr const char* kStudyRecord = "study.toml";
 
 /// The default of --jobs: the cores this process may use.
 int defaultJobs();
@@ -85,6 +117,7 @@ struct StudyOptions {
   std::optional<int> jobs;            // default: defaultJobs()
   bool quiet = false;
   bool help = false;                  // --help: print fpdp's help and exit
+  std::optional<std::string> restart;  // sweep --restart DIR: continue the interrupted study in DIR.partial
 };
 
 /// Parses argv[2..] of `fpdp <command>`: the common options here, the command's own by `own(option, value)`, which

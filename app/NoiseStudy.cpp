@@ -160,6 +160,7 @@ int runNoiseStudy(const Case& c, const RunOptions& options) {
     s << "  (the bound predicted a ratio of " << bound(iso, A) / bound(opt, Aaniso) << ")\n";
     s << "  output: " << options.outputDirectory << "/{isotropic,anisotropic}/, noise-study.csv\n";
     std::fputs(s.str().c_str(), stdout);
+    writeManifest(options.outputDirectory);  // what a later study may replace (app/run/OutputDirectory)
   }
   return 0;
 }

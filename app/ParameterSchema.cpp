@@ -322,7 +322,9 @@ constexpr Parameter kParameters[] = {
      "", booleanValue()},
     {"output", "directory", "string (path)", "—", Presence::Derived, R"(`"<case.name>-output"`)",
      "a non-empty path without control characters", "",
-     "Output directory; the command line's --output overrides it."},
+     "Output directory; the command line's --output overrides it. A relative path below the working directory: "
+     "`fpdp run` and `fpdp sample` refuse (exit status 2) an absolute path or one that leaves it with `..`, unless "
+     "the command line allows it with --allow-outside (a shared case file must not choose where its output lands)."},
 
     // [divergence]
     // Orders up to 1e6: (alpha - 1) log(p/q) overflows near 1e305 (NaN at 1e308), and beyond 1e6 R_alpha equals

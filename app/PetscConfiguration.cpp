@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <petscts.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <vector>
@@ -78,6 +81,30 @@ bool preferSharedMemoryMpiTransport() {
   if (std::getenv("OMPI_MCA_pml") != nullptr) return false;
   if (launchedByMpiLauncher() && !openMpiJobOnOneNode()) return false;
   return setenv("OMPI_MCA_pml", "ob1", /*overwrite=*/0) == 0;
+}
+
+bool avoidSharedFilePointers() {
+  if (std::getenv("OMPI_MCA_sharedfp") != nullptr) return false;
+  return setenv("OMPI_MCA_sharedfp", "^sm", /*overwrite=*/0) == 0;
+}
+
+std::string temporaryDirectoryProblem() {
+  const char* set = std::getenv("TMPDIR");
+  const std::string dir = set && *set ? set : "/tmp";
+  const std::string name = set && *set ? "TMPDIR '" + dir + "'" : "the temporary directory '/tmp' (TMPDIR is unset)";
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    return name + " cannot be used: " + std::strerror(errno) + "; set TMPDIR to a writable directory";
+  if (!S_ISDIR(st.st_mode)) return name + " is not a directory; set TMPDIR to a writable directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return name + " is not writable (" + std::strerror(errno) + "); set TMPDIR to a writable directory";
+  // Open MPI maps small files there (a few MiB at most for the processes of one node).
+  struct statvfs fs {};
+  constexpr unsigned long long kNeeded = 4ull << 20;
+  if (::statvfs(dir.c_str(), &fs) == 0 && static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize < kNeeded)
+    return name + " is full (less than 4 MiB free); Open MPI keeps its session files there: free space or set "
+                  "TMPDIR to another directory";
+  return "";
 }
 
 namespace {

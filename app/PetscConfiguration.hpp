@@ -28,6 +28,22 @@ bool openMpiJobOnOneNode();
 /// implementations ignore the variable).
 bool preferSharedMemoryMpiTransport();
 
+/// Before MPI starts: Open MPI's MPI-IO layer (OMPIO) opens a shared-file-pointer module with every file it opens.
+/// On one node its default, sm, keeps a POSIX semaphore named after the file's base name alone
+/// (/dev/shm/sem.OMPIO_<name>), shared by every process of every user on the machine: a run killed between that
+/// module's sem_wait and sem_post (a full TMPDIR made it fail with SIGBUS there) left the semaphore at 0, and every
+/// later run that opened a file of that name with MPI-IO waited in sem_wait for good. Unless the user chose the
+/// components (OMPI_MCA_sharedfp set), sm is excluded: OMPIO then takes lockedfile, whose state is a file beside the
+/// data file named with the job's and the process's ids (in the run's own locked output directory) under a record
+/// lock the kernel releases when the process ends. Excluding every component made MPI_File_open fail. Returns true
+/// if it set the choice.
+bool avoidSharedFilePointers();
+
+/// Why the temporary directory Open MPI keeps its session files in ($TMPDIR, else /tmp) cannot be used (not a
+/// directory, not writable, full), or "" when it can: checked before MPI starts, so that the run ends with one line
+/// instead of Open MPI's page of diagnostics (or a SIGBUS when a full one is mapped).
+std::string temporaryDirectoryProblem();
+
 /// Open MPI's singleton start-up without its daemon, for a process no launcher started (bench/README.md, start-up).
 /// A singleton's MPI_Init forks an orted daemon, so that MPI_Comm_spawn could work later; fpdp never spawns, and
 /// the fork cost 0.1 s of every serial run (0.43 s -> 0.32 s for the 256^2 benchmark). An isolated singleton

@@ -8,6 +8,7 @@
 #include <petscsys.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "app/RunCase.hpp"
 #include "app/run/Collective.hpp"
 #include "io/CsvTable.hpp"
+#include "io/OutputFile.hpp"
 #include "io/SampleFiles.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "solver/noisygd/ConstraintProjection.hpp"
@@ -532,12 +534,27 @@ int writeAgreement(const std::string& w, std::ostream& summary, const Case& c,
 /// files), or as a new DIR with parameters.toml.
 void moveIntoPlace(const Case& c, const fs::path& dir, const fs::path& work, bool dirHoldsOutput) {
   if (dirHoldsOutput) {
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().filename().string().rfind("sample", 0) == 0) fs::remove(entry.path());
-    for (const auto& entry : fs::directory_iterator(work)) fs::rename(entry.path(), dir / entry.path().filename());
+    // An earlier sample's files go, but only those fpdp wrote (its manifest): a user's sample_notes.txt stays.
+    const auto others = filesNotInManifest(dir);
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("sample", 0) == 0 && std::find(others.begin(), others.end(), name) == others.end())
+        fs::remove(entry.path());
+    }
+    std::vector<std::string> moved;
+    for (const auto& entry : fs::directory_iterator(work)) {
+      const std::string name = entry.path().filename().string();
+      if (name == kOwnerMark) continue;
+      if (std::find(others.begin(), others.end(), name) != others.end())
+        throw OutputDirectoryError("'" + (dir / name).string() + "' is not fpdp's (not in " + kManifest +
+                                   "); the sample's files stay in '" + work.string() + "'");
+      io::renameOver(entry.path(), dir / name);
+      moved.push_back(name);
+    }
+    addToManifest(dir, moved);
     fs::remove_all(work);
   } else {
-    std::ofstream(work / "parameters.toml") << c.resolvedToml;
+    io::writeWholeFile(work / "parameters.toml", c.resolvedToml);
     putInPlace(work.string(), dir.string());  // absent, empty or fpdp's own (checked above)
   }
 }

@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <sstream>
+
+#include <toml++/toml.h>
 
 #include "app/CaseReader.hpp"
 #include "app/CommandLine.hpp"
@@ -11,6 +15,8 @@
 #include "app/run/OutputDirectory.hpp"
 #include "io/CsvTable.hpp"
 #include "io/NumberText.hpp"
+#include "io/OutputFile.hpp"
+#include "models/InputFile.hpp"
 
 namespace fpdp::app {
 
@@ -65,7 +71,7 @@ void writeSweepTable(const fs::path& file, const SweepOptions& options, const st
     for (const auto& [name, value] : cells[m]) row[position.at(name)] = value;
     rows.push_back(std::move(row));
   }
-  std::ofstream(file) << io::textCsv(columns, rows);
+  io::writeWholeFile(file, io::textCsv(columns, rows));
 }
 
 void printSummary(const std::vector<Member>& members, const std::vector<MemberOutcome>& outcomes,
@@ -80,7 +86,7 @@ void printSummary(const std::vector<Member>& members, const std::vector<MemberOu
   std::printf("\n  %-40s %-8s %-24s %-12s %-10s %-24s %-14s\n", "member", "status", "eps_exact (privacy.delta)",
               "eps status", "certified", "conservative", "eps_composition");
   for (std::size_t m = 0; m < members.size(); ++m) {
-    const std::string delta = io::shortestText(members[m].resolved.privacy.delta);
+    const std::string delta = io::shortestText(members[m].facts.delta);
     std::printf("  %-40s %-8s %-24s %-12s %-10s %-24s %-14s\n", members[m].name.c_str(), statuses[m].c_str(),
                 find(cells[m], "eps_exact").c_str(), find(cells[m], "eps_exact_status").c_str(),
                 find(cells[m], "eps_exact_certified_delta_" + delta).c_str(),
@@ -98,7 +104,7 @@ void printSummary(const std::vector<Member>& members, const std::vector<MemberOu
 
 SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
   SweepOptions o;
-  o.study = parseStudyCommandLine(argc, argv, "sweep", "--set KEY=V1,V2,...",
+  o.study = parseStudyCommandLine(argc, argv, "sweep", "--set KEY=V1,V2,..., --restart DIR",
                                   [&](const std::string& t, const std::function<std::string()>& value) {
                                     if (t == "--set") o.axes.push_back(parseOverrideOption(value(), true));
                                     else if (t.rfind("--set=", 0) == 0)
@@ -107,6 +113,13 @@ SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
                                     return true;
                                   });
   if (o.study.help) return o;
+  if (o.study.restart) {
+    // The interrupted study's own case and values are in DIR.partial.
+    if (!o.study.casePath.empty() || !o.axes.empty() || o.study.output)
+      throw UsageError("'fpdp sweep --restart DIR' continues the sweep with its own case and --set values: give no "
+                       "case file, --set or --output (allowed: --jobs N, --quiet)");
+    return o;
+  }
   if (o.axes.empty()) throw UsageError("'fpdp sweep' needs at least one --set KEY=V1,V2,...");
   for (std::size_t a = 0; a < o.axes.size(); ++a)
     for (std::size_t b = 0; b < a; ++b)
@@ -115,17 +128,82 @@ SweepOptions parseSweepCommandLine(int argc, const char* const* argv) {
   return o;
 }
 
-int runSweep(const SweepOptions& options, const std::string& executable) {
-  // 1. Every member is read and validated, and the directory checked, before anything runs or is written.
-  const CaseSource source = readCaseSource(options.study.casePath);
+namespace {
+
+/// What `--restart` needs to make the same members: the case file's path (relative data paths are resolved against
+/// it), the SHA-256 of its data file, and the values of every --set (DIR.partial/study.toml).
+std::string studyRecord(const CaseSource& source, const std::string& dataSha256, const std::vector<OverrideAxis>& axes) {
+  toml::table record;
+  record.insert("case_file", fs::absolute(source.path).lexically_normal().string());
+  record.insert("data_file_sha256", dataSha256);
+  toml::array sets;
+  for (const OverrideAxis& axis : axes) {
+    toml::array values;
+    for (const std::string& literal : axis.literals) values.push_back(literal);
+    toml::table set;
+    set.insert("key", axis.key);
+    set.insert("values", std::move(values));
+    sets.push_back(std::move(set));
+  }
+  record.insert("set", std::move(sets));
+  std::ostringstream out;
+  out << record << "\n";
+  return out.str();
+}
+
+/// The interrupted study's case (its copy in DIR.partial, read as if it were at its first path) and --set values.
+void readStudyRecord(const fs::path& work, CaseSource& source, std::string& dataSha256, std::vector<OverrideAxis>& axes) {
+  const fs::path file = work / kStudyRecord;
+  try {
+    const toml::table record = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
+    source.path = record["case_file"].value_or(std::string());
+    dataSha256 = record["data_file_sha256"].value_or(std::string());
+    if (const toml::array* sets = record["set"].as_array())
+      for (const toml::node& node : *sets) {
+        const toml::table* set = node.as_table();
+        if (!set) continue;
+        OverrideAxis axis;
+        axis.key = (*set)["key"].value_or(std::string());
+        if (const toml::array* values = (*set)["values"].as_array())
+          for (const toml::node& v : *values) axis.literals.push_back(v.value_or(std::string()));
+        axes.push_back(std::move(axis));
+      }
+  } catch (const models::InputFileError& e) {
+    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
+  }
+  if (source.path.empty() || axes.empty())
+    throw OutputDirectoryError("'" + file.string() + "' does not record a sweep (its case_file and set)");
+  source.text = readCaseSource(work / "case.toml").text;
+}
+
+}  // namespace
+
+int runSweep(const SweepOptions& given, const std::string& executable) {
+  SweepOptions options = given;
+  CaseSource source;
+  std::string recordedDataSha256;
+  std::optional<fs::path> restartWork;
+  if (options.study.restart) {
+    const std::string dir = normaliseOutputDirectory(*options.study.restart);
+    restartWork = dir + ".partial";
+    readStudyRecord(*restartWork, source, recordedDataSha256, options.axes);
+    options.study.output = dir;
+  } else {
+    source = readCaseSource(options.study.casePath);
+  }
+  // 1. The members' combinations; the first member is validated (with the case's data) before the study starts.
   const auto combos = combinations(options.axes);
   if (combos.size() > kMaxMembers)
     throw InputError("the sweep has " + std::to_string(combos.size()) + " members; allowed: at most " +
                          std::to_string(kMaxMembers),
                      "", "", "");
+  const Case base = readCaseString(source.text, source.path);
+  if (restartWork && recordedDataSha256 != base.data.fileSha256)
+    throw InputError("--restart: the data file '" + base.data.file + "' has changed since the sweep started; its "
+                     "members would mix two datasets: restore it, or start the sweep again",
+                     "data.file", "", "");
   const int width = static_cast<int>(std::to_string(combos.size() - 1).size());
-  std::vector<Member> members;
-  for (std::size_t m = 0; m < combos.size(); ++m) {
+  const auto memberName = [&](std::size_t m) {
     char index[32];
     std::snprintf(index, sizeof index, "%0*zu", width, m);
     std::string name = index;
@@ -133,17 +211,34 @@ int runSweep(const SweepOptions& options, const std::string& executable) {
       name += k ? '_' : '-';
       name += overrideSlug(combos[m][k]);
     }
-    members.push_back(memberCase(source, name, combos[m],
-                                 "sweep member " + std::to_string(m) + " (" + describe(combos[m]) + ")", false));
-  }
-  StudyDirectory study(options.study.output.value_or(members.front().resolved.name + "-sweep"), source);
+    return name;
+  };
+  const auto make = [&](std::size_t m) -> std::optional<MadeMember> {
+    if (m >= combos.size()) return std::nullopt;
+    MadeMember made;
+    made.member = memberCase(source, memberName(m), combos[m],
+                             "sweep member " + std::to_string(m) + " (" + describe(combos[m]) + ")", false,
+                             made.caseText);
+    return made;
+  };
+  // The first member is validated before DIR is touched: a case the reader refuses is bad input, nothing written.
+  (void)make(0);
+  StudyDirectory study(options.study.output.value_or(base.name + "-sweep"), source,
+                       studyRecord(source, base.data.fileSha256, options.axes), restartWork.has_value());
   const int jobs = options.study.jobs.value_or(defaultJobs());
-  std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s\n", options.study.casePath.c_str(), members.size(),
-              jobs, study.finalDir().c_str());
+  std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s%s\n", source.path.c_str(), combos.size(), jobs,
+              study.finalDir().c_str(), restartWork ? " (continued: finished members kept)" : "");
   std::fflush(stdout);
 
-  // 2. The runs, then one row per member from its output.
-  const auto outcomes = runMembers(executable, study.work(), members, jobs, options.study.quiet);
+  // 2. The runs, started as they are made, then one row per member from its output.
+  std::vector<Member> members;
+  std::vector<MemberOutcome> outcomes;
+  try {
+    outcomes = runMembers(executable, study.work(), make, jobs, options.study.quiet, members);
+  } catch (const InputError&) {
+    study.discard();  // bad input: nothing is kept
+    throw;
+  }
   std::vector<std::vector<std::pair<std::string, std::string>>> cells(members.size());
   std::vector<std::string> statuses(members.size(), "ok");
   bool allSucceeded = true;
@@ -154,7 +249,7 @@ int runSweep(const SweepOptions& options, const std::string& executable) {
       continue;
     }
     try {
-      cells[m] = lastStepCells(memberRunDirectory(study.work(), members[m]), members[m].resolved);
+      cells[m] = lastStepCells(memberRunDirectory(study.work(), members[m]), members[m].facts);
     } catch (const std::exception& e) {
       statuses[m] = std::string("unreadable: ") + e.what();
       allSucceeded = false;

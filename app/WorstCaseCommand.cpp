@@ -13,6 +13,7 @@
 #include "io/CsvReader.hpp"
 #include "io/CsvTable.hpp"
 #include "io/NumberText.hpp"
+#include "io/OutputFile.hpp"
 
 namespace fpdp::app {
 
@@ -107,15 +108,12 @@ std::string candidateText(const Candidate& c) {
   return text;
 }
 
-/// The evaluation of a candidate as a member case; an invalid one is kept as a failed evaluation (refinement points)
-/// or thrown (`strict`: the first grid, validated before anything runs).
-Evaluation prepare(const Search& s, const Candidate& c, std::size_t number, std::vector<Member>& members,
-                   bool strict) {
-  std::vector<CaseOverride> overrides = s.objective.overrides;
-  std::string name;
+/// The evaluation of a candidate (its member's name and overrides); its case is made and validated when it starts.
+Evaluation prepare(const Search& s, const Candidate& c, std::size_t number, std::vector<CaseOverride>& overrides) {
+  overrides = s.objective.overrides;
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "%04zu-r%d", number, c.round);
-  name = prefix;
+  std::string name = prefix;
   if (c.index) {
     overrides.push_back({"neighbour.index", std::to_string(*c.index)});
     name += "-i" + std::to_string(*c.index);
@@ -131,17 +129,11 @@ Evaluation prepare(const Search& s, const Candidate& c, std::size_t number, std:
   Evaluation e;
   e.candidate = c;
   e.member = name;
-  try {
-    members.push_back(memberCase(s.source, name, overrides, "worst-case evaluation (" + candidateText(c) + ")", true));
-  } catch (const InputError& err) {
-    if (strict) throw;
-    e.failure = err.what();
-  }
   return e;
 }
 
 /// Reads the objective of a finished evaluation.
-void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const Case& memberCase) {
+void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const MemberFacts& memberCase) {
   const auto cells = lastStepCells(runDir, memberCase);
   auto cell = [&](const std::string& name) {
     for (const auto& [n, v] : cells)
@@ -156,7 +148,7 @@ void readObjective(const Search& s, Evaluation& e, const fs::path& runDir, const
     certified = "eps_exact_certified_delta_" + label;
     conservative = "eps_exact_conservative_delta_" + label;
   } else {
-    const auto order = std::find_if(memberCase.divergence.orders.begin(), memberCase.divergence.orders.end(),
+    const auto order = std::find_if(memberCase.orders.begin(), memberCase.orders.end(),
                                     [&](const RenyiOrder& r) { return r.alpha == s.objective.alpha; });
     column = "renyi_" + order->label;
     status = "status_renyi_" + order->label;
@@ -192,42 +184,62 @@ void requireEvaluationBudget(const Search& s, double evaluations) {
                      "worst_case.grid_points", "", "");
 }
 
-/// Candidates made member cases: the evaluations (an invalid one already failed) and the members to run.
+/// Candidates to evaluate: their evaluations and the overrides of their member cases.
 struct Batch {
   std::vector<Evaluation> evaluations;
-  std::vector<Member> members;
+  std::vector<std::vector<CaseOverride>> overrides;
+  bool strict = false;  // the first grid: an invalid candidate is bad input (exit 2), not a failed evaluation
 };
 
-/// Every candidate validated (when `strict`, an invalid one throws InputError before anything runs).
 Batch prepareBatch(const Search& s, const std::vector<Candidate>& candidates, bool strict) {
   requireEvaluationBudget(s, static_cast<double>(s.evaluations.size() + candidates.size()));
   Batch b;
-  for (const Candidate& c : candidates)
-    b.evaluations.push_back(prepare(s, c, s.evaluations.size() + b.evaluations.size(), b.members, strict));
+  b.strict = strict;
+  for (const Candidate& c : candidates) {
+    b.overrides.emplace_back();
+    b.evaluations.push_back(prepare(s, c, s.evaluations.size() + b.evaluations.size(), b.overrides.back()));
+  }
   return b;
 }
 
-/// Runs the batch's members and appends its evaluations with their objective values.
+/// Runs the batch's members, each made and validated as it starts (an invalid one is a failed evaluation that never
+/// runs, or, in a strict batch, stops the search), and appends its evaluations with their objective values.
 void runBatch(Search& s, Batch batch, const fs::path& work) {
-  const auto outcomes = runMembers(s.executable, work, batch.members, s.jobs, s.quiet);
-  std::size_t m = 0;
-  for (Evaluation& e : batch.evaluations) {
-    if (!e.failure.empty()) {  // not valid: never run
-      s.evaluations.push_back(std::move(e));
-      continue;
+  std::size_t cursor = 0;
+  std::vector<std::size_t> evaluationOf;  // of each member made
+  const auto make = [&](std::size_t) -> std::optional<MadeMember> {
+    while (cursor < batch.evaluations.size()) {
+      const std::size_t k = cursor++;
+      Evaluation& e = batch.evaluations[k];
+      MadeMember made;
+      try {
+        made.member = memberCase(s.source, e.member, batch.overrides[k],
+                                 "worst-case evaluation (" + candidateText(e.candidate) + ")", true, made.caseText);
+      } catch (const InputError& err) {
+        if (batch.strict) throw;
+        e.failure = err.what();  // not valid: never run
+        continue;
+      }
+      evaluationOf.push_back(k);
+      return made;
     }
+    return std::nullopt;
+  };
+  std::vector<Member> members;
+  const auto outcomes = runMembers(s.executable, work, make, s.jobs, s.quiet, members);
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    Evaluation& e = batch.evaluations[evaluationOf[m]];
     e.exitStatus = outcomes[m].exitStatus;
     e.failure = outcomes[m].failure;
     if (e.exitStatus == 0) {
       try {
-        readObjective(s, e, memberRunDirectory(work, batch.members[m]), batch.members[m].resolved);
+        readObjective(s, e, memberRunDirectory(work, members[m]), members[m].facts);
       } catch (const std::exception& err) {
         e.failure = std::string("unreadable output: ") + err.what();
       }
     }
-    ++m;
-    s.evaluations.push_back(std::move(e));
   }
+  for (Evaluation& e : batch.evaluations) s.evaluations.push_back(std::move(e));
 }
 
 bool succeeded(const Evaluation& e) { return e.exitStatus == 0 && e.failure.empty() && !std::isnan(e.value); }
@@ -391,7 +403,7 @@ void writeEvaluations(const fs::path& file, const Search& s, std::size_t top) {
                            e.status, e.certified, e.conservative, i == top ? "1" : "0"});
     rows.push_back(std::move(row));
   }
-  std::ofstream(file) << io::textCsv(columns, rows);
+  io::writeWholeFile(file, io::textCsv(columns, rows));
 }
 
 std::string valueText(const Evaluation& e) {
@@ -481,9 +493,16 @@ int runWorstCase(const WorstCaseOptions& options, const std::string& executable)
   s.base = readCaseString(s.source.text, s.source.path);
   checkDomain(s.base);
   s.objective = makeObjective(options, s.base);
-  // The first grid (the domain's corners included) is validated in full before anything runs or is written.
+  // The first grid (the domain's corners included) is validated as its members start; its first member before
+  // anything is written.
   Batch firstBatch = prepareBatch(s, firstGrid(s), true);
-  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source);
+  if (!firstBatch.evaluations.empty()) {
+    std::string text;
+    (void)memberCase(s.source, firstBatch.evaluations.front().member, firstBatch.overrides.front(),
+                     "worst-case evaluation (" + candidateText(firstBatch.evaluations.front().candidate) + ")", true,
+                     text);
+  }
+  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source, "", false);
   std::printf("fpdp worst-case '%s': maximising %s: %zu evaluation(s) on the first grid, then %d refinement "
               "round(s), %d at a time, into %s\n",
               options.study.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
@@ -492,7 +511,12 @@ int runWorstCase(const WorstCaseOptions& options, const std::string& executable)
     std::printf("  note: the [worst_case] record domain is not used when removing a record (neighbour.kind = "
                 "\"remove\"): the search is over worst_case.indices\n");
   std::fflush(stdout);
-  runBatch(s, std::move(firstBatch), study.work());
+  try {
+    runBatch(s, std::move(firstBatch), study.work());
+  } catch (const InputError&) {
+    study.discard();  // bad input: nothing is kept
+    throw;
+  }
   double bestBeforeLastRound = NAN;
   if (s.hasRecord()) {
     const WorstCaseSpec& w = s.base.worstCase;

@@ -28,8 +28,9 @@ struct WorstCaseOptions {
 /// Parses `fpdp worst-case ...` (argv[1] == "worst-case"). Throws UsageError.
 WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv);
 
-/// Runs the search with child processes of `executable`; returns the exit status. Bad input (the case, a member,
-/// the output directory) throws InputError or OutputDirectoryError before anything is written.
+/// Runs the search with child processes of `executable`; returns the exit status. Bad input throws InputError or
+/// OutputDirectoryError: the case, the first member or the output directory before anything is written, a later
+/// member when it would start (the running members are stopped and DIR.partial removed).
 int runWorstCase(const WorstCaseOptions& options, const std::string& executable);
 
 }  // namespace fpdp::app

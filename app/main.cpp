@@ -24,6 +24,7 @@
 #include "app/RunCase.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
+#include "app/run/OutputLock.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/SampleCase.hpp"
 #include "app/SweepCommand.hpp"
@@ -42,6 +43,32 @@ int reportError(int rank, const char* kind, const std::string& what, int status)
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
 /// before start-up is printed once under mpiexec.
 int launcherRank() { return fpdp::app::launcherRank().value_or(0); }
+
+/// The output directory a command writes: --output, else noise-study's default, else the case's output.directory.
+std::string outputDirectoryOf(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
+  if (cl.output) return *cl.output;
+  if (cl.command == "noise-study") return c.name + "-noise-study";
+  return c.output.directory;
+}
+
+/// A case file is untrusted: unless --output or --allow-outside says otherwise, its output.directory must be a relative
+/// path that stays, lexically, below the directory it is resolved in (an output.directory = "../x" replaced another
+/// run there). Throws InputError naming the key.
+void requireOutputInside(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
+  if (cl.output || cl.allowOutside || cl.restart) return;
+  if (cl.command != "run" && cl.command != "sample") return;  // noise-study's default is its own name
+  const std::filesystem::path written(c.output.directory);
+  const std::filesystem::path normal = written.lexically_normal();
+  const bool escapes = written.is_absolute() || written.has_root_name() || normal.empty() ||
+                       (!normal.empty() && *normal.begin() == "..");
+  if (!escapes) return;
+  throw fpdp::app::InputError(c.sourcePath.string() + ": output.directory = \"" + c.output.directory +
+                                  "\": leaves the directory it is resolved in (an absolute path or one that goes up "
+                                  "with ..); allowed: a relative path below it; or give --output DIR, or "
+                                  "--allow-outside to accept the case's choice",
+                              "output.directory", "\"" + c.output.directory + "\"",
+                              "a relative path below the working directory");
+}
 
 int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
                std::shared_ptr<const fpdp::io::CheckpointData> checkpoint, const std::string& restartDir) {
@@ -68,7 +95,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
       return 0;
     }
     RunOptions options;
-    options.outputDirectory = cl.output ? *cl.output : c.output.directory;
+    options.outputDirectory = outputDirectoryOf(cl, c);
     options.quiet = cl.quiet;
     if (cl.command == "sample") {
       SampleOptions sample;
@@ -79,10 +106,7 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
       sample.threads = cl.threads;
       return sampleCase(c, sample);
     }
-    if (cl.command == "noise-study") {
-      if (!cl.output) options.outputDirectory = c.name + "-noise-study";
-      return runNoiseStudy(c, options);
-    }
+    if (cl.command == "noise-study") return runNoiseStudy(c, options);
     if (checkpoint) {
       checkOutputDirectory(restartDir);  // the finished run replaces DIR: only an earlier fpdp output may be there
       options.outputDirectory = restartDir;
@@ -178,14 +202,22 @@ int fpdpMain(int argc, char** argv) {
   fpdp::app::Case c;
   std::shared_ptr<const fpdp::io::CheckpointData> checkpoint;
   std::string restartDir;
+  // One writer per output directory (app/run/OutputLock): taken by the process that becomes rank 0 before it looks
+  // at DIR or DIR.partial, held until it ends.
+  std::optional<fpdp::app::OutputLock> outputLock;
+  const bool lockHolder = launcherRank() == 0;
   try {
     if (cl.restart) {
       // --restart: the checkpoint of DIR.partial, and its case (or CASE, which must resolve to the same).
       const auto target = fpdp::app::locateRestart(*cl.restart);
+      if (lockHolder) outputLock.emplace(fpdp::app::normaliseOutputDirectory(target.finalDir));
       checkpoint = std::make_shared<const fpdp::io::CheckpointData>(fpdp::app::loadCheckpoint(target.checkpoint));
       const std::string source = cl.casePath.empty() ? "'" + target.workDir + "/parameters.toml'" : "'" + cl.casePath + "'";
       c = cl.casePath.empty() ? fpdp::app::readCase(target.workDir + "/parameters.toml") : fpdp::app::readCase(cl.casePath);
       fpdp::app::requireSameCase(*checkpoint, c.resolvedToml, source);
+      // Restart proves its inputs: the data file, and every file carried over from DIR.partial (under the lock).
+      fpdp::app::requireSameData(*checkpoint, c.data.file, c.data.fileSha256);
+      if (lockHolder) fpdp::app::requireCarriedFilesUnchanged(*checkpoint, target.workDir);
       restartDir = target.finalDir;
     } else {
       c = cl.overrides.empty() ? fpdp::app::readCase(cl.casePath)
@@ -197,9 +229,15 @@ int fpdpMain(int argc, char** argv) {
                                                         : std::nullopt);
     if (cl.command == "run" || cl.command == "noise-study" || cl.command == "check")
       fpdp::app::requireOutputFits(c, cl.restart ? *cl.restart : cl.output.value_or(c.output.directory));
+    requireOutputInside(cl, c);
+    const bool writes = cl.command == "run" || cl.command == "noise-study" || cl.command == "sample";
+    if (writes && !cl.restart && lockHolder)
+      outputLock.emplace(fpdp::app::normaliseOutputDirectory(outputDirectoryOf(cl, c)));
   } catch (const fpdp::app::InputError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   } catch (const fpdp::app::CheckpointError& e) {
+    return reportError(launcherRank(), "error: ", e.what(), 2);
+  } catch (const fpdp::app::OutputDirectoryError& e) {
     return reportError(launcherRank(), "error: ", e.what(), 2);
   }
   // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
@@ -216,16 +254,25 @@ int fpdpMain(int argc, char** argv) {
   petscArgv.push_back(nullptr);
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
   char** pargv = petscArgv.data();
+  if (const std::string problem = fpdp::app::temporaryDirectoryProblem(); !problem.empty())
+    return reportError(launcherRank(), "error: ", problem, 2);
   fpdp::app::preferSharedMemoryMpiTransport();
+  fpdp::app::avoidSharedFilePointers();
   fpdp::app::LightSingletonStartup singleton;  // outlives PetscFinalize: it removes its directory afterwards
   if (PetscInitialize(&petscArgc, &pargv, nullptr, nullptr) != 0) {
     std::fprintf(stderr, "fpdp: error: PETSc could not be initialised\n");
     return 1;
   }
   singleton.releaseEnvironment();
-  const int status = runCommand(cl, c, checkpoint, restartDir);
-  // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
-  PetscFinalize();
+  int status = runCommand(cl, c, checkpoint, restartDir);
+  // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice. PetscFinalize
+  // writes what -log_view and similar options asked for: a failure there (a full disk, -log_view :/dev/full) is the
+  // run's failure too, never exit status 0.
+  const PetscErrorCode finalized = PetscFinalize();
+  if (finalized != 0 && status == 0) status = reportError(launcherRank(), "run failed: ", "PETSc could not finish "
+                                                          "(the output of a -log_view or similar option could not be written)", 1);
+  if (status == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout)))
+    status = reportError(launcherRank(), "run failed: ", "cannot write the standard output", 1);
   return status;
 }
 

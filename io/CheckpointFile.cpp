@@ -1,5 +1,6 @@
 #include "io/CheckpointFile.hpp"
 #include "io/Hdf5Reading.hpp"
+#include "io/OutputFile.hpp"
 #include "io/WriteFailure.hpp"
 
 #include <fcntl.h>
@@ -269,29 +270,6 @@ std::vector<unsigned char> checkpointImage(const CheckpointData& data) {
   return image;
 }
 
-/// Writes all of `bytes` to a new file `path` and syncs it; throws naming the path and errno.
-void writeWhole(const std::string& path, const std::vector<unsigned char>& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw writeFailure("create", path);
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      throw writeFailure("write", path, n < 0 ? error : ENOSPC);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(path.c_str());
-    throw writeFailure("write", path, error);
-  }
-}
-
 }  // namespace
 
 void writeCheckpointFile(const std::string& path, const CheckpointData& data) {
@@ -301,11 +279,8 @@ void writeCheckpointFile(const std::string& path, const CheckpointData& data) {
   char seal[kUserBlock] = {};
   std::snprintf(seal, sizeof seal, "%s %d size=%llu fnv1a64=%016llx\n", kMagic, kSealVersion, size, hash);
   std::copy(seal, seal + kUserBlock, image.begin());
-  const std::string tmp = path + ".tmp";
-  writeWhole(tmp, image);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  // Through <path>.tmp, synced, renamed over <path>; never through a link or into a special file (io/OutputFile).
+  writeWholeFile(path, std::string_view(reinterpret_cast<const char*>(image.data()), image.size()), true);
 }
 
 CheckpointData readCheckpointFile(const std::string& path) {

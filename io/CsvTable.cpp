@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <stdexcept>
 #include "io/NumberText.hpp"
-#include "io/WriteFailure.hpp"
 
 namespace fpdp::io {
 
@@ -23,13 +22,12 @@ bool continued(const std::string& path) {
 void CsvTable::setContinuedPaths(std::vector<std::string> paths) { continuedPaths() = std::move(paths); }
 
 CsvTable::CsvTable(const std::string& path, std::vector<std::string> columns)
-    : out_(path, continued(path) ? std::ios::app : std::ios::trunc | std::ios::out), path_(path),
+    : out_(OutputFile::open(path, continued(path) ? OutputMode::Append : OutputMode::Replace)), path_(path),
       columns_(std::move(columns)) {
-  if (!out_) throw writeFailure("write", path);
   if (continued(path)) return;
-  for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
-  out_ << '\n';
-  out_.flush();
+  std::string header;
+  for (std::size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
+  out_.write(header + '\n');
 }
 
 std::string CsvTable::format(double v) { return shortestText(v); }
@@ -42,9 +40,7 @@ void CsvTable::addRow(const std::vector<double>& values) {
   std::string line;
   for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + format(values[i]);
   line += '\n';
-  out_.write(line.data(), static_cast<std::streamsize>(line.size()));
-  out_.flush();
-  if (!out_) throw writeFailure("write", path_);
+  out_.write(line);
 }
 
 void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& values) {
@@ -54,9 +50,7 @@ void CsvTable::addRowWithMissing(const std::vector<std::optional<double>>& value
   std::string line;
   for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + (values[i] ? format(*values[i]) : "");
   line += '\n';
-  out_.write(line.data(), static_cast<std::streamsize>(line.size()));
-  out_.flush();
-  if (!out_) throw writeFailure("write", path_);
+  out_.write(line);
 }
 
 std::string textCsv(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows) {

@@ -1,12 +1,13 @@
 #pragma once
 // CSV time series: a header line, then one row per output step, flushed as written so that an interrupted
 // run keeps every completed row. Numbers are written with 17 significant digits (round-trip exact); infinite
-// values as "inf", undefined ones as "nan". Written by rank 0 only (the caller decides).
-#include <fstream>
-#include <ios>
+// values as "inf", undefined ones as "nan". Written by rank 0 only (the caller decides). Opened as io/OutputFile
+// opens every output file: never through a link, never a special file.
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "io/OutputFile.hpp"
 
 namespace fpdp::io {
 
@@ -24,7 +25,7 @@ public:
   static std::string format(double v);
 
 private:
-  std::ofstream out_;
+  OutputFile out_;
   std::string path_;
   std::vector<std::string> columns_;
 };

@@ -7,6 +7,10 @@
 
 #include <hdf5.h>
 
+#include "io/Hdf5Reading.hpp"
+#include "io/OutputFile.hpp"
+#include "io/WriteFailure.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -42,10 +46,36 @@ void writeStringAttribute(hid_t loc, const std::string& name, const std::string&
   if (e < 0) throw std::runtime_error("HDF5: cannot write attribute " + name);
 }
 
-void writeIntAttribute(hid_t loc, const std::string& name, long v) {
+/// A scalar integer attribute stored as `type` (the file's native long, or int as PETSc's viewer stores PetscInt).
+void writeIntAttribute(hid_t loc, const std::string& name, long v, hid_t type = H5T_NATIVE_LONG) {
+  const int narrow = static_cast<int>(v);
+  const void* value = type == H5T_NATIVE_INT ? static_cast<const void*>(&narrow) : &v;
   hid_t space = H5Screate(H5S_SCALAR);
-  hid_t at = H5Acreate2(loc, name.c_str(), H5T_NATIVE_LONG, space, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t e = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_LONG, &v);
+  hid_t at = H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t e = at < 0 ? -1 : H5Awrite(at, type, value);
+  if (at >= 0) H5Aclose(at);
+  H5Sclose(space);
+  if (e < 0) throw std::runtime_error("HDF5: cannot write attribute " + name);
+}
+
+/// A string attribute as PETSc's viewer writes one (null-terminated, its length + 1), so that a serial run's field
+/// files read as a parallel run's.
+void writeNullTerminatedAttribute(hid_t loc, const std::string& name, const std::string& s) {
+  hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, s.size() + 1);
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t at = H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t e = at < 0 ? -1 : H5Awrite(at, type, s.c_str());
+  if (at >= 0) H5Aclose(at);
+  H5Sclose(space);
+  H5Tclose(type);
+  if (e < 0) throw std::runtime_error("HDF5: cannot write attribute " + name);
+}
+
+void writeDoubleAttribute(hid_t loc, const std::string& name, double v) {
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t at = H5Acreate2(loc, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t e = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_DOUBLE, &v);
   if (at >= 0) H5Aclose(at);
   H5Sclose(space);
   if (e < 0) throw std::runtime_error("HDF5: cannot write attribute " + name);
@@ -141,11 +171,7 @@ void onRankZero(MPI_Comm comm, const std::function<void()>& action, const std::s
   if (!ok) throw std::runtime_error(rank == 0 ? error : what + " failed on rank 0");
 }
 
-void renameOrThrow(const std::string& from, const std::string& to) {
-  std::error_code ec;
-  std::filesystem::rename(from, to, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + from + "' to '" + to + "': " + ec.message());
-}
+void renameOrThrow(const std::string& from, const std::string& to) { renameOver(from, to); }
 }  // namespace
 
 Hdf5Output::Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh,
@@ -171,13 +197,53 @@ void Hdf5Output::removeStepFiles(const std::string& directory) {
   std::filesystem::remove_all(directory + "/fields", ec);
 }
 
+/// One rank writes the step file with HDF5's POSIX driver: no MPI-IO, so nothing of Open MPI's shared-file-pointer
+/// machinery (a named semaphore per file name in /dev/shm, which a killed process leaves locked for every later run
+/// on the machine) is ever touched. On one rank the DMDA's global order is the natural order (x fastest), the order
+/// PETSc's viewer writes; the layout, types and attributes are the viewer's.
+void Hdf5Output::writeFieldsSerial(const std::string& tmp, long step, double time, const std::vector<Field>& fields) {
+  std::vector<hsize_t> dims;
+  for (int a = mesh_.dim() - 1; a >= 0; --a) dims.push_back(static_cast<hsize_t>(mesh_.box().axis(a).cells()));
+  createFreshFile(tmp);  // HDF5 opens by name: what it opens is the regular file just made (io/OutputFile)
+  Hdf5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw writeFailure("create", tmp);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  Hdf5Handle linkProperties{lcpl, H5Pclose};
+  const std::string group = stepGroup(step);
+  Hdf5Handle g{H5Gcreate2(file.id, group.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+  if (g.id < 0) throw std::runtime_error("HDF5: cannot create group " + group + " in '" + tmp + "'");
+  for (const Field& field : fields) {
+    const std::vector<double> values = meshes::localValues(field.vec);
+    hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    Hdf5Handle ds{H5Dcreate2(g.id, field.info.name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT),
+                  H5Dclose};
+    H5Sclose(space);
+    if (ds.id < 0 || H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+      throw writeFailure("write", tmp);
+    writeNullTerminatedAttribute(ds.id, "units", field.info.units);
+    writeNullTerminatedAttribute(ds.id, "description", field.info.description);
+  }
+  writeDoubleAttribute(g.id, "time", time);
+  writeIntAttribute(g.id, "step", step, H5T_NATIVE_INT);
+  if (H5Fflush(file.id, H5F_SCOPE_GLOBAL) < 0) throw writeFailure("write", tmp);
+}
+
 void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& fields) {
   if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFields after the tables or close");
   for (const Field& field : fields)
     if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
       throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
   const std::string file = stepFile(step), tmp = file + ".tmp";
+  if (size_ == 1) {
+    writeFieldsSerial(tmp, step, time, fields);
+    renameOrThrow(tmp, file);
+    fieldSteps_.push_back(step);
+    return;
+  }
   const std::string group = stepGroup(step);
+  onRankZero(comm_, [&] { createFreshFile(tmp); }, "creating " + tmp);
   PetscViewer viewer;
   FPDP_PETSC(PetscViewerHDF5Open(comm_, tmp.c_str(), FILE_MODE_WRITE, &viewer));
   FPDP_PETSC(PetscViewerHDF5PushGroup(viewer, group.c_str()));
@@ -236,6 +302,7 @@ void Hdf5Output::assemble() {
   onRankZero(comm_, [&] {
     const std::string tmp = path_ + ".tmp";
     requireSpaceFor(tmp);
+    createFreshFile(tmp);
     hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) throw std::runtime_error("cannot create HDF5 file '" + tmp + "'");
     try {

@@ -8,7 +8,8 @@
 //   /series/<column>, ...   the tables of the observers (writeTable, writeArrays), one dataset per column
 // Every dataset carries the string attributes `units` and `description`, and a status column its `status_codes`
 // (io/Column.hpp); integer columns are int64, the rest float64. Fields are written collectively through PETSc's
-// parallel HDF5 viewer; the small datasets by rank 0.
+// parallel HDF5 viewer on several ranks, by HDF5's POSIX driver on one (no MPI-IO: docs/faults.md §5); the small
+// datasets by rank 0.
 //
 // Kill safety (docs/output.md, "Files during a run"): no HDF5 file is ever open between output steps, and none is
 // visible under its final name before it is complete. During the run each output step's fields go to their own file
@@ -87,6 +88,7 @@ private:
     std::vector<double> values;
     int columns;
   };
+  void writeFieldsSerial(const std::string& tmp, long step, double time, const std::vector<Field>& fields);
   void assemble();  // rank 0 writes fpdp.h5.tmp with everything but the tables (collective call)
   void requireSpaceFor(const std::string& file) const;  // throws naming the file when the disk cannot hold it
   std::string path_, directory_;

@@ -36,8 +36,16 @@ struct QuietHdf5 {
 };
 
 /// The dataset `name` under `loc` as doubles; with `layer`, of a 3-D dataset (nz, ny, nx) only the cells
-/// [layer, :, :]. Throws std::runtime_error "<where>: no dataset <name>" / "<where>: cannot read <name>".
+/// [layer, :, :]. At most `maxValues` values are read: a dataset that declares more (a 20 KB hostile file can declare
+/// 7e8 doubles, which HDF5 reads as fill values) is refused before anything is allocated. Throws std::runtime_error
+/// "<where>: no dataset <name>" / "<where>: cannot read <name>" / "<where>: <name> declares N values, ...".
 std::vector<double> readDoubleDataset(hid_t loc, const std::string& name, const std::string& where,
-                                      std::optional<hsize_t> layer = std::nullopt);
+                                      std::optional<hsize_t> layer = std::nullopt,
+                                      hsize_t maxValues = hsize_t{1} << 28);
+
+/// Opens the HDF5 file `path` read-only after checking what it is: a regular file (a FIFO, a device or a directory
+/// is refused at once, never opened or waited on). Returns the file id (close with H5Fclose) or throws
+/// std::runtime_error naming the path.
+hid_t openHdf5ForReading(const std::string& path);
 
 }  // namespace fpdp::io

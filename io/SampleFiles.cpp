@@ -1,4 +1,5 @@
 #include "io/SampleFiles.hpp"
+#include "io/OutputFile.hpp"
 #include "io/Hdf5Reading.hpp"
 
 #include <hdf5.h>
@@ -94,6 +95,7 @@ bool sameMesh(const SolverFields& fields, const meshes::BoxMesh& mesh) {
 
 void writeSampleFile(const std::string& path, const meshes::BoxMesh& mesh, const SampleFileInfo& info,
                      const std::vector<SampleCounts>& steps) {
+  createFreshFile(path);  // HDF5 opens by name: what it opens is the regular file just made (io/OutputFile)
   Handle file{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw std::runtime_error("cannot create HDF5 file '" + path + "'");
   const long dim = mesh.dim();

@@ -1,4 +1,5 @@
 #include "io/VtkOutput.hpp"
+#include "io/OutputFile.hpp"
 
 #include <bit>
 #include <cstdint>
@@ -55,38 +56,18 @@ std::string dataArrayTag(const std::string& name, int components, std::uint64_t 
   return s.str();
 }
 
-/// Through a temporary name and a rename: a killed run never leaves a half-written VTK file under its final name.
+/// Through a temporary name and a rename (io/OutputFile): a killed run never leaves a half-written VTK file under its
+/// final name, and no link or special file in the output directory is followed.
 void writeFileOrThrow(const std::string& path, const std::string& xml, const std::string& appended) {
-  const std::string tmp = path + ".tmp";
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (!f) throw writeFailure("create VTK file", tmp);
-  f << xml;
+  ReplacementFile f(path);
+  f.file().write(xml);
   if (!appended.empty()) {
-    f << "  <AppendedData encoding=\"raw\">\n   _";
-    f.write(appended.data(), static_cast<std::streamsize>(appended.size()));
-    f << "\n  </AppendedData>\n";
+    f.file().write("  <AppendedData encoding=\"raw\">\n   _");
+    f.file().write(appended);
+    f.file().write("\n  </AppendedData>\n");
   }
-  f << "</VTKFile>\n";
-  f.close();
-  if (!f) throw writeFailure("write VTK file", tmp);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-}
-
-/// Writes `text` to `path` through a temporary file and a rename, so a reader never sees a half-written file.
-void replaceFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw writeFailure("create", tmp);
-    f << text;
-    f.close();
-    if (!f) throw writeFailure("write", tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  f.file().write("</VTKFile>\n");
+  f.commit();
 }
 
 /// Every rank learns whether all succeeded; a failing rank throws its own message, the others a generic one.
@@ -242,7 +223,7 @@ void VtkOutput::writeStep(long step, double time, const std::vector<CellArray>& 
       for (const auto& [t, file] : collection_)
         pvd << "    <DataSet timestep=\"" << number(t) << "\" group=\"\" part=\"0\" file=\"" << file << "\"/>\n";
       pvd << "  </Collection>\n</VTKFile>\n";
-      replaceFile(directory_ + "/fpdp.pvd", pvd.str());
+      writeWholeFile(directory_ + "/fpdp.pvd", pvd.str());
     } catch (const std::exception& e) {
       ok = false;
       error = e.what();

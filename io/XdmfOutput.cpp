@@ -1,4 +1,5 @@
 #include "io/XdmfOutput.hpp"
+#include "io/OutputFile.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -85,17 +86,7 @@ void writeXdmf(const std::string& path, const std::string& h5FileName, const mes
   }
   x << "    </Grid>\n  </Domain>\n</Xdmf>\n";
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw writeFailure("create", tmp);
-    f << x.str();
-    f.close();
-    if (!f) throw writeFailure("write", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  writeWholeFile(path, x.str());  // through a temporary name, never through a link (io/OutputFile)
 }
 
 }  // namespace fpdp::io

@@ -135,7 +135,11 @@ Dataset readCsvDataset(const std::string& path, int dim, bool withLabels) {
   } catch (const InputFileError& e) {
     throw DataFileError("cannot read data file '" + path + "': " + e.what());
   }
+  return parseCsvDataset(std::move(text), path, dim, withLabels);
+}
 
+Dataset parseCsvDataset(std::string text, const std::string& path, int dim, bool withLabels) {
+  if (dim < 1) throw std::invalid_argument("parseCsvDataset: dimension must be at least 1, got " + std::to_string(dim));
   // A UTF-8 byte-order mark, which spreadsheet programs put before a CSV export: not part of the first field (it
   // was reported as "expected a number, got '0.1'", the mark invisible).
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);

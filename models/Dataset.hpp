@@ -70,5 +70,8 @@ struct DataFileError : std::runtime_error {
 /// as numbers is taken as a header. Every other malformed line is an error naming file:line. Only a regular file
 /// of at most kMaxDataFileBytes (models/InputFile.hpp) with at most kMaxRecords records is read.
 Dataset readCsvDataset(const std::string& path, int dim, bool withLabels);
+/// The parsing of readCsvDataset, of a file's content already read (`path` names it in messages): for a reader that
+/// keeps the bytes it parsed, to prove later that the file has not changed.
+Dataset parseCsvDataset(std::string text, const std::string& path, int dim, bool withLabels);
 
 }  // namespace fpdp::models

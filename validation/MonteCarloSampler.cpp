@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <Eigen/Cholesky>
@@ -636,8 +637,19 @@ std::vector<SampleSnapshot> MonteCarloSampler::run() const {
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < settings_.threads; ++t) pool.emplace_back(worker, t);
-  worker(0);
+  try {
+    for (int t = 1; t < settings_.threads; ++t) pool.emplace_back(worker, t);
+  } catch (const std::system_error& e) {
+    // Under a memory or process limit not every thread starts: those that did stop after their block, and the sample
+    // fails naming the setting (a pool left unjoined aborted the process and left its directories behind).
+    nextBlock = endBlock;
+    std::lock_guard<std::mutex> lock(failureMutex);
+    if (!failure)
+      failure = std::make_exception_ptr(std::runtime_error(
+          "cannot start thread " + std::to_string(pool.size() + 1) + " of " + std::to_string(settings_.threads) +
+          " (" + e.what() + "); ask for fewer threads (--threads, sampler.threads)"));
+  }
+  if (!failure) worker(0);
   for (auto& t : pool) t.join();
   int failed = failure ? 1 : 0, anyFailed = 0;
   MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, settings_.comm);

@@ -14,6 +14,7 @@ CheckpointWriter::CheckpointWriter(MPI_Comm comm, int rank, std::string workDir,
     : comm_(comm),
       rank_(rank),
       workDir_(std::move(workDir)),
+      dataSha256_(c.data.fileSha256),
       every_(c.output.every),
       checkpointEvery_(c.output.checkpointEvery),
       steps_(steps),
@@ -37,7 +38,8 @@ void CheckpointWriter::observe(const OutputStep& s) {
   std::string error;
   if (rank_ == 0) {
     try {
-      saveCsvSizes(ck, workDir_);
+      carried_.save(ck, workDir_);
+      ck.putText("/inputs/data_file_sha256", dataSha256_);
       io::writeCheckpointFile(workDir_ + "/" + kCheckpointName, ck);
     } catch (const std::exception& e) {
       ok = 0;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/Case.hpp"
+#include "app/Checkpoint.hpp"
 #include "app/run/RunObserver.hpp"
 
 namespace fpdp::app {
@@ -39,6 +40,8 @@ private:
   MPI_Comm comm_;
   int rank_;
   std::string workDir_;
+  std::string dataSha256_;  // of the case's data file (empty: none), which a restart checks
+  CarriedFiles carried_;    // the files a restart carries over, with their hashes
   long every_, checkpointEvery_, steps_;
   std::string disabled_;
   StateSource source_;

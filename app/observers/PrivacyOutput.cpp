@@ -17,6 +17,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "io/OutputFile.hpp"
 #include "models/RdpConversion.hpp"
 #include "models/GaussianComposition.hpp"
 
@@ -200,9 +201,7 @@ PrivacyOutput::PrivacyOutput(const Case& c, models::BoundProblem problem, const 
       {"item", "label", "name", "gap", "applies", "reason_or_qualification", "source", "assumptions"}, rows);
   if (writer_) {
     boundsCsv_.emplace(directory + "/bounds.csv", io::columnNames(boundColumns_));
-    std::ofstream out(directory + "/bound_applicability.csv");
-    out << applicabilityText_;
-    if (!out) throw std::runtime_error("cannot write '" + directory + "/bound_applicability.csv'");
+    io::writeWholeFile(directory + "/bound_applicability.csv", applicabilityText_);
   }
 }
 

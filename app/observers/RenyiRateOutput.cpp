@@ -12,6 +12,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "io/CsvTable.hpp"
+#include "io/OutputFile.hpp"
 
 namespace fpdp::app {
 
@@ -219,7 +220,7 @@ void RenyiRateOutput::finish(io::Hdf5Output& h5) {
     }
     numeric.push_back(std::move(values));
   }
-  if (rank_ == 0) std::ofstream(directory_ + "/renyi_rate.csv") << io::textCsv(io::columnNames(columns()), text);
+  if (rank_ == 0) io::writeWholeFile(directory_ + "/renyi_rate.csv", io::textCsv(io::columnNames(columns()), text));
   h5.writeTable("renyi_rate", columns(), numeric,
                 {{"status_codes", "The codes of status and lsi_status.",
                   "status, lsi_status: " + io::codeTable(kStatusNames)},

@@ -18,6 +18,8 @@
 #include "app/plots/DensityFigure.hpp"
 #include "app/plots/FigureLayout.hpp"
 #include "app/plots/RunFiles.hpp"
+#include "app/run/OutputDirectory.hpp"
+#include "app/run/OutputLock.hpp"
 #include "io/plot/Figure.hpp"
 
 namespace fpdp::app::plots {
@@ -553,9 +555,35 @@ int plotCommand(int argc, char** argv) {
                          "[--describe] DIR\n", dirs.size());
     return 2;
   }
+  std::string dir;
+  std::optional<OutputLock> lock;
+  try {
+    // Only into a directory fpdp made (its owner mark), and as its one writer (app/run/OutputLock): a folder of
+    // someone else's PNGs is not overwritten, and a run or another plot of the same directory is not raced. The
+    // directory is written by its real path, so that a link the user gave is followed once, here, and never below it.
+    std::error_code ec;
+    const auto status = std::filesystem::status(dirs[0], ec);
+    if (!std::filesystem::is_directory(status))
+      throw OutputDirectoryError("'" + dirs[0] + "' is not a directory");
+    dir = std::filesystem::canonical(dirs[0], ec).string();
+    if (ec || !hasOwnerMark(dir))
+      throw OutputDirectoryError("'" + dirs[0] + "' was not made by fpdp (no " + kOwnerMark + "): fpdp plot draws "
+                                 "only into fpdp's own output directories");
+    std::string owner = normaliseOutputDirectory(dirs[0]);
+    for (const std::string suffix : {".partial", ".sample-partial"})
+      if (owner.size() > suffix.size() && owner.compare(owner.size() - suffix.size(), suffix.size(), suffix) == 0)
+        owner.resize(owner.size() - suffix.size());
+    lock.emplace(owner);
+  } catch (const OutputDirectoryError& e) {
+    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+    return 2;
+  }
   try {
     const auto start = std::chrono::steady_clock::now();
-    const PlotOutcome out = drawRunPlots(dirs[0], describe);
+    const PlotOutcome out = drawRunPlots(dir, describe);
+    std::vector<std::string> written;
+    for (const auto& p : out.written) written.push_back(std::filesystem::path(p).filename().string());
+    addToManifest(dir, written);
     if (describe) std::printf("%s\n", out.description.c_str());
     std::string names;
     for (const auto& p : out.written) names += (names.empty() ? "" : ", ") + std::filesystem::path(p).filename().string();

@@ -6,16 +6,27 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
 #include <toml++/toml.h>
 
+#include "app/CaseReader.hpp"
 #include "io/CsvReader.hpp"
 #include "io/Hdf5Reading.hpp"
+#include "models/InputFile.hpp"
 
 namespace fpdp::app::plots {
 namespace fs = std::filesystem;
+
+namespace {
+// What fpdp plot reads of a run's fpdp.h5 at most: no run writes fields at more output steps (each is a group copied
+// into the file), and no axis has more faces (16384^2 cells is the largest mesh the memory check lets through on a
+// large machine). 200,000 empty groups under /fields took the plots past 120 s when every name was listed.
+constexpr hsize_t kMaxFieldSteps = 1000000;
+constexpr hsize_t kMaxFacesPerAxis = hsize_t{1} << 24;
+}  // namespace
 
 const std::vector<double>& Table::operator[](const std::string& name) const {
   const auto it = columns.find(name);
@@ -47,14 +58,18 @@ Table readTable(const std::string& dir, const std::string& name, bool required) 
 
 namespace {
 
-/// The run's dynamics from its resolved case (parameters.toml, read as TOML like every case): noisy GD plots against
-/// steps, Langevin diffusion against time. A missing or unreadable file reads as Langevin.
+/// The run's dynamics from its resolved case (parameters.toml, read as every case is: a regular file of bounded size,
+/// within the reader's limits on dotted keys and nesting): noisy GD plots against steps, Langevin diffusion against
+/// time. A missing file reads as Langevin; one that cannot be read (a FIFO, a device, too large, not TOML) is an error.
 bool noisyGdDynamics(const std::string& dir) {
+  const fs::path file = fs::path(dir) / "parameters.toml";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return false;
   try {
-    const toml::table resolved = toml::parse_file((fs::path(dir) / "parameters.toml").string());
+    const toml::table resolved = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
     return resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
-  } catch (const toml::parse_error&) {
-    return false;
+  } catch (const models::InputFileError& e) {
+    throw std::runtime_error("cannot read '" + file.string() + "': " + e.what());
   }
 }
 
@@ -110,32 +125,41 @@ Fields readFields(const std::string& dir, std::size_t count) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return out;
   const io::QuietHdf5 quiet;  // failures are reported as one line, not as HDF5's error stack
-  Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (file.id < 0) throw std::runtime_error("cannot open " + path.string());
+  Handle file{io::openHdf5ForReading(path.string()), H5Fclose};
   if (H5Lexists(file.id, "fields", H5P_DEFAULT) <= 0) return out;
   Handle group{H5Gopen2(file.id, "fields", H5P_DEFAULT), H5Gclose};
   H5G_info_t info{};
   if (group.id < 0 || H5Gget_info(group.id, &info) < 0) throw std::runtime_error("fpdp.h5: cannot read /fields");
-  std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len = H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    std::string name(static_cast<std::size_t>(std::max<ssize_t>(len, 0)) + 1, '\0');
-    H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
-    name.resize(static_cast<std::size_t>(std::max<ssize_t>(len, 0)));
-    names.push_back(name);
-  }
-  if (names.empty()) return out;
+  if (info.nlinks > kMaxFieldSteps)
+    throw std::runtime_error("fpdp.h5: /fields holds " + std::to_string(info.nlinks) + " entries; allowed: at most " +
+                             std::to_string(kMaxFieldSteps) + " output steps");
+  if (info.nlinks == 0) return out;
+  const std::size_t steps = static_cast<std::size_t>(info.nlinks);
   out.dim = static_cast<int>(readAttribute<long long>(file.id, "dim", H5T_NATIVE_LLONG));
   if (out.dim < 1 || out.dim > 3) throw std::runtime_error("fpdp.h5: dimension " + std::to_string(out.dim));
-  for (int a = 0; a < out.dim; ++a)
-    out.faces.push_back(io::readDoubleDataset(file.id, std::string("mesh/") + "xyz"[a] + "_faces", "fpdp.h5"));
-  // The first, the last and evenly spread steps between them (names sort by step: step_%08ld).
+  for (int a = 0; a < out.dim; ++a) {
+    out.faces.push_back(io::readDoubleDataset(file.id, std::string("mesh/") + "xyz"[a] + "_faces", "fpdp.h5",
+                                              std::nullopt, kMaxFacesPerAxis));
+    if (out.faces.back().size() < 2) throw std::runtime_error("fpdp.h5: an axis has fewer than 2 cell faces");
+  }
+  // The first, the last and evenly spread steps between them (names sort by step: step_%08ld); only their names are
+  // read, not the whole listing.
   std::vector<std::size_t> picks;
-  for (std::size_t i = 0; i < std::min(count, names.size()); ++i) {
-    const std::size_t k = names.size() <= count ? i
-                          : static_cast<std::size_t>(std::lround(static_cast<double>(i) * (names.size() - 1) /
+  for (std::size_t i = 0; i < std::min(count, steps); ++i) {
+    const std::size_t k = steps <= count ? i
+                          : static_cast<std::size_t>(std::lround(static_cast<double>(i) * (steps - 1) /
                                                                  static_cast<double>(count - 1)));
     if (picks.empty() || picks.back() != k) picks.push_back(k);
+  }
+  std::map<std::size_t, std::string> names;
+  for (const std::size_t k : picks) {
+    const auto i = static_cast<hsize_t>(k);
+    const ssize_t len = H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len <= 0 || len > 256) throw std::runtime_error("fpdp.h5: cannot read the names under /fields");
+    std::string name(static_cast<std::size_t>(len) + 1, '\0');
+    H5Lget_name_by_idx(group.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
+    name.resize(static_cast<std::size_t>(len));
+    names[k] = name;
   }
   // 3-D: only the middle cell layer in z, the slice the figure shows
   std::size_t cells = 1;
@@ -151,8 +175,8 @@ Fields readFields(const std::string& dir, std::size_t count) {
     FieldFrame frame;
     frame.step = static_cast<long>(readAttribute<long long>(g.id, "step", H5T_NATIVE_LLONG));
     frame.time = readAttribute<double>(g.id, "time", H5T_NATIVE_DOUBLE);
-    frame.p = io::readDoubleDataset(g.id, "p", "fpdp.h5: /fields/" + names[k], layer);
-    frame.q = io::readDoubleDataset(g.id, "q", "fpdp.h5: /fields/" + names[k], layer);
+    frame.p = io::readDoubleDataset(g.id, "p", "fpdp.h5: /fields/" + names[k], layer, cells);
+    frame.q = io::readDoubleDataset(g.id, "q", "fpdp.h5: /fields/" + names[k], layer, cells);
     if (frame.p.size() != cells || frame.q.size() != cells)
       throw std::runtime_error("fpdp.h5: /fields/" + names[k] + " does not match the mesh");
     out.frames.push_back(std::move(frame));

@@ -11,6 +11,7 @@
 #include "app/CaseReader.hpp"
 #include "app/NumberFormat.hpp"
 #include "app/run/RunPlan.hpp"
+#include "io/NumberText.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
 #include "solver/noisygd/PoissonBatchMixture.hpp"
 #include "solver/noisygd/PoissonLatticeMixture.hpp"
@@ -137,6 +138,12 @@ solver::PoissonLatticeChoice latticeChoice(const Case& c, const EmpiricalLosses&
   // higher threshold squeezes the law's tails inwards record after record (measured: 20 times the error at
   // tol / (8 K n erf(Delta / (2 sqrt(2) s)))).
   l.pruneMass = c.batch.mixtureTolerance / (8.0 * K * static_cast<double>(n));
+  // A tolerance so small that the spacing or the pruning threshold is no longer a normal double (5e-324 gave 0) asks
+  // for a lattice no budget holds: refused as the budget is (RunPlan: bad input naming the key).
+  if (!std::isnormal(l.spacing) || !std::isnormal(l.pruneMass))
+    throw solver::LatticeBudgetExceeded("it makes the lattice spacing " + io::shortestText(l.spacing) +
+                                        " and the pruning threshold " + io::shortestText(l.pruneMass) +
+                                        ", not positive normal numbers");
   l.workBudget = latticeWorkBudget(c.mesh.dim);
   l.pointBudget = kLatticePointBudget;
   l.gradientLipschitz = perExampleGradientLipschitz(losses).value_or(INFINITY);

@@ -3,14 +3,19 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "app/Checkpoint.hpp"
 #include "app/run/Collective.hpp"
 #include "io/Hdf5Output.hpp"
+#include "io/OutputFile.hpp"
+#include "models/InputFile.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,9 +27,82 @@ bool hasOwnerMark(const std::filesystem::path& dir) {
 }
 
 void writeOwnerMark(const std::filesystem::path& dir) {
-  std::ofstream mark(dir / kOwnerMark);
-  mark << "This directory was made by fpdp; fpdp may replace it with a new run's output.\n";
-  if (!mark) throw OutputDirectoryError("cannot write '" + (dir / kOwnerMark).string() + "': " + std::strerror(errno));
+  try {
+    io::writeWholeFile(dir / kOwnerMark, "This directory was made by fpdp; fpdp may replace it with a new run's output.\n");
+  } catch (const std::runtime_error& e) {
+    throw OutputDirectoryError(e.what());
+  }
+}
+
+namespace {
+
+/// Every file below `dir` (not the directories), relative to it, sorted; links are listed, never followed.
+std::vector<std::string> filesBelow(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) continue;
+    out.push_back(it->path().lexically_relative(dir).string());  // a link is named, never followed
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::set<std::string> manifestOf(const fs::path& dir, bool& present) {
+  std::set<std::string> names;
+  const fs::path file = dir / kManifest;
+  std::error_code ec;
+  present = fs::is_regular_file(fs::symlink_status(file, ec));
+  if (!present) return names;
+  std::string text;
+  try {
+    text = models::readInputFile(file, std::size_t{64} << 20);
+  } catch (const models::InputFileError& e) {
+    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
+  }
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) names.insert(line);
+  return names;
+}
+
+}  // namespace
+
+void writeManifest(const fs::path& dir) {
+  std::string text;
+  for (const std::string& name : filesBelow(dir))
+    if (name != kManifest) text += name + "\n";
+  text += std::string(kManifest) + "\n";
+  try {
+    io::writeWholeFile(dir / kManifest, text);
+  } catch (const std::runtime_error& e) {
+    throw OutputDirectoryError(e.what());
+  }
+}
+
+void addToManifest(const fs::path& dir, const std::vector<std::string>& names) {
+  bool present = false;
+  std::set<std::string> listed = manifestOf(dir, present);
+  if (!present) return;  // an earlier version's output: every file counts as fpdp's
+  for (const auto& n : names) listed.insert(n);
+  std::string text;
+  for (const auto& n : listed) text += n + "\n";
+  try {
+    io::writeWholeFile(dir / kManifest, text);
+  } catch (const std::runtime_error& e) {
+    throw OutputDirectoryError(e.what());
+  }
+}
+
+std::vector<std::string> filesNotInManifest(const fs::path& dir) {
+  bool present = false;
+  const std::set<std::string> listed = manifestOf(dir, present);
+  std::vector<std::string> others;
+  if (!present) return others;
+  for (const std::string& name : filesBelow(dir))
+    if (!listed.count(name) && name != kManifest) others.push_back(name);
+  return others;
 }
 
 namespace {
@@ -46,7 +124,21 @@ bool contains(const fs::path& outer, const fs::path& inner) {
 /// A new run's DIR.partial: absent, or fpdp's own leftovers without a checkpoint (then removed).
 void removeStalePartial(const fs::path& work, const std::string& finalDir) {
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(work, ec))) return;
+  const auto status = fs::symlink_status(work, ec);
+  if (!fs::exists(status)) return;
+  // A run killed between making DIR.partial and writing its mark left it empty, or holding only the mark's temporary
+  // file: nothing of anyone's is in it (a directory with anything else stays, and rmdir removes only an empty one).
+  if (fs::is_directory(status)) {
+    const std::string markInProgress = std::string(kOwnerMark) + ".tmp";
+    bool onlyMarkInProgress = true;
+    for (auto it = fs::directory_iterator(work, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().filename() != markInProgress || !it->is_regular_file(ec) || it->is_symlink(ec))
+        onlyMarkInProgress = false;
+    if (!ec && onlyMarkInProgress) {
+      fs::remove(work / markInProgress, ec);
+      if (fs::remove(work, ec)) return;
+    }
+  }
   if (fs::is_symlink(fs::symlink_status(work, ec)) || !fs::is_directory(work, ec) || !hasOwnerMark(work))
     throw OutputDirectoryError("'" + work.string() + "' exists and was not made by fpdp (no " + kOwnerMark +
                                "); remove or rename it, or choose another --output");
@@ -83,7 +175,17 @@ void checkOutputDirectory(const std::string& dir) {
     throw OutputDirectoryError("output directory '" + dir + "' is a symbolic link; give the directory itself");
   if (!fs::is_directory(status))
     throw OutputDirectoryError("output directory '" + dir + "' exists and is not a directory");
-  if (fs::is_empty(p, ec) || hasOwnerMark(p)) return;
+  if (fs::is_empty(p, ec)) return;
+  if (hasOwnerMark(p)) {
+    const auto others = filesNotInManifest(p);
+    if (others.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < others.size() && i < 3; ++i) list += (i ? ", " : "") + others[i];
+    if (others.size() > 3) list += " and " + std::to_string(others.size() - 3) + " more";
+    throw OutputDirectoryError("output directory '" + dir + "' holds " + std::to_string(others.size()) +
+                               " file(s) fpdp did not write (" + list + "; its " + kManifest + " lists what fpdp "
+                               "wrote): fpdp replaces only its own files; move them away or choose another --output");
+  }
   if (fs::exists(p / kOutputMarker, ec))
     throw OutputDirectoryError("output directory '" + dir + "' exists and is not an fpdp output fpdp may replace (it "
                                "has a " + kOutputMarker + " but not fpdp's mark " + kOwnerMark +
@@ -95,6 +197,7 @@ void checkOutputDirectory(const std::string& dir) {
 
 void putInPlace(const std::string& work, const std::string& finalDir) {
   std::error_code ec;
+  writeManifest(work);             // what a later run may remove with it
   checkOutputDirectory(finalDir);  // still absent, empty or fpdp's own
   if (!fs::exists(fs::symlink_status(finalDir, ec))) {
     if (::rename(work.c_str(), finalDir.c_str()) != 0)
@@ -121,7 +224,7 @@ RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::strin
     removeStalePartial(workDir_, finalDir_);
     fs::create_directories(workDir_);
     writeOwnerMark(workDir_);
-    std::ofstream(workDir_ + "/" + kOutputMarker) << resolvedToml;
+    io::writeWholeFile(workDir_ + "/" + kOutputMarker, resolvedToml);
   });
   // Every rank writes its part of fpdp.h5 under the same names.
   if (rank_ != 0) {

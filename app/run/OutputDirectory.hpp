@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fpdp::app {
 
@@ -25,9 +26,21 @@ inline constexpr const char* kOutputMarker = "parameters.toml";
 /// fpdp's mark on a directory it made (a finished DIR, a DIR.partial): only such a directory is ever replaced.
 inline constexpr const char* kOwnerMark = ".fpdp-output";
 
+/// The list of every file fpdp wrote into a finished directory, one path (relative to it) a line: what a later run
+/// may remove when it replaces the directory. A file not in it is someone else's, and the replacement is refused.
+inline constexpr const char* kManifest = ".fpdp-manifest";
+
 /// Whether `dir` holds fpdp's owner mark; writeOwnerMark puts it there.
 bool hasOwnerMark(const std::filesystem::path& dir);
 void writeOwnerMark(const std::filesystem::path& dir);
+
+/// Writes the manifest of `dir`: every file below it (a partial directory, which only fpdp writes, just before it is
+/// put in place). addToManifest adds the files a later fpdp command wrote into a finished directory (fpdp plot's PNGs,
+/// a sample's tables). filesNotInManifest lists the files below `dir` its manifest does not name (none when it has no
+/// manifest: the output of an fpdp version before manifests).
+void writeManifest(const std::filesystem::path& dir);
+void addToManifest(const std::filesystem::path& dir, const std::vector<std::string>& names);
+std::vector<std::string> filesNotInManifest(const std::filesystem::path& dir);
 
 /// A new run's partial directory `work` (of `finalDir`): absent, or fpdp's own leftovers without a checkpoint, which
 /// are removed; anything else (not fpdp's, a link, an interrupted run's checkpoint) throws OutputDirectoryError.

@@ -1,5 +1,9 @@
 #include "io/plot/Raster.hpp"
 
+#include <unistd.h>
+
+#include "io/OutputFile.hpp"
+
 #include <png.h>
 
 #include <algorithm>
@@ -285,11 +289,20 @@ bool encodePng(std::FILE* f, const std::uint8_t* rgb, int width, int height) {
 }  // namespace
 
 void Raster::writePng(const std::string& path) const {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + path);
+  // Through a temporary name and a rename, never through a link or into a special file (io/OutputFile): a plot is
+  // written into a run's directory, which may be shared.
+  io::ReplacementFile out(path);
+  const int fd = ::dup(out.file().descriptor());
+  std::FILE* f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+  if (!f) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot write " + path);
+  }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(f, std::fclose);
   const bool ok = encodePng(f, rgb_.data(), width_, height_);
   if (!ok || std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + path + " (disk full?)");
+  if (std::fclose(file.release()) != 0) throw std::runtime_error("cannot write " + path + " (disk full?)");
+  out.commit();
 }
 
 PngImage readPng(const std::string& path) {

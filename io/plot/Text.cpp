@@ -1,5 +1,7 @@
 #include "io/plot/Text.hpp"
 
+#include <sys/stat.h>
+
 #include <ft2build.h>
 #include FT_FREETYPE_H
 
@@ -39,12 +41,23 @@ std::u32string decodeUtf8(const std::string& text) {
   return out;
 }
 
+namespace {
+constexpr long kMaxFontBytes = 64L << 20;  // DejaVu Sans is 0.7 MiB; the largest CJK fonts about 20 MiB
+}  // namespace
+
 std::string defaultFontPath() {
   const char* env = std::getenv("FPDP_FONT");
   return env && *env ? env : "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 }
 
 Font::Font(const std::string& path) : ft_(std::make_unique<FreeType>()) {
+  // FPDP_FONT comes from the environment: a FIFO there blocked FreeType's open for good (a run then never published),
+  // a device was read without end. Only a regular file of font size is handed to FreeType.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxFontBytes)
+    throw std::runtime_error("the font " + path + " is not a regular font file of at most " +
+                             std::to_string(kMaxFontBytes >> 20) + " MiB" +
+                             (path == defaultFontPath() && std::getenv("FPDP_FONT") ? " (FPDP_FONT)" : ""));
   if (FT_Init_FreeType(&ft_->library) != 0) throw std::runtime_error("FreeType could not start");
   if (FT_New_Face(ft_->library, path.c_str(), 0, &ft_->face) != 0) {
     FT_Done_FreeType(ft_->library);

@@ -263,8 +263,14 @@ BOOST_AUTO_TEST_CASE(quadratic_noisy_gd_truth_bounds_and_plots) {
   const Outcome replot = run(shellQuote(FPDP_EXECUTABLE) + " plot fine", t.path());
   BOOST_TEST(replot.status == 0, replot.out);
   for (const char* png : kPlots) BOOST_TEST(isPng(t.path() / "fine" / png), png);
-  // A directory without the run's files: `fpdp plot` fails with a one-line reason.
+  // A directory fpdp did not make: `fpdp plot` draws nothing into it (exit 2, one line).
   fs::create_directories(t.path() / "empty");
+  const Outcome foreign = run(shellQuote(FPDP_EXECUTABLE) + " plot empty", t.path());
+  BOOST_TEST(foreign.status == 2);
+  BOOST_TEST(contains(foreign.out, "not made by fpdp"), foreign.out);
+  BOOST_TEST(fs::is_empty(t.path() / "empty"));
+  // One of fpdp's without the run's files: `fpdp plot` fails with a one-line reason.
+  std::ofstream(t.path() / "empty" / ".fpdp-output") << "made by fpdp\n";
   const Outcome bad = run(shellQuote(FPDP_EXECUTABLE) + " plot empty", t.path());
   BOOST_TEST(bad.status == 1);
   BOOST_TEST(contains(bad.out, "divergence.csv"), bad.out);

@@ -727,7 +727,10 @@ BOOST_AUTO_TEST_CASE(rerun_replaces_output_and_solver_options_are_honoured) {
   }
   const std::string firstParameters = readText(out / "parameters.toml");
   BOOST_TEST(std::regex_search(firstParameters, tsTypeLine("auto")), firstParameters);
+  // A file the first run wrote (its manifest lists it) that the second does not write: the replacement removes it. A
+  // file fpdp did not write would make the replacement refused (tests/faults/run-faults).
   writeText(out / "stale.txt", "left over from the first run\n");
+  writeText(out / ".fpdp-manifest", readText(out / ".fpdp-manifest") + "stale.txt\n");
 
   // Re-run with the [solver] case into the same, earlier fpdp output.
   requireSuccess(runFpdp("run " + q(cnCase) + " --output " + q(out) + " --quiet", work));

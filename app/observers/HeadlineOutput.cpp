@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "app/NumberFormat.hpp"
 #include "io/NumberText.hpp"
+#include "io/OutputFile.hpp"
 
 namespace fpdp::app {
 
@@ -59,11 +59,7 @@ HeadlineOutput::HeadlineOutput(const std::string& directory, bool writer, const 
 
 void HeadlineOutput::writeHdf5(io::Hdf5Output&) {
   if (!writer_) return;
-  const std::string path = directory_ + "/result.json";
-  std::ofstream out(path, std::ios::trunc);
-  out << json();
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path);
+  io::writeWholeFile(directory_ + "/result.json", json());  // no link or special file followed (io/OutputFile)
 }
 
 std::string HeadlineOutput::json() const {

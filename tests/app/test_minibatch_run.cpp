@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE(plane_poisson_case_beyond_the_enumeration_runs_on_the_latti
   const double bound = std::stod(run.outcome.output.substr(at + key.size()));
   BOOST_TEST(bound > 0.0);
   BOOST_TEST(bound <= 1e-3);  // within batch.mixture_tolerance
-  BOOST_TEST(contains(run.outcome.output, "NOT CERTIFIED, conservative value inf"), run.outcome.output);
+  BOOST_TEST(contains(run.outcome.output, "NOT CERTIFIED (density_bound), conservative value inf"), run.outcome.output);
   const auto d = csvNumbers(run.dir / "divergence.csv");  // step,t,mass_p,mass_q,kl,tv,...
   BOOST_TEST(std::fabs(d.back().at(2) - 1.0) <= 1e-6);
   BOOST_TEST(d.back().at(5) > 0.0);
@@ -267,7 +267,7 @@ BOOST_AUTO_TEST_CASE(unsupported_combinations_are_refused_naming_the_key) {
   BOOST_TEST(contains(onLattice.outcome.output, "NOT enumerated (beyond the budget)"), onLattice.outcome.output);
   BOOST_TEST(contains(onLattice.outcome.output, "Poisson displacement lattice (docs/noisy-gd.md"), onLattice.outcome.output);
   // KL gets no bound from TV: not certified, conservative value +inf.
-  BOOST_TEST(contains(onLattice.outcome.output, "NOT CERTIFIED, conservative value inf"), onLattice.outcome.output);
+  BOOST_TEST(contains(onLattice.outcome.output, "NOT CERTIFIED (density_bound), conservative value inf"), onLattice.outcome.output);
   std::string kernels = smallCase("[batch]\nsampling = \"cyclic\"\nsize = 1\n", "index = 1\nrecord = [-2.0]\nlabel = 1\n",
                                   "diffusion = \"chapman_kolmogorov\"\n");
   kernels.replace(kernels.find("cells = [120]"), 13, "cells = [6000]");

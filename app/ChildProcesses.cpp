@@ -1,6 +1,7 @@
 #include "app/ChildProcesses.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 extern char** environ;
 
@@ -41,12 +43,22 @@ pid_t spawnChild(const std::string& executable, const ChildJob& job) {
   return pid;
 }
 
+thread_local const ChildWaitCheck* tCheck = nullptr;
+
 int statusOf(int waitStatus) {
   if (WIFEXITED(waitStatus)) return WEXITSTATUS(waitStatus);
   return 128 + (WIFSIGNALED(waitStatus) ? WTERMSIG(waitStatus) : 0);
 }
 
 }  // namespace
+
+ChildWaitCheck::ChildWaitCheck(std::function<void()> check) : check_(std::move(check)), previous_(tCheck) {
+  tCheck = this;
+}
+
+ChildWaitCheck::~ChildWaitCheck() { tCheck = previous_; }
+
+void ChildWaitCheck::operator()() const { check_(); }
 
 int runChild(const std::string& executable, const std::vector<std::string>& args, const fs::path& log) {
   return runChildren(executable, {ChildJob{args, log, log}}, 1, [](std::size_t, int) {}).front();
@@ -87,6 +99,19 @@ std::vector<int> runChildren(const std::string& executable, const std::vector<Ch
       }
     }
     if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (tCheck) {
+      try {
+        (*tCheck)();
+      } catch (...) {
+        for (const auto& child : running) ::kill(child.first, SIGINT);
+        for (const auto& child : running) {
+          int waitStatus = 0;
+          while (waitpid(child.first, &waitStatus, 0) < 0 && errno == EINTR) {
+          }
+        }
+        throw;
+      }
+    }
   }
   if (!startFailure.empty()) throw std::runtime_error(startFailure);
   return statuses;

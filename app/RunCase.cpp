@@ -154,27 +154,33 @@ std::string drawPlotsOfRun(const std::string& dir, bool announce, double& second
 
 /// The companion solves on the 2x and 4x coarser meshes: the error estimate of every number (docs/scheme.md §8).
 /// `announce`: say so on standard output while they run (they precede the run's own progress).
-CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, double& seconds) {
+CompanionValues companionValues(const Case& c, MPI_Comm comm, bool announce, const ProgressHook& hook,
+                                double& seconds) {
   if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}, "", ""};
   const auto start = Clock::now();
   if (announce) {
-    std::printf("fpdp: error estimate: solving the case on the 2x and 4x coarser meshes first ...");
+    std::printf("fpdp: error estimate: solving the case on the 2x and 4x coarser meshes first\n");
     std::fflush(stdout);
   }
-  CompanionValues values = solveCompanions(c, comm);
+  CompanionValues values = solveCompanions(c, comm, CompanionProgress{announce, hook});
   seconds = secondsSince(start);
-  if (announce) std::printf(" %.1f s\n", seconds);
+  if (announce) std::printf("fpdp: error estimate: companion solves done in %.1f s\n", seconds);
   return values;
 }
 
 /// A numerical fault recurs on a restart: its DIR.partial goes. Any other failure after a checkpoint (a full disk, a
 /// lost permission) keeps DIR.partial and its checkpoint for `fpdp run --restart DIR`.
+/// A run stopped by its progress hook (RunInterrupted) keeps DIR.partial as a signal does (app/run/InterruptHint) and
+/// says so in the exception's message.
 template <class Work>
 void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
   try {
     work();
   } catch (const NumericalFault&) {
     throw;
+  } catch (const RunInterrupted&) {
+    directory.keepForRestart();
+    throw RunInterrupted(InterruptHint::message(directory.finalDir(), directory.holdsCheckpoint()));
   } catch (...) {
     if (directory.holdsCheckpoint()) {
       directory.keepForRestart();
@@ -200,7 +206,7 @@ private:
 // The checkpoint writer and the progress line, after every other observer: a checkpoint holds the whole step.
 void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFunctionals& functionals,
                                RunStepper& stepper, io::Hdf5Output& h5, NumericalFaultMonitor& faults, MPI_Comm comm,
-                               int rank, const std::string& dir, bool progress) {
+                               int rank, const std::string& dir, bool progress, const ProgressHook& hook) {
   out.observers.add<FunctionalWorkRelease>(functionals.divergences);
   out.observers.add<CheckpointWriter>(
       comm, rank, dir, plan.c, plan.steps(), plan.noCheckpoints,
@@ -211,7 +217,7 @@ void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFu
         observers->saveState(ck);
         faults->saveState(ck);
       });
-  out.observers.add<ProgressReporter>(plan.steps(), progress);
+  out.observers.add<ProgressReporter>(plan.steps(), progress, "", rank == 0 ? hook : ProgressHook{});
 }
 
 }  // namespace
@@ -233,7 +239,8 @@ int runCase(const Case& c, const RunOptions& options) {
               << std::flush;
   const RunFunctionals functionals(plan);
   double companionSeconds = 0.0;
-  CompanionValues companion = companionValues(c, comm, rank == 0 && !options.quiet, companionSeconds);
+  CompanionValues companion = companionValues(c, comm, rank == 0 && !options.quiet,
+                                              rank == 0 ? options.progress : ProgressHook{}, companionSeconds);
   // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
   const std::string& dir = directory.workDir();
@@ -247,8 +254,10 @@ int runCase(const Case& c, const RunOptions& options) {
   out.accuracy->watchFaults(faults);
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);
-  const InterruptHint interruptHint(directory.finalDir(), rank == 0);
+  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet,
+                            options.progress);
+  std::optional<InterruptHint> interruptHint;
+  if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
   stage.emplace(stages.stepping);
   const auto stepStart = Clock::now();
   double stepSeconds = 0.0;
@@ -266,11 +275,18 @@ int runCase(const Case& c, const RunOptions& options) {
   });
   // 5. The summary.
   if (rank == 0) {
-    printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, faults, functionals.divergences,
-                     out.exact, out.renyiRate, out.tracing, plotWarning,
-                     RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(),
-                              stepSeconds, stepper.observerSeconds(), companionSeconds, plotSeconds},
-                     directory.finalDir()});
+    const std::string summary = runSummaryText(
+        {plan, size, stepper, *out.series, *out.privacy, *out.accuracy, faults, functionals.divergences, out.exact,
+         out.renyiRate, out.tracing, plotWarning,
+         RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
+                  stepper.observerSeconds(), companionSeconds, plotSeconds},
+         directory.finalDir()});
+    if (options.summary) {
+      options.summary(summary);
+    } else {
+      std::fputs(summary.c_str(), stdout);
+      std::fflush(stdout);
+    }
   }
   return 0;
 }

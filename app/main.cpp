@@ -16,6 +16,7 @@
 #include "app/CaseReader.hpp"
 #include "app/Checkpoint.hpp"
 #include "app/ChildProcesses.hpp"
+#include "app/CommandFailure.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
@@ -34,9 +35,9 @@
 
 namespace {
 
-int reportError(int rank, const char* kind, const std::string& what, int status) {
-  if (rank == 0) std::fprintf(stderr, "fpdp: %s%s\n", kind, what.c_str());
-  return status;
+int reportError(int rank, const fpdp::app::CommandFailure& failure) {
+  if (rank == 0) std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
+  return failure.status;
 }
 
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
@@ -91,25 +92,8 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
       checkOutputDirectory(options.outputDirectory);
     }
     return runCase(c, options);
-  } catch (const InputError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const SolverConfigurationError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const CheckpointError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const OutputDirectoryError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const fpdp::PetscFailure& e) {
-    // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit
-    // integrator for fpdp's implicit form, say) are bad input.
-    const std::string what = petscErrors.message().empty() ? std::string(e.what()) : "PETSc: " + petscErrors.message();
-    if (petscErrors.configurationError())
-      return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
-    return reportError(rank, "run failed: ", what, 1);
-  } catch (const std::bad_alloc&) {
-    return reportError(rank, "run failed: ", "out of memory", 1);
-  } catch (const std::exception& e) {
-    return reportError(rank, "run failed: ", e.what(), 1);
+  } catch (...) {
+    return reportError(rank, describeFailure(std::current_exception(), &petscErrors));
   }
 }
 
@@ -141,18 +125,11 @@ int fpdpMain(int argc, char** argv) {
         return 0;
       }
       return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
-    } catch (const fpdp::app::UsageError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::InputError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::OutputDirectoryError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
-      return 1;
+    } catch (...) {
+      const auto failure =
+          fpdp::app::describeFailure(std::current_exception(), nullptr, std::string(argv[1]) + " failed");
+      std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
+      return failure.status;
     }
   }
   fpdp::app::CommandLine cl;
@@ -197,10 +174,10 @@ int fpdpMain(int argc, char** argv) {
                                                         : std::nullopt);
     if (cl.command == "run" || cl.command == "noise-study" || cl.command == "check")
       fpdp::app::requireOutputFits(c, cl.restart ? *cl.restart : cl.output.value_or(c.output.directory));
-  } catch (const fpdp::app::InputError& e) {
-    return reportError(launcherRank(), "error: ", e.what(), 2);
-  } catch (const fpdp::app::CheckpointError& e) {
-    return reportError(launcherRank(), "error: ", e.what(), 2);
+  } catch (const fpdp::app::InputError&) {
+    return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
+  } catch (const fpdp::app::CheckpointError&) {
+    return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
   }
   // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
   std::size_t cells = 1;

@@ -5,6 +5,7 @@
 #include "app/ModelBuilding.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/NumericalFaults.hpp"
+#include "app/observers/ProgressReporter.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "app/run/RunPlan.hpp"
@@ -78,7 +79,8 @@ namespace {
 /// The divergences at every output step of one companion case. Collective.
 /// `fallback` (out): why solver.ts_type = "auto" fell back from the exponential integrator to BDF, or "".
 std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, long stepFactor, MPI_Comm comm,
-                                                  std::string& fallback) {
+                                                  std::string& fallback, const CompanionProgress& progress,
+                                                  int level) {
   std::map<long, solver::DivergenceValues> values;
   const RunPlan plan(coarse, comm, nullptr);
   fallback = plan.autoFallback;
@@ -92,17 +94,24 @@ std::map<long, solver::DivergenceValues> solveOne(const Case& coarse, long stepF
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
   observers.add<CompanionCollector>(values, stepFactor);
+  std::string cells;
+  for (int a = 0; a < coarse.mesh.dim; ++a) cells += (a ? "x" : "") + std::to_string(coarse.mesh.cells[a]);
+  auto& reporter = observers.add<ProgressReporter>(plan.steps(), progress.print,
+                                  "error estimate, " + std::string(level == 0 ? "2x" : "4x") + " coarser mesh (" +
+                                      cells + " cells)",
+                                  progress.hook, level == 0 ? "companion_2h" : "companion_4h");
   NumericalFaultMonitor faults(coarse.faults, plan.mesh);
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   const std::vector<std::string> columns = divergenceColumns(coarse, plan.constrained());
   RunStepper stepper(plan, divergences, faults, observers, columns, nullptr, nullptr);
   stepper.run();
+  reporter.close();  // a line left open on a terminal
   return values;
 }
 
 }  // namespace
 
-CompanionValues solveCompanions(const Case& c, MPI_Comm comm) {
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm, const CompanionProgress& progress) {
   CompanionValues result;
   std::string timeUnrefined[2];
   const Case coarse[2] = {companionCase(c, 2, &timeUnrefined[0]), companionCase(c, 4, &timeUnrefined[1])};
@@ -128,12 +137,14 @@ CompanionValues solveCompanions(const Case& c, MPI_Comm comm) {
     try {
       const long stepFactor = langevinTs && timeUnrefined[level].empty() ? (level == 0 ? 2 : 4) : 1;
       std::string fallback;
-      result.atStep[level] = solveOne(coarse[level], stepFactor, comm, fallback);
+      result.atStep[level] = solveOne(coarse[level], stepFactor, comm, fallback, progress, level);
       // "auto" expected the exponential integrator (exact in time) and fell back to BDF: a time error the companions
       // did not coarsen.
       if (!fallback.empty() && result.timeUnrefined.empty() && !hasTimeDiscretisationError(c))
         result.timeUnrefined = "solver.ts_type = \"auto\" fell back to BDF, whose time-discretisation error the "
                                "estimate does not see";
+    } catch (const RunInterrupted&) {
+      throw;
     } catch (const std::exception& e) {
       result.atStep[0].clear();
       result.atStep[1].clear();

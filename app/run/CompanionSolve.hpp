@@ -11,6 +11,7 @@
 #include <string>
 
 #include "app/Case.hpp"
+#include "app/run/RunProgress.hpp"
 #include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::app {
@@ -37,8 +38,16 @@ bool hasTimeDiscretisationError(const Case& c);
 /// could not be coarsened, or "".
 Case companionCase(const Case& c, int factor, std::string* timeUnrefined = nullptr);
 
+/// How the companion solves report their progress (app/observers/ProgressReporter): `print` progress lines on this
+/// process, and call `hook` at every step (empty: none).
+struct CompanionProgress {
+  bool print = false;
+  ProgressHook hook;
+};
+
 /// Solves the companion cases (2h, 4h) to the end (collective); never throws for a companion that cannot be solved:
-/// the reason is in `unavailable` and the run's numbers are then reported as not certified.
-CompanionValues solveCompanions(const Case& c, MPI_Comm comm);
+/// the reason is in `unavailable` and the run's numbers are then reported as not certified. A progress hook's
+/// RunInterrupted stops them and is thrown on.
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm, const CompanionProgress& progress = {});
 
 }  // namespace fpdp::app

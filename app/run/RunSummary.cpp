@@ -306,7 +306,7 @@ void footer(std::ostream& s, const RunReport& r) {
 
 }  // namespace
 
-void printRunSummary(const RunReport& r) {
+std::string runSummaryText(const RunReport& r) {
   std::ostringstream s;
   describeRun(s, r);
   describeConstants(s, r);
@@ -318,8 +318,7 @@ void printRunSummary(const RunReport& r) {
   r.privacy.summary(s, r.accuracy.epsNote(r.plan.c.privacy.delta));
   s << "\n";
   footer(s, r);
-  std::fputs(s.str().c_str(), stdout);
-  std::fflush(stdout);
+  return s.str();
 }
 
 }  // namespace fpdp::app

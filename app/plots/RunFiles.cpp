@@ -47,14 +47,16 @@ Table readTable(const std::string& dir, const std::string& name, bool required) 
 
 namespace {
 
-/// The run's dynamics from its resolved case (parameters.toml, read as TOML like every case): noisy GD plots against
-/// steps, Langevin diffusion against time. A missing or unreadable file reads as Langevin.
-bool noisyGdDynamics(const std::string& dir) {
+/// What the figures take from the run's resolved case (parameters.toml, read as TOML like every case): the dynamics
+/// (noisy GD plots against steps, Langevin diffusion against time) and privacy.delta. A missing or unreadable file
+/// reads as Langevin with no delta.
+void readCaseFacts(const std::string& dir, RunFiles& f) {
   try {
     const toml::table resolved = toml::parse_file((fs::path(dir) / "parameters.toml").string());
-    return resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
+    f.noisyGd = resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
+    f.privacyDelta = resolved["privacy"]["delta"].value_or(0.0);
   } catch (const toml::parse_error&) {
-    return false;
+    f.noisyGd = false;
   }
 }
 
@@ -86,7 +88,7 @@ RunFiles readRunFiles(const std::string& dir) {
         if (io::parseCsvNumber(row[item], v)) f.boundNames[static_cast<int>(v)] = row[name];
       }
   }
-  f.noisyGd = noisyGdDynamics(dir);
+  readCaseFacts(dir, f);
   return f;
 }
 

@@ -50,3 +50,24 @@ def test_a_worst_case_search_returns_its_evaluations(tmp_path):
     assert best["value"] == table["value"].max()
     # the quadratic's worst replacement lies at the domain's end farthest from the replaced record's 0.3
     assert best["x_1"] == -1.0
+
+
+def test_sweep_png_has_log_axes_over_decades_and_names_each_bound(tmp_path, source):
+    import json
+    import math
+    import subprocess
+    import sys
+    table = fpdp.sweep(QUICK_CASE, {"noisy_gd.steps": [1, 10, 100]}, output=tmp_path / "sweep", quiet=True,
+                       **{"accuracy.estimate": False, "output.every": 1})
+    r = subprocess.run([sys.executable, str(source / "scripts" / "plot-sweep"), "--describe", "sweep",
+                        str(tmp_path / "sweep")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    drawn = json.loads(r.stdout.strip().splitlines()[-1])
+    assert drawn["xscale"] == "log"  # 1 .. 100
+    values = [v for c in table.columns if c == "eps_exact" or c == "eps_composition" or
+              (c.startswith("eps_bound") and c.endswith("_cks") and "measured_gap" not in c)
+              for v in table[c] if isinstance(v, float) and math.isfinite(v) and v > 0]
+    assert drawn["yscale"] == ("log" if max(values) >= 100 * min(values) else "linear")
+    bounds = [label for label in drawn["legend"] if "(bound " in label]
+    assert bounds and any(label.startswith("composition (bound 1, CKS conversion") for label in bounds), drawn
+    assert all(not label.startswith("bound ") for label in bounds), drawn

@@ -71,3 +71,11 @@ def test_sweep_png_has_log_axes_over_decades_and_names_each_bound(tmp_path, sour
     bounds = [label for label in drawn["legend"] if "(bound " in label]
     assert bounds and any(label.startswith("composition (bound 1, CKS conversion") for label in bounds), drawn
     assert all(not label.startswith("bound ") for label in bounds), drawn
+
+
+def test_a_sweep_after_a_run_in_the_same_process(tmp_path):
+    # MPI is running in this process once a run has been made: the members, child processes, start their own
+    fpdp.run(QUICK_CASE, output=tmp_path / "run", quiet=True, **{"accuracy.estimate": False})
+    table = fpdp.sweep(QUICK_CASE, {"noisy_gd.steps": [10, 20]}, output=tmp_path / "sweep", quiet=True,
+                       **{"accuracy.estimate": False})
+    assert list(table["status"]) == ["ok", "ok"]

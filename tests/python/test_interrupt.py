@@ -102,3 +102,37 @@ def test_a_callback_that_raises_stops_the_run_with_its_own_exception(tmp_path):
     assert not (tmp_path / "out").exists()
     r = fpdp.resume(tmp_path / "out", quiet=True)
     assert int(r.steps[-1]) == 40
+
+
+STUDY_SCRIPT = textwrap.dedent("""
+    import glob, json, os, signal, sys, threading, time
+    import fpdp
+    out = sys.argv[2]
+    def interrupt_once_members_run():
+        while not glob.glob(out + ".partial/members/*/output.partial/divergence.csv"):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt_once_members_run, daemon=True).start()
+    start = time.monotonic()
+    report = {}
+    try:
+        fpdp.sweep(sys.argv[1], {"noise.sigma": [1.0, 1.1]}, output=out, quiet=True, jobs=2,
+                   **{"noisy_gd.steps": 1000000, "output.every": 10000, "accuracy.estimate": False})
+        report["interrupted"] = False
+    except fpdp.RunInterrupted as e:
+        report.update(interrupted=True, message=str(e))
+    report["seconds"] = time.monotonic() - start
+    report["left"] = sorted(os.listdir(os.path.dirname(out)))
+    print(json.dumps(report))
+""")
+
+
+def test_ctrl_c_stops_a_sweeps_members(tmp_path):
+    r = subprocess.run([sys.executable, "-c", STUDY_SCRIPT, QUICK_CASE, str(tmp_path / "sweep")], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    assert report["interrupted"], report
+    # the members were stopped, not waited for (each runs for minutes), and the study left nothing half-written
+    assert report["seconds"] < 60, report
+    assert report["left"] == [], report

@@ -106,12 +106,9 @@ class Case:
 
     @classmethod
     def from_file(cls, path):
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise CaseError(f"{path}: cannot read the case file: {e.strerror or e}") from None
-        return cls(text, path.resolve())
+        """A case file, read as the command line reads it (CaseError with its message when it cannot be)."""
+        text = _core.read_case_source(str(path))
+        return cls(text, Path(path).resolve())
 
     @classmethod
     def from_string(cls, text, path=None):

@@ -307,6 +307,15 @@ std::string overriddenText(const std::string& text, const std::string& path,
   }
 }
 
+/// The case file's text as the command line reads it (its size limit and messages).
+std::string caseSourceText(const std::string& path) {
+  try {
+    return readCaseSource(path).text;
+  } catch (...) {
+    raiseCurrent("reading the case failed");
+  }
+}
+
 py::dict resolveCase(const std::string& text, const std::string& path,
                      const std::vector<std::pair<std::string, std::string>>& overrides) {
   try {
@@ -325,6 +334,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_errors", [](py::object caseError, py::object runError, py::object runInterrupted) {
     errors() = {std::move(caseError), std::move(runError), std::move(runInterrupted)};
   });
+  m.def("read_case_source", &caseSourceText, py::arg("path"));
   m.def("resolve_case", &resolveCase, py::arg("text"), py::arg("path"), py::arg("overrides"));
   m.def("overridden_case_text", &overriddenText, py::arg("text"), py::arg("path"), py::arg("overrides"));
   m.def(

@@ -75,6 +75,14 @@ def test_bad_overrides_raise_the_command_lines_message(source, tmp_path):
     assert str(e.value) == expected
 
 
+def test_a_missing_case_file_is_the_command_lines_message(tmp_path):
+    missing = tmp_path / "missing.toml"
+    expected = bad_input_message("check", missing)
+    with pytest.raises(fpdp.CaseError) as e:
+        fpdp.Case.from_file(missing)
+    assert str(e.value) == expected
+
+
 def test_a_broken_case_text_names_its_file_line_and_column(source, tmp_path):
     broken = tmp_path / "broken.toml"
     broken.write_text("[case]\nname = \n")

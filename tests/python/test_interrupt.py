@@ -3,6 +3,8 @@ step with fpdp.RunInterrupted (a KeyboardInterrupt) carrying the command line's 
 files and the last checkpoint, and fpdp.resume continues to the same numbers as an uninterrupted run. Each scenario
 runs in a process of its own (a real signal, and MPI started once per process)."""
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -128,8 +130,16 @@ STUDY_SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_stops_a_sweeps_members(tmp_path):
-    r = subprocess.run([sys.executable, "-c", STUDY_SCRIPT, QUICK_CASE, str(tmp_path / "sweep")], capture_output=True,
-                       text=True, timeout=600)
+    # the members would run for many minutes: a sweep that does not stop them fails here, and they are killed
+    r = subprocess.Popen([sys.executable, "-c", STUDY_SCRIPT, QUICK_CASE, str(tmp_path / "sweep")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = r.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(r.pid, signal.SIGKILL)
+        r.communicate()
+        raise AssertionError("the sweep was not stopped by Ctrl-C")
+    r.stdout, r.stderr = stdout, stderr
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["interrupted"], report

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 extern char** environ;
 
@@ -126,6 +127,8 @@ pid_t spawnChild(const std::string& executable, const ChildJob& job) {
   return pid;
 }
 
+thread_local const ChildWaitCheck* tCheck = nullptr;
+
 int statusOf(int waitStatus) {
   if (WIFEXITED(waitStatus)) return WEXITSTATUS(waitStatus);
   return 128 + (WIFSIGNALED(waitStatus) ? WTERMSIG(waitStatus) : 0);
@@ -150,6 +153,14 @@ std::optional<int> reapIfEnded(pid_t pid, const std::string& executable) {
 }
 
 }  // namespace
+
+ChildWaitCheck::ChildWaitCheck(std::function<void()> check) : check_(std::move(check)), previous_(tCheck) {
+  tCheck = this;
+}
+
+ChildWaitCheck::~ChildWaitCheck() { tCheck = previous_; }
+
+void ChildWaitCheck::operator()() const { check_(); }
 
 int runChild(const std::string& executable, const std::vector<std::string>& args, const fs::path& log,
              const std::vector<std::string>& environment) {
@@ -213,6 +224,20 @@ std::vector<int> runChildrenAsMade(const std::string& executable,
       }
     }
     if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (tCheck) {
+      try {
+        (*tCheck)();
+      } catch (...) {
+        for (const auto& child : running) ::kill(-child.first, SIGINT);  // each child leads its process group
+        for (const auto& child : running) {
+          int waitStatus = 0;
+          while (waitpid(child.first, &waitStatus, 0) < 0 && errno == EINTR) {
+          }
+          forget(child.first);
+        }
+        throw;
+      }
+    }
   }
   if (makeFailure) std::rethrow_exception(makeFailure);
   if (!startFailure.empty()) throw std::runtime_error(startFailure);

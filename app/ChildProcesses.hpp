@@ -22,6 +22,22 @@ struct ChildJob {
   std::vector<std::string> environment;  // NAME=VALUE set for the child, beside this process's environment
 };
 
+/// While alive, runChildren on this thread calls `check` between its waits (about every 10 ms); an exception from it
+/// stops the children still running (SIGINT, which leaves a run's DIR.partial as the command line's Ctrl-C does;
+/// then waits for them) and is thrown on. The Python module's Ctrl-C (python/module).
+class ChildWaitCheck {
+public:
+  explicit ChildWaitCheck(std::function<void()> check);
+  ~ChildWaitCheck();
+  void operator()() const;
+  ChildWaitCheck(const ChildWaitCheck&) = delete;
+  ChildWaitCheck& operator=(const ChildWaitCheck&) = delete;
+
+private:
+  std::function<void()> check_;
+  const ChildWaitCheck* previous_;
+};
+
 /// Runs `executable args...` with stdout and stderr appended to `log`; returns the exit status (or 128 + signal).
 int runChild(const std::string& executable, const std::vector<std::string>& args, const std::filesystem::path& log,
              const std::vector<std::string>& environment = {});

@@ -170,7 +170,8 @@ std::string drawPlotsOfRun(const std::string& dir, bool announce, double& second
 /// §8). `announce`: say so on standard output, with a progress line, while they run (they precede the run's own
 /// progress). Where "auto" fell back from the exponential integrator to BDF, the companions take BDF explicitly, so
 /// that they coarsen its time step with the mesh.
-CompanionValues companionValues(const Case& c, const RunPlan& plan, MPI_Comm comm, bool announce, double& seconds) {
+CompanionValues companionValues(const Case& c, const RunPlan& plan, MPI_Comm comm, bool announce,
+                                const ProgressHook& hook, double& seconds) {
   if (!c.accuracy.estimate) return CompanionValues{"accuracy.estimate = false", "", {}, "", ""};
   const auto start = Clock::now();
   if (announce) {
@@ -179,20 +180,25 @@ CompanionValues companionValues(const Case& c, const RunPlan& plan, MPI_Comm com
   }
   Case estimated = c;
   if (!plan.autoFallback.empty()) estimated.solver.ts_type = "bdf";
-  CompanionValues values = solveCompanions(estimated, comm, announce);
+  CompanionValues values = solveCompanions(estimated, comm, CompanionProgress{announce, hook});
   seconds = secondsSince(start);
-  if (announce) std::printf("fpdp: error estimate: %.1f s\n", seconds);
+  if (announce) std::printf("fpdp: error estimate: companion solves done in %.1f s\n", seconds);
   return values;
 }
 
 /// A numerical fault recurs on a restart: its DIR.partial goes. Any other failure after a checkpoint (a full disk, a
 /// lost permission) keeps DIR.partial and its checkpoint for `fpdp run --restart DIR`.
+/// A run stopped by its progress hook (RunInterrupted) keeps DIR.partial as a signal does (app/run/InterruptHint) and
+/// says so in the exception's message.
 template <class Work>
 void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
   try {
     work();
   } catch (const NumericalFault&) {
     throw;
+  } catch (const RunInterrupted&) {
+    directory.keepForRestart();
+    throw RunInterrupted(InterruptHint::message(directory.finalDir(), directory.holdsCheckpoint()));
   } catch (...) {
     if (directory.holdsCheckpoint()) {
       directory.keepForRestart();
@@ -218,7 +224,7 @@ private:
 // The checkpoint writer and the progress line, after every other observer: a checkpoint holds the whole step.
 void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFunctionals& functionals,
                                RunStepper& stepper, io::Hdf5Output& h5, NumericalFaultMonitor& faults, MPI_Comm comm,
-                               int rank, const std::string& dir, bool progress) {
+                               int rank, const std::string& dir, bool progress, const ProgressHook& hook) {
   out.observers.add<FunctionalWorkRelease>(functionals.divergences);
   out.observers.add<CheckpointWriter>(
       comm, rank, dir, plan.c, plan.steps(), plan.noCheckpoints,
@@ -229,7 +235,7 @@ void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFu
         observers->saveState(ck);
         faults->saveState(ck);
       });
-  out.observers.add<ProgressReporter>(plan.steps(), progress);
+  out.observers.add<ProgressReporter>(plan.steps(), progress, "", rank == 0 ? hook : ProgressHook{});
 }
 
 }  // namespace
@@ -248,7 +254,8 @@ int runCase(const Case& requested, const RunOptions& options) {
   // continued run's case is already the refined one (its checkpoint's).
   std::optional<CertifiedCase> certified;
   if (requested.accuracy.certify != "off" && !resume)
-    certified = certifyCase(requested, comm, rank == 0 && !options.quiet);
+    certified = certifyCase(requested, comm,
+                            CompanionProgress{rank == 0 && !options.quiet, rank == 0 ? options.progress : ProgressHook{}});
   const Case& c = certified ? certified->c : requested;
   // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
   const RunPlan plan(c, comm, resume);
@@ -257,9 +264,10 @@ int runCase(const Case& requested, const RunOptions& options) {
               << std::flush;
   const RunFunctionals functionals(plan);
   double companionSeconds = 0.0;
+  const ProgressHook hook = rank == 0 ? options.progress : ProgressHook{};
   CompanionValues companion = certified && certified->companion
                                   ? std::move(*certified->companion)
-                                  : companionValues(c, plan, comm, rank == 0 && !options.quiet, companionSeconds);
+                                  : companionValues(c, plan, comm, rank == 0 && !options.quiet, hook, companionSeconds);
   CertificationReport certification =
       certified ? certified->report
                 : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify,
@@ -278,8 +286,10 @@ int runCase(const Case& requested, const RunOptions& options) {
   out.accuracy->watchFaults(faults);
   // 3. The stepping, with checkpoints and the progress line after every other observer.
   RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet);
-  const InterruptHint interruptHint(directory.finalDir(), rank == 0);
+  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet,
+                            options.progress);
+  std::optional<InterruptHint> interruptHint;
+  if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
   stage.emplace(stages.stepping);
   const auto stepStart = Clock::now();
   double stepSeconds = 0.0;
@@ -297,12 +307,18 @@ int runCase(const Case& requested, const RunOptions& options) {
   });
   // 5. The summary.
   if (rank == 0) {
-    printRunSummary({plan, size, stepper, *out.series, *out.privacy, *out.accuracy, *out.headline, faults,
-                     functionals.divergences,
-                     out.exact, out.renyiRate, out.tracing, plotWarning,
-                     RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(),
-                              stepSeconds, stepper.observerSeconds(), companionSeconds, plotSeconds},
-                     directory.finalDir()});
+    const std::string summary = runSummaryText(
+        {plan, size, stepper, *out.series, *out.privacy, *out.accuracy, *out.headline, faults, functionals.divergences,
+         out.exact, out.renyiRate, out.tracing, plotWarning,
+         RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
+                  stepper.observerSeconds(), companionSeconds, plotSeconds},
+         directory.finalDir()});
+    if (options.summary) {
+      options.summary(summary);
+    } else {
+      std::fputs(summary.c_str(), stdout);
+      std::fflush(stdout);
+    }
   }
   return 0;
 }

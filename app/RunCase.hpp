@@ -12,11 +12,13 @@
 //   5. summary:  the final state, conservation, positivity, warnings, bounds and timings (app/run/RunSummary).
 // A failed run leaves no half-written DIR; a killed run leaves DIR.partial, which `fpdp run --restart DIR` continues
 // from its last checkpoint (app/Checkpoint).
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "app/Case.hpp"
 #include "app/run/OutputDirectory.hpp"
+#include "app/run/RunProgress.hpp"
 #include "io/CheckpointFile.hpp"
 
 namespace fpdp::app {
@@ -27,6 +29,14 @@ struct RunOptions {
   /// --restart: the checkpoint to continue from (read and checked against the case by the caller; every rank holds
   /// it). The run continues in outputDirectory + ".partial" (app/Checkpoint).
   std::shared_ptr<const io::CheckpointData> resume;
+  /// Called on rank 0 at every step of the companion solves and of the run (app/run/RunProgress.hpp); it may throw
+  /// RunInterrupted, which stops the run and keeps DIR.partial (with its last checkpoint, if any) for a restart.
+  ProgressHook progress;
+  /// Whether SIGINT, SIGTERM and SIGHUP print the restart hint and end the process while the run steps (the command
+  /// line); false leaves the process's own handlers in place (the Python module, whose Ctrl-C reaches the hook).
+  bool interruptHint = true;
+  /// Where the summary goes: empty prints it on standard output (rank 0), else it is handed to this.
+  std::function<void(const std::string&)> summary;
 };
 
 /// Collective over PETSC_COMM_WORLD. Returns the process exit status (0 on success).

@@ -16,6 +16,7 @@
 #include "app/CaseReader.hpp"
 #include "app/Checkpoint.hpp"
 #include "app/ChildProcesses.hpp"
+#include "app/CommandFailure.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
 #include "app/NoiseStudy.hpp"
@@ -35,9 +36,14 @@
 
 namespace {
 
-int reportError(int rank, const char* kind, const std::string& what, int status) {
-  if (rank == 0) std::fprintf(stderr, "fpdp: %s%s\n", kind, what.c_str());
-  return status;
+int reportError(int rank, const fpdp::app::CommandFailure& failure) {
+  if (rank == 0) std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
+  return failure.status;
+}
+
+/// A failure found here, not from an exception: `kind` as in CommandFailure ("error", "run failed").
+int reportError(int rank, const std::string& kind, const std::string& message, int status) {
+  return reportError(rank, fpdp::app::CommandFailure{status, kind, message});
 }
 
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
@@ -115,25 +121,8 @@ int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
       checkOutputDirectory(options.outputDirectory);
     }
     return runCase(c, options);
-  } catch (const InputError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const SolverConfigurationError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const CheckpointError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const OutputDirectoryError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const fpdp::PetscFailure& e) {
-    // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit
-    // integrator for fpdp's implicit form, say) are bad input.
-    const std::string what = petscErrors.message().empty() ? std::string(e.what()) : "PETSc: " + petscErrors.message();
-    if (petscErrors.configurationError())
-      return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
-    return reportError(rank, "run failed: ", what, 1);
-  } catch (const std::bad_alloc&) {
-    return reportError(rank, "run failed: ", "out of memory", 1);
-  } catch (const std::exception& e) {
-    return reportError(rank, "run failed: ", e.what(), 1);
+  } catch (...) {
+    return reportError(rank, describeFailure(std::current_exception(), &petscErrors));
   }
 }
 
@@ -165,18 +154,11 @@ int fpdpMain(int argc, char** argv) {
         return 0;
       }
       return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
-    } catch (const fpdp::app::UsageError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::InputError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::OutputDirectoryError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
-      return 1;
+    } catch (...) {
+      const auto failure =
+          fpdp::app::describeFailure(std::current_exception(), nullptr, std::string(argv[1]) + " failed");
+      std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
+      return failure.status;
     }
   }
   fpdp::app::CommandLine cl;
@@ -233,12 +215,12 @@ int fpdpMain(int argc, char** argv) {
     const bool writes = cl.command == "run" || cl.command == "noise-study" || cl.command == "sample";
     if (writes && !cl.restart && lockHolder)
       outputLock.emplace(fpdp::app::normaliseOutputDirectory(outputDirectoryOf(cl, c)));
-  } catch (const fpdp::app::InputError& e) {
-    return reportError(launcherRank(), "error: ", e.what(), 2);
-  } catch (const fpdp::app::CheckpointError& e) {
-    return reportError(launcherRank(), "error: ", e.what(), 2);
-  } catch (const fpdp::app::OutputDirectoryError& e) {
-    return reportError(launcherRank(), "error: ", e.what(), 2);
+  } catch (const fpdp::app::InputError&) {
+    return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
+  } catch (const fpdp::app::CheckpointError&) {
+    return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
+  } catch (const fpdp::app::OutputDirectoryError&) {
+    return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
   }
   // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
   std::size_t cells = 1;
@@ -255,7 +237,7 @@ int fpdpMain(int argc, char** argv) {
   int petscArgc = static_cast<int>(petscArgv.size()) - 1;
   char** pargv = petscArgv.data();
   if (const std::string problem = fpdp::app::temporaryDirectoryProblem(); !problem.empty())
-    return reportError(launcherRank(), "error: ", problem, 2);
+    return reportError(launcherRank(), "error", problem, 2);
   fpdp::app::preferSharedMemoryMpiTransport();
   fpdp::app::avoidSharedFilePointers();
   fpdp::app::LightSingletonStartup singleton;  // outlives PetscFinalize: it removes its directory afterwards
@@ -269,10 +251,10 @@ int fpdpMain(int argc, char** argv) {
   // writes what -log_view and similar options asked for: a failure there (a full disk, -log_view :/dev/full) is the
   // run's failure too, never exit status 0.
   const PetscErrorCode finalized = PetscFinalize();
-  if (finalized != 0 && status == 0) status = reportError(launcherRank(), "run failed: ", "PETSc could not finish "
+  if (finalized != 0 && status == 0) status = reportError(launcherRank(), "run failed", "PETSc could not finish "
                                                           "(the output of a -log_view or similar option could not be written)", 1);
   if (status == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout)))
-    status = reportError(launcherRank(), "run failed: ", "cannot write the standard output", 1);
+    status = reportError(launcherRank(), "run failed", "cannot write the standard output", 1);
   return status;
 }
 

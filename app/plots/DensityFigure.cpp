@@ -48,7 +48,7 @@ std::vector<double> difference(const std::vector<double>& p, const std::vector<d
 
 /// 1-D: p and q on a linear and a log scale, log(p/q) and p - q; one colour per output step.
 std::unique_ptr<plot::Figure> curves(const Fields& fields, bool noisyGd) {
-  Panels panels = makeFigure(2, 4.6, 3.3, 3.0, 2, 90);
+  Panels panels = makeFigure(2, 4.6, 3.3, 3.0, 2, {}, 90);
   Axes &lin = *panels.axes[0][0], &log = *panels.axes[0][1], &ratio = *panels.axes[1][0], &diff = *panels.axes[1][1];
   const auto& faces = fields.faces[0];
   std::vector<double> centres(faces.size() - 1);

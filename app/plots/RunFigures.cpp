@@ -49,9 +49,16 @@ const MarkerShape kBoundMarkers[] = {MarkerShape::Circle, MarkerShape::Square, M
                                      MarkerShape::Star, MarkerShape::Hexagon};
 
 std::string suspectLabel(const std::string& status) {
-  if (status == "truncated_suspect") return "truncated_suspect (box cuts the tail: underestimate)";
-  if (status == "noise_suspect") return "noise_suspect (rests on the noise floor)";
-  return "noise_limited (eps not resolved)";
+  if (status == "truncated_suspect") return "truncated_suspect (box cuts the tail: underestimate): grey diamond";
+  if (status == "noise_suspect") return "noise_suspect (rests on the noise floor): grey circle";
+  return "noise_limited (eps not resolved): grey circle";
+}
+
+/// The colour of series `index`: matplotlib's tab10 without its red, which marks the values that are not certified,
+/// and its grey, the colour of the suspect-status markers, so that a status is never mistaken for a series.
+Colour seriesColour(int index) {
+  static constexpr int kCycle[] = {0, 1, 2, 4, 5, 6, 8, 9};
+  return plot::cycleColour(kCycle[index % 8]);
 }
 
 bool finite(double v) { return std::isfinite(v); }
@@ -118,9 +125,11 @@ std::size_t series(Axes& ax, const std::vector<double>& x, const std::vector<dou
     it.markEvery = style.markEvery;
     it.markOffset = style.markOffset;
   }
+  // The box's truncation a hollow grey diamond, the noise floor a hollow grey circle: told apart at a glance.
   for (const auto& name : suspectOrder)
     ax.series("suspect:" + name, suspectLabel(name), suspect[name].first, suspect[name].second, std::nullopt,
-              MarkerStyle{MarkerShape::Circle, 8 * kPt, kSuspectGrey, false, kSuspectGrey, 1.5 * kPt},
+              MarkerStyle{name == "truncated_suspect" ? MarkerShape::Diamond : MarkerShape::Circle, 8 * kPt,
+                          kSuspectGrey, false, kSuspectGrey, 1.5 * kPt},
               std::max(style.z + 5, 8.5));  // above the bounds' markers (z 8), which may sit on the same values
   if (!infX.empty()) {
     Item& m = ax.series("inf", kInfLabel, infX, std::vector<double>(infX.size(), 0.96), std::nullopt,
@@ -181,7 +190,7 @@ Item errorEstimate(Item::Kind kind, Colour colour, double alpha, double z) {
 /// Values accuracy.csv does not certify: hollow red squares.
 void markUncertified(Axes& ax, const std::vector<double>& x, const std::vector<double>& y) {
   if (!x.empty())
-    ax.series("uncertified", "not certified (accuracy.csv)", x, y, std::nullopt,
+    ax.series("uncertified", "not certified (accuracy.csv): red square", x, y, std::nullopt,
               MarkerStyle{MarkerShape::Square, 5.5 * kPt, kRed, false, kRed, 1.2}, 9);
 }
 
@@ -231,8 +240,9 @@ void renyiBounds(Panels& p, const RunFiles& f) {
     ax.yLabel = "R_alpha(p || q)  [nats]";
     ax.title = "Rényi divergences and their bounds";
   }
+  const std::size_t perRow = p.axes[0].size();
   for (std::size_t k = 0; k < f.orders.size(); ++k) {
-    Axes& ax = *p.axes[0][k];
+    Axes& ax = *p.axes[k / perRow][k % perRow];
     const std::string& order = f.orders[k];
     const std::string col = "renyi_" + order;
     logAxes(ax);
@@ -253,7 +263,7 @@ void renyiBounds(Panels& p, const RunFiles& f) {
         for (std::size_t i = 0; i < f.bounds.rows(); ++i)
           if (finite(f.bounds[b][i]) && f.bounds[b][i] > 0) bx.push_back(f.bounds[f.xColumn()][i]), by.push_back(f.bounds[b][i]);
         if (bx.empty()) continue;
-        const Colour c = plot::cycleColour(item - 1);
+        const Colour c = seriesColour(item - 1);
         const int every = std::max<int>(1, static_cast<int>(bx.size()) / 6);
         Item& line = ax.series("bound", boundLabel(f, item, measured), bx, by,
                                LineStyle{c, 1.1 * kPt, measured ? Dash::Dashed : Dash::Solid},
@@ -362,7 +372,7 @@ void epsilonDelta(Axes& ax, const RunFiles& f) {
     for (const bool measured : {false, true}) {
       const std::string col = "eps_bound" + std::to_string(item) + (measured ? "_measured_gap" : "") + "_cks";
       if (!eps.has(col) || !usable(pick(col))) continue;
-      const Colour c = plot::cycleColour(item - 1);
+      const Colour c = seriesColour(item - 1);
       SeriesStyle s = styled(c, 1.1, measured ? Dash::Dashed : Dash::Solid);
       s.marker = MarkerStyle{kBoundMarkers[item - 1], 3.5 * kPt, c, !measured, c, 1.0};
       s.role = "bound";
@@ -375,6 +385,65 @@ void epsilonDelta(Axes& ax, const RunFiles& f) {
   char title[96];
   std::snprintf(title, sizeof title, "(eps, delta) at the last output step (%ld)", static_cast<long>(last));
   ax.title = title;
+}
+
+/// The rows of epsilon.csv at one delta: privacy.delta, or where the case is not known the delta nearest 1e-5.
+double figureDelta(const RunFiles& f) {
+  const auto& deltas = f.epsilon["delta"];
+  double best = kNaN;
+  for (const double d : deltas) {
+    if (!(d > 0)) continue;
+    if (f.privacyDelta > 0 && std::abs(d - f.privacyDelta) <= 1e-9 * f.privacyDelta) return d;
+    if (std::isnan(best) || std::abs(std::log(d / 1e-5)) < std::abs(std::log(best / 1e-5))) best = d;
+  }
+  return best;
+}
+
+/// epsilon_steps.png: eps of the last iterate at privacy.delta against the step (noisy GD) or time (Langevin), with
+/// its error estimate as a band and its uncertified values marked, beside the accountants' composition baseline
+/// (every iterate released); a log x axis where the positive steps span two decades or more (CYS Figure 1).
+void epsilonSteps(Axes& ax, const RunFiles& f) {
+  const Table& eps = f.epsilon;
+  const double delta = figureDelta(f);
+  std::vector<double> x, y, status, composition;
+  for (std::size_t i = 0; i < eps.rows(); ++i) {
+    if (eps["delta"][i] != delta) continue;
+    x.push_back(eps[f.xColumn()][i]);
+    y.push_back(eps["eps_exact"][i]);
+    status.push_back(eps.has("eps_exact_status") ? eps["eps_exact_status"][i] : kNaN);
+    composition.push_back(eps.has("eps_composition") ? eps["eps_composition"][i] : kNaN);
+  }
+  double lo = kNaN, hi = kNaN;
+  for (const double v : x)
+    if (v > 0) lo = std::isnan(lo) ? v : std::min(lo, v), hi = std::isnan(hi) ? v : std::max(hi, v);
+  const bool logX = hi >= 100 * lo;
+  // a log axis cannot show step 0 (where eps is 0 anyway)
+  const auto shown = [&](std::vector<double> v) {
+    if (logX)
+      for (double& a : v) a = a > 0 ? a : kNaN;
+    return v;
+  };
+  logAxes(ax, logX);
+  SeriesStyle computed;
+  computed.width = 3.0;
+  bool drawn = series(ax, shown(x), y, "eps_exact: the last iterate (fpdp)", computed, &status, kEpsStatus) > 0;
+  if (!f.accuracy.empty()) {
+    const std::string name = columnsByDelta(f.accuracy, "", {delta}).front();
+    if (!name.empty() && f.accuracy.has(name + "_error_estimate"))
+      accuracyBand(ax, shown(f.accuracy[f.xColumn()]), f.accuracy[name], f.accuracy[name + "_error_estimate"],
+                   f.accuracy.has(name + "_certified") ? &f.accuracy[name + "_certified"] : nullptr, kBlack);
+  }
+  SeriesStyle baseline = styled(seriesColour(0), 2.0, Dash::Dashed);
+  baseline.role = "composition";
+  baseline.z = 4;
+  drawn = series(ax, shown(x), composition, "every iterate released: composition (accountants)", baseline) > 0 ||
+          drawn;
+  if (!drawn) ax.noData = "no finite eps at any output step";
+  ax.xLabel = f.xLabel() + (logX ? "  (log scale)" : "");
+  char label[64];
+  std::snprintf(label, sizeof label, "eps at delta = %g  [nats]", delta);
+  ax.yLabel = label;
+  ax.title = "eps of the last iterate and of every iterate";
 }
 
 /// step_contributions.png: R(eta(k+1)) - R(eta k) from tracing.csv, else the change between output steps.
@@ -398,7 +467,7 @@ void stepContributions(Axes& ax, const RunFiles& f) {
         y.push_back(tr[col][row]);
         s.push_back(st ? (*st)[row] : kNaN);
       }
-      const SeriesStyle style = styled(plot::cycleColour(static_cast<int>(j)), 1.5);
+      const SeriesStyle style = styled(seriesColour(static_cast<int>(j)), 1.5);
       shown = series(ax, x, y, "R_" + f.orders[j] + ": R(eta(k+1)) - R(eta k) (tracing)", style, &s) > 0 || shown;
     }
     ax.xLabel = "step k + 1";
@@ -417,7 +486,7 @@ void stepContributions(Axes& ax, const RunFiles& f) {
         else if (std::isinf(a) || std::isinf(b)) dr.push_back(kNaN);  // inf - inf: no change to show
         else dr.push_back(b - a);
       }
-      const SeriesStyle style = styled(plot::cycleColour(static_cast<int>(j)), 1.5);
+      const SeriesStyle style = styled(seriesColour(static_cast<int>(j)), 1.5);
       shown = series(ax, dx, dr, "R_" + f.orders[j] + ": change between output steps", style, &ds) > 0 || shown;
     }
     ax.xLabel = f.xLabel();
@@ -438,7 +507,7 @@ void divergenceSeries(Axes& ax, const RunFiles& f) {
   for (std::size_t j = 0; j < list.size(); ++j) {
     const auto& [col, label, status] = list[j];
     if (!div.has(col)) continue;
-    const Colour c = plot::cycleColour(static_cast<int>(j));
+    const Colour c = seriesColour(static_cast<int>(j));
     shown = series(ax, div[f.xColumn()], div[col], label, styled(c, 1.8), status) > 0 || shown;
     withAccuracy(ax, f, col, c);
     // in the series' colour, darker, so that each closed form is told from the others
@@ -461,27 +530,78 @@ struct NamedFigure {
   std::unique_ptr<plot::Figure> figure;
 };
 
+/// The orders the figures draw: every one up to kOrdersDrawn, else kOrdersDrawn of them spread evenly in
+/// log(alpha - 1) from the first to the last (the dense grid: 1.1, 1.6, 5, 26, 128, 1024). Every order stays
+/// in divergence.csv, renyi.csv and fpdp.h5; the figures say how many they show.
+constexpr std::size_t kOrdersDrawn = 6;
+std::vector<std::string> drawnOrders(const std::vector<std::string>& orders) {
+  if (orders.size() <= kOrdersDrawn) return orders;
+  std::vector<double> scale;
+  for (const auto& o : orders) {
+    const double alpha = std::strtod(o.c_str(), nullptr);
+    scale.push_back(alpha > 1 ? std::log(alpha - 1) : kNaN);
+  }
+  double lo = kNaN, hi = kNaN;
+  for (const double v : scale)
+    if (finite(v)) lo = std::isnan(lo) ? v : std::min(lo, v), hi = std::isnan(hi) ? v : std::max(hi, v);
+  std::vector<bool> chosen(orders.size(), false);
+  for (std::size_t k = 0; k < kOrdersDrawn; ++k) {
+    const double target = lo + (hi - lo) * static_cast<double>(k) / (kOrdersDrawn - 1);
+    std::size_t best = orders.size();
+    for (std::size_t i = 0; i < orders.size(); ++i)
+      if (!chosen[i] && finite(scale[i]) &&
+          (best == orders.size() || std::abs(scale[i] - target) < std::abs(scale[best] - target)))
+        best = i;
+    if (best < orders.size()) chosen[best] = true;
+  }
+  std::vector<std::string> drawn;
+  for (std::size_t i = 0; i < orders.size(); ++i)
+    if (chosen[i]) drawn.push_back(orders[i]);
+  return drawn;
+}
+
+// Widths (inches): every legend panel is kLegendWidth; single panels are widened by makeFigure to keep it at most a
+// quarter of the figure.
+constexpr double kLegendWidth = 2.4;
+
 /// Every figure of the run, laid out but not yet rendered.
 std::vector<NamedFigure> runFigures(const std::string& dir) {
-  const RunFiles f = readRunFiles(dir);
+  RunFiles f = readRunFiles(dir);
+  const std::size_t allOrders = f.orders.size();
+  f.orders = drawnOrders(f.orders);
+  const std::vector<std::string> note =
+      allOrders > f.orders.size()
+          ? std::vector<std::string>{std::to_string(f.orders.size()) + " of " + std::to_string(allOrders) +
+                                         " Rényi orders drawn;",
+                                     "every order is in divergence.csv,", "renyi.csv and fpdp.h5"}
+          : std::vector<std::string>{};
   std::vector<NamedFigure> figures;
   {
-    Panels p = makeFigure(std::max<int>(1, static_cast<int>(f.orders.size())), 4.2, 3.6, 3.3);
+    const int orders = std::max<int>(1, static_cast<int>(f.orders.size()));
+    const int rows = orders == 6 ? 2 : 1;  // six panels in two rows of three
+    Panels p = makeFigure(orders / rows, 4.2, 3.6, kLegendWidth, rows, note);
     renyiBounds(p, f);
     figures.push_back({"renyi_bounds.png", std::move(p.figure)});
   }
-  if (f.epsilon.rows() > 0 && f.epsilon.has("step") && f.epsilon.has("delta") && f.epsilon.has("eps_exact")) {
-    Panels p = makeFigure(1, 5.2, 4.0, 3.6);
+  const bool epsilonTable =
+      f.epsilon.rows() > 0 && f.epsilon.has("step") && f.epsilon.has("delta") && f.epsilon.has("eps_exact");
+  if (epsilonTable) {
+    Panels p = makeFigure(1, 5.2, 4.0, kLegendWidth);
     epsilonDelta(*p.axes[0][0], f);
     figures.push_back({"epsilon_delta.png", std::move(p.figure)});
   }
+  if (epsilonTable && f.epsilon.has(f.xColumn())) {
+    Panels p = makeFigure(1, 5.2, 4.0, kLegendWidth);
+    epsilonSteps(*p.axes[0][0], f);
+    figures.push_back({"epsilon_steps.png", std::move(p.figure)});
+  }
   {
-    Panels p = makeFigure(1, 5.2, 4.0, 3.6);
+    Panels p = makeFigure(1, 5.2, 4.0, kLegendWidth, 1, note);
     stepContributions(*p.axes[0][0], f);
     figures.push_back({"step_contributions.png", std::move(p.figure)});
   }
   {
-    Panels p = makeFigure(1, 5.2, 4.0, 3.6);
+    Panels p = makeFigure(1, 5.2, 4.0, kLegendWidth, 1, note);
     divergenceSeries(*p.axes[0][0], f);
     figures.push_back({"divergences.png", std::move(p.figure)});
   }

@@ -1,8 +1,9 @@
 #pragma once
 // The PNG plots of a run (docs/output.md, "Plots"), drawn from its output directory by io/plot: renyi_bounds.png,
-// epsilon_delta.png, step_contributions.png, divergences.png and densities.png. Every panel marks +inf values,
-// values a log axis cannot show, suspect statuses and uncertified values, shows the closed forms of exact.csv and
-// the error estimates of accuracy.csv, and keeps its legend in a panel beside the data.
+// epsilon_delta.png, epsilon_steps.png, step_contributions.png, divergences.png and densities.png. Every panel marks
+// +inf values, values a log axis cannot show, suspect statuses and uncertified values, shows the closed forms of
+// exact.csv and the error estimates of accuracy.csv, and keeps its legend in a panel beside the data (at most a
+// quarter of the width); with many Rényi orders a representative six are drawn.
 #include <string>
 #include <vector>
 

@@ -58,16 +58,19 @@ Table readTable(const std::string& dir, const std::string& name, bool required) 
 
 namespace {
 
-/// The run's dynamics from its resolved case (parameters.toml, read as every case is: a regular file of bounded size,
-/// within the reader's limits on dotted keys and nesting): noisy GD plots against steps, Langevin diffusion against
-/// time. A missing file reads as Langevin; one that cannot be read (a FIFO, a device, too large, not TOML) is an error.
-bool noisyGdDynamics(const std::string& dir) {
+/// What the figures take from the run's resolved case (parameters.toml, read as every case is: a regular file of
+/// bounded size, within the reader's limits on dotted keys and nesting): the dynamics (noisy GD plots against steps,
+/// Langevin diffusion against time) and privacy.delta. A missing file reads as Langevin with no delta; one that cannot
+/// be read (a FIFO, a device, too large, not TOML) is an error.
+void readCaseFacts(const std::string& dir, RunFiles& f) {
   const fs::path file = fs::path(dir) / "parameters.toml";
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(file, ec))) return false;
+  f.noisyGd = false;
+  if (!fs::exists(fs::symlink_status(file, ec))) return;
   try {
     const toml::table resolved = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
-    return resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
+    f.noisyGd = resolved["case"]["dynamics"].value_or(std::string()) == "noisy_gd";
+    f.privacyDelta = resolved["privacy"]["delta"].value_or(0.0);
   } catch (const models::InputFileError& e) {
     throw std::runtime_error("cannot read '" + file.string() + "': " + e.what());
   }
@@ -101,7 +104,7 @@ RunFiles readRunFiles(const std::string& dir) {
         if (io::parseCsvNumber(row[item], v)) f.boundNames[static_cast<int>(v)] = row[name];
       }
   }
-  f.noisyGd = noisyGdDynamics(dir);
+  readCaseFacts(dir, f);
   return f;
 }
 

@@ -28,6 +28,7 @@ struct RunFiles {
   std::vector<std::string> orders;  // the Rényi orders of divergence.csv ("2", "10", ...)
   std::map<int, std::string> boundNames;  // bound_applicability.csv: item -> name
   bool noisyGd = false;                   // parameters.toml: dynamics = "noisy_gd" (x is the step), else time
+  double privacyDelta = 0;                // parameters.toml: privacy.delta (0 when unknown)
   std::string xColumn() const { return noisyGd ? "step" : "t"; }
   std::string xLabel() const { return noisyGd ? "step K" : "time t"; }
 };

@@ -90,8 +90,8 @@ std::map<long, solver::DivergenceValues> onFinestSteps(const Level& level, const
 
 class Refinement {
 public:
-  Refinement(const Case& requested, MPI_Comm comm, bool announce)
-      : requested_(requested), comm_(comm), announce_(announce), start_(Clock::now()) {}
+  Refinement(const Case& requested, MPI_Comm comm, const CompanionProgress& progress)
+      : requested_(requested), comm_(comm), progress_(progress), announce_(progress.print), start_(Clock::now()) {}
 
   CertifiedCase run() {
     Case base = requested_;
@@ -145,13 +145,16 @@ private:
     try {
       Level level{c, {}, 0.0};
       std::string fallback;
-      level.values = solveForDivergences(c, 1, comm_, fallback, announce_ ? "certify, " + cellsText(c) + " cells" : "");
+      level.values = solveForDivergences(c, 1, comm_, fallback, progress_, "certify, " + cellsText(c) + " cells",
+                                         "certify_" + cellsText(c));
       if (!fallback.empty()) {
         failure = "fallback";
         return std::nullopt;
       }
       level.seconds = secondsSince(start);
       return level;
+    } catch (const RunInterrupted&) {
+      throw;
     } catch (const std::exception& e) {
       failure = "the solve on " + cellsText(c) + " cells failed: " + e.what();
       return std::nullopt;
@@ -269,6 +272,7 @@ private:
 
   const Case& requested_;
   MPI_Comm comm_;
+  CompanionProgress progress_;
   bool announce_;
   Clock::time_point start_;
   std::vector<Level> levels_;  // coarsest first
@@ -305,8 +309,8 @@ std::optional<Case> widenedCase(const Case& c) {
   return wide;
 }
 
-CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, bool announce) {
-  return Refinement(requested, comm, announce).run();
+CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, const CompanionProgress& progress) {
+  return Refinement(requested, comm, progress).run();
 }
 
 }  // namespace fpdp::app

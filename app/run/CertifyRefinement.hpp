@@ -32,7 +32,8 @@ Case refinedCase(const Case& c);
 /// Uniform axes only (nullopt where an axis is graded).
 std::optional<Case> widenedCase(const Case& c);
 
-/// Runs the refinement (collective). `announce`: progress lines on standard output (rank 0).
-CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, bool announce);
+/// Runs the refinement (collective). `progress`: progress lines on standard output and the caller's hook (a hook's
+/// RunInterrupted stops the refinement and is thrown on).
+CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, const CompanionProgress& progress);
 
 }  // namespace fpdp::app

@@ -77,7 +77,8 @@ Case companionCase(const Case& c, int factor, std::string* timeUnrefined) {
 }
 
 std::map<long, solver::DivergenceValues> solveForDivergences(const Case& coarse, long stepFactor, MPI_Comm comm,
-                                                             std::string& fallback, const std::string& progress) {
+                                                             std::string& fallback, const CompanionProgress& progress,
+                                                             const std::string& label, const std::string& phase) {
   std::map<long, solver::DivergenceValues> values;
   const RunPlan plan(coarse, comm, nullptr);
   fallback = plan.autoFallback;
@@ -92,9 +93,7 @@ std::map<long, solver::DivergenceValues> solveForDivergences(const Case& coarse,
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
   observers.add<CompanionCollector>(values, stepFactor);
-  int rank = 0;
-  FPDP_PETSC(MPI_Comm_rank(comm, &rank));
-  auto& reporter = observers.add<ProgressReporter>(plan.steps(), rank == 0 && !progress.empty(), progress);
+  auto& reporter = observers.add<ProgressReporter>(plan.steps(), progress.print, label, progress.hook, phase);
   NumericalFaultMonitor faults(coarse.faults, plan.mesh);
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());
   const std::vector<std::string> columns = divergenceColumns(coarse, plan.constrained());
@@ -122,7 +121,7 @@ std::string cellsText(const Case& c) {
 }
 }  // namespace
 
-CompanionValues solveCompanions(const Case& c, MPI_Comm comm, bool announce) {
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm, const CompanionProgress& progress) {
   CompanionValues result;
   const std::vector<int> factors = companionFactors(c);
   if (factors.empty()) {
@@ -157,14 +156,17 @@ CompanionValues solveCompanions(const Case& c, MPI_Comm comm, bool announce) {
       const long factor = factors[level];
       const long stepFactor = langevinTs && timeUnrefined[level].empty() ? factor : 1;
       std::string fallback;
-      result.levels.push_back(solveForDivergences(coarse[level], stepFactor, comm, fallback,
-                                                  announce ? "error estimate, " + cellsText(coarse[level]) + " cells"
-                                                           : std::string()));
+      result.levels.push_back(solveForDivergences(
+          coarse[level], stepFactor, comm, fallback, progress,
+          "error estimate, " + std::to_string(factor) + "x coarser mesh (" + cellsText(coarse[level]) + " cells)",
+          "companion_" + std::to_string(factors[level]) + "h"));
       // "auto" expected the exponential integrator (exact in time) and fell back to BDF: a time error the companions
       // did not coarsen.
       if (!fallback.empty() && result.timeUnrefined.empty() && !hasTimeDiscretisationError(c))
         result.timeUnrefined = "solver.ts_type = \"auto\" fell back to BDF, whose time-discretisation error the "
                                "estimate does not see";
+    } catch (const RunInterrupted&) {
+      throw;
     } catch (const std::exception& e) {
       result.levels.clear();
       result.unavailable = "the companion solve on " + cellsText(coarse[level]) + " cells failed: " + e.what();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/Case.hpp"
+#include "app/run/RunProgress.hpp"
 #include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::app {
@@ -39,12 +40,21 @@ bool hasTimeDiscretisationError(const Case& c);
 /// could not be coarsened, or "".
 Case companionCase(const Case& c, int factor, std::string* timeUnrefined = nullptr);
 
+/// How the companion solves (and the levels of --certify's refinement) report their progress
+/// (app/observers/ProgressReporter): `print` progress lines on this process, and call `hook` at every step (empty:
+/// none; its RunInterrupted stops them and is thrown on).
+struct CompanionProgress {
+  bool print = false;
+  ProgressHook hook;
+};
+
 /// The divergences at every output step of one case (a companion, or a level of --certify's refinement), keyed by
 /// step x `stepFactor` (a case with a `stepFactor` times longer time step reaches the run's step n at its n /
 /// stepFactor). Collective. `fallback` (out): why solver.ts_type = "auto" fell back from the exponential integrator
-/// to BDF, or "". `progress`: a label for the progress line (empty: silent).
+/// to BDF, or "". `label` and `phase`: the progress line's words and the hook's phase name.
 std::map<long, solver::DivergenceValues> solveForDivergences(const Case& c, long stepFactor, MPI_Comm comm,
-                                                             std::string& fallback, const std::string& progress = "");
+                                                             std::string& fallback, const CompanionProgress& progress,
+                                                             const std::string& label, const std::string& phase);
 
 /// The companion factors a case's mesh allows: 2 and 4 always (if the 4x coarser mesh keeps kSmallestCompanionCells
 /// per axis, else none), 8 where the 8x coarser one does too.
@@ -53,7 +63,7 @@ inline constexpr int kSmallestCompanionCells = 4;
 
 /// Solves the companion cases (2h, 4h, and 8h where the mesh allows) to the end (collective); never throws for a
 /// companion that cannot be solved: the reason is in `unavailable` and the run's numbers are then reported as not
-/// certified. `announce`: a progress line on standard output while each companion runs.
-CompanionValues solveCompanions(const Case& c, MPI_Comm comm, bool announce = false);
+/// certified (a progress hook's RunInterrupted excepted).
+CompanionValues solveCompanions(const Case& c, MPI_Comm comm, const CompanionProgress& progress = {});
 
 }  // namespace fpdp::app

@@ -33,12 +33,18 @@ extern "C" void onInterrupt(int signal) {
 
 }  // namespace
 
-InterruptHint::InterruptHint(const std::string& finalDir, bool active) {
+std::string InterruptHint::message(const std::string& finalDir, bool hasCheckpoint) {
   const std::string partial = finalDir + ".partial";
-  const std::string after = "\nfpdp: interrupted; continue from the last checkpoint with 'fpdp run --restart " +
-                            finalDir + "' (the run so far is in " + partial + ")\n";
-  const std::string before = "\nfpdp: interrupted before the first checkpoint; nothing to continue: run the case "
-                             "again (" + partial + " holds the files written so far)\n";
+  if (hasCheckpoint)
+    return "interrupted; continue from the last checkpoint with 'fpdp run --restart " + finalDir +
+           "' (the run so far is in " + partial + ")";
+  return "interrupted before the first checkpoint; nothing to continue: run the case again (" + partial +
+         " holds the files written so far)";
+}
+
+InterruptHint::InterruptHint(const std::string& finalDir, bool active) {
+  const std::string after = "\nfpdp: " + message(finalDir, true) + "\n";
+  const std::string before = "\nfpdp: " + message(finalDir, false) + "\n";
   std::snprintf(gAfterCheckpoint, sizeof gAfterCheckpoint, "%s", after.c_str());
   std::snprintf(gBeforeCheckpoint, sizeof gBeforeCheckpoint, "%s", before.c_str());
   gHasCheckpoint = 0;

@@ -16,6 +16,9 @@ public:
   InterruptHint& operator=(const InterruptHint&) = delete;
   /// After a checkpoint is on disk: from now on the line names --restart.
   static void checkpointWritten();
+  /// The line (without its newlines) for the run whose output directory is `finalDir`: how it continues once it
+  /// has a checkpoint (`hasCheckpoint`), else that it must start again.
+  static std::string message(const std::string& finalDir, bool hasCheckpoint);
 };
 
 }  // namespace fpdp::app

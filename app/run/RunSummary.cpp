@@ -327,7 +327,7 @@ std::string rdpNote(const AccuracyOutput& accuracy, double delta) {
 
 }  // namespace
 
-void printRunSummary(const RunReport& r) {
+std::string runSummaryText(const RunReport& r) {
   std::ostringstream s;
   describeRun(s, r);
   describeConstants(s, r);
@@ -340,8 +340,7 @@ void printRunSummary(const RunReport& r) {
   s << "\n";
   footer(s, r);
   r.headline.print(s);  // the answer a user quotes, last
-  std::fputs(s.str().c_str(), stdout);
-  std::fflush(stdout);
+  return s.str();
 }
 
 }  // namespace fpdp::app

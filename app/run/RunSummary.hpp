@@ -47,7 +47,7 @@ struct RunReport {
   std::string outputDirectory;
 };
 
-/// Prints the summary (call on rank 0 only).
-void printRunSummary(const RunReport& r);
+/// The summary's text (call on rank 0 only).
+std::string runSummaryText(const RunReport& r);
 
 }  // namespace fpdp::app

@@ -52,6 +52,15 @@ std::string dashCode(const Item& item) {
   return item.line->dash == Dash::Solid ? "-" : item.line->dash == Dash::Dashed ? "--" : ":";
 }
 
+/// #rrggbb of the colour an element is seen in: its line's, else its marker's edge, else its own (bands, texts).
+std::string colourCode(const Item& item) {
+  const Colour c = item.line ? item.line->colour : item.marker ? item.marker->edge : item.colour;
+  char hex[8];
+  const auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
+  std::snprintf(hex, sizeof hex, "#%02x%02x%02x", byte(c.r), byte(c.g), byte(c.b));
+  return hex;
+}
+
 std::string markerCode(const Item& item) {
   if (!item.marker) return "";
   static const char* codes[] = {"o", "s", "D", "^", "v", "P", "X", "*", "h"};
@@ -448,7 +457,14 @@ void Figure::renderFrame(const Axes& ax, Font& font) {
 
 std::string Figure::describe(const std::string& file) const {
   std::ostringstream s;
-  s << "{\"file\": " << jsonString(file) << ", \"legend_entries\": [";
+  s << "{\"file\": " << jsonString(file) << ", \"width\": " << raster_.width() << ", \"height\": "
+    << raster_.height() << ", \"legend_panel\": ";
+  if (legendPanel_)
+    s << "[" << legendPanel_->x0 << ", " << legendPanel_->y0 << ", " << legendPanel_->x1 << ", " << legendPanel_->y1
+      << "]";
+  else
+    s << "null";
+  s << ", \"legend_entries\": [";
   for (std::size_t i = 0; i < legend_.size(); ++i) s << (i ? ", " : "") << jsonString(legend_[i].label);
   s << "], \"panels\": [";
   bool first = true;
@@ -456,7 +472,7 @@ std::string Figure::describe(const std::string& file) const {
     if (ax.role == "colorbar") continue;
     struct Role {
       long count = 0, points = 0;
-      std::vector<std::string> labels, linestyles;
+      std::vector<std::string> labels, linestyles, colours;
       bool hollow = false;
       double z = -1e300;
     };
@@ -468,6 +484,8 @@ std::string Figure::describe(const std::string& file) const {
       Role& r = roles[it.role];
       ++r.count;
       r.z = std::max(r.z, it.z);
+      const std::string colour = colourCode(it);
+      if (std::find(r.colours.begin(), r.colours.end(), colour) == r.colours.end()) r.colours.push_back(colour);
       if (it.kind == Item::Kind::Series) {
         r.points += static_cast<long>(it.x.size());
         r.linestyles.push_back(dashCode(it) + markerCode(it));
@@ -488,7 +506,8 @@ std::string Figure::describe(const std::string& file) const {
       if (sv >= ax.yr_.first - 1e-12 && sv <= ax.yr_.second + 1e-12) ++ticks;
     }
     s << (first ? "" : ", ") << "{\"title\": " << jsonString(ax.title) << ", \"xlabel\": " << jsonString(ax.xLabel)
-      << ", \"ylabel\": " << jsonString(ax.yLabel) << ", \"yscale\": \""
+      << ", \"ylabel\": " << jsonString(ax.yLabel) << ", \"xscale\": \""
+      << (ax.xScale == Scale::Log ? "log" : "linear") << "\", \"yscale\": \""
       << (ax.yScale == Scale::Log ? "log" : "linear") << "\", \"yticks\": " << ticks << ", \"roles\": {";
     first = false;
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -498,6 +517,8 @@ std::string Figure::describe(const std::string& file) const {
       for (std::size_t i = 0; i < r.labels.size(); ++i) s << (i ? ", " : "") << jsonString(r.labels[i]);
       s << "], \"linestyles\": [";
       for (std::size_t i = 0; i < r.linestyles.size(); ++i) s << (i ? ", " : "") << jsonString(r.linestyles[i]);
+      s << "], \"colours\": [";
+      for (std::size_t i = 0; i < r.colours.size(); ++i) s << (i ? ", " : "") << jsonString(r.colours[i]);
       s << "]}";
     }
     s << "}, \"legend_overlaps_data\": " << (overlap ? "true" : "false") << "}";

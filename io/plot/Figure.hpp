@@ -116,8 +116,9 @@ class Figure {
 
   void render(Font& font);
   const Raster& raster() const { return raster_; }
-  /// JSON: {"file", "legend_entries", "panels": [{title, xlabel, ylabel, yscale, yticks, roles: {role: {count,
-  /// points, labels, linestyles, hollow, zorder}}, legend_overlaps_data}]} (after render()).
+  /// JSON: {"file", "width", "height", "legend_panel" ([x0, y0, x1, y1] pixels, or null), "legend_entries",
+  /// "panels": [{title, xlabel, ylabel, xscale, yscale, yticks, roles: {role: {count, points, labels, linestyles,
+  /// colours (#rrggbb), hollow, zorder}}, legend_overlaps_data}]} (after render()).
   std::string describe(const std::string& file) const;
   std::deque<Axes>& axes() { return axes_; }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""scripts/pld-for-dp-accounting on the default case: the rounded privacy loss distributions (both directions) give a
-privacy profile at or above the run's hockey-stick curve (pessimistic: delta_pld(eps) >= delta(eps)) and at most the
-curve two grid widths earlier (delta_pld(eps) <= delta(eps - 2w): the rounding moves a loss up by less than two bins),
-their masses sum to 1, and bad input ends with exit status 1 and a reason. A rounding down anywhere, a lost bin, or a
-direction mixed up fails here.
+"""scripts/pld-for-dp-accounting on the default case: both directions on one grid; the rounded privacy loss
+distributions give a privacy profile at or above the run's hockey-stick curve and its conservative curve (made
+non-increasing), and, for the computed densities alone (--computed-densities), at most the curve two grid widths
+earlier (delta_pld(eps) <= delta(eps - 2w): the rounding moves a loss up by less than two bins); the cover of the
+conservative curve adds no more than the mass it reports moving to infinity; the masses sum to 1; bad input ends with
+exit status 1 and a reason. A rounding down anywhere, a lost bin, or a direction mixed up fails here.
 
     test_pld_export.py SOURCE_DIR FPDP
 """
@@ -25,9 +26,15 @@ def check(ok, message):
         failures.append(message)
 
 
+def profile_of(p, w):
+    def profile(e):
+        return p["infinity_mass"] + sum(v * -math.expm1(e - int(i) * w) for i, v in p["pmf"].items() if int(i) * w > e)
+    return profile
+
+
 with tempfile.TemporaryDirectory() as tmp:
     text = open(os.path.join(source, "cases", "default.toml")).read()
-    text = text.replace("[output]", "[output]\nplots = false\nfields = false", 1) + "\n[accuracy]\nestimate = false\n"
+    text = text.replace("[output]", "[output]\nplots = false\nfields = false", 1)
     case = os.path.join(tmp, "default.toml")
     open(case, "w").write(text)
     out = os.path.join(tmp, "out")
@@ -35,21 +42,31 @@ with tempfile.TemporaryDirectory() as tmp:
     if run.returncode != 0:
         print(run.stdout, run.stderr)
         sys.exit(1)
-    pld = os.path.join(tmp, "pld.json")
-    r = subprocess.run([script, out, "--json", pld], capture_output=True, text=True)
-    check(r.returncode == 0, f"exit status {r.returncode}: {r.stdout}")
-    d = json.load(open(pld))
-    rows = [row for row in csv.DictReader(open(os.path.join(out, "hockey_stick.csv"))) if int(row["step"]) == d["step"]]
+    exports = {}
+    for name, extra in (("covered", []), ("computed", ["--computed-densities"])):
+        pld = os.path.join(tmp, name + ".json")
+        r = subprocess.run([script, out, "--json", pld] + extra, capture_output=True, text=True)
+        check(r.returncode == 0, f"{name}: exit status {r.returncode}: {r.stdout}")
+        exports[name] = json.load(open(pld))
+    d = exports["covered"]
+    w = d["interval"]
+    check(exports["computed"]["interval"] == w, "the two exports have different grids")
+    kwargs = d["create_from_rounded_probability"]
+    check(kwargs["symmetric"] is False and kwargs["value_discretization_interval"] == w, f"arguments: {kwargs}")
+    step = d["step"]
+    rows = [row for row in csv.DictReader(open(os.path.join(out, "hockey_stick.csv"))) if int(row["step"]) == step]
+    acc = [row for row in csv.DictReader(open(os.path.join(out, "hockey_stick_accuracy.csv")))
+           if int(row["step"]) == step]
     eps = [float(row["eps"]) for row in rows]
     for direction, column in (("pq", "delta_pq"), ("qp", "delta_qp")):
-        p = d[direction]
-        w = p["interval"]
-        total = sum(p["pmf"].values()) + p["infinity_mass"]
-        check(abs(total - 1.0) <= 1e-12, f"{direction}: masses sum to {total}")
         curve = [float(row[column]) for row in rows]
-
-        def profile(e):
-            return p["infinity_mass"] + sum(v * -math.expm1(e - int(i) * w) for i, v in p["pmf"].items() if int(i) * w > e)
+        conservative = [float(row[column + "_conservative"]) for row in acc]
+        envelope = [min(conservative[: k + 1]) for k in range(len(conservative))]
+        covered, computed = d[direction], exports["computed"][direction]
+        for p in (covered, computed):
+            total = sum(p["pmf"].values()) + p["infinity_mass"]
+            check(abs(total - 1.0) <= 1e-12, f"{direction}: masses sum to {total}")
+        moved = covered["moved_to_infinity_for_the_conservative_curve"]
 
         def curve_at(e):  # the run's curve between grid points, linear in log delta (it is log-concave-like)
             k = max(j for j in range(len(eps)) if eps[j] <= e)
@@ -59,18 +76,20 @@ with tempfile.TemporaryDirectory() as tmp:
             return math.exp(math.log(curve[k]) + s * (math.log(curve[k + 1]) - math.log(curve[k])))
 
         checked = 0
-        for e, c in zip(eps, curve):
+        for e, c, bound in zip(eps, curve, envelope):
+            x, y = profile_of(covered, w)(e), profile_of(computed, w)(e)
+            check(x >= bound, f"{direction}: delta_pld({e}) = {x} below the run's conservative {bound}")
             if c < 1e-10:
                 continue
-            x = profile(e)
-            check(x >= c * (1 - 1e-9), f"{direction}: delta_pld({e}) = {x} below the run's {c}")
+            check(y >= c * (1 - 1e-9), f"{direction}: computed delta_pld({e}) = {y} below the run's {c}")
             if e >= 2 * w:
                 upper = curve_at(e - 2 * w)
-                check(x <= upper * (1 + 1e-3), f"{direction}: delta_pld({e}) = {x} above the run's at eps - 2w, {upper}")
+                check(y <= upper * (1 + 1e-3), f"{direction}: delta_pld({e}) = {y} above the run's at eps - 2w, {upper}")
+                check(x <= y + moved * (1 + 1e-9) + 1e-15, f"{direction}: the cover added more than it moved at {e}")
             checked += 1
         check(checked > 20, f"{direction}: only {checked} eps compared")
     r = subprocess.run([script, tmp], capture_output=True, text=True)
-    check(r.returncode == 1 and "does not exist" in r.stdout, f"no fpdp.h5: exit {r.returncode}, {r.stdout!r}")
+    check(r.returncode == 1 and "not an fpdp output directory" in r.stdout, f"no run: exit {r.returncode}, {r.stdout!r}")
     r = subprocess.run([script, out, "--step", "7"], capture_output=True, text=True)
     check(r.returncode == 1 and "not an output step" in r.stdout, f"--step 7: exit {r.returncode}, {r.stdout!r}")
 

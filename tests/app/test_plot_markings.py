@@ -13,6 +13,9 @@
    drawn in the image; each PNG has the size of its figure).
 2. A small run announces "fpdp: drawing plots ..." and its summary has the plots' seconds.
 3. fpdp plot's exit status: 2 for a wrong command line, 1 with a reason for a directory without the run's files.
+4. A synthetic output with dp_accounting's dense orders and steps over three decades: six representative orders
+   drawn, figures of a readable size, a log step axis for eps against the steps. In every figure the legend takes at
+   most a quarter of the width and "not certified" has a colour of its own.
 """
 import json
 import math
@@ -80,13 +83,14 @@ def make_output(d):
     for k in steps:
         for dl in deltas:
             e, s = last_eps[dl] if k == 7 else (0.1 * k, 0)
-            rows.append([k, 0.5 * k, dl, e, e, e, s, 2 * e + 0.1, 2, 1.5 * e + 0.1, 2, 3 * e + 0.2, math.inf])
+            rows.append([k, 0.5 * k, dl, e, e, e, s, 2 * e + 0.1, 2, 1.5 * e + 0.1, 2, 3 * e + 0.2, math.inf,
+                         0.3 * math.sqrt(k)])
     write_csv(os.path.join(d, "epsilon.csv"),
               ["step", "t", "delta", "eps_exact", "eps_exact_pq", "eps_exact_qp", "eps_exact_status",
                "eps_rdp_mironov", "eps_rdp_mironov_order", "eps_rdp_cks", "eps_rdp_cks_order", "eps_bound1_cks",
-               "eps_bound3_cks"], rows)
+               "eps_bound3_cks", "eps_composition"], rows)
     with open(os.path.join(d, "parameters.toml"), "w") as f:
-        f.write('[case]\nname = "synthetic"\ndynamics = "noisy_gd"\n')
+        f.write('[case]\nname = "synthetic"\ndynamics = "noisy_gd"\n[privacy]\ndelta = 1e-05\n')
     import h5py
     with h5py.File(os.path.join(d, "fpdp.h5"), "w") as f:
         f.attrs["dim"] = 1
@@ -101,6 +105,42 @@ def make_output(d):
             g["q"] = np.exp(-0.5 * c ** 2) / math.sqrt(2 * math.pi)
     return {"inf_r10": sum(1 for v in r10 if v == math.inf), "truncated_r2": st2.count(2), "noise_r2": st2.count(3),
             "uncertified_r2": len(uncertified_r2), "steps": len(steps)}
+
+
+def make_dense_output(d):
+    """A noisy-GD output with dp_accounting's 156 orders, steps over three decades: what the plots draw of it."""
+    orders = [f"{1 + x / 10:g}" for x in range(1, 100)] + [str(a) for a in range(12, 64)] + ["128", "256", "512",
+                                                                                            "1024", "2048"]
+    steps = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    header = ["step", "t", "mass_p", "mass_q", "kl", "tv"] + [f"renyi_{a}" for a in orders] + \
+        [f"status_renyi_{a}" for a in orders]
+    write_csv(os.path.join(d, "divergence.csv"), header,
+              [[k, 0.1 * k, 1, 1, 0.01 * k, 0.02 * k] + [0.001 * k * float(a) for a in orders] + [0] * len(orders)
+               for k in steps])
+    write_csv(os.path.join(d, "epsilon.csv"), ["step", "t", "delta", "eps_exact", "eps_exact_status", "eps_composition"],
+              [[k, 0.1 * k, 1e-5, 0.1 * math.sqrt(k), 0, 0.2 * math.sqrt(k)] for k in steps])
+    with open(os.path.join(d, "parameters.toml"), "w") as f:
+        f.write('[case]\nname = "dense"\ndynamics = "noisy_gd"\n[privacy]\ndelta = 1e-05\n')
+    return orders
+
+
+def check_every_figure(desc):
+    """Labels, legends beside the data and at most a quarter of the width, and "not certified" in a colour that no
+    other element of its figure has."""
+    for fig in desc:
+        legend = fig.get("legend_panel")
+        if legend:
+            check(legend[2] - legend[0] <= 0.25 * fig["width"] + 1,
+                  f"{fig['file']}: the legend takes {legend[2] - legend[0]} of {fig['width']} pixels")
+        uncertified = {c for p in fig["panels"] for c in role(p, "uncertified").get("colours", [])}
+        others = {c for p in fig["panels"] for name, r in p["roles"].items() if name != "uncertified"
+                  for c in r.get("colours", [])}
+        check(not (uncertified & others), f"{fig['file']}: 'not certified' shares its colour {uncertified & others}")
+        for p in fig["panels"]:
+            where = f"{fig['file']} panel '{p['title']}'"
+            check(p["xlabel"].strip() != "", where + ": no x label")
+            check(p["ylabel"].strip() != "", where + ": no y label")
+            check(not p["legend_overlaps_data"], where + ": the legend covers the data")
 
 
 def panel(desc, file, title_part):
@@ -129,14 +169,9 @@ def main():
         text = res.stdout
         desc = json.loads(text[:text.rindex("]") + 1])
         files = sorted(f["file"] for f in desc)
-        check(files == ["densities.png", "divergences.png", "epsilon_delta.png", "renyi_bounds.png",
-                        "step_contributions.png"], f"figures {files}")
-        for fig in desc:
-            for p in fig["panels"]:
-                where = f"{fig['file']} panel '{p['title']}'"
-                check(p["xlabel"].strip() != "", where + ": no x label")
-                check(p["ylabel"].strip() != "", where + ": no y label")
-                check(not p["legend_overlaps_data"], where + ": the legend covers the data")
+        check(files == ["densities.png", "divergences.png", "epsilon_delta.png", "epsilon_steps.png",
+                        "renyi_bounds.png", "step_contributions.png"], f"figures {files}")
+        check_every_figure(desc)
 
         # renyi_bounds.png
         r2, r10, r30 = (panel(desc, "renyi_bounds.png", f"order {a} ") for a in ("2", "10", "30"))
@@ -183,6 +218,19 @@ def main():
         check(any("+inf" in t for fig in desc if fig["file"] == "divergences.png" for t in fig["legend_entries"]),
               "divergences: no legend entry for +inf")
 
+        # epsilon_steps.png: eps at privacy.delta against the step, the composition baseline, the error band
+        es = panel(desc, "epsilon_steps.png", "last iterate")
+        check(role(es, "computed")["points"] == n["steps"] - 1, f"eps against steps: {role(es, 'computed')}")
+        check(role(es, "composition")["points"] == n["steps"] - 1 and
+              role(es, "composition")["linestyles"][0].startswith("--"), f"no dashed composition: {es}")
+        check(role(es, "error_band")["count"] == 1, "eps against steps: no error band")
+        check(role(es, "uncertified")["points"] == n["steps"] - 1, "eps against steps: uncertified values not marked")
+        check(es is not None and es["xscale"] == "linear" and "1e-05" in es["ylabel"],
+              f"eps against steps: 8 steps on a linear axis, delta named: {es}")
+        # the statuses at a glance: the box's truncation a diamond, the noise floor a circle
+        check(susp_t["linestyles"] and susp_t["linestyles"][0][-1] == "D", f"truncated_suspect: {susp_t}")
+        check(susp_n["linestyles"] and susp_n["linestyles"][0][-1] == "o", f"noise_suspect: {susp_n}")
+
         # step_contributions.png: the step to +inf is marked
         sc = panel(desc, "step_contributions.png", "per-step")
         check(role(sc, "inf")["points"] >= 1, "step contributions: the change to +inf is not marked")
@@ -198,12 +246,32 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.image as mimg
         img = mimg.imread(os.path.join(out, "renyi_bounds.png"))[..., :3]
-        check(img.shape[0] == 360 and img.shape[1] == 3 * 420 + 330, f"renyi_bounds.png: size {img.shape}")
+        check(img.shape[0] == 360 and img.shape[1] == 3 * 420 + 240, f"renyi_bounds.png: size {img.shape}")
         magenta = np.sum((img[..., 0] > 0.6) & (img[..., 1] < 0.35) & (img[..., 2] > 0.6))
         check(magenta > 30, f"renyi_bounds.png: {magenta} magenta pixels (the closed form)")
         grey = np.sum((np.abs(img[..., 0] - 0.45) < 0.06) & (np.abs(img[..., 1] - 0.45) < 0.06) &
                       (np.abs(img[..., 2] - 0.45) < 0.06))
         check(grey > 20, f"renyi_bounds.png: {grey} grey pixels (the suspect markers)")
+
+        # 4. dense orders (dp_accounting's 156): a representative six drawn, the figures of a readable size
+        dense = os.path.join(tmp, "dense")
+        os.makedirs(dense)
+        orders = make_dense_output(dense)
+        res = subprocess.run([fpdp, "plot", "--describe", dense], capture_output=True, text=True)
+        check(res.returncode == 0, f"dense orders: fpdp plot exit status {res.returncode}: {res.stderr}")
+        if res.returncode == 0:
+            desc = json.loads(res.stdout[:res.stdout.rindex("]") + 1])
+            check_every_figure(desc)
+            rb = [f for f in desc if f["file"] == "renyi_bounds.png"][0]
+            titles = [p["title"] for p in rb["panels"]]
+            check(len(titles) == 6, f"dense orders: {len(titles)} R_alpha panels, expected 6")
+            drawn = [t.split("order ")[1].split(" ")[0] for t in titles]
+            check(drawn[0] == orders[0] and drawn[-1] == orders[-1], f"dense orders: drawn {drawn}")
+            check(rb["width"] <= 1600 and rb["height"] <= 800, f"dense orders: renyi_bounds {rb['width']}x{rb['height']}")
+            dv = panel(desc, "divergences.png", "divergences")
+            check(role(dv, "computed")["count"] == 2 + 6, f"dense orders: {role(dv, 'computed')['count']} curves")
+            es = panel(desc, "epsilon_steps.png", "last iterate")
+            check(es is not None and es["xscale"] == "log", "steps over three decades: no log step axis")
 
         # 3. exit statuses
         r = subprocess.run([fpdp, "plot"], capture_output=True, text=True)

@@ -1,5 +1,5 @@
 // What a user sees while a run works (app/observers/ProgressReporter, app/run/InterruptHint): progress lines at least
-// every 2 s of stepping, one line per update when standard output is not a terminal, a remaining-time estimate within
+// every 2 s of stepping (and of the error estimate's companion solves), one line per update when standard output is not a terminal, a remaining-time estimate within
 // a factor 2 of the truth once a tenth of the run is done; and on SIGINT one line saying how to continue.
 #define BOOST_TEST_MODULE app_progress
 #define BOOST_TEST_DYN_LINK
@@ -99,6 +99,36 @@ BOOST_AUTO_TEST_CASE(progress_lines_come_often_one_per_line_with_a_fair_estimate
   BOOST_TEST_MESSAGE("stepping " << stepping << " s, " << lines << " progress lines");
   BOOST_TEST(lines >= std::max(1, static_cast<int>(stepping / 2.0) - 1), out);
   BOOST_TEST(judged > 0, "no progress line after a tenth of the run: the estimate was not judged");
+}
+
+// The error estimate's companion solves (2x and 4x coarser meshes, before the run) report as the stepping does, each
+// line naming the companion; before, the first one of the Figure 1 case was 25 s without a word.
+BOOST_AUTO_TEST_CASE(the_companion_solves_show_progress_lines) {
+  TemporaryDirectory tmp("fpdp-progress");
+  writeText(tmp.path() / "case.toml", kCase);
+  const fs::path log = tmp.path() / "run.log";
+  const std::string command = shellQuote(FPDP_EXECUTABLE) + " run " + shellQuote((tmp.path() / "case.toml").string()) +
+                              " --output " + shellQuote((tmp.path() / "out").string()) +
+                              " --set accuracy.estimate=true --set noisy_gd.steps=300 > " + shellQuote(log.string()) +
+                              " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string out = readText(log);
+  BOOST_REQUIRE_MESSAGE(WIFEXITED(status) && WEXITSTATUS(status) == 0, out);
+  std::smatch m;
+  BOOST_REQUIRE_MESSAGE(std::regex_search(out, m, std::regex(R"(companion solves done in ([0-9.]+) s)")), out);
+  const double companions = std::stod(m[1]);
+  BOOST_REQUIRE_MESSAGE(companions >= 1.5, "the companions took only " << companions << " s: nothing to test");
+  const std::regex line(R"(^error estimate, (2x coarser mesh \(1500 cells\)|4x coarser mesh \(750 cells\)): )"
+                        R"(step (\d+)/300 .* stepping ([0-9.]+) s  remaining ~([0-9.]+) s$)");
+  int lines = 0;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);)
+    if (std::regex_match(l, line)) ++lines;
+  BOOST_TEST_MESSAGE("companions " << companions << " s, " << lines << " progress lines");
+  BOOST_TEST(lines >= static_cast<int>(companions / 2.0) - 2, out);
+  BOOST_TEST(lines >= 1, out);
+  // the announcement first, then the lines, then the seconds
+  BOOST_TEST(out.find("solving the case on the 2x and 4x coarser meshes first\n") < out.find("error estimate, 2x"));
 }
 
 namespace {

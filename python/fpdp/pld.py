@@ -1,0 +1,193 @@
+"""The last iterate's privacy loss distribution (PLD) for Google's dp_accounting, pessimistic with respect to the true
+densities (docs/output.md, "The privacy loss distribution for dp_accounting").
+
+From fpdp.h5's privacy-loss histograms (/privacy_loss: L = log(p/q) under p, and log(q/p) under q) at an output step,
+both directions go onto ONE grid i w, as dp_accounting's
+PrivacyLossDistribution.create_from_rounded_probability(..., symmetric=False) takes them:
+
+1. every bin's mass to the grid point at or above its upper edge (rounding up raises delta(eps));
+2. to +infinity: the histogram's own infinite loss, the mass it clamped into its end bins, and the mass it does not
+   hold: the cells it left out (negative or underflowed values) and the mass the absorbing walls removed, 1 - mass_p
+   (divergence.csv; docs/noisy-gd.md §4.1), whichever is larger;
+3. the discretisation error: the profile is checked against the run's conservative delta(eps) curve
+   (hockey_stick_accuracy.csv's delta_pq_conservative, delta_qp_conservative: value + error estimate, 1 where a
+   value has no bound), and where the rounded PLD lies below it, mass is moved from the lowest losses to +infinity
+   until it does not. A margin the run cannot bound thus becomes infinity mass. By default the curve is first made
+   non-increasing ("monotone": at each eps the smallest conservative value at or below it, a bound because the true
+   delta(eps) decreases with eps), so that a point without a bound of its own (conservative 1) takes its bound from
+   the eps before it; "pointwise" covers the values as written.
+
+So the PLD's delta(eps) is at or above the run's conservative curve at every eps of its grid, in both directions.
+"""
+import math
+
+import numpy as np
+
+DIRECTIONS = (("pq", "_p"), ("qp", "_q"))
+# dp_accounting's slots: "remove" holds the PLD of M(D) against M(D') with D' = D minus one record, "add" the one
+# with D' = D plus one record. fpdp's pq is p = M(D) against q = M(D'); for replace-one pairs pq takes the remove slot
+# by convention (eps of the pair is the larger of the two either way).
+SLOTS = {"remove": ("pq", "qp"), "replace": ("pq", "qp"), "add": ("qp", "pq")}
+
+
+def rounded_pmf(lower, upper, masses, infinity, clamped, interval, missing=0.0):
+    """One histogram rounded up onto the grid i * interval: ({index: probability}, infinity mass).
+    masses: the bins of [lower, upper]; infinity: its mass at +inf; clamped: the part of the end bins that lay beyond
+    [lower, upper] (taken from the top bins down, to +inf); missing: mass known to lie outside the histogram."""
+    masses = np.asarray(masses, dtype=float)
+    bins = len(masses)
+    width = (upper - lower) / bins
+    remaining = masses.copy()
+    moved = min(clamped, float(masses.sum()))
+    for b in range(bins - 1, -1, -1):
+        if moved <= 0:
+            break
+        take = min(remaining[b], moved)
+        remaining[b] -= take
+        moved -= take
+    pmf = {}
+    for b in np.nonzero(remaining > 0)[0]:
+        index = math.ceil((lower + (b + 1) * width) / interval)  # at or above the bin's upper edge
+        pmf[index] = pmf.get(index, 0.0) + float(remaining[b])
+    total = float(masses.sum()) + infinity
+    inf_mass = infinity + min(clamped, float(masses.sum())) + max(0.0, 1.0 - total, missing)
+    # The histogram is of the computed density normalised to 1; where `missing` (the walls' removed mass) is more than
+    # it lacks, its finite part is scaled to what is left beside the mass at +inf: each point's share of delta(eps)
+    # falls by at most what +inf adds, so delta(eps) does not fall
+    finite = sum(pmf.values())
+    if finite > 0 and finite + inf_mass > 1.0:
+        scale = max(0.0, 1.0 - inf_mass) / finite
+        pmf = {i: p * scale for i, p in pmf.items() if p * scale > 0}
+    return pmf, inf_mass
+
+
+def move_lowest_to_infinity(pmf, amount):
+    """Takes up to `amount` of mass from the lowest losses of `pmf` (in place); returns how much it took. A point at
+    loss L adds p (1 - e^(eps - L))_+ <= p to delta(eps): at +inf it adds p, so delta(eps) can only rise."""
+    taken = 0.0
+    for index in sorted(pmf):
+        take = min(pmf[index], amount - taken)
+        pmf[index] -= take
+        taken += take
+        if pmf[index] <= 0:
+            del pmf[index]
+        if taken >= amount:
+            break
+    return taken
+
+
+def profile_delta(pmf, inf_mass, interval, eps):
+    """delta(eps) of a rounded PLD: mass at +inf plus sum_i p_i (1 - e^(eps - i w))_+ (dp_accounting's formula)."""
+    if not pmf:
+        return inf_mass
+    index = np.fromiter(pmf.keys(), dtype=float)
+    mass = np.fromiter(pmf.values(), dtype=float)
+    losses = index * interval
+    above = losses > eps
+    return inf_mass + float(np.sum(mass[above] * -np.expm1(eps - losses[above])))
+
+
+def cover_curve(pmf, inf_mass, interval, eps_grid, curve):
+    """Moves mass from the lowest losses to +infinity until the PLD's delta(eps) is at or above `curve` at every eps
+    of `eps_grid` (eps >= 0). A point at loss L <= eps adds nothing to delta(eps), so moving m from it adds m; from a
+    higher loss less, hence the repetition. Returns (pmf, inf_mass, moved)."""
+    pmf = dict(pmf)
+    moved_total = 0.0
+    for _ in range(200):
+        deficit = max((c - profile_delta(pmf, inf_mass, interval, e) for e, c in zip(eps_grid, curve)
+                       if e >= 0 and np.isfinite(c)), default=0.0)
+        if deficit <= 0:
+            break
+        # a relative and an absolute margin, so that round-off in the sums cannot leave the PLD below the curve
+        taken = move_lowest_to_infinity(pmf, deficit * (1 + 1e-9) + 1e-15)
+        inf_mass += taken
+        moved_total += taken
+        if not pmf:
+            inf_mass = 1.0  # every finite point is at +inf: the whole mass, without the sums' round-off
+            break
+    return pmf, inf_mass, moved_total
+
+
+def conservative_curve(rows, column, cover):
+    """The conservative curve of one direction at one step, as `cover` says: "monotone" (its running minimum over
+    eps) or "pointwise"."""
+    values = rows[column].to_numpy(dtype=float)
+    if cover == "monotone":
+        return np.minimum.accumulate(values)
+    if cover == "pointwise":
+        return values
+    raise ValueError(f"cover = {cover!r}; allowed: 'monotone', 'pointwise'")
+
+
+def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interval=None, discretisation=True,
+           cover="monotone"):
+    """The arguments of dp_accounting's create_from_rounded_probability for the run's PLD at output step `step`
+    (both directions on one grid), with a report of what went to +infinity.
+
+    h5_path: the run's fpdp.h5; hockey_stick_accuracy: its hockey_stick_accuracy.csv as a DataFrame (None without the
+    error estimate); masses: {"pq": mass_p, "qp": mass_q} at the step (divergence.csv); neighbour_kind: the case's
+    neighbour.kind; interval: the grid width (default: the finer of the two histograms' bin widths);
+    discretisation: cover the run's conservative curve (step 3 of the module's description), made non-increasing
+    (cover = "monotone") or as written ("pointwise"). Raises ValueError naming what is missing."""
+    import h5py
+
+    with h5py.File(h5_path, "r") as f:
+        if "privacy_loss" not in f:
+            raise ValueError(f"{h5_path} has no /privacy_loss (divergence.privacy_loss_bins = 0): no privacy loss "
+                             f"distribution to export")
+        g = f["privacy_loss"]
+        steps = [int(s) for s in g["step"][:]]
+        if step not in steps:
+            raise ValueError(f"step = {step}: not an output step; allowed: {steps[0]} .. {steps[-1]} (the output "
+                             f"steps)")
+        k = steps.index(step)
+        hist = {d: {name: g[name + suffix][k] for name in ("lower", "upper", "mass", "mass_infinity", "clamped_mass")}
+                for d, suffix in DIRECTIONS}
+    widths = {d: (float(h["upper"]) - float(h["lower"])) / len(h["mass"]) for d, h in hist.items()}
+    w = float(interval) if interval else min(widths.values())
+    if not w > 0:
+        raise ValueError(f"value_discretization_interval = {w}; allowed: > 0")
+    out = {"step": step, "interval": w}
+    for d, _ in DIRECTIONS:
+        h = hist[d]
+        pmf, inf_mass = rounded_pmf(float(h["lower"]), float(h["upper"]), h["mass"], float(h["mass_infinity"]),
+                                    float(h["clamped_mass"]), w, missing=1.0 - float(masses[d]))
+        moved = 0.0
+        if discretisation:
+            if hockey_stick_accuracy is None or f"delta_{d}_conservative" not in hockey_stick_accuracy.columns:
+                raise ValueError("the run has no conservative hockey-stick curve (hockey_stick_accuracy.csv; "
+                                 "accuracy.estimate = false): the discretisation error cannot be covered; run with "
+                                 "the error estimate, or export with discretisation=False (the PLD of the computed "
+                                 "densities, not of the true ones)")
+            rows = hockey_stick_accuracy[hockey_stick_accuracy["step"] == step].sort_values("eps")
+            pmf, inf_mass, moved = cover_curve(pmf, inf_mass, w, rows["eps"].to_numpy(dtype=float),
+                                               conservative_curve(rows, f"delta_{d}_conservative", cover))
+        out[d] = {"pmf": dict(sorted(pmf.items())), "infinity_mass": min(1.0, inf_mass),
+                  "moved_to_infinity_for_the_conservative_curve": moved}
+    first, second = SLOTS[neighbour_kind]
+    out["create_from_rounded_probability"] = {
+        "rounded_probability_mass_function": out[first]["pmf"],
+        "infinity_mass": out[first]["infinity_mass"],
+        "value_discretization_interval": w,
+        "pessimistic_estimate": True,
+        "rounded_probability_mass_function_add": out[second]["pmf"],
+        "infinity_mass_add": out[second]["infinity_mass"],
+        "symmetric": False,
+    }
+    return out
+
+
+def privacy_loss_distribution(result, step, interval=None, discretisation=True, cover="monotone"):
+    """A dp_accounting PrivacyLossDistribution of the run's last iterate at `step` where dp_accounting is importable,
+    else the keyword arguments of PrivacyLossDistribution.create_from_rounded_probability."""
+    div = result.table("divergence")
+    row = div[div["step"] == step].iloc[0]
+    exported = export(result.output_directory / "fpdp.h5", result.table("hockey_stick_accuracy"),
+                      {"pq": float(row["mass_p"]), "qp": float(row["mass_q"])}, step,
+                      result.parameters["neighbour"]["kind"], interval, discretisation, cover)
+    kwargs = exported["create_from_rounded_probability"]
+    try:
+        from dp_accounting.pld import privacy_loss_distribution as pld_module
+    except ImportError:
+        return kwargs
+    return pld_module.PrivacyLossDistribution.create_from_rounded_probability(**kwargs)

@@ -1,0 +1,221 @@
+"""The privacy loss distribution for dp_accounting (fpdp.pld, Result.privacy_loss_distribution,
+scripts/pld-for-dp-accounting): both directions on one grid for create_from_rounded_probability(..., symmetric=False)
+as dp_accounting documents it, and a profile at or above the run's conservative delta(eps) curve in both
+directions, whatever the walls removed and the companions could not certify. dp_accounting is not in Debian: a fake
+module with the documented signature of create_from_rounded_probability stands in for it."""
+import inspect
+import json
+import math
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fpdp
+from fpdp import pld
+from conftest import QUICK_CASE
+
+# The signature dp_accounting documents (dp_accounting/pld/privacy_loss_distribution.py, version 0.4), and the
+# hockey-stick divergence of a rounded PLD by its definition (the sum of the points' (1 - e^(eps - L))_+ and the mass
+# at infinity; the larger of the two directions when not symmetric).
+FAKE = textwrap.dedent("""
+    import math
+    from typing import Mapping, Optional
+
+    class PrivacyLossDistribution:
+        calls = []
+
+        def __init__(self, pmfs, interval):
+            self.pmfs, self.interval = pmfs, interval
+
+        @classmethod
+        def create_from_rounded_probability(
+                cls,
+                rounded_probability_mass_function: Mapping[int, float],
+                infinity_mass: float,
+                value_discretization_interval: float,
+                pessimistic_estimate: bool = True,
+                rounded_probability_mass_function_add: Optional[Mapping[int, float]] = None,
+                infinity_mass_add: Optional[float] = None,
+                symmetric: bool = True) -> 'PrivacyLossDistribution':
+            cls.calls.append(dict(rounded_probability_mass_function=rounded_probability_mass_function,
+                                  infinity_mass=infinity_mass, symmetric=symmetric,
+                                  pessimistic_estimate=pessimistic_estimate))
+            if symmetric:
+                if rounded_probability_mass_function_add is not None or infinity_mass_add is not None:
+                    raise ValueError("add given although symmetric")
+                pmfs = [(rounded_probability_mass_function, infinity_mass)]
+            else:
+                if rounded_probability_mass_function_add is None or infinity_mass_add is None:
+                    raise ValueError("add missing although not symmetric")
+                pmfs = [(rounded_probability_mass_function, infinity_mass),
+                        (rounded_probability_mass_function_add, infinity_mass_add)]
+            return cls(pmfs, value_discretization_interval)
+
+        def get_delta_for_epsilon(self, epsilon):
+            return max(inf + sum(p * -math.expm1(epsilon - i * self.interval)
+                                 for i, p in pmf.items() if i * self.interval > epsilon)
+                       for pmf, inf in self.pmfs)
+""")
+
+
+# The quick case with the exact convolution: its walls absorb, so that the hockey-stick values resting on them keep a
+# finite conservative value (docs/noisy-gd.md §4.1); with no-flux walls they have none (1), and where that begins at
+# small eps the export is the trivial PLD, delta = 1 (test_a_run_without_a_bound_at_small_eps_exports_the_trivial_pld).
+ABSORBING = {"noisy_gd.diffusion": "exact_convolution"}
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    return fpdp.run(QUICK_CASE, output=tmp_path_factory.mktemp("pld") / "out", quiet=True, **ABSORBING)
+
+
+@pytest.fixture
+def fake_dp_accounting(tmp_path, monkeypatch):
+    package = tmp_path / "fake" / "dp_accounting" / "pld"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "privacy_loss_distribution.py").write_text(FAKE)
+    monkeypatch.syspath_prepend(str(tmp_path / "fake"))
+    for name in [m for m in sys.modules if m.startswith("dp_accounting")]:
+        monkeypatch.delitem(sys.modules, name)
+    from dp_accounting.pld import privacy_loss_distribution
+    yield privacy_loss_distribution.PrivacyLossDistribution
+    for name in [m for m in sys.modules if m.startswith("dp_accounting")]:
+        del sys.modules[name]  # the tests after this one see no dp_accounting
+
+
+def test_without_dp_accounting_the_constructors_arguments_come_back(quick):
+    kwargs = quick.privacy_loss_distribution()
+    assert kwargs["symmetric"] is False and kwargs["pessimistic_estimate"] is True
+    w = kwargs["value_discretization_interval"]
+    assert w > 0
+    for pmf, inf in ((kwargs["rounded_probability_mass_function"], kwargs["infinity_mass"]),
+                     (kwargs["rounded_probability_mass_function_add"], kwargs["infinity_mass_add"])):
+        assert all(isinstance(i, int) for i in pmf) and all(p > 0 for p in pmf.values())
+        assert abs(sum(pmf.values()) + inf - 1.0) <= 1e-9
+    # the documented signature takes them as they are
+    namespace = {}
+    exec(FAKE, namespace)
+    inspect.signature(namespace["PrivacyLossDistribution"].create_from_rounded_probability).bind(**kwargs)
+
+
+def test_dp_accounting_gets_both_directions_on_one_grid(quick, fake_dp_accounting):
+    made = quick.privacy_loss_distribution()
+    assert isinstance(made, fake_dp_accounting)
+    call = fake_dp_accounting.calls[-1]
+    assert call["symmetric"] is False and call["pessimistic_estimate"] is True
+    assert len(made.pmfs) == 2
+    # its delta(eps) is the larger of the two directions', and its eps at or above the run's root
+    for eps in (0.0, 0.5, 1.0):
+        assert made.get_delta_for_epsilon(eps) >= max(quick.delta(eps, direction="pq"), quick.delta(eps, direction="qp"))
+    for delta in (1e-3, 1e-5):
+        assert brentq_eps(made.get_delta_for_epsilon, delta) >= quick.eps(delta)
+
+
+def brentq_eps(delta_of, delta):
+    lo, hi = 0.0, 50.0
+    if delta_of(lo) <= delta:
+        return 0.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta_of(mid) > delta else (lo, mid)
+    return hi
+
+
+def test_the_profile_lies_at_or_above_the_conservative_curve_in_both_directions(quick):
+    acc = quick.table("hockey_stick_accuracy")
+    for step in (quick.steps[2], quick.steps[-1]):
+        for cover in ("monotone", "pointwise"):
+            kwargs = quick.privacy_loss_distribution(step=step, cover=cover)
+            w = kwargs["value_discretization_interval"]
+            rows = acc[acc["step"] == step].sort_values("eps")
+            for pmf, inf, column in ((kwargs["rounded_probability_mass_function"], kwargs["infinity_mass"],
+                                      "delta_pq"),
+                                     (kwargs["rounded_probability_mass_function_add"], kwargs["infinity_mass_add"],
+                                      "delta_qp")):
+                conservative = rows[column + "_conservative"].to_numpy()
+                # "monotone": at each eps the smallest conservative value at or below it (delta(eps) decreases)
+                bound = np.minimum.accumulate(conservative) if cover == "monotone" else conservative
+                for eps, value, c in zip(rows["eps"], rows[column], bound):
+                    x = pld.profile_delta(pmf, inf, w, eps)
+                    assert x >= c, (step, cover, column, eps, x, c)
+                    assert x >= value
+    # the quick case has values without a bound of their own (conservative 1): covering them as written leaves the
+    # trivial PLD, the monotone curve does not
+    assert (acc["delta_pq_conservative"] == 1.0).any()
+    assert quick.privacy_loss_distribution(cover="pointwise")["infinity_mass"] == pytest.approx(1.0)
+    assert quick.privacy_loss_distribution()["infinity_mass"] < 1e-3
+
+
+def test_the_conservative_curve_is_covered_by_moving_mass_to_infinity():
+    # a PLD at 1, 2 (w = 1) against a curve above it at eps = 0.5: mass moves from the lowest loss
+    pmf, inf = {1: 0.5, 2: 0.5}, 0.0
+    curve_eps, curve = np.array([0.0, 0.5, 1.5]), np.array([0.2, 0.6, 0.1])
+    assert pld.profile_delta(pmf, inf, 1.0, 0.5) < 0.6
+    covered, inf2, moved = pld.cover_curve(pmf, inf, 1.0, curve_eps, curve)
+    for e, c in zip(curve_eps, curve):
+        assert pld.profile_delta(covered, inf2, 1.0, e) >= c
+    assert moved > 0 and abs(sum(covered.values()) + inf2 - 1.0) < 1e-12
+    # a curve of 1 (a value that is not certified for its status) leaves nothing finite
+    covered, inf3, _ = pld.cover_curve(pmf, inf, 1.0, curve_eps, np.array([1.0, 1.0, 1.0]))
+    assert not covered and inf3 == pytest.approx(1.0)
+
+
+def test_mass_the_histogram_does_not_hold_goes_to_infinity():
+    # the walls removed 0.1 of the density: the histogram holds 0.9
+    pmf, inf = pld.rounded_pmf(-1.0, 1.0, [0.3, 0.3, 0.3, 0.0], 0.0, 0.0, 0.5, missing=0.1)
+    assert inf == pytest.approx(0.1) and sum(pmf.values()) == pytest.approx(0.9)
+    # rounding is up: bin [-1, -0.5) goes to index -1 (loss -0.5), [0, 0.5) to index 1
+    assert set(pmf) == {-1, 0, 1}
+    # the clamped mass leaves the top bins for +inf
+    pmf, inf = pld.rounded_pmf(0.0, 1.0, [0.5, 0.5], 0.0, 0.2, 0.5)
+    assert inf == pytest.approx(0.2) and pmf == {1: 0.5, 2: pytest.approx(0.3)}
+
+
+def test_absorbing_walls_removed_mass_is_at_infinity(tmp_path):
+    # a box too narrow for the noise: the walls absorb (docs/noisy-gd.md §4.1) and mass_p falls below 1
+    r = fpdp.run(QUICK_CASE, output=tmp_path / "out", quiet=True,
+                 **ABSORBING, **{"mesh.lower": [-2.5], "mesh.upper": [2.5], "mesh.cells": [200],
+                                 "faults.stop_on": ["non_finite", "negative_mass"]})
+    div = r.table("divergence")
+    removed = 1.0 - float(div["mass_p"].iloc[-1])
+    assert removed > 1e-4
+    kwargs = r.privacy_loss_distribution(discretisation=False)
+    assert kwargs["infinity_mass"] >= removed
+
+
+def test_a_run_without_a_bound_at_small_eps_exports_the_trivial_pld(tmp_path):
+    # no-flux walls on a narrow box: delta(eps) rests on the walls from small eps on (truncated_suspect, conservative
+    # value 1): nothing bounds it there, and the export says so
+    r = fpdp.run(QUICK_CASE, output=tmp_path / "out", quiet=True,
+                 **{"mesh.lower": [-3.5], "mesh.upper": [3.5], "mesh.cells": [280],
+                    "faults.stop_on": ["non_finite", "negative_mass"]})
+    acc = r.table("hockey_stick_accuracy")
+    last = acc[acc["step"] == r.steps[-1]].sort_values("eps")
+    assert last["delta_pq_conservative"].iloc[1] == 1.0
+    kwargs = r.privacy_loss_distribution()
+    assert kwargs["infinity_mass"] == pytest.approx(1.0)
+    # the computed densities' own PLD is not trivial
+    assert r.privacy_loss_distribution(discretisation=False)["infinity_mass"] < 1e-3
+
+
+def test_the_script_writes_the_same_export(quick, tmp_path, source):
+    out = tmp_path / "pld.json"
+    r = subprocess.run([sys.executable, str(source / "scripts" / "pld-for-dp-accounting"), str(quick.output_directory),
+                        "--json", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    exported = json.loads(out.read_text())
+    kwargs = quick.privacy_loss_distribution()
+    args = exported["create_from_rounded_probability"]
+    assert args["value_discretization_interval"] == kwargs["value_discretization_interval"]
+    assert {int(i): p for i, p in args["rounded_probability_mass_function"].items()} == \
+        kwargs["rounded_probability_mass_function"]
+    assert args["infinity_mass_add"] == kwargs["infinity_mass_add"] and args["symmetric"] is False
+    r = subprocess.run([sys.executable, str(source / "scripts" / "pld-for-dp-accounting"), str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "not an fpdp output directory" in r.stdout + r.stderr

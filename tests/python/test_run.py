@@ -1,0 +1,168 @@
+"""fpdp.run end to end: the Result's tables against the run's files, eps(delta) and delta(eps) by the run's root and
+its hockey-stick grid, the composition baseline, the progress callback, the summary, PETSc options."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fpdp
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    from conftest import QUICK_CASE
+    out = tmp_path_factory.mktemp("run") / "out"
+    return fpdp.run(QUICK_CASE, output=out, quiet=True)
+
+
+def test_the_result_reads_every_table_of_the_run(quick):
+    out = quick.output_directory
+    assert out.is_dir() and (out / "fpdp.h5").is_file()
+    div = pd.read_csv(out / "divergence.csv")
+    assert np.array_equal(quick.steps, div["step"].to_numpy()) and list(quick.steps[:3]) == [0, 5, 10]
+    d = quick.divergences
+    for q in ("kl", "tv", "renyi_2", "renyi_10"):
+        assert np.array_equal(d[q].to_numpy(), div[q].to_numpy())
+        for suffix in ("error_estimate", "certified", "conservative"):
+            assert f"{q}_{suffix}" in d.columns
+        ok = d[q + "_conservative"].notna() & d[q].notna()
+        assert (d.loc[ok, q + "_conservative"] >= d.loc[ok, q]).all()
+    s = quick.series("renyi_2")
+    assert list(s.columns) == ["step", "t", "value", "status", "error_estimate", "certified", "conservative"]
+    assert np.array_equal(s["value"].to_numpy(), div["renyi_2"].to_numpy())
+    with pytest.raises(KeyError, match="renyi_3"):
+        quick.series("renyi_3")
+    eps = quick.epsilon
+    assert {"eps_exact", "eps_exact_pq", "eps_exact_qp", "eps_exact_certified", "eps_exact_conservative"} <= set(eps)
+    hs = quick.hockey_stick
+    assert {"delta_pq", "delta_qp", "delta_pq_conservative", "delta_qp_status"} <= set(hs.columns)
+    assert quick.exact is not None and "kl_exact" in quick.exact.columns
+    assert "quick" in repr(quick) and "eps exact" in quick.summary
+
+
+def test_eps_at_a_delta_of_the_grid_is_the_runs_root(quick):
+    eps = pd.read_csv(quick.output_directory / "epsilon.csv")
+    acc = pd.read_csv(quick.output_directory / "accuracy.csv")
+    for step in (quick.steps[-1], quick.steps[3]):
+        for delta in sorted(set(eps["delta"])):
+            row = eps[(eps["step"] == step) & (eps["delta"] == delta)].iloc[0]
+            e = quick.estimate_eps(delta, step=step)
+            assert e.source == "root" and e.value == row["eps_exact"] and e.status == row["eps_exact_status"]
+            assert quick.eps(delta, step=step, direction="pq") == row["eps_exact_pq"]
+            assert quick.get_epsilon_for_delta(delta, step=step, direction="qp") == row["eps_exact_qp"]
+            column = [c for c in acc.columns if c.startswith("eps_exact_delta_") and c.endswith("_conservative")
+                      and float(c[len("eps_exact_delta_"):-len("_conservative")]) == delta][0]
+            assert e.conservative == acc[acc["step"] == step][column].iloc[0]
+            assert e.conservative >= e.value
+    assert quick.eps() == quick.eps(quick.privacy_delta)
+    with pytest.raises(ValueError, match="not an output step"):
+        quick.eps(step=7)
+    with pytest.raises(ValueError, match="direction"):
+        quick.eps(direction="both")
+
+
+def test_eps_between_the_grids_deltas_is_the_chord_at_or_above_the_runs_root(quick, tmp_path, quick_case):
+    # The same run with 3e-4 in its delta grid gives the root there; the first run has only its hockey-stick grid.
+    delta = 3e-4
+    rooted = fpdp.run(quick_case, output=tmp_path / "rooted", quiet=True,
+                      **{"privacy.delta_grid": [1e-2, 1e-3, delta, 1e-4, 1e-5, 1e-6]})
+    root = rooted.estimate_eps(delta)
+    chord = quick.estimate_eps(delta)
+    assert root.source == "root" and chord.source == "chord"
+    assert chord.value >= root.value and chord.value <= root.value * 1.02
+    assert chord.conservative >= chord.value
+    for direction in ("pq", "qp"):
+        assert quick.eps(delta, direction=direction) >= rooted.eps(delta, direction=direction)
+    assert quick.eps(delta) == max(quick.eps(delta, direction="pq"), quick.eps(delta, direction="qp"))
+    # beyond the grid's last eps no finite eps is known, and delta(eps) is bounded by the last grid point's
+    short = fpdp.run(quick_case, output=tmp_path / "short", quiet=True,
+                     **{"divergence.hockey_stick_eps_max": 0.2, "accuracy.estimate": False})
+    beyond = short.estimate_eps(2e-6)
+    assert beyond.value == math.inf and beyond.source == "beyond grid" and short.eps(1e-5) < math.inf
+    hs = short.hockey_stick
+    last = hs[hs["step"] == short.steps[-1]].iloc[-1]
+    assert last["eps"] == 0.2
+    assert short.estimate_delta(3.0).value == max(last["delta_pq"], last["delta_qp"])
+    assert short.estimate_delta(3.0).source == "beyond grid"
+
+
+def test_delta_of_eps_on_and_between_the_grid(quick):
+    hs = pd.read_csv(quick.output_directory / "hockey_stick.csv")
+    last = hs[hs["step"] == quick.steps[-1]]
+    for _, row in last.iloc[::37].iterrows():
+        assert quick.delta(row["eps"], direction="pq") == row["delta_pq"]
+        assert quick.get_delta_for_epsilon(row["eps"]) == max(row["delta_pq"], row["delta_qp"])
+        d = quick.estimate_delta(row["eps"])
+        assert d.source == "grid" and d.conservative >= d.value and d.certified in (0, 1)
+    e0, e1 = last["eps"].iloc[4], last["eps"].iloc[5]
+    between = quick.estimate_delta((e0 + e1) / 2, direction="qp")
+    assert between.source == "chord"
+    assert last["delta_qp"].iloc[5] <= between.value <= last["delta_qp"].iloc[4]
+    # the chord in e^eps lies at or above the curve: above the geometric interpolation of a log-concave tail
+    assert between.value >= math.sqrt(last["delta_qp"].iloc[4] * last["delta_qp"].iloc[5])
+
+
+def test_the_composition_baseline(quick):
+    comp = quick.composition
+    assert {"step", "delta", "eps_composition", "composition_mu"} <= set(comp.columns)
+    last = comp[comp["step"] == quick.steps[-1]]
+    for _, row in last.iterrows():
+        assert quick.composition_eps(row["delta"]) == row["eps_composition"]
+    mu = last["composition_mu"].iloc[0]
+    # between the grid's deltas, the closed form of the same mu-GDP (models/GaussianComposition)
+    assert quick.composition_eps(3e-4) == fpdp._core.gdp_epsilon(mu, 3e-4)
+    assert quick.composition_eps(1e-3) < quick.composition_eps(3e-4) < quick.composition_eps(1e-4)
+    assert fpdp._core.gdp_delta(mu, quick.composition_eps(3e-4)) == pytest.approx(3e-4, rel=1e-9)
+    # the last iterate leaks at most what releasing every iterate does
+    assert quick.eps() <= quick.composition_eps()
+
+
+def test_the_progress_callback_sees_the_companions_and_the_run(tmp_path, quick_case):
+    seen = []
+    fpdp.run(quick_case, output=tmp_path / "out", progress=seen.append, quiet=True)
+    phases = [p.phase for p in seen]
+    assert phases[0] == "companion_2h" and "companion_4h" in phases and phases[-1] == "run"
+    assert phases.index("companion_4h") < phases.index("run")
+    run = [p for p in seen if p.phase == "run"]
+    assert [p.step for p in run] == list(range(0, 41)) and run[-1].steps == 40
+    assert run[-1].t == pytest.approx(4.0) and math.isfinite(run[-1].kl) and run[-1].fraction == 1.0
+    assert "coarser mesh" in seen[0].description and "200 cells" in seen[0].description
+
+
+def test_quiet_prints_nothing_and_the_default_prints_the_summary(tmp_path, quick_case, capfd):
+    fpdp.run(quick_case, output=tmp_path / "a", quiet=True)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    r = fpdp.run(quick_case, output=tmp_path / "b")
+    out, _ = capfd.readouterr()
+    assert r.summary in out and "step 40/40" in out
+
+
+def test_each_run_starts_from_its_own_solver_options(tmp_path, source):
+    # A case's solver.petsc_options go into PETSc's database; a later run in the same process must not see them (a
+    # set option counts as given on the command line and would override the next case's own choice).
+    case = fpdp.Case.from_file(source / "cases" / "ou-1d.toml").with_overrides(
+        {"output.plots": False, "output.fields": False, "accuracy.estimate": False, "time.t_end": 0.2})
+    import h5py
+
+    def solver_of(result):
+        with h5py.File(result.output_directory / "fpdp.h5") as f:
+            return f.attrs["solver"].decode() if isinstance(f.attrs["solver"], bytes) else f.attrs["solver"]
+
+    cn = fpdp.run(case.with_overrides({"solver.ts_type": "bdf", "solver.petsc_options": "-ts_type cn"}),
+                  output=tmp_path / "cn", quiet=True)
+    plain = fpdp.run(case.with_overrides({"solver.ts_type": "bdf"}), output=tmp_path / "bdf", quiet=True)
+    assert "ts_type=cn" in solver_of(cn) and "ts_type=bdf" in solver_of(plain)
+    given = fpdp.run(case.with_overrides({"solver.ts_type": "bdf"}), output=tmp_path / "given", quiet=True,
+                     petsc_options=["-ts_type", "cn"])
+    assert "ts_type=cn" in solver_of(given)
+
+
+def test_a_solver_option_petsc_refuses_is_bad_input(tmp_path, source):
+    case = fpdp.Case.from_file(source / "cases" / "ou-1d.toml").with_overrides(
+        {"output.plots": False, "accuracy.estimate": False, "time.t_end": 0.2, "solver.ts_type": "bdf"})
+    with pytest.raises(fpdp.CaseError) as e:
+        fpdp.run(case, output=tmp_path / "out", quiet=True, petsc_options=["-ts_type", "nonsense"])
+    assert "nonsense" in str(e.value)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()

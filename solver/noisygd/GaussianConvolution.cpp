@@ -1,5 +1,6 @@
 #include "solver/noisygd/GaussianConvolution.hpp"
 
+#include "solver/noisygd/CellQuadratic.hpp"
 #include "solver/numerics/StableFunctions.hpp"
 
 #include <algorithm>
@@ -26,47 +27,22 @@ double B1(double u) { return 0.5 * ((u * u - 1.0) * Phi(-u) - u * phi(u)); }
 double B2(double u) { return (u * u * u * Phi(-u) - (u * u + 2.0) * phi(u)) / 3.0; }
 constexpr double kTail = GaussianConvolution::kReach;
 
-/// Non-negative quadratic density c0 + c1 t + c2 t^2 on [0, L] whose integral is M: the derivative of the monotone
-/// cubic Hermite with end slopes d0, d1 (Fritsch–Carlson limited).
-struct CellQuadratic {
-  double L, M, c0, c1, c2;
-  CellQuadratic(double length, double mass, double d0, double d1) : L(length), M(mass) {
-    const double secant = M / L;
-    if (secant > 0) {
-      d0 = std::max(d0, 0.0);
-      d1 = std::max(d1, 0.0);
-      const double a = d0 / secant, b = d1 / secant, r = a * a + b * b;
-      if (r > 9.0) {
-        d0 *= 3.0 / std::sqrt(r);
-        d1 *= 3.0 / std::sqrt(r);
-      }
-    } else {
-      d0 = d1 = secant;
-    }
-    // H(t) = M h01(t/L) + L (h10 d0 + h11 d1); H'(t) = (M/L) h01' + h10' d0 + h11' d1 with
-    // h01' = 6s - 6s^2, h10' = 3s^2 - 4s + 1, h11' = 3s^2 - 2s  (s = t/L).
-    c0 = d0;
-    c1 = (6.0 * M / L - 4.0 * d0 - 2.0 * d1) / L;
-    c2 = (-6.0 * M / L + 3.0 * d0 + 3.0 * d1) / (L * L);
-  }
-  /// massBelow (face at or below the cell: T0 <= 0) or massAbove (face at or above the cell's end: T0 >= L) as
-  /// K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset between source and target faces, so
-  /// they are tabulated once (kernelAt) and a step is three discrete convolutions.
-  static std::array<double, 3> kernelAt(double T0, double L, double s, bool above) {
-    const double u0 = T0 / s, u1 = (T0 - L) / s;
-    const double d0 = above ? B0(u0) - B0(u1) : A0(u0) - A0(u1);
-    const double d1 = above ? B1(u0) - B1(u1) : A1(u0) - A1(u1);
-    const double d2 = above ? B2(u0) - B2(u1) : A2(u0) - A2(u1);
-    return {s * d0, s * (T0 * d0 - s * d1), s * (T0 * T0 * d0 - 2.0 * s * T0 * d1 + s * s * d2)};
-  }
-  /// int_0^L q(t) Phi((T0 - t)/s) dt (T0 <= 0): the mass of this cell that lands below a face at distance T0 from
-  /// the cell start; int_0^L q(t) Phi((t - T0)/s) dt (T0 >= L): the mass that lands above it. Substituting
-  /// u = (T0 - t)/s, q(T0 - s u) = e0 + e1 u + e2 u^2 and the integrals are s sum_k e_k [A_k or B_k](u0 .. u1).
-  double tailMass(double T0, double s, bool above) const {
-    const auto K = kernelAt(T0, L, s, above);
-    return K[0] * c0 + K[1] * c1 + K[2] * c2;
-  }
-};
+/// The mass of a cell's quadratic q (CellQuadratic) that lands below a face at distance T0 <= 0 from the cell start,
+/// int_0^L q(t) Phi((T0 - t)/s) dt, or above a face at T0 >= L, int_0^L q(t) Phi((t - T0)/s) dt, as
+/// K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset between source and target faces, so
+/// they are tabulated once and a step is three discrete convolutions. Substituting u = (T0 - t)/s,
+/// q(T0 - s u) = e0 + e1 u + e2 u^2 and the integrals are s sum_k e_k [A_k or B_k](u0 .. u1).
+std::array<double, 3> kernelAt(double T0, double L, double s, bool above) {
+  const double u0 = T0 / s, u1 = (T0 - L) / s;
+  const double d0 = above ? B0(u0) - B0(u1) : A0(u0) - A0(u1);
+  const double d1 = above ? B1(u0) - B1(u1) : A1(u0) - A1(u1);
+  const double d2 = above ? B2(u0) - B2(u1) : A2(u0) - A2(u1);
+  return {s * d0, s * (T0 * d0 - s * d1), s * (T0 * T0 * d0 - 2.0 * s * T0 * d1 + s * s * d2)};
+}
+double tailMass(const CellQuadratic& q, double T0, double s, bool above) {
+  const auto K = kernelAt(T0, q.L, s, above);
+  return K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
+}
 }  // namespace
 
 GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev, Route route)
@@ -79,7 +55,7 @@ GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, std::array
     const double h = ax.width(0);
     const int reach = static_cast<int>(std::ceil(kTail * s / h)) + 2;
     auto& tails = tails_[static_cast<std::size_t>(axis)];
-    for (int off = -reach; off <= reach + 1; ++off) tails.push_back(CellQuadratic::kernelAt(off * h, h, s, off >= 1));
+    for (int off = -reach; off <= reach + 1; ++off) tails.push_back(kernelAt(off * h, h, s, off >= 1));
     reach_[static_cast<std::size_t>(axis)] = reach;
     if (route == Route::Direct) continue;
     // The sources whose reach (kTail s) passes a wall, by the direct sum's test on the faces: the first ones lose
@@ -210,7 +186,7 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
               const auto& K = kernels[static_cast<std::size_t>(t)];
               return K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
             }
-            return q.tailMass(faces[f] - xi, s, f > i);
+            return tailMass(q, faces[f] - xi, s, f > i);
           };
           const double reachLo = xi - kTail * s, reachHi = faces[i + 1] + kTail * s;
           const int fLo = std::max(
@@ -284,7 +260,7 @@ void GaussianConvolution::transformAxis(int axis, const std::vector<double>& fie
     transform.apply({c[0].data(), c[1].data(), c[2].data()}, mass.data(), y.data());
     // The mass beyond the walls: the tail masses of the sources whose reach (kReach s) passes a wall, as the direct
     // sum takes them (its test of the reach, on the same faces).
-    auto tailMass = [&](int i, int offset) {
+    auto wallMass = [&](int i, int offset) {
       const auto& K = tails[static_cast<std::size_t>(offset + reach)];
       const std::size_t at = static_cast<std::size_t>(i);
       return std::max(K[0] * c[0][at] + K[1] * c[1][at] + K[2] * c[2][at], 0.0);
@@ -292,9 +268,9 @@ void GaussianConvolution::transformAxis(int axis, const std::vector<double>& fie
     double lost[2] = {0, 0};
     const auto [below, above] = wallSources_[static_cast<std::size_t>(axis)];
     for (int i = 0; i < below; ++i)
-      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[0] += tailMass(i, -i);
+      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[0] += wallMass(i, -i);
     for (int i = above; i < nc; ++i)
-      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[1] += tailMass(i, nc - i);
+      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[1] += wallMass(i, nc - i);
     // The source's own cell takes m_i - K(0) c - K(1) c in the direct sum; the kernel's W(0) holds the quadratic's
     // integral in place of m_i, which differs by rounding: put m_i back. Then the line is scaled to deposit exactly
     // what the sources lost to no wall (a relative correction of the FFTs' rounding, checked against the bound).

@@ -281,7 +281,9 @@ DiscretePld composePld(const DiscretePld& a, const DiscretePld& b, PldBound boun
   // In long double (64-bit significand on x86): the round-off allowance below shrinks by 2^11 against double, below
   // any delta asked in practice, for about twice the time.
   using Real = long double;
-  Eigen::FFT<Real> fft;
+  // One transform object per thread: it keeps its plans (the twiddle factors, long double sines and cosines) by
+  // length, and a run composes at the same few lengths at every output step.
+  thread_local Eigen::FFT<Real> fft;
   fft.SetFlag(Eigen::FFT<Real>::HalfSpectrum);
   std::vector<Real> x(N, 0.0L);
   std::copy(a.mass.begin(), a.mass.end(), x.begin());

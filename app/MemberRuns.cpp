@@ -59,6 +59,15 @@ std::string overrideSlug(const CaseOverride& o) {
 
 fs::path memberRunDirectory(const fs::path& work, const Member& m) { return work / "members" / m.name / "output"; }
 
+namespace {
+MemberRunner& memberRunner() {
+  static MemberRunner runner;
+  return runner;
+}
+}  // namespace
+
+void setMemberRunner(MemberRunner runner) { memberRunner() = std::move(runner); }
+
 std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::path& work,
                                       const std::vector<Member>& members, int jobs, bool quiet) {
   std::vector<ChildJob> childJobs;
@@ -73,7 +82,7 @@ std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::p
   }
   std::vector<MemberOutcome> outcomes(members.size());
   std::size_t done = 0;
-  runChildren(executable, childJobs, jobs, [&](std::size_t i, int status) {
+  const auto finished = [&](std::size_t i, int status) {
     MemberOutcome& o = outcomes[i];
     o.exitStatus = status;
     if (status != 0) o.failure = lastLines(childJobs[i].stderrFile, 3);
@@ -83,7 +92,13 @@ std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::p
                   status == 0 ? "done" : ("FAILED (exit status " + std::to_string(status) + "): " + o.failure).c_str());
       std::fflush(stdout);
     }
-  });
+  };
+  if (memberRunner()) {
+    const auto statuses = memberRunner()(childJobs);
+    for (std::size_t i = 0; i < statuses.size(); ++i) finished(i, statuses[i]);
+  } else {
+    runChildren(executable, childJobs, jobs, finished);
+  }
   return outcomes;
 }
 

@@ -17,6 +17,7 @@
 
 #include "app/Case.hpp"
 #include "app/CaseOverrides.hpp"
+#include "app/ChildProcesses.hpp"
 
 namespace fpdp::app {
 
@@ -41,8 +42,15 @@ struct MemberOutcome {
   std::string failure;  // the last lines of its stderr when exitStatus != 0
 };
 
+/// What runs the members' `run` commands instead of child processes (app/MemberDispatch under MPI): the jobs as
+/// runChildren takes them, their exit statuses returned in order.
+using MemberRunner = std::function<std::vector<int>(const std::vector<ChildJob>& jobs)>;
+/// Installs the runner runMembers uses from now on (an empty one: child processes again).
+void setMemberRunner(MemberRunner runner);
+
 /// Writes each member's case into work/members/<name>/ and runs `executable run case.toml --output output --quiet`
-/// for each, `jobs` at a time; one line per finished member on stdout unless `quiet`.
+/// for each, `jobs` at a time (or by the installed MemberRunner); one line per finished member on stdout unless
+/// `quiet`.
 std::vector<MemberOutcome> runMembers(const std::string& executable, const std::filesystem::path& work,
                                       const std::vector<Member>& members, int jobs, bool quiet);
 

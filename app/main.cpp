@@ -18,9 +18,11 @@
 #include "app/ChildProcesses.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
+#include "app/MemberDispatch.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
+#include "app/RunCommand.hpp"
 #include "app/RunCase.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
@@ -34,82 +36,36 @@
 
 namespace {
 
-int reportError(int rank, const char* kind, const std::string& what, int status) {
-  if (rank == 0) std::fprintf(stderr, "fpdp: %s%s\n", kind, what.c_str());
-  return status;
-}
+using fpdp::app::reportError;
 
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
 /// before start-up is printed once under mpiexec.
 int launcherRank() { return fpdp::app::launcherRank().value_or(0); }
 
-int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
-               std::shared_ptr<const fpdp::io::CheckpointData> checkpoint, const std::string& restartDir) {
-  using namespace fpdp::app;
-  int rank = 0;
-  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  // PETSc's errors are recorded, not printed as traces: a failure ends in one line (below).
-  PetscErrorCapture petscErrors;
+/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/MemberRuns.
+int studyCommand(int argc, char** argv) {
   try {
-    refuseForbiddenOptions();
-    insertCaseOptions(c.solver);
-    validateSolverTypes(c);
-    if (cl.command == "check") {
-      // Everything the run builds before its first step (models, mesh, discretisation, the integrator with the
-      // PETSc options), so that check refuses what run would refuse; nothing is written.
-      const RunPlan plan(c, PETSC_COMM_WORLD, nullptr);
-      if (plan.evolution) {
-        auto u = plan.mesh.createVector();
-        plan.disc.setInitialState(u, plan.representation);
-        plan.evolution->setUp(u);
-      }
-      if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
-                                 c.mesh.dim, c.data.records.size());
+    const std::string self = fpdp::app::selfExecutable(argv[0]);
+    const bool sweep = std::string(argv[1]) == "sweep";
+    const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
+    const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
+    if (sweepOptions.study.help || worstOptions.study.help) {
+      std::fputs(fpdp::app::helpText().c_str(), stdout);
       return 0;
     }
-    RunOptions options;
-    options.outputDirectory = cl.output ? *cl.output : c.output.directory;
-    options.quiet = cl.quiet;
-    if (cl.command == "sample") {
-      SampleOptions sample;
-      sample.outputDirectory = options.outputDirectory;
-      sample.quiet = cl.quiet;
-      sample.particles = cl.particles;
-      if (cl.seed) sample.seed = static_cast<std::uint64_t>(*cl.seed);
-      sample.threads = cl.threads;
-      return sampleCase(c, sample);
-    }
-    if (cl.command == "noise-study") {
-      if (!cl.output) options.outputDirectory = c.name + "-noise-study";
-      return runNoiseStudy(c, options);
-    }
-    if (checkpoint) {
-      checkOutputDirectory(restartDir);  // the finished run replaces DIR: only an earlier fpdp output may be there
-      options.outputDirectory = restartDir;
-      options.resume = std::move(checkpoint);
-    } else {
-      checkOutputDirectory(options.outputDirectory);
-    }
-    return runCase(c, options);
-  } catch (const InputError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const SolverConfigurationError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const CheckpointError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const OutputDirectoryError& e) {
-    return reportError(rank, "error: ", e.what(), 2);
-  } catch (const fpdp::PetscFailure& e) {
-    // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit
-    // integrator for fpdp's implicit form, say) are bad input.
-    const std::string what = petscErrors.message().empty() ? std::string(e.what()) : "PETSc: " + petscErrors.message();
-    if (petscErrors.configurationError())
-      return reportError(rank, "error: ", "PETSc rejected the solver configuration: " + petscErrors.message(), 2);
-    return reportError(rank, "run failed: ", what, 1);
-  } catch (const std::bad_alloc&) {
-    return reportError(rank, "run failed: ", "out of memory", 1);
+    return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
+  } catch (const fpdp::app::UsageError& e) {
+    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+    return 2;
+  } catch (const fpdp::app::InputError& e) {
+    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+    return 2;
+  } catch (const fpdp::app::OutputDirectoryError& e) {
+    std::fprintf(stderr, "fpdp: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
-    return reportError(rank, "run failed: ", e.what(), 1);
+    std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
+    return 1;
   }
 }
 
@@ -130,31 +86,10 @@ int fpdpMain(int argc, char** argv) {
     }
   }
   // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
-  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case")) {
-    try {
-      const std::string self = fpdp::app::selfExecutable(argv[0]);
-      const bool sweep = std::string(argv[1]) == "sweep";
-      const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
-      const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
-      if (sweepOptions.study.help || worstOptions.study.help) {
-        std::fputs(fpdp::app::helpText().c_str(), stdout);
-        return 0;
-      }
-      return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
-    } catch (const fpdp::app::UsageError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::InputError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const fpdp::app::OutputDirectoryError& e) {
-      std::fprintf(stderr, "fpdp: error: %s\n", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fpdp: %s failed: %s\n", argv[1], e.what());
-      return 1;
-    }
-  }
+  // Under mpiexec the members run in this program on groups of ranks instead (app/MemberDispatch).
+  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case"))
+    return fpdp::app::studyLaunchedOnRanks() ? fpdp::app::runStudyOnRanks(argc, argv, studyCommand)
+                                             : studyCommand(argc, argv);
   fpdp::app::CommandLine cl;
   try {
     cl = fpdp::app::parseCommandLine(argc, argv);
@@ -223,7 +158,7 @@ int fpdpMain(int argc, char** argv) {
     return 1;
   }
   singleton.releaseEnvironment();
-  const int status = runCommand(cl, c, checkpoint, restartDir);
+  const int status = fpdp::app::runCommand(cl, c, checkpoint, restartDir);
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice.
   PetscFinalize();
   return status;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <cmath>
@@ -38,9 +39,12 @@ PoissonBatchMixture::PoissonBatchMixture(const meshes::BoxMesh& mesh, std::vecto
 void PoissonBatchMixture::prepareLine() {
   const auto& ax = mesh_.axis(0);
   const std::vector<double>& faces = ax.faces();
+  // Translations: every record's gradient the same at every face, to 8 units in the last place (a finite-difference
+  // gradient of a linear expression varies by its rounding; such a map moves a cell by far less than an ulp of it).
   bool translations = ax.isUniform();
   for (const auto& g : faceGradients_)
-    for (double v : g) translations = translations && v == g.front();
+    for (double v : g)
+      translations = translations && std::abs(v - g.front()) <= 8.0 * std::numeric_limits<double>::epsilon() * std::abs(g.front());
   if (translations) {
     // T_B(x) = x + d_B: source cell i's image starts a fraction f of a cell into target i + m (d_B = (m + f) h), so
     // target i + m receives int_0^u q, u = (1 - f) h, and target i + m + 1 the rest, int_u^h q.

@@ -18,7 +18,7 @@
 // In 1-D the batch maps depend on the mesh and the records only, so they are made once: every distinct map (its face
 // images and slopes) with the weights of the batches that give it summed (identical maps are applied once). Where
 // every record's gradient is the same at every face (a loss linear in theta, or clipped to a constant), every batch
-// map is a translation x -> x + d_B, and the mixture deposits source cell i's quadratic (CellQuadratic, the remap's
+// map is a translation x -> x + d_B (to rounding: 8 ulps), and the mixture deposits source cell i's quadratic (CellQuadratic, the remap's
 // within-cell shape) at two offsets per batch: sum_B w_B of those deposits is one kernel per coefficient c0, c1, c2
 // over the offsets, made once, and a step is three discrete convolutions (a few hundred offsets) instead of a remap of
 // every cell per batch map.

@@ -363,8 +363,8 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
   // PoissonBatchMixture's push-forward (1-D) against the sum over every batch of that batch map's own remap
   // (PushForward), made here: (a) the quadratic loss with records x = 0, 1, 2, 3, whose batches {0, 3} and {1, 2} have
   // the same map (15 distinct maps of 16, each applied once with the weights summed); (b) constant gradients (a linear
-  // loss, clipped): every map a translation, applied as one kernel over the offsets. Every cell down to 1e-200 of the
-  // peak within 1e-13 of the batch-by-batch sum, the outflow too.
+  // loss, clipped; or constant to a few ulps): every map a translation, applied as one kernel over the offsets. Every
+  // cell down to 1e-200 of the peak within 1e-13 of the batch-by-batch sum, the outflow too.
   const meshes::BoxMesh box({meshes::Axis::uniform(-4, 4, 256)});
   const double eta = 0.3, gamma = 0.4;
   std::vector<double> start(256);
@@ -427,5 +427,22 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
     const solver::PoissonBatchMixture mix(box, groups, gamma, 4 * gamma, eta);
     BOOST_TEST(mix.translations());
     check(g, "constant gradients", mix);
+  }
+  {
+    // Gradients constant up to rounding (a finite-difference gradient of a linear expression varies by a few ulps
+    // from face to face): still translations; one varying by 1e-10 is not.
+    auto ulps = [](double g) {
+      return [g](const solver::Point3& t) {
+        return solver::Point3{g * (1.0 + std::ldexp(static_cast<double>(static_cast<long>(std::floor(7 * t[0])) & 3), -52)), 0, 0};
+      };
+    };
+    std::vector<solver::GradientField> g{ulps(-1.0), ulps(-1.5), ulps(0.5)};
+    std::vector<solver::RecordGroup> groups;
+    for (const auto& f : g) groups.push_back({f, 1});
+    const solver::PoissonBatchMixture mix(box, groups, gamma, 3 * gamma, eta);
+    BOOST_TEST(mix.translations());
+    check(g, "constant to rounding", mix);
+    groups.push_back({[](const solver::Point3& t) { return solver::Point3{-1.0 + 1e-10 * t[0], 0, 0}; }, 1});
+    BOOST_TEST(!solver::PoissonBatchMixture(box, groups, gamma, 4 * gamma, eta).translations());
   }
 }

@@ -213,6 +213,8 @@ Options:
   --set KEY=V1,V2,...  sweep: the values of KEY, separated by the commas outside brackets and quotes (quote the
                  whole argument for the shell: --set 'neighbour.record=[0.5],[1.0]' has two values)
   --jobs N       sweep, worst-case: child runs at a time, 1 to 1024 (default: the cores this process may use)
+  --ranks-per-member M  sweep, worst-case under mpiexec -n R: the members run on R / M groups of M ranks at once
+                 instead of child processes (M divides R; default 1; docs/scaling.md §7)
   --objective eps|renyi  worst-case: maximise eps_exact at delta (the larger of both directions; default) or
                  the larger of R_alpha(p || q) and R_alpha(q || p)
   --delta D      worst-case: the delta of the eps objective, in (0, 1) (default privacy.delta)

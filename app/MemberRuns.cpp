@@ -69,7 +69,14 @@ bool finishedEarlier(const fs::path& runDir) {
   return fs::is_directory(fs::symlink_status(runDir, ec)) && hasOwnerMark(runDir) &&
          fs::is_regular_file(fs::symlink_status(runDir / kManifest, ec));
 }
+
+MemberRunner& memberRunner() {
+  static MemberRunner runner;
+  return runner;
+}
 }  // namespace
+
+void setMemberRunner(MemberRunner runner) { memberRunner() = std::move(runner); }
 
 std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::path& work,
                                       const std::function<std::optional<MadeMember>(std::size_t)>& make, int jobs,
@@ -113,12 +120,21 @@ std::vector<MemberOutcome> runMembers(const std::string& executable, const fs::p
                       {}};
     }
   };
-  runChildrenAsMade(executable, nextJob, jobs, [&](std::size_t job, int status) {
+  const auto finished = [&](std::size_t job, int status) {
     const std::size_t m = memberOfJob[job];
     outcomes[m].exitStatus = status;
     if (status != 0) outcomes[m].failure = lastLines(stderrFiles[job], 3);
     report(m);
-  });
+  };
+  if (memberRunner()) {
+    // The installed runner (MPI groups) takes the whole batch at once: every member is made first.
+    std::vector<ChildJob> childJobs;
+    while (std::optional<ChildJob> job = nextJob(childJobs.size())) childJobs.push_back(std::move(*job));
+    const std::vector<int> statuses = memberRunner()(childJobs);
+    for (std::size_t job = 0; job < statuses.size(); ++job) finished(job, statuses[job]);
+  } else {
+    runChildrenAsMade(executable, nextJob, jobs, finished);
+  }
   return outcomes;
 }
 

@@ -18,6 +18,7 @@
 
 #include "app/Case.hpp"
 #include "app/CaseOverrides.hpp"
+#include "app/ChildProcesses.hpp"
 #include "app/run/OutputLock.hpp"
 
 namespace fpdp::app {
@@ -49,6 +50,13 @@ struct MemberOutcome {
   int exitStatus = -1;
   std::string failure;  // the last lines of its stderr when exitStatus != 0
 };
+
+/// What runs the members' `run` commands instead of child processes (app/MemberDispatch under MPI): the jobs as
+/// runChildren takes them, their exit statuses returned in order. With a runner installed, runMembers makes every
+/// member first and hands the whole batch over.
+using MemberRunner = std::function<std::vector<int>(const std::vector<ChildJob>& jobs)>;
+/// Installs the runner runMembers uses from now on (an empty one: child processes again).
+void setMemberRunner(MemberRunner runner);
 
 /// A member made for its run: the member and its case's text.
 struct MadeMember {

@@ -19,9 +19,11 @@
 #include "app/CommandFailure.hpp"
 #include "app/CommandLine.hpp"
 #include "app/HugePageHeap.hpp"
+#include "app/MemberDispatch.hpp"
 #include "app/NoiseStudy.hpp"
 #include "app/PetscConfiguration.hpp"
 #include "app/ResourceEstimate.hpp"
+#include "app/RunCommand.hpp"
 #include "app/RunCase.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
@@ -36,26 +38,12 @@
 
 namespace {
 
-int reportError(int rank, const fpdp::app::CommandFailure& failure) {
-  if (rank == 0) std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
-  return failure.status;
-}
-
-/// A failure found here, not from an exception: `kind` as in CommandFailure ("error", "run failed").
-int reportError(int rank, const std::string& kind, const std::string& message, int status) {
-  return reportError(rank, fpdp::app::CommandFailure{status, kind, message});
-}
+using fpdp::app::outputDirectoryOf;
+using fpdp::app::reportError;
 
 /// This process's rank before MPI is initialised (from the launcher's environment), so that an input error found
 /// before start-up is printed once under mpiexec.
 int launcherRank() { return fpdp::app::launcherRank().value_or(0); }
-
-/// The output directory a command writes: --output, else noise-study's default, else the case's output.directory.
-std::string outputDirectoryOf(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c) {
-  if (cl.output) return *cl.output;
-  if (cl.command == "noise-study") return c.name + "-noise-study";
-  return c.output.directory;
-}
 
 /// A case file is untrusted: unless --output or --allow-outside says otherwise, its output.directory must be a relative
 /// path that stays, lexically, below the directory it is resolved in (an output.directory = "../x" replaced another
@@ -76,53 +64,22 @@ void requireOutputInside(const fpdp::app::CommandLine& cl, const fpdp::app::Case
                               "a relative path below the working directory");
 }
 
-int runCommand(const fpdp::app::CommandLine& cl, const fpdp::app::Case& c,
-               std::shared_ptr<const fpdp::io::CheckpointData> checkpoint, const std::string& restartDir) {
-  using namespace fpdp::app;
-  int rank = 0;
-  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  // PETSc's errors are recorded, not printed as traces: a failure ends in one line (below).
-  PetscErrorCapture petscErrors;
+/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/MemberRuns.
+int studyCommand(int argc, char** argv) {
   try {
-    refuseForbiddenOptions();
-    insertCaseOptions(c.solver);
-    validateSolverTypes(c);
-    if (cl.command == "check") {
-      // Everything the run builds before its first step (models, mesh, discretisation, the integrator with the
-      // PETSc options), so that check refuses what run would refuse; nothing is written.
-      const RunPlan plan(c, PETSC_COMM_WORLD, nullptr);
-      if (plan.evolution) {
-        auto u = plan.mesh.createVector();
-        plan.disc.setInitialState(u, plan.representation);
-        plan.evolution->setUp(u);
-      }
-      if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
-                                 c.mesh.dim, c.data.records.size());
+    const std::string self = fpdp::app::selfExecutable(argv[0]);
+    const bool sweep = std::string(argv[1]) == "sweep";
+    const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
+    const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
+    if (sweepOptions.study.help || worstOptions.study.help) {
+      std::fputs(fpdp::app::helpText().c_str(), stdout);
       return 0;
     }
-    RunOptions options;
-    options.outputDirectory = outputDirectoryOf(cl, c);
-    options.quiet = cl.quiet;
-    if (cl.command == "sample") {
-      SampleOptions sample;
-      sample.outputDirectory = options.outputDirectory;
-      sample.quiet = cl.quiet;
-      sample.particles = cl.particles;
-      if (cl.seed) sample.seed = static_cast<std::uint64_t>(*cl.seed);
-      sample.threads = cl.threads;
-      return sampleCase(c, sample);
-    }
-    if (cl.command == "noise-study") return runNoiseStudy(c, options);
-    if (checkpoint) {
-      checkOutputDirectory(restartDir);  // the finished run replaces DIR: only an earlier fpdp output may be there
-      options.outputDirectory = restartDir;
-      options.resume = std::move(checkpoint);
-    } else {
-      checkOutputDirectory(options.outputDirectory);
-    }
-    return runCase(c, options);
+    return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
   } catch (...) {
-    return reportError(rank, describeFailure(std::current_exception(), &petscErrors));
+    const auto failure = fpdp::app::describeFailure(std::current_exception(), nullptr, std::string(argv[1]) + " failed");
+    std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
+    return failure.status;
   }
 }
 
@@ -143,24 +100,10 @@ int fpdpMain(int argc, char** argv) {
     }
   }
   // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
-  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case")) {
-    try {
-      const std::string self = fpdp::app::selfExecutable(argv[0]);
-      const bool sweep = std::string(argv[1]) == "sweep";
-      const auto sweepOptions = sweep ? fpdp::app::parseSweepCommandLine(argc, argv) : fpdp::app::SweepOptions{};
-      const auto worstOptions = sweep ? fpdp::app::WorstCaseOptions{} : fpdp::app::parseWorstCaseCommandLine(argc, argv);
-      if (sweepOptions.study.help || worstOptions.study.help) {
-        std::fputs(fpdp::app::helpText().c_str(), stdout);
-        return 0;
-      }
-      return sweep ? fpdp::app::runSweep(sweepOptions, self) : fpdp::app::runWorstCase(worstOptions, self);
-    } catch (...) {
-      const auto failure =
-          fpdp::app::describeFailure(std::current_exception(), nullptr, std::string(argv[1]) + " failed");
-      std::fprintf(stderr, "fpdp: %s\n", failure.line().c_str());
-      return failure.status;
-    }
-  }
+  // Under mpiexec the members run in this program on groups of ranks instead (app/MemberDispatch).
+  if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case"))
+    return fpdp::app::studyLaunchedOnRanks() ? fpdp::app::runStudyOnRanks(argc, argv, studyCommand)
+                                             : studyCommand(argc, argv);
   fpdp::app::CommandLine cl;
   try {
     cl = fpdp::app::parseCommandLine(argc, argv);
@@ -246,7 +189,7 @@ int fpdpMain(int argc, char** argv) {
     return 1;
   }
   singleton.releaseEnvironment();
-  int status = runCommand(cl, c, checkpoint, restartDir);
+  int status = fpdp::app::runCommand(cl, c, checkpoint, restartDir);
   // PETSc's -options_left report is fpdp's job (unusedPetscOptions), so it is not printed twice. PetscFinalize
   // writes what -log_view and similar options asked for: a failure there (a full disk, -log_view :/dev/full) is the
   // run's failure too, never exit status 0.

@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <atomic>
+#include <cstdint>
 #include <mutex>
+#include <unordered_map>
 #include <stdexcept>
 #include <utility>
 
@@ -66,45 +69,39 @@ struct ExpressionLoss::Evaluator {
   }
 };
 
-class ExpressionLoss::Pool {
-public:
-  std::unique_ptr<Evaluator> take() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.empty()) return nullptr;
-    std::unique_ptr<Evaluator> e = std::move(free_.back());
-    free_.pop_back();
-    return e;
-  }
-  void give(std::unique_ptr<Evaluator> e) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(std::move(e));
-  }
-  std::mutex& creationMutex() { return creation_; }
+// Each thread holds its own parser set per loss, made on the thread's first evaluation and found again through a
+// thread-local table keyed by the loss's serial number (never reused, unlike an address): evaluating takes no lock.
+// The last set used is remembered, so a loop over cells and records does not even look it up.
+namespace {
+std::atomic<std::uint64_t> nextSerial{1};
+std::mutex& creationMutex() {  // parser sets are built one at a time (rare: once per thread and loss)
+  static std::mutex m;
+  return m;
+}
+}  // namespace
 
-private:
-  std::mutex mutex_;
-  std::mutex creation_;  // new parser sets are built one at a time (rare: once per concurrent caller)
-  std::vector<std::unique_ptr<Evaluator>> free_;
+struct ExpressionLoss::ThreadSets {
+  std::unordered_map<std::uint64_t, std::unique_ptr<Evaluator>> bySerial;
+  std::uint64_t lastSerial = 0;
+  Evaluator* last = nullptr;
+  static ThreadSets& mine() {
+    thread_local ThreadSets sets;
+    return sets;
+  }
 };
 
-// Exclusive use of one Evaluator for the duration of a call; returned to the pool on every exit path.
-class ExpressionLoss::Lease {
-public:
-  explicit Lease(const ExpressionLoss& owner) : owner_(owner), evaluator_(owner.pool_->take()) {
-    if (!evaluator_) {
-      const std::lock_guard<std::mutex> lock(owner_.pool_->creationMutex());
-      evaluator_ = owner_.makeEvaluator();
-    }
+ExpressionLoss::Evaluator& ExpressionLoss::evaluator() const {
+  ThreadSets& sets = ThreadSets::mine();
+  if (sets.lastSerial == serial_) return *sets.last;
+  auto& slot = sets.bySerial[serial_];
+  if (!slot) {
+    const std::lock_guard<std::mutex> lock(creationMutex());
+    slot = makeEvaluator();
   }
-  ~Lease() { owner_.pool_->give(std::move(evaluator_)); }
-  Lease(const Lease&) = delete;
-  Lease& operator=(const Lease&) = delete;
-  Evaluator& operator*() const { return *evaluator_; }
-
-private:
-  const ExpressionLoss& owner_;
-  std::unique_ptr<Evaluator> evaluator_;
-};
+  sets.lastSerial = serial_;
+  sets.last = slot.get();
+  return *slot;
+}
 
 ExpressionLoss::ExpressionLoss(int dim, std::string valueExpression, std::vector<std::string> gradientExpressions,
                                std::map<std::string, double> constants)
@@ -112,7 +109,7 @@ ExpressionLoss::ExpressionLoss(int dim, std::string valueExpression, std::vector
       valueExpression_(std::move(valueExpression)),
       gradientExpressions_(std::move(gradientExpressions)),
       constants_(std::move(constants)),
-      pool_(std::make_unique<Pool>()) {
+      serial_(nextSerial.fetch_add(1)) {
   if (dim_ < 1) throw std::invalid_argument("ExpressionLoss: the dimension must be at least 1, got " + std::to_string(dim_));
   if (!gradientExpressions_.empty() && gradientExpressions_.size() != static_cast<std::size_t>(dim_)) {
     throw std::invalid_argument("ExpressionLoss: " + std::to_string(gradientExpressions_.size()) +
@@ -128,8 +125,9 @@ ExpressionLoss::ExpressionLoss(int dim, std::string valueExpression, std::vector
       throw std::invalid_argument("ExpressionLoss: the constant '" + name + "' is not finite");
     }
   }
-  // Build (and so parse and check) the first parser set now: errors surface at construction, not in the solver.
-  pool_->give(makeEvaluator());
+  // Build (and so parse and check) the constructing thread's parser set now: errors surface at construction, not in
+  // the solver.
+  evaluator();
   // Which variables the gradient expressions use, asked of a parser set of its own (GetUsedVar re-parses).
   const auto probe = makeEvaluator();
   gradientFreeOfTheta_ = !probe->gradient.empty();
@@ -138,7 +136,15 @@ ExpressionLoss::ExpressionLoss(int dim, std::string valueExpression, std::vector
       if (used.first.rfind("theta", 0) == 0) gradientFreeOfTheta_ = false;
 }
 
-ExpressionLoss::~ExpressionLoss() = default;
+ExpressionLoss::~ExpressionLoss() {
+  // This thread's set goes with the loss; another thread's stays in its table until that thread ends.
+  ThreadSets& sets = ThreadSets::mine();
+  sets.bySerial.erase(serial_);
+  if (sets.lastSerial == serial_) {
+    sets.lastSerial = 0;
+    sets.last = nullptr;
+  }
+}
 
 std::unique_ptr<ExpressionLoss::Evaluator> ExpressionLoss::makeEvaluator() const {
   auto e = std::make_unique<Evaluator>();
@@ -214,8 +220,7 @@ double ExpressionLoss::finiteDifferenceStep(double thetaComponent) {
 
 double ExpressionLoss::value(const Vector& theta, const Record& r) const {
   requireDimensions(theta, r);
-  const Lease lease(*this);
-  Evaluator& e = *lease;
+  Evaluator& e = evaluator();
   e.bind(theta, r);
   try {
     return e.value->Eval();
@@ -226,8 +231,7 @@ double ExpressionLoss::value(const Vector& theta, const Record& r) const {
 
 Vector ExpressionLoss::gradient(const Vector& theta, const Record& r) const {
   requireDimensions(theta, r);
-  const Lease lease(*this);
-  Evaluator& e = *lease;
+  Evaluator& e = evaluator();
   e.bind(theta, r);
   Vector g(dim_);
   try {

@@ -7,10 +7,11 @@
 // Syntax: + - * / ^, unary minus, comparisons and a ? b : c, functions sin cos tan asin acos atan sinh cosh tanh
 // exp log (natural) ln log2 log10 sqrt abs sign rint min max sum avg, constants _pi _e, and the numerically safe
 // additions log1p(z), expm1(z), softplus(z) = log(1 + e^z), sigmoid(z) = 1/(1 + e^-z).
-// Thread safety: value() and gradient() may be called concurrently. muParser objects are not thread-safe, so each call
-// leases a parser set (bound to its own variables) from a mutex-guarded pool and returns it afterwards; the pool grows
-// to the number of concurrent callers. A lease costs two uncontended lock operations; parsing anew per call would cost
-// ~35 us (docs/models.md has the measured figures).
+// Thread safety: value() and gradient() may be called concurrently. muParser objects are not thread-safe, so every
+// thread evaluates with a parser set (bound to its own variables) of its own, compiled on the thread's first call and
+// kept in a thread-local table: no lock on the evaluation path (parsing anew per call would cost ~35 us; docs/models.md
+// has the measured figures).
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,15 +52,16 @@ public:
 
 private:
   struct Evaluator;
-  class Pool;
-  class Lease;
+  struct ThreadSets;
+  /// This thread's parser set for this loss (made on first use).
+  Evaluator& evaluator() const;
 
   int dim_;
   std::string valueExpression_;
   std::vector<std::string> gradientExpressions_;
   std::map<std::string, double> constants_;
   bool gradientFreeOfTheta_ = false;
-  std::unique_ptr<Pool> pool_;  // mutable parser state, guarded by the pool's mutex
+  std::uint64_t serial_;  // this loss's key in every thread's table of parser sets
 
   std::unique_ptr<Evaluator> makeEvaluator() const;
   void requireDimensions(const Vector& theta, const Record& r) const;

@@ -224,7 +224,16 @@ GaussianMixture PoissonShiftReference::law(int process, long k) const {
 
 // ---- divergences between 1-D mixtures ----
 
-MixturePair1d::MixturePair1d(Mixture p, Mixture q, double s) : p_(std::move(p)), q_(std::move(q)), s_(s) { scan(); }
+void MixturePair1d::Mixture::index() {
+  sorted = std::is_sorted(mean.begin(), mean.end());
+  topLogWeight = logWeight.empty() ? -kInf : *std::max_element(logWeight.begin(), logWeight.end());
+}
+
+MixturePair1d::MixturePair1d(Mixture p, Mixture q, double s) : p_(std::move(p)), q_(std::move(q)), s_(s) {
+  p_.index();
+  q_.index();
+  scan();
+}
 
 MixturePair1d::MixturePair1d(const GaussianMixture& p, const GaussianMixture& q) {
   if (p.dim() != 1 || q.dim() != 1 || p.covariance(0, 0) != q.covariance(0, 0) || !(p.covariance(0, 0) > 0))
@@ -238,14 +247,41 @@ MixturePair1d::MixturePair1d(const GaussianMixture& p, const GaussianMixture& q)
       to[f]->logWeight.push_back(std::log(from[f]->weights[j]));
       to[f]->mean.push_back(from[f]->means[j][0]);
     }
+  p_.index();
+  q_.index();
   scan();
 }
 
 double MixturePair1d::logKernelSum(const Mixture& m, double x) const {
-  std::vector<double> terms(m.mean.size());
+  // logSumExp of the terms, without those below the largest by more than log(2^60 n): together they are below 2^-60
+  // of the sum (which is >= 1 after the largest is taken out), so the result moves by less than 2^-60 -- and the
+  // exponentials that would underflow (half of a wide mixture's, by exp's slow path) are not taken at all.
+  // With the means sorted, only a window of them is looked at: a term at distance d from x is at most
+  // topLogWeight - c d^2, so where that is below the nearest mean's term plus the cut it is left out in any case.
   const double c = 0.5 / (s_ * s_);
-  for (std::size_t j = 0; j < terms.size(); ++j) terms[j] = m.logWeight[j] - c * (x - m.mean[j]) * (x - m.mean[j]);
-  return logSumExp(terms);
+  const std::size_t n = m.mean.size();
+  const double cut = -(60.0 * std::log(2.0) + std::log(static_cast<double>(n)));
+  auto term = [&](std::size_t j) { return m.logWeight[j] - c * (x - m.mean[j]) * (x - m.mean[j]); };
+  std::size_t from = 0, to = n;
+  if (m.sorted && n > 1) {
+    const std::size_t near = std::min<std::size_t>(
+        static_cast<std::size_t>(std::lower_bound(m.mean.begin(), m.mean.end(), x) - m.mean.begin()), n - 1);
+    const double floor = std::max(term(near), near > 0 ? term(near - 1) : -kInf) + cut;
+    if (std::isfinite(floor) && m.topLogWeight > floor) {
+      const double reach = std::sqrt((m.topLogWeight - floor) / c) * (1.0 + 1e-12);
+      from = static_cast<std::size_t>(std::lower_bound(m.mean.begin(), m.mean.end(), x - reach) - m.mean.begin());
+      to = static_cast<std::size_t>(std::upper_bound(m.mean.begin(), m.mean.end(), x + reach) - m.mean.begin());
+    }
+  }
+  double top = -kInf;
+  for (std::size_t j = from; j < to; ++j) top = std::max(top, term(j));
+  if (!std::isfinite(top)) return top;
+  double sum = 0.0;
+  for (std::size_t j = from; j < to; ++j) {
+    const double t = m.logWeight[j] - c * (x - m.mean[j]) * (x - m.mean[j]) - top;
+    if (t >= cut) sum += std::exp(t);
+  }
+  return top + std::log(sum);
 }
 
 double MixturePair1d::logRatio(double x) const { return logKernelSum(p_, x) - logKernelSum(q_, x); }
@@ -353,14 +389,33 @@ QuadratureValue MixturePair1d::renyi(double alpha) const {
   const double logNorm = std::log(s_ * std::sqrt(2.0 * std::numbers::pi));
   // log of the tails' bound beyond [L, H] of int p^alpha q^{1-alpha} (Jensen and q >= v_l N(b_l), see the header).
   auto logTailBound = [&](double L, double H) {
+    // For each j the smallest bound over l. With q's means sorted, l runs outward from the mean nearest a_j and stops
+    // on each side where no farther l can give a smaller bound: each term is at least (1 - alpha) max log v +
+    // alpha (alpha - 1) gap^2 / (2 s^2) + log of the smallest tail mass (at the centre of [L, H]), and that lower
+    // bound grows with the gap. The minimum found is the same number as over every l.
+    const double minLogMass = std::log(2.0 * normalUpperTail((H - L) / (2.0 * s_))) - 1.0;  // 1: rounding's margin
+    const double curvature = alpha * (alpha - 1.0) / (2.0 * s_ * s_), floorWeight = (1.0 - alpha) * q_.topLogWeight;
+    const bool prune = q_.sorted && std::isfinite(minLogMass) && std::isfinite(floorWeight);
+    auto bound = [&](std::size_t j, std::size_t l) {
+      const double c = alpha * p_.mean[j] - (alpha - 1.0) * q_.mean[l], gap = p_.mean[j] - q_.mean[l];
+      const double mass = normalUpperTail((H - c) / s_) + normalUpperTail((c - L) / s_);
+      return (1.0 - alpha) * q_.logWeight[l] + alpha * (alpha - 1.0) * gap * gap / (2.0 * s_ * s_) + std::log(mass);
+    };
     std::vector<double> perJ;
     for (std::size_t j = 0; j < p_.mean.size(); ++j) {
       double best = kInf;
-      for (std::size_t l = 0; l < q_.mean.size(); ++l) {
-        const double c = alpha * p_.mean[j] - (alpha - 1.0) * q_.mean[l], gap = p_.mean[j] - q_.mean[l];
-        const double mass = normalUpperTail((H - c) / s_) + normalUpperTail((c - L) / s_);
-        best = std::min(best, (1.0 - alpha) * q_.logWeight[l] + alpha * (alpha - 1.0) * gap * gap / (2.0 * s_ * s_) +
-                                  std::log(mass));
+      if (!prune) {
+        for (std::size_t l = 0; l < q_.mean.size(); ++l) best = std::min(best, bound(j, l));
+      } else {
+        const auto nl = static_cast<std::ptrdiff_t>(q_.mean.size());
+        const std::ptrdiff_t start = std::lower_bound(q_.mean.begin(), q_.mean.end(), p_.mean[j]) - q_.mean.begin();
+        auto hopeless = [&](std::ptrdiff_t l) {
+          const double gap = p_.mean[j] - q_.mean[static_cast<std::size_t>(l)];
+          return floorWeight + curvature * gap * gap + minLogMass > best;
+        };
+        for (std::ptrdiff_t l = start; l < nl && !hopeless(l); ++l) best = std::min(best, bound(j, static_cast<std::size_t>(l)));
+        for (std::ptrdiff_t l = start - 1; l >= 0 && !hopeless(l); --l)
+          best = std::min(best, bound(j, static_cast<std::size_t>(l)));
       }
       perJ.push_back(p_.logWeight[j] + best);
     }

@@ -130,6 +130,9 @@ public:
 private:
   struct Mixture {
     std::vector<double> logWeight, mean;
+    bool sorted = false;       // means ascending: sums over the terms look only where they can matter
+    double topLogWeight = 0;   // the largest log weight
+    void index();              // sets sorted and topLogWeight
   };
   MixturePair1d(Mixture p, Mixture q, double s);
   void scan();

@@ -281,7 +281,9 @@ DiscretePld composePld(const DiscretePld& a, const DiscretePld& b, PldBound boun
   // In long double (64-bit significand on x86): the round-off allowance below shrinks by 2^11 against double, below
   // any delta asked in practice, for about twice the time.
   using Real = long double;
-  Eigen::FFT<Real> fft;
+  // One transform object per thread: it keeps its plans (the twiddle factors, long double sines and cosines) by
+  // length, and a run composes at the same few lengths at every output step.
+  thread_local Eigen::FFT<Real> fft;
   fft.SetFlag(Eigen::FFT<Real>::HalfSpectrum);
   std::vector<Real> x(N, 0.0L);
   std::copy(a.mass.begin(), a.mass.end(), x.begin());
@@ -376,12 +378,18 @@ std::vector<PldEpsilon> SubsampledGaussianAccountant::epsilons(long K, const std
     composed_.clear();
     steps_ = 0;
   }
+  // A run asks at every output step, so the steps added are usually the same number each time: their composition
+  // (the repeated squarings, most of the work) is kept and reused.
+  if (K - steps_ != incrementSteps_) {
+    increment_.clear();
+    incrementSteps_ = K - steps_;
+  }
   for (std::size_t k = 0; k < single_.size(); ++k) {
     const PldBound bound = bounds[k % 2];
     if (K > steps_) {
-      DiscretePld more = selfComposePld(single_[k], K - steps_, bound, grid_.tailMass);
-      if (composed_.size() <= k) composed_.push_back(std::move(more));
-      else composed_[k] = composePld(composed_[k], more, bound, grid_.tailMass);
+      if (increment_.size() <= k) increment_.push_back(selfComposePld(single_[k], K - steps_, bound, grid_.tailMass));
+      if (composed_.size() <= k) composed_.push_back(increment_[k]);
+      else composed_[k] = composePld(composed_[k], increment_[k], bound, grid_.tailMass);
     }
     for (std::size_t j = 0; j < deltas.size(); ++j) {
       double& e = bound == PldBound::Pessimistic ? out[j].pessimistic : out[j].optimistic;

@@ -108,6 +108,8 @@ private:
   PldGrid grid_;
   long steps_ = 0;
   std::vector<DiscretePld> single_, composed_;  // per (direction, bound): one step and K steps (empty at K = 0)
+  std::vector<DiscretePld> increment_;          // per (direction, bound): incrementSteps_ steps composed
+  long incrementSteps_ = 0;
 };
 
 /// The grid subsampledGaussianEpsilons uses: h a hundredth of one step's loss spread gamma mu, so the bracket's gap

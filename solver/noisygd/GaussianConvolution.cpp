@@ -1,10 +1,12 @@
 #include "solver/noisygd/GaussianConvolution.hpp"
 
+#include "solver/noisygd/CellQuadratic.hpp"
 #include "solver/numerics/StableFunctions.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace fpdp::solver {
 
@@ -25,56 +27,87 @@ double B1(double u) { return 0.5 * ((u * u - 1.0) * Phi(-u) - u * phi(u)); }
 double B2(double u) { return (u * u * u * Phi(-u) - (u * u + 2.0) * phi(u)) / 3.0; }
 constexpr double kTail = GaussianConvolution::kReach;
 
-/// Non-negative quadratic density c0 + c1 t + c2 t^2 on [0, L] whose integral is M: the derivative of the monotone
-/// cubic Hermite with end slopes d0, d1 (Fritsch–Carlson limited).
-struct CellQuadratic {
-  double L, M, c0, c1, c2;
-  CellQuadratic(double length, double mass, double d0, double d1) : L(length), M(mass) {
-    const double secant = M / L;
-    if (secant > 0) {
-      d0 = std::max(d0, 0.0);
-      d1 = std::max(d1, 0.0);
-      const double a = d0 / secant, b = d1 / secant, r = a * a + b * b;
-      if (r > 9.0) {
-        d0 *= 3.0 / std::sqrt(r);
-        d1 *= 3.0 / std::sqrt(r);
-      }
-    } else {
-      d0 = d1 = secant;
-    }
-    // H(t) = M h01(t/L) + L (h10 d0 + h11 d1); H'(t) = (M/L) h01' + h10' d0 + h11' d1 with
-    // h01' = 6s - 6s^2, h10' = 3s^2 - 4s + 1, h11' = 3s^2 - 2s  (s = t/L).
-    c0 = d0;
-    c1 = (6.0 * M / L - 4.0 * d0 - 2.0 * d1) / L;
-    c2 = (-6.0 * M / L + 3.0 * d0 + 3.0 * d1) / (L * L);
-  }
-  /// massBelow (face at or below the cell: T0 <= 0) or massAbove (face at or above the cell's end: T0 >= L) as
-  /// K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset between source and target faces, so
-  /// they are tabulated once (kernelAt) and a step is three discrete convolutions.
-  static std::array<double, 3> kernelAt(double T0, double L, double s, bool above) {
-    const double u0 = T0 / s, u1 = (T0 - L) / s;
-    const double d0 = above ? B0(u0) - B0(u1) : A0(u0) - A0(u1);
-    const double d1 = above ? B1(u0) - B1(u1) : A1(u0) - A1(u1);
-    const double d2 = above ? B2(u0) - B2(u1) : A2(u0) - A2(u1);
-    return {s * d0, s * (T0 * d0 - s * d1), s * (T0 * T0 * d0 - 2.0 * s * T0 * d1 + s * s * d2)};
-  }
-  /// int_0^L q(t) Phi((T0 - t)/s) dt (T0 <= 0): the mass of this cell that lands below a face at distance T0 from
-  /// the cell start; int_0^L q(t) Phi((t - T0)/s) dt (T0 >= L): the mass that lands above it. Substituting
-  /// u = (T0 - t)/s, q(T0 - s u) = e0 + e1 u + e2 u^2 and the integrals are s sum_k e_k [A_k or B_k](u0 .. u1).
-  double tailMass(double T0, double s, bool above) const {
-    const auto K = kernelAt(T0, L, s, above);
-    return K[0] * c0 + K[1] * c1 + K[2] * c2;
-  }
-};
+/// The mass of a cell's quadratic q (CellQuadratic) that lands below a face at distance T0 <= 0 from the cell start,
+/// int_0^L q(t) Phi((T0 - t)/s) dt, or above a face at T0 >= L, int_0^L q(t) Phi((t - T0)/s) dt, as
+/// K0 c0 + K1 c1 + K2 c2: on a uniform axis the K's depend only on the offset between source and target faces, so
+/// they are tabulated once and a step is three discrete convolutions. Substituting u = (T0 - t)/s,
+/// q(T0 - s u) = e0 + e1 u + e2 u^2 and the integrals are s sum_k e_k [A_k or B_k](u0 .. u1).
+std::array<double, 3> kernelAt(double T0, double L, double s, bool above) {
+  const double u0 = T0 / s, u1 = (T0 - L) / s;
+  const double d0 = above ? B0(u0) - B0(u1) : A0(u0) - A0(u1);
+  const double d1 = above ? B1(u0) - B1(u1) : A1(u0) - A1(u1);
+  const double d2 = above ? B2(u0) - B2(u1) : A2(u0) - A2(u1);
+  return {s * d0, s * (T0 * d0 - s * d1), s * (T0 * T0 * d0 - 2.0 * s * T0 * d1 + s * s * d2)};
+}
+double tailMass(const CellQuadratic& q, double T0, double s, bool above) {
+  const auto K = kernelAt(T0, q.L, s, above);
+  return K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
+}
 }  // namespace
 
-GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev)
-    : mesh_(mesh), s_(stddev) {}
+GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev, Route route)
+    : mesh_(mesh), s_(stddev) {
+  for (int axis = 0; axis < mesh_.dim(); ++axis) {
+    const double s = s_[static_cast<std::size_t>(axis)];
+    const auto& ax = mesh_.axis(axis);
+    if (!(s > 0) || !ax.isUniform()) continue;
+    // The kernels K(offset) for offsets -reach..reach+1 (in cells), once per axis.
+    const double h = ax.width(0);
+    const int reach = static_cast<int>(std::ceil(kTail * s / h)) + 2;
+    auto& tails = tails_[static_cast<std::size_t>(axis)];
+    for (int off = -reach; off <= reach + 1; ++off) tails.push_back(kernelAt(off * h, h, s, off >= 1));
+    reach_[static_cast<std::size_t>(axis)] = reach;
+    if (route == Route::Direct) continue;
+    // The sources whose reach (kTail s) passes a wall, by the direct sum's test on the faces: the first ones lose
+    // mass below the mesh, the last ones above it.
+    const auto& faces = ax.faces();
+    const int nc = ax.cells();
+    int below = 0, above = nc;
+    while (below < nc && std::upper_bound(faces.begin(), faces.end(), faces[static_cast<std::size_t>(below)] - kTail * s) -
+                                 faces.begin() <= 1)
+      ++below;
+    while (above > 0 && std::lower_bound(faces.begin(), faces.end(), faces[static_cast<std::size_t>(above)] + kTail * s) -
+                                faces.begin() >= nc)
+      --above;
+    wallSources_[static_cast<std::size_t>(axis)] = {below, above};
+    // The deposit kernels W(o) = K(o + 1) - K(o) below the source, K(o) - K(o + 1) above it, and the source's own
+    // cell the rest of its mass, int_0^h t^k dt - K(0) - K(1): a source's deposits sum to its mass.
+    std::array<std::vector<double>, 3> deposit;
+    const std::array<double, 3> moments{h, h * h / 2, h * h * h / 3};
+    for (int k = 0; k < 3; ++k) {
+      deposit[static_cast<std::size_t>(k)].resize(static_cast<std::size_t>(2 * reach + 1));
+      for (int o = -reach; o <= reach; ++o) {
+        const auto& at = tails[static_cast<std::size_t>(o + reach)];
+        const auto& next = tails[static_cast<std::size_t>(o + 1 + reach)];
+        deposit[static_cast<std::size_t>(k)][static_cast<std::size_t>(o + reach)] =
+            o < 0 ? next[k] - at[k] : o > 0 ? at[k] - next[k] : moments[k] - at[k] - next[k];
+      }
+    }
+    auto transform = std::make_unique<TiltedConvolution>(ax.cells(), std::move(deposit), s / h);
+    if (route == Route::Transform || transform->costRelativeToDirect() < 1.0)
+      transform_[static_cast<std::size_t>(axis)] = std::move(transform);
+  }
+}
+
+GaussianConvolution::~GaussianConvolution() = default;
+
+TiltedConvolution::Work GaussianConvolution::transformWork() const {
+  TiltedConvolution::Work w;
+  for (const auto& t : transform_)
+    if (t) {
+      const auto a = t->total();
+      w.passes += a.passes;
+      w.summed += a.summed;
+    }
+  return w;
+}
 
 Outflow GaussianConvolution::apply(std::vector<double>& field) const { return applyImpl(field, nullptr, nullptr); }
 
 CoTransportOutflow GaussianConvolution::coTransport(std::vector<double>& density,
                                                     std::vector<std::vector<double>>& passive) const {
+  for (const auto& t : transform_)
+    if (t) throw std::logic_error("GaussianConvolution::coTransport: only on the direct route (Route::Direct)");
   for (const auto& w : passive)
     if (w.size() != density.size())
       throw std::invalid_argument("GaussianConvolution::coTransport: a passive field differs in size from the density");
@@ -97,19 +130,17 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
     const double s = s_[axis];
     if (!(s > 0)) continue;
     std::fill(next.begin(), next.end(), 0.0);
+    if (transform_[static_cast<std::size_t>(axis)]) {
+      transformAxis(axis, field, next, outflow);
+      field.swap(next);
+      continue;
+    }
     for (auto& w : passiveNext) std::fill(w.begin(), w.end(), 0.0);
     const auto& ax = mesh_.axis(axis);
     const auto& faces = ax.faces();
     const int nc = n[axis];
-    // Uniform axis: the kernels K(offset) for offsets -reach..reach+1 (in cells) are computed once per axis.
-    std::vector<std::array<double, 3>> kernels;
-    int offsetShift = 0;
-    if (ax.isUniform()) {
-      const double h = ax.width(0);
-      const int reach = static_cast<int>(std::ceil(kTail * s / h)) + 2;
-      offsetShift = reach;
-      for (int off = -reach; off <= reach + 1; ++off) kernels.push_back(CellQuadratic::kernelAt(off * h, h, s, off >= 1));
-    }
+    const auto& kernels = tails_[static_cast<std::size_t>(axis)];  // uniform axes: K by offset
+    const int offsetShift = reach_[static_cast<std::size_t>(axis)];
     mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
         const std::ptrdiff_t base = gridLine.offset;
         const double crossSection = gridLine.crossSection;
@@ -155,7 +186,7 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
               const auto& K = kernels[static_cast<std::size_t>(t)];
               return K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
             }
-            return q.tailMass(faces[f] - xi, s, f > i);
+            return tailMass(q, faces[f] - xi, s, f > i);
           };
           const double reachLo = xi - kTail * s, reachHi = faces[i + 1] + kTail * s;
           const int fLo = std::max(
@@ -194,6 +225,71 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
     for (std::size_t f = 0; f < np; ++f) (*passive)[f].swap(passiveNext[f]);
   }
   return outflow;
+}
+
+void GaussianConvolution::transformAxis(int axis, const std::vector<double>& field, std::vector<double>& next,
+                                        Outflow& outflow) const {
+  const auto& ax = mesh_.axis(axis);
+  const auto& faces = ax.faces();
+  const int nc = ax.cells();
+  const double h = ax.width(0);
+  const auto& tails = tails_[static_cast<std::size_t>(axis)];
+  const int reach = reach_[static_cast<std::size_t>(axis)];
+  const TiltedConvolution& transform = *transform_[static_cast<std::size_t>(axis)];
+  std::array<std::vector<double>, 3> c;
+  for (auto& v : c) v.resize(static_cast<std::size_t>(nc));
+  std::vector<double> mass(static_cast<std::size_t>(nc)), y(static_cast<std::size_t>(nc));
+  mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
+    const std::ptrdiff_t step = gridLine.stride;
+    const double* line = field.data() + gridLine.offset;
+    double* outLine = next.data() + gridLine.offset;
+    const auto rho = faceDensities(faces, line, step, true);
+    double total = 0;
+    // Each cell with its own width, as the direct sum (a uniform axis's widths may differ by rounding); the kernels
+    // are tabulated with the first width, as the direct sum's are.
+    for (int i = 0; i < nc; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i);
+      const double w = ax.width(i);
+      mass[at] = line[i * step] * w;
+      total += mass[at];
+      const CellQuadratic q = mass[at] == 0.0 ? CellQuadratic(w, 0.0, 0.0, 0.0) : CellQuadratic(w, mass[at], rho[at], rho[at + 1]);
+      c[0][at] = q.c0;
+      c[1][at] = q.c1;
+      c[2][at] = q.c2;
+    }
+    transform.apply({c[0].data(), c[1].data(), c[2].data()}, mass.data(), y.data());
+    // The mass beyond the walls: the tail masses of the sources whose reach (kReach s) passes a wall, as the direct
+    // sum takes them (its test of the reach, on the same faces).
+    auto wallMass = [&](int i, int offset) {
+      const auto& K = tails[static_cast<std::size_t>(offset + reach)];
+      const std::size_t at = static_cast<std::size_t>(i);
+      return std::max(K[0] * c[0][at] + K[1] * c[1][at] + K[2] * c[2][at], 0.0);
+    };
+    double lost[2] = {0, 0};
+    const auto [below, above] = wallSources_[static_cast<std::size_t>(axis)];
+    for (int i = 0; i < below; ++i)
+      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[0] += wallMass(i, -i);
+    for (int i = above; i < nc; ++i)
+      if (mass[static_cast<std::size_t>(i)] != 0.0) lost[1] += wallMass(i, nc - i);
+    // The source's own cell takes m_i - K(0) c - K(1) c in the direct sum; the kernel's W(0) holds the quadratic's
+    // integral in place of m_i, which differs by rounding: put m_i back. Then the line is scaled to deposit exactly
+    // what the sources lost to no wall (a relative correction of the FFTs' rounding, checked against the bound).
+    double deposited = 0;
+    for (int j = 0; j < nc; ++j) {
+      const std::size_t at = static_cast<std::size_t>(j);
+      if (mass[at] != 0.0) y[at] += mass[at] - (c[0][at] * h + c[1][at] * h * h / 2 + c[2][at] * h * h * h / 3);
+      y[at] = std::max(y[at], 0.0);
+      deposited += y[at];
+    }
+    const double target = total - lost[0] - lost[1];
+    const double scale = deposited > 0 && target > 0 ? target / deposited : 1.0;
+    if (!(std::abs(scale - 1.0) <= 1e-9))
+      throw std::logic_error("GaussianConvolution: the transform route deposited " + std::to_string(deposited) +
+                             " of a line's mass " + std::to_string(target));
+    for (int j = 0; j < nc; ++j) outLine[j * step] = y[static_cast<std::size_t>(j)] * scale / ax.width(j);
+    outflow.mass[2 * axis] += lost[0] * gridLine.crossSection;
+    outflow.mass[2 * axis + 1] += lost[1] * gridLine.crossSection;
+  });
 }
 
 }  // namespace fpdp::solver

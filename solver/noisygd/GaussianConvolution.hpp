@@ -17,11 +17,22 @@
 // as linear, but where the positivity clamp or the Fritsch–Carlson limiter acts on the density (tails, steep flanks)
 // the passive shapes would differ from w_i/m_i times the density's, so a constant ratio V = w/p would not stay
 // constant and |V| <= max |V_i| could fail; with the density's shape both hold to round-off.
+//
+// Two routes to the same sums (docs/noisy-gd.md §3). On a uniform axis the deposits are three discrete convolutions
+// of the cells' coefficients (c0, c1, c2) with kernels tabulated once: the direct sum costs about 2 x 37.5 s/h
+// deposits per cell, the transform route (TiltedConvolution: FFTs with exponential tilts, every value accurate to
+// 1e-13 relative to itself, the far tails included) a few FFTs per line. Route::Automatic takes, per axis, the one
+// estimated cheaper. Both deposit every source's mass in full: the transform's line is renormalised to the mass the
+// direct sum deposits (a correction of rounding size, checked), and its outflow is the same tail masses. Co-transport
+// is the direct route's (its passive deposits are the density's times w_i / m_i to the last bit).
 #include <array>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
 #include "solver/noisygd/PushForward.hpp"
+#include "solver/noisygd/TiltedConvolution.hpp"
 
 namespace fpdp::solver {
 
@@ -31,19 +42,36 @@ public:
   /// so the deposits cover every target whose mass is representable and R_alpha of high order sees the true far
   /// tails. Shared by every exact Gaussian-kernel deposit of noisy GD (ChapmanKolmogorovQuadrature too).
   static constexpr double kReach = 37.5;
+  /// Direct: the sums term by term on every axis. Transform: TiltedConvolution on every uniform axis with noise.
+  /// Automatic: per axis, the cheaper by TiltedConvolution::costRelativeToDirect().
+  enum class Route { Automatic, Direct, Transform };
   /// stddev[a]: standard deviation along axis a (0 leaves the axis alone).
-  GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev);
+  GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev, Route route = Route::Automatic);
+  ~GaussianConvolution();
   Outflow apply(std::vector<double>& field) const;
   /// Convolve a non-negative density in place and co-transport the passive signed fields (cell averages, each of the
   /// density's size) with its within-cell shape. The density's result and outflow are exactly those of apply().
+  /// Only on the direct route (std::logic_error otherwise: construct with Route::Direct).
   CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
+  /// Whether axis a is convolved by transforms.
+  bool transformsAxis(int axis) const { return transform_[static_cast<std::size_t>(axis)] != nullptr; }
+  /// The transform route's work since construction: FFT passes and cells summed directly (bench, tests).
+  TiltedConvolution::Work transformWork() const;
 
 private:
   Outflow applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
                     std::vector<Outflow>* passiveOutflow) const;
+  /// The transform route along one axis: field (cell averages) into next, outflow added.
+  void transformAxis(int axis, const std::vector<double>& field, std::vector<double>& next, Outflow& outflow) const;
 
   const meshes::BoxMesh& mesh_;
   std::array<double, 3> s_;
+  // Uniform axes: the tail-mass kernels K(offset) for offsets -reach..reach+1 cells (reach_[a] + offset indexes them).
+  std::array<std::vector<std::array<double, 3>>, 3> tails_;
+  std::array<int, 3> reach_{0, 0, 0};
+  // Transform route: sources 0..first-1 lose mass below the mesh, sources second..n-1 above it.
+  std::array<std::pair<int, int>, 3> wallSources_{};
+  std::array<std::unique_ptr<TiltedConvolution>, 3> transform_;
 };
 
 }  // namespace fpdp::solver

@@ -1,11 +1,17 @@
 #include "solver/noisygd/PoissonBatchMixture.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <unordered_map>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 
 #include "models/MinibatchSchedule.hpp"
+#include "solver/noisygd/CellQuadratic.hpp"
 
 namespace fpdp::solver {
 
@@ -26,7 +32,116 @@ PoissonBatchMixture::PoissonBatchMixture(const meshes::BoxMesh& mesh, std::vecto
       for (std::size_t f = 0; f < faces.size(); ++f) at[f] = g.gradient({faces[f], 0, 0})[0];
       faceGradients_.push_back(std::move(at));
     }
+    prepareLine();
   }
+}
+
+void PoissonBatchMixture::prepareLine() {
+  const auto& ax = mesh_.axis(0);
+  const std::vector<double>& faces = ax.faces();
+  // Translations: every record's gradient the same at every face, to 8 units in the last place (a finite-difference
+  // gradient of a linear expression varies by its rounding; such a map moves a cell by far less than an ulp of it).
+  bool translations = ax.isUniform();
+  for (const auto& g : faceGradients_)
+    for (double v : g)
+      translations = translations && std::abs(v - g.front()) <= 8.0 * std::numeric_limits<double>::epsilon() * std::abs(g.front());
+  if (translations) {
+    // T_B(x) = x + d_B: source cell i's image starts a fraction f of a cell into target i + m (d_B = (m + f) h), so
+    // target i + m receives int_0^u q, u = (1 - f) h, and target i + m + 1 the rest, int_u^h q.
+    const double h = ax.width(0);
+    std::map<long, std::array<double, 3>> kernel;
+    double sum = 0.0;
+    enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
+      if (changed >= 0) {
+        const double g = faceGradients_[static_cast<std::size_t>(changed)].front();
+        sum = delta > 0 ? sum + g : sum - g;
+      }
+      if (w == 0.0) return;
+      const double cells = -eta_ * (sum / expectedSize_) / h;
+      const double m = std::floor(cells);
+      const double u = (1.0 - (cells - m)) * h;
+      const std::array<double, 3> part{u, u * u / 2, u * u * u / 3}, whole{h, h * h / 2, h * h * h / 3};
+      auto& at = kernel[static_cast<long>(m)];
+      auto& next = kernel[static_cast<long>(m) + 1];
+      for (int k = 0; k < 3; ++k) {
+        at[static_cast<std::size_t>(k)] += w * part[static_cast<std::size_t>(k)];
+        next[static_cast<std::size_t>(k)] += w * (whole[static_cast<std::size_t>(k)] - part[static_cast<std::size_t>(k)]);
+      }
+    });
+    shiftFirst_ = kernel.begin()->first;
+    const std::size_t width = static_cast<std::size_t>(kernel.rbegin()->first - shiftFirst_ + 1);
+    for (auto& k : shiftKernel_) k.assign(width, 0.0);
+    for (const auto& [offset, values] : kernel)
+      for (std::size_t k = 0; k < 3; ++k) shiftKernel_[k][static_cast<std::size_t>(offset - shiftFirst_)] = values[k];
+    return;
+  }
+  if (batchMaps() * 2.0 * static_cast<double>(faces.size()) > kMaxCachedValues) return;  // made per application
+  // The distinct maps, each with its images and slopes, their batches' weights summed; found by a hash of the
+  // images' bits (equal maps have equal images, bit for bit: the sums are updated in the same order).
+  const std::size_t nc = static_cast<std::size_t>(ax.cells());
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> byHash;
+  std::vector<double> sum(faces.size(), 0.0), images(faces.size());
+  enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
+    if (changed >= 0) {
+      const auto& g = faceGradients_[static_cast<std::size_t>(changed)];
+      if (delta > 0)
+        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] += g[f];
+      else
+        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] -= g[f];
+    }
+    if (w == 0.0) return;
+    std::uint64_t hash = 1469598103934665603ull;
+    for (std::size_t f = 0; f < faces.size(); ++f) {
+      images[f] = faces[f] - eta_ * (sum[f] / expectedSize_);
+      hash = (hash ^ std::bit_cast<std::uint64_t>(images[f])) * 1099511628211ull;
+    }
+    auto& candidates = byHash[hash];
+    for (std::size_t index : candidates)
+      if (maps_[index].images == images) {
+        maps_[index].weight += w;
+        return;
+      }
+    candidates.push_back(maps_.size());
+    BatchMap map;
+    map.weight = w;
+    map.images = images;
+    map.slopes = imageSlopes(faces, images);
+    const auto [lo, hi] = std::minmax_element(images.begin(), images.end());
+    auto cellOf = [&](double y) {
+      const auto it = std::upper_bound(faces.begin(), faces.end(), y);
+      const std::ptrdiff_t j = (it - faces.begin()) - 1;
+      return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(j, 0, static_cast<std::ptrdiff_t>(nc) - 1));
+    };
+    map.first = cellOf(*lo);
+    map.last = cellOf(*hi);
+    maps_.push_back(std::move(map));
+  });
+}
+
+Outflow PoissonBatchMixture::applyTranslations(std::vector<double>& field) const {
+  const auto& ax = mesh_.axis(0);
+  const long nc = ax.cells();
+  const auto rho = faceDensities(ax.faces(), field.data(), 1, true);
+  const long width = static_cast<long>(shiftKernel_[0].size());
+  const double *k0 = shiftKernel_[0].data(), *k1 = shiftKernel_[1].data(), *k2 = shiftKernel_[2].data();
+  std::vector<double> out(static_cast<std::size_t>(nc), 0.0);
+  Outflow outflow;
+  for (long i = 0; i < nc; ++i) {
+    const double m = field[static_cast<std::size_t>(i)] * ax.width(static_cast<int>(i));
+    if (m == 0.0) continue;
+    const CellQuadratic q(ax.width(static_cast<int>(i)), m, rho[static_cast<std::size_t>(i)],
+                          rho[static_cast<std::size_t>(i) + 1]);
+    // Targets below and above the mesh are outflow; the rest in one run of the kernel.
+    const long first = i + shiftFirst_;
+    const long from = std::max(0L, -first), to = std::min(width, nc - first);
+    for (long t = 0; t < std::min(from, width); ++t) outflow.mass[0] += k0[t] * q.c0 + k1[t] * q.c1 + k2[t] * q.c2;
+    for (long t = std::max(to, 0L); t < width; ++t) outflow.mass[1] += k0[t] * q.c0 + k1[t] * q.c1 + k2[t] * q.c2;
+    double* target = out.data() + first;
+    for (long t = from; t < to; ++t) target[t] += k0[t] * q.c0 + k1[t] * q.c1 + k2[t] * q.c2;
+  }
+  for (long j = 0; j < nc; ++j)
+    field[static_cast<std::size_t>(j)] = std::max(out[static_cast<std::size_t>(j)], 0.0) / ax.width(static_cast<int>(j));
+  return outflow;
 }
 
 double PoissonBatchMixture::batchMaps(const std::vector<long>& counts) {
@@ -64,6 +179,7 @@ void PoissonBatchMixture::enumerate(const std::function<void(const std::vector<l
 }
 
 Outflow PoissonBatchMixture::applyLine(std::vector<double>& field) const {
+  if (!shiftKernel_[0].empty()) return applyTranslations(field);
   const auto& ax = mesh_.axis(0);
   const std::vector<double>& faces = ax.faces();
   const std::size_t nc = static_cast<std::size_t>(ax.cells());
@@ -72,6 +188,18 @@ Outflow PoissonBatchMixture::applyLine(std::vector<double>& field) const {
   const auto rho = faceDensities(faces, field.data(), 1, true);
   std::vector<double> sum(faces.size(), 0.0), images(faces.size()), out(nc, 0.0), one(nc, 0.0);
   Outflow outflow;
+  if (!maps_.empty()) {
+    for (const BatchMap& map : maps_) {
+      std::fill(one.begin() + static_cast<std::ptrdiff_t>(map.first),
+                one.begin() + static_cast<std::ptrdiff_t>(map.last) + 1, 0.0);
+      const auto lost = remapLine(faces, masses, rho, map.images, map.slopes, one.data(), 1);
+      for (std::size_t j = map.first; j <= map.last; ++j) out[j] += map.weight * one[j];
+      outflow.mass[0] += map.weight * lost[0];
+      outflow.mass[1] += map.weight * lost[1];
+    }
+    for (std::size_t i = 0; i < nc; ++i) field[i] = out[i] / ax.width(static_cast<int>(i));
+    return outflow;
+  }
   enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
     if (changed >= 0) {
       const auto& g = faceGradients_[static_cast<std::size_t>(changed)];
@@ -147,6 +275,10 @@ std::string PoissonBatchMixture::describe() const {
   std::ostringstream os;
   os << "Poisson batch mixture, rate " << rate_ << ", b = " << expectedSize_ << ": " << counts_.size()
      << " distinct records, " << batchMaps() << " batch maps per step, enumerated exactly";
+  if (!shiftKernel_[0].empty())
+    os << " (every map a translation: one kernel of " << shiftKernel_[0].size() << " offsets)";
+  else if (!maps_.empty())
+    os << " (" << maps_.size() << " distinct maps, made once)";
   return os.str();
 }
 

@@ -15,8 +15,17 @@
 // one remapLine (the PushForward scheme) into the cells its image covers. In d >= 2 every batch is a PushForward with
 // its own map (shears; cost grows with the mesh and the batch's records).
 //
+// In 1-D the batch maps depend on the mesh and the records only, so they are made once: every distinct map (its face
+// images and slopes) with the weights of the batches that give it summed (identical maps are applied once). Where
+// every record's gradient is the same at every face (a loss linear in theta, or clipped to a constant), every batch
+// map is a translation x -> x + d_B (to rounding: 8 ulps), and the mixture deposits source cell i's quadratic (CellQuadratic, the remap's
+// within-cell shape) at two offsets per batch: sum_B w_B of those deposits is one kernel per coefficient c0, c1, c2
+// over the offsets, made once, and a step is three discrete convolutions (a few hundred offsets) instead of a remap of
+// every cell per batch map.
+//
 // Cost per step and dataset: batchMaps() remaps. costEstimate() is the work in units of "one cell of a 1-D remap";
 // the caller refuses what exceeds its budget (no truncation, no sampling: the mixture is exact or not computed).
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,12 +57,27 @@ public:
   static double costEstimate(const std::vector<long>& counts, std::size_t cells, int dim);
   static constexpr double kShearCost = 100.0;
   std::string describe() const;
+  /// 1-D: whether every batch map is a translation (the mixture is then one kernel), and how many distinct maps are
+  /// kept otherwise (0: made at every application).
+  bool translations() const { return !shiftKernel_[0].empty(); }
+  std::size_t distinctMaps() const { return maps_.size(); }
 
 private:
   /// Visits the batches in Gray-code order: visit(k, w, changed, delta) with the counts k, their weight w, and the
   /// group that changed from the previous batch by delta (changed = -1 for the first, empty batch).
   void enumerate(const std::function<void(const std::vector<long>&, double, int, int)>& visit) const;
   Outflow applyLine(std::vector<double>& field) const;
+  /// 1-D: the distinct batch maps with their summed weights (when they fit kMaxCachedValues), or the translation
+  /// kernel (every map a translation, on a uniform axis).
+  void prepareLine();
+  Outflow applyTranslations(std::vector<double>& field) const;
+  static constexpr double kMaxCachedValues = 4194304.0;  // 32 MiB of doubles
+
+  struct BatchMap {
+    double weight = 0;
+    std::vector<double> images, slopes;
+    std::size_t first = 0, last = 0;  // the target cells its image covers
+  };
 
   const meshes::BoxMesh& mesh_;
   std::vector<RecordGroup> groups_;
@@ -61,6 +85,10 @@ private:
   std::vector<std::vector<double>> pmf_;  // per group: Binomial(c_r, gamma) at 0..c_r
   double rate_, expectedSize_, eta_;
   std::vector<std::vector<double>> faceGradients_;  // 1-D: g_r at the mesh faces
+  std::vector<BatchMap> maps_;                      // 1-D: the distinct maps (empty: made at every application)
+  // 1-D translations: shiftKernel_[k][o - shiftFirst_] multiplies c_k of the source for the target offset o.
+  std::array<std::vector<double>, 3> shiftKernel_;
+  long shiftFirst_ = 0;
 };
 
 }  // namespace fpdp::solver

@@ -112,6 +112,11 @@ std::array<double, 2> remapLineImpl(const std::vector<double>& targetFaces, cons
   const double lo = targetFaces.front(), hi = targetFaces.back();
   std::array<double, 2> outflow{0.0, 0.0};
   double ratio[kMaxPassiveFields];
+  // The largest target face index j with targetFaces[j] <= x, for lo <= x < hi.
+  auto firstBelow = [&](double x) {
+    return static_cast<std::size_t>(std::upper_bound(targetFaces.begin(), targetFaces.end(), x) - targetFaces.begin()) - 1;
+  };
+  std::size_t hint = 0;
   for (std::size_t i = 0; i < masses.size(); ++i) {
     double m = masses[i];
     // Passive ratios w_i / m_i. Without density mass the shape is the uniform spreading of a unit mass: the density
@@ -169,9 +174,16 @@ std::array<double, 2> remapLineImpl(const std::vector<double>& targetFaces, cons
     if (b > hi) lose(1, m - H(std::max(hi, a) - a));
     const double ca = std::max(a, lo), cb = std::min(b, hi);
     if (!(cb > ca)) continue;
-    // Target cells overlapping [ca, cb].
-    std::size_t j = static_cast<std::size_t>(std::upper_bound(targetFaces.begin(), targetFaces.end(), ca) -
-                                             targetFaces.begin()) - 1;
+    // Target cells overlapping [ca, cb]: from the largest face <= ca, looked for from the previous source's first
+    // target (images of consecutive cells are usually next to each other), else by bisection.
+    std::size_t j = hint;
+    if (targetFaces[j] <= ca) {
+      for (int step = 0; step < 8 && j + 1 < nt && targetFaces[j + 1] <= ca; ++step) ++j;
+      if (j + 1 < nt && targetFaces[j + 1] <= ca) j = firstBelow(ca);
+    } else {
+      j = firstBelow(ca);
+    }
+    hint = j;
     double left = H(ca - a);
     for (; j < nt && targetFaces[j] < cb; ++j) {
       // H is monotone in exact arithmetic; at nearby points its rounded values can dip by an ulp, so the running
@@ -209,7 +221,7 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
 }
 
 PushForward::PushForward(const meshes::BoxMesh& mesh, std::function<Point3(const Point3&)> gradient, double eta)
-    : mesh_(mesh), gradient_(std::move(gradient)), eta_(eta) {}
+    : mesh_(mesh), gradient_(std::move(gradient)), eta_(eta), cache_(std::make_unique<MapCache>()) {}
 
 Point3 PushForward::map(const Point3& theta) const {
   const Point3 g = gradient_(theta);
@@ -268,6 +280,35 @@ double PushForward::shearImage(int axis, const Point3& current) const {
   return current[axis] - eta_ * gradient_(theta)[axis];
 }
 
+PushForward::LineMaps PushForward::lineMaps(int axis, const meshes::BoxMesh::Line& line) const {
+  const std::vector<double>& faces = mesh_.axis(axis).faces();
+  LineMaps maps;
+  maps.images.resize(faces.size());
+  Point3 pt{0, 0, 0};
+  for (int a = 0; a < mesh_.dim(); ++a)
+    if (a != axis) pt[a] = mesh_.axis(a).centre(line.index[a]);
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    pt[axis] = faces[f];
+    maps.images[f] = shearImage(axis, pt);
+  }
+  maps.slopes = imageSlopes(faces, maps.images);
+  return maps;
+}
+
+const std::vector<PushForward::LineMaps>* PushForward::cachedMaps(int axis) const {
+  const double values = 2.0 * static_cast<double>(mesh_.totalCells()) * mesh_.dim() *
+                        (1.0 + 1.0 / static_cast<double>(mesh_.cells(axis)));
+  if (values > kMaxCachedValues) return nullptr;
+  const std::lock_guard<std::mutex> lock(cache_->mutex);
+  auto& slot = cache_->maps[static_cast<std::size_t>(axis)];
+  if (!slot) {
+    auto maps = std::make_unique<std::vector<LineMaps>>();
+    mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& line) { maps->push_back(lineMaps(axis, line)); });
+    slot = std::move(maps);
+  }
+  return slot.get();
+}
+
 Outflow PushForward::apply(std::vector<double>& field, bool allowSigned) const {
   return applyImpl(field, allowSigned, nullptr, nullptr);
 }
@@ -304,11 +345,12 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
     for (auto& w : passiveNext) std::fill(w.begin(), w.end(), 0.0);
     const auto& ax = mesh_.axis(axis);
     const std::vector<double>& faces = ax.faces();
-    std::vector<double> masses(static_cast<std::size_t>(n[axis])), images(faces.size());
+    std::vector<double> masses(static_cast<std::size_t>(n[axis]));
+    const std::vector<LineMaps>* cached = cachedMaps(axis);
+    std::size_t lineIndex = 0;
     mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
         const std::ptrdiff_t base = gridLine.offset;
         const std::ptrdiff_t step = gridLine.stride;
-        const auto& idx = gridLine.index;
         const double* line = field.data() + base;
         for (int i = 0; i < n[axis]; ++i) masses[i] = line[i * step] * ax.width(i);
         for (std::size_t f = 0; f < np; ++f) {
@@ -320,17 +362,11 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
           passiveOut[f] = passiveNext[f].data() + base;
           passiveLost[f] = {0.0, 0.0};
         }
-        Point3 pt{0, 0, 0};
-        for (int a = 0; a < d; ++a)
-          if (a != axis) pt[a] = mesh_.axis(a).centre(idx[a]);
-        for (std::size_t f = 0; f < faces.size(); ++f) {
-          pt[axis] = faces[f];
-          images[f] = shearImage(axis, pt);
-        }
-        const auto slopes = imageSlopes(faces, images);
+        LineMaps computed;
+        const LineMaps& maps = cached ? (*cached)[lineIndex++] : (computed = lineMaps(axis, gridLine));
         const auto rho = faceDensities(faces, line, step, !allowSigned);
         double* outLine = next.data() + base;
-        const auto lost = remapLineImpl(faces, masses, rho, images, slopes, outLine, step, np,
+        const auto lost = remapLineImpl(faces, masses, rho, maps.images, maps.slopes, outLine, step, np,
                                         passiveIn.data(), passiveOut.data(), passiveLost.data());
         const double crossSection = gridLine.crossSection;  // the line's masses are per unit cross-section
         outflow.mass[2 * axis] += lost[0] * crossSection;

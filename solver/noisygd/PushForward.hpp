@@ -34,6 +34,8 @@
 // Exercised by: tests/solver/test_noisy_gd.cpp, tests/solver/test_tracing.cpp
 #include <array>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
@@ -114,9 +116,23 @@ private:
   Outflow applyImpl(std::vector<double>& field, bool allowSigned, std::vector<std::vector<double>>* passive,
                     std::vector<Outflow>* passiveOutflow) const;
 
+  /// The face images and slopes of every line of every shear (in forEachLine's order): they depend on the mesh and
+  /// the map only, so they are computed on the first application and kept, where they take at most kMaxCachedValues.
+  struct LineMaps {
+    std::vector<double> images, slopes;
+  };
+  const std::vector<LineMaps>* cachedMaps(int axis) const;
+  LineMaps lineMaps(int axis, const meshes::BoxMesh::Line& line) const;
+  static constexpr double kMaxCachedValues = 2097152.0;  // 16 MiB of doubles
+
   const meshes::BoxMesh& mesh_;
   std::function<Point3(const Point3&)> gradient_;
   double eta_;
+  struct MapCache {
+    std::mutex mutex;
+    std::array<std::unique_ptr<std::vector<LineMaps>>, 3> maps;
+  };
+  std::unique_ptr<MapCache> cache_;  // behind a pointer: PushForward stays movable
 };
 
 }  // namespace fpdp::solver

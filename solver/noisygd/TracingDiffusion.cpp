@@ -91,7 +91,8 @@ TracingState TracingDiffusion::at(double s) const {
   if (s > 0) {
     std::array<double, 3> stddev{0, 0, 0};
     for (int a = 0; a < d; ++a) stddev[a] = std::sqrt(2.0 * s * settings_.noiseVariance[a]);  // as NoisyGradientDescent
-    const GaussianConvolution conv(mesh_, stddev);
+    // The direct route: co-transport deposits the passive fields with the density's own deposits.
+    const GaussianConvolution conv(mesh_, stddev, GaussianConvolution::Route::Direct);
     st.diffusionP = conv.coTransport(st.p, w);
     st.diffusionPPrime = conv.coTransport(st.pPrime, wPrime);
   } else {

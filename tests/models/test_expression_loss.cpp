@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -176,3 +177,19 @@ BOOST_AUTO_TEST_CASE(concurrent_evaluation_gives_the_serial_results) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(each_loss_evaluates_its_own_expression_after_others_are_destroyed) {
+  // Every thread keeps a parser set per loss, keyed by the loss's serial number: a loss made after another one was
+  // destroyed (often at the same address) must not find the old one's set, on this thread or on another.
+  const Record r{(Vector(1) << 3.0).finished(), 1.0};
+  const Vector theta = (Vector(1) << 2.0).finished();
+  for (int k = 1; k <= 40; ++k) {
+    const auto loss = std::make_unique<ExpressionLoss>(1, std::to_string(k) + " * theta1 * x1",
+                                                       std::vector<std::string>{std::to_string(k) + " * x1"});
+    BOOST_TEST(loss->value(theta, r) == 6.0 * k);
+    double other = 0;
+    std::thread([&] { other = loss->gradient(theta, r)[0]; }).join();
+    BOOST_TEST(other == 3.0 * k);
+    BOOST_TEST(loss->gradient(theta, r)[0] == 3.0 * k);
+  }
+}

@@ -358,3 +358,91 @@ BOOST_AUTO_TEST_CASE(poisson_enumerations_conserve_mass_n16_1d_and_n12_2d) {
     BOOST_TEST(std::fabs(m + out - 1) <= 1e-13);
   }
 }
+
+BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translations_as_one_kernel) {
+  // PoissonBatchMixture's push-forward (1-D) against the sum over every batch of that batch map's own remap
+  // (PushForward), made here: (a) the quadratic loss with records x = 0, 1, 2, 3, whose batches {0, 3} and {1, 2} have
+  // the same map (15 distinct maps of 16, each applied once with the weights summed); (b) constant gradients (a linear
+  // loss, clipped; or constant to a few ulps): every map a translation, applied as one kernel over the offsets. Every
+  // cell down to 1e-200 of the peak within 1e-13 of the batch-by-batch sum, the outflow too.
+  const meshes::BoxMesh box({meshes::Axis::uniform(-4, 4, 256)});
+  const double eta = 0.3, gamma = 0.4;
+  std::vector<double> start(256);
+  for (int i = 0; i < 256; ++i) {
+    const double x = box.centre(i, 0, 0)[0];
+    start[static_cast<std::size_t>(i)] = std::exp(-0.5 * (x - 0.4) * (x - 0.4) / 0.3) * (1.1 + std::sin(3 * x));
+  }
+  auto check = [&](const std::vector<solver::GradientField>& g, const char* what, const solver::PoissonBatchMixture& mix) {
+    const std::size_t n = g.size();
+    const double b = gamma * static_cast<double>(n);
+    std::vector<double> sum(start.size(), 0.0);
+    solver::Outflow lost;
+    for (unsigned mask = 0; mask < (1u << n); ++mask) {
+      double w = 1;
+      for (std::size_t r = 0; r < n; ++r) w *= (mask >> r) & 1u ? gamma : 1 - gamma;
+      const solver::PushForward push(
+          box,
+          [&, mask](const solver::Point3& t) {
+            solver::Point3 s{0, 0, 0};
+            for (std::size_t r = 0; r < n; ++r)
+              if ((mask >> r) & 1u) s[0] += g[r](t)[0] / b;
+            return s;
+          },
+          eta);
+      auto f = start;
+      const auto o = push.apply(f);
+      for (std::size_t c = 0; c < f.size(); ++c) sum[c] += w * f[c];
+      for (int side = 0; side < 2; ++side) lost.mass[side] += w * o.mass[side];
+    }
+    auto f = start;
+    const auto o = mix.apply(f);
+    const double peak = *std::max_element(sum.begin(), sum.end());
+    double worst = 0, outflow = 0;
+    for (std::size_t c = 0; c < f.size(); ++c)
+      if (sum[c] >= 1e-200 * peak) worst = std::max(worst, std::fabs(f[c] - sum[c]) / sum[c]);
+    for (int side = 0; side < 2; ++side)
+      if (lost.mass[side] > 0) outflow = std::max(outflow, std::fabs(o.mass[side] - lost.mass[side]) / lost.mass[side]);
+    std::printf("%s: %zu distinct maps, translations %d; worst cell %.2e, outflow %.2e\n", what, mix.distinctMaps(),
+                static_cast<int>(mix.translations()), worst, outflow);
+    BOOST_TEST(worst <= 1e-13);
+    BOOST_TEST(outflow <= 1e-13);
+  };
+  {
+    std::vector<solver::GradientField> g;
+    std::vector<solver::RecordGroup> groups;
+    for (int r = 0; r < 4; ++r) {
+      g.push_back([r](const solver::Point3& t) { return solver::Point3{t[0] - r, 0, 0}; });
+      groups.push_back({g.back(), 1});
+    }
+    const solver::PoissonBatchMixture mix(box, groups, gamma, 4 * gamma, eta);
+    BOOST_TEST(mix.distinctMaps() == 15u);
+    BOOST_TEST(!mix.translations());
+    check(g, "quadratic, x = 0..3", mix);
+  }
+  {
+    // Clipped linear gradients: -1, -1 (two groups: the maps of {0} and {1} coincide), -2.5 and +0.7.
+    std::vector<solver::GradientField> g{constantField(-1), constantField(-1), constantField(-2.5), constantField(0.7)};
+    std::vector<solver::RecordGroup> groups;
+    for (const auto& f : g) groups.push_back({f, 1});
+    const solver::PoissonBatchMixture mix(box, groups, gamma, 4 * gamma, eta);
+    BOOST_TEST(mix.translations());
+    check(g, "constant gradients", mix);
+  }
+  {
+    // Gradients constant up to rounding (a finite-difference gradient of a linear expression varies by a few ulps
+    // from face to face): still translations; one varying by 1e-10 is not.
+    auto ulps = [](double g) {
+      return [g](const solver::Point3& t) {
+        return solver::Point3{g * (1.0 + std::ldexp(static_cast<double>(static_cast<long>(std::floor(7 * t[0])) & 3), -52)), 0, 0};
+      };
+    };
+    std::vector<solver::GradientField> g{ulps(-1.0), ulps(-1.5), ulps(0.5)};
+    std::vector<solver::RecordGroup> groups;
+    for (const auto& f : g) groups.push_back({f, 1});
+    const solver::PoissonBatchMixture mix(box, groups, gamma, 3 * gamma, eta);
+    BOOST_TEST(mix.translations());
+    check(g, "constant to rounding", mix);
+    groups.push_back({[](const solver::Point3& t) { return solver::Point3{-1.0 + 1e-10 * t[0], 0, 0}; }, 1});
+    BOOST_TEST(!solver::PoissonBatchMixture(box, groups, gamma, 4 * gamma, eta).translations());
+  }
+}

@@ -399,7 +399,7 @@ BOOST_AUTO_TEST_CASE(co_transport_primitives) {
       return solver::Point3{t[0] - 0.8 * std::sin(t[0]) + 0.1 * t[1], 0.7 * t[1] + 0.2 * std::tanh(t[0]), 0};
     };
     const solver::PushForward push(mesh, g, eta);
-    const solver::GaussianConvolution conv(mesh, {0.3, 0.2, 0});
+    const solver::GaussianConvolution conv(mesh, {0.3, 0.2, 0}, solver::GaussianConvolution::Route::Direct);
     const double cst = -0.37;
     std::vector<std::vector<double>> w(2, std::vector<double>(p.size()));
     double wMass0 = 0, wAbs0 = 0;

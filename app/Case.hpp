@@ -169,7 +169,15 @@ struct WorstCaseSpec {                // [worst_case]: fpdp worst-case only (doc
   models::Vector centre;              // ball
   double radius = 0.0;
   std::vector<int> labels;            // logistic: the labels y' searched (default {-1, 1}); else empty
-  std::vector<std::size_t> indices;   // the records replaced or removed (default: every record)
+  std::vector<std::size_t> indices;   // the records replaced or removed; empty: every record (the default, "all":
+                                      // not spelled out, a case of 10^7 records would hold and copy 80 MB of them)
+  /// The records searched, for a dataset of n records.
+  std::vector<std::size_t> searchedIndices(std::size_t n) const {
+    if (!indices.empty()) return indices;
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    return all;
+  }
   int gridPoints = 11;
   int refinementRounds = 3;
   int refinementPoints = 5;

@@ -261,7 +261,7 @@ std::vector<Candidate> firstGrid(const Search& s) {
   std::vector<std::optional<std::size_t>> indices{std::nullopt};
   if (s.hasIndex()) {
     indices.clear();
-    for (std::size_t i : w.indices) indices.emplace_back(i);
+    for (std::size_t i : w.searchedIndices(s.base.data.records.size())) indices.emplace_back(i);
   }
   std::vector<std::optional<int>> labels{std::nullopt};
   if (s.hasRecord() && !w.labels.empty()) {

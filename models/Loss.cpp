@@ -303,8 +303,15 @@ EmpiricalLoss::EmpiricalLoss(std::shared_ptr<const Loss> loss, Dataset data, std
   if (!loss_) throw std::invalid_argument("EmpiricalLoss: no loss given");
   if (data_.size() == 0) throw std::invalid_argument("EmpiricalLoss: the dataset is empty");
   if (clipNorm_) requireValidClipNorm(*clipNorm_, "EmpiricalLoss");
-  if (!clipNorm_) quadraticUnclipped_ = dynamic_cast<const QuadraticLoss*>(loss_.get());
-  if (quadraticUnclipped_) mean_ = data_.mean();
+  quadratic_ = dynamic_cast<const QuadraticLoss*>(loss_.get());
+  if (!clipNorm_) quadraticUnclipped_ = quadratic_;
+  if (quadratic_) {
+    mean_ = data_.mean();
+    // Two passes (the mean first): the deviations' squares lose nothing to cancellation.
+    double sum = 0;
+    for (const Record& r : data_.records()) sum += (r.x - mean_).squaredNorm();
+    meanSquaredDeviation_ = sum / static_cast<double>(data_.size());
+  }
 }
 
 double EmpiricalLoss::value(const Vector& theta) const {
@@ -312,6 +319,7 @@ double EmpiricalLoss::value(const Vector& theta) const {
     throw std::invalid_argument("EmpiricalLoss: theta has dimension " + std::to_string(theta.size()) +
                                 " but the data have dimension " + std::to_string(data_.dim()));
   }
+  if (quadratic_) return 0.5 * quadratic_->lambda() * ((theta - mean_).squaredNorm() + meanSquaredDeviation_);
   double sum = 0;
   for (const Record& r : data_.records()) sum += loss_->value(theta, r);
   return sum / static_cast<double>(data_.size());

@@ -6,11 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "models/Dataset.hpp"
+#include "models/Loss.hpp"
 
 using namespace fpdp::models;
 namespace fs = std::filesystem;
@@ -254,6 +257,39 @@ BOOST_AUTO_TEST_CASE(labels_must_be_plus_or_minus_one) {
   const Dataset data = readCsvDataset(dir.write("ok.csv", "1,2,-1.0\n3,4,1e0\n"), 2, true);
   BOOST_TEST(data[0].y == -1.0);
   BOOST_TEST(data[1].y == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(copies_share_the_records) {
+  // A companion solve copies the case: the copy must not hold the records again.
+  std::vector<Record> records;
+  for (int i = 0; i < 100; ++i) records.push_back(Record{Vector::Constant(2, 0.5 * i), 1.0});
+  const Dataset data(std::move(records));
+  const Dataset copy = data;  // NOLINT(performance-unnecessary-copy-initialization): the copy is the subject
+  BOOST_TEST(&copy.records() == &data.records());
+  BOOST_TEST(copy.size() == 100u);
+  BOOST_TEST(Dataset().size() == 0u);
+  BOOST_TEST(Dataset().records().empty());
+}
+
+BOOST_AUTO_TEST_CASE(quadratic_empirical_loss_in_closed_form_equals_the_sum) {
+  // L_D for the quadratic loss in closed form, (lambda/2)(|theta - xbar|^2 + mean squared deviation), against the
+  // sum over the records; with and without clipping (value() is the unclipped mean loss either way).
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(3.0, 2.0);
+  std::vector<Record> records;
+  for (int i = 0; i < 1000; ++i) records.push_back(Record{Vector{{normal(rng), normal(rng)}}, 1.0});
+  const Dataset data(records);
+  const double lambda = 1.7;
+  const auto loss = std::make_shared<QuadraticLoss>(lambda);
+  for (const std::optional<double> clip : {std::optional<double>{}, std::optional<double>{0.5}}) {
+    const EmpiricalLoss L(loss, data, clip);
+    for (const Vector theta : {Vector{{0.0, 0.0}}, Vector{{3.1, 2.9}}, Vector{{-40.0, 25.0}}}) {
+      double sum = 0;
+      for (const Record& r : records) sum += loss->value(theta, r);
+      sum /= static_cast<double>(records.size());
+      BOOST_TEST(L.value(theta) == sum, boost::test_tools::tolerance(1e-13));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

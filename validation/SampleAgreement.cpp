@@ -145,7 +145,10 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
   out.kl = meanInterval(sum, sumSq, used, z);
   out.binKl = binKl;
   for (double alpha : orders) {
-    double s = 0.0, s2 = 0.0, binE = 0.0, binE2 = 0.0;
+    // binE: the bin sum (+inf where P > 0 = Q); seenE, seenE2: its moments over the bins a sample from q can reach
+    // (Q > 0), from which the standard error the samples should show is predicted. (With the +inf in them the
+    // prediction was NaN, read as 0: the tail was never flagged where the bin sum is infinite.)
+    double s = 0.0, s2 = 0.0, binE = 0.0, seenE = 0.0, seenE2 = 0.0;
     std::int64_t usedQ = 0;
     for (std::size_t i = 0; i < K; ++i) {
       if (P[i] > 0.0 && Q[i] > 0.0) {
@@ -154,16 +157,19 @@ DivergenceEstimates estimateDivergences(const std::vector<std::int64_t>& countsP
         s += c * ra;
         s2 += c * ra * ra;
         usedQ += countsQ[i];
-        binE += Q[i] * ra;
-        binE2 += Q[i] * ra * ra;
+        seenE += Q[i] * ra;
+        seenE2 += Q[i] * ra * ra;
       } else if (P[i] > 0.0) {
         binE = kInf;
       }
     }
+    binE += seenE;
     out.samplesWithoutRatio[1] = totalQ - usedQ;
     const Interval e = meanInterval(s, s2, usedQ, z);
     out.eAlpha.push_back(e);
-    const double predicted = usedQ > 0 ? std::sqrt(std::max(0.0, binE2 - binE * binE) / static_cast<double>(usedQ)) : kInf;
+    const double variance = seenE2 - seenE * seenE;
+    const double predicted =
+        usedQ > 0 && !std::isnan(variance) ? std::sqrt(std::max(0.0, variance) / static_cast<double>(usedQ)) : kInf;
     out.eAlphaPredictedStandardError.push_back(predicted);
     out.eAlphaTailUnsampled.push_back(e.standardError < 0.1 * predicted);
     auto R = [alpha](double E) { return E > 0.0 ? std::log(E) / (alpha - 1.0) : -kInf; };

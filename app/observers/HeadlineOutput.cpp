@@ -78,6 +78,10 @@ std::string HeadlineOutput::json() const {
       << (eps->certified ? "true" : "false") << ", \"conservative\": " << jsonNumber(eps->conservative)
       << ", \"reason\": " << jsonString(uncertaintyName(eps->reason))
       << ", \"remedy\": " << jsonString(uncertaintyRemedy(eps->reason, case_));
+  if (eps && !eps->certified)
+    if (const auto nearest = nearestCertified(h.delta))
+      s << ", \"nearest_certified\": {\"delta\": " << jsonNumber(nearest->first)
+        << ", \"value\": " << jsonNumber(nearest->second.value) << "}";
   s << "},\n  \"composition\": {\"epsilon\": " << jsonNumber(h.composition) << ", \"description\": "
     << jsonString(h.compositionText) << "},\n";
   s << "  \"certify\": {\"requested\": " << jsonString(certification_.requested) << ", \"levels\": "
@@ -93,6 +97,15 @@ std::string HeadlineOutput::json() const {
     }
   s << "\n  }\n}\n";
   return s.str();
+}
+
+std::optional<std::pair<double, NumberAccuracy>> HeadlineOutput::nearestCertified(double delta) const {
+  // privacy.delta_grid decreases: the larger deltas come first, the nearest one last.
+  std::optional<std::pair<double, NumberAccuracy>> found;
+  for (const double d : case_.privacy.deltaGrid)
+    if (d > delta)
+      if (const auto a = accuracy_.epsAt(d); a && a->certified && std::isfinite(a->value)) found = {d, *a};
+  return found;
 }
 
 void HeadlineOutput::print(std::ostream& s) const {
@@ -112,9 +125,13 @@ void HeadlineOutput::print(std::ostream& s) const {
   if (!eps || std::isnan(eps->value)) s << "; accuracy not estimated\n";
   else if (eps->certified)
     s << "; certified to rtol " << fmt(case_.accuracy.rtol, "%g") << "\n";
-  else
+  else {
     s << "; NOT CERTIFIED (" << uncertaintyName(eps->reason) << "): quote its conservative value "
       << fmt(eps->conservative, "%.6g") << "\n    remedy: " << uncertaintyRemedy(eps->reason, case_) << "\n";
+    if (const auto nearest = nearestCertified(h.delta))
+      s << "    the smallest larger delta of privacy.delta_grid with a certified eps: eps(delta = "
+        << fmt(nearest->first, "%.3g") << ") = " << fmt(nearest->second.value, "%.6g") << "\n";
+  }
   s << "  the accountants' baseline: eps = "
     << (std::isnan(h.composition) ? std::string("not computed") : fmt(h.composition, "%.6g")) << "  ("
     << h.compositionText << ")\n";

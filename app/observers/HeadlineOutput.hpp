@@ -5,7 +5,9 @@
 // reason and the remedy, and the accountants' composition baseline beside it; result.json adds every number of
 // accuracy.csv at that step and what `accuracy.certify` did.
 #include <ostream>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/PrivacyOutput.hpp"
@@ -35,6 +37,10 @@ public:
   std::string json() const;
 
 private:
+  /// The eps at the smallest delta of privacy.delta_grid above `delta` that is certified (nullopt: none), for the
+  /// answer a user can quote when eps(delta) is not certified.
+  std::optional<std::pair<double, NumberAccuracy>> nearestCertified(double delta) const;
+
   std::string directory_;
   bool writer_;
   const Case& case_;

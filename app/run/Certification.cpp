@@ -63,9 +63,20 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
       return certify + (c.dynamics == "langevin" ? ", or solver.ts_type = \"exponential\" (exact in time)" : "");
     case Uncertainty::BoxTruncation:
       return "run with --certify (widens the box), or widen mesh.lower and mesh.upper";
-    case Uncertainty::NoiseFloor:
+    case Uncertainty::NoiseFloor: {
+      // Cross terms of Sigma make the diffusion's stencil non-monotone: its sign errors are made in space, and no
+      // time integrator or solver tolerance removes them.
+      const auto crossTerms = [&](bool prime) {
+        const models::Matrix S = c.noise.sigmaFor(prime, c.mesh.dim);
+        return (S - models::Matrix(S.diagonal().asDiagonal())).cwiseAbs().maxCoeff() > 0.0;
+      };
+      if (crossTerms(false) || crossTerms(true))
+        return "none at this delta: the cross terms of the noise covariance make sign errors in space that hide the "
+               "densities where this number is decided; quote the conservative value, or the eps of a larger delta "
+               "that is certified (epsilon.csv, accuracy.csv)";
       return "take solver.ts_type = \"exponential\" or a tighter linear solver (-ksp_rtol 1e-12): the scheme's sign "
              "errors decide it";
+    }
     case Uncertainty::NumericalFault: return "mend the numerical fault the summary names (docs/faults.md)";
     case Uncertainty::NoEstimate:
       return c.accuracy.estimate ? "give mesh.cells at least 16 per axis, or run with --certify"

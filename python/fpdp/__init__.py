@@ -29,7 +29,8 @@ __version__ = _core.version
 # The source tree this package was built from: its cases/ and docs/.
 SOURCE_TREE = Path(_core.source_tree)
 __all__ = ["ALIASES", "SOURCE_TREE", "Case", "CaseError", "Estimate", "FpdpError", "Progress", "Result", "RunError",
-           "RunInterrupted", "load_case", "resume", "run", "schema", "sweep", "toml_literal", "worst_case"]
+           "RunInterrupted", "load_case", "resume", "resume_sweep", "run", "schema", "sweep", "toml_literal",
+           "worst_case"]
 
 
 def _progress_callback(progress, quiet):
@@ -98,8 +99,6 @@ def _executable():
 def _study(kind, case, extra, output, jobs, quiet):
     """`fpdp sweep` / `fpdp worst-case` on the case (written to a temporary file with its overrides applied and its
     data files made absolute); returns the study's table as a DataFrame (attrs: output_directory, exit_status)."""
-    import pandas as pd
-
     with tempfile.TemporaryDirectory(prefix="fpdp-study-") as tmp:
         original = Path(case.path)
         if not case.overrides and original.is_file() and original.read_text(encoding="utf-8") == case.text:
@@ -110,12 +109,43 @@ def _study(kind, case, extra, output, jobs, quiet):
         args = [kind, str(case_file)] + extra
         if output is not None:
             args += ["--output", os.fspath(output)]
-        if jobs is not None:
-            args += ["--jobs", str(int(jobs))]
-        if quiet:
-            args.append("--quiet")
-        status = _core.study(args, _executable())
-    directory = Path(output if output is not None else f"{case.name}-{kind}").resolve()
+        directory = Path(output if output is not None else f"{case.name}-{kind}").resolve()
+        status = _run_study(kind, args, jobs, quiet, directory)
+    return _study_table(kind, directory, status)
+
+
+def _run_study(kind, args, jobs, quiet, directory):
+    """The study's command; Ctrl-C raises RunInterrupted saying where the finished members are kept."""
+    if jobs is not None:
+        args += ["--jobs", str(int(jobs))]
+    if quiet:
+        args.append("--quiet")
+    try:
+        return _core.study(args, _executable())
+    except RunInterrupted:
+        partial = Path(str(directory) + ".partial")
+        if not partial.is_dir():
+            raise
+        how = (f"continue with fpdp.resume_sweep({str(directory)!r}) or `fpdp sweep --restart {directory}`"
+               if kind == "sweep" else "a worst-case search does not continue: remove it to start again")
+        stopped = RunInterrupted(f"interrupted: the members were stopped; the finished members are kept in {partial}: "
+                                 + how)
+        stopped.output_directory = str(directory)
+        raise stopped from None
+
+
+def resume_sweep(output, *, jobs=None, quiet=False):
+    """Continues a sweep that Ctrl-C (or a killed process) stopped, as `fpdp sweep --restart DIR` does: the
+    finished members in DIR.partial are kept, the others run, with the sweep's own case and values; returns
+    sweep.csv as sweep() does."""
+    directory = Path(output).resolve()
+    status = _run_study("sweep", ["sweep", "--restart", os.fspath(output)], jobs, quiet, directory)
+    return _study_table("sweep", directory, status)
+
+
+def _study_table(kind, directory, status):
+    import pandas as pd
+
     table = pd.read_csv(directory / f"{kind}.csv")
     table.attrs["output_directory"] = directory
     table.attrs["exit_status"] = status

@@ -30,6 +30,7 @@
 #include "app/SweepCommand.hpp"
 #include "app/WorstCaseCommand.hpp"
 #include "app/run/OutputDirectory.hpp"
+#include "app/run/OutputLock.hpp"
 #include "models/GaussianComposition.hpp"
 
 namespace py = pybind11;
@@ -209,18 +210,25 @@ py::dict runCase(const RunRequest& request, py::object progress) {
   Case c;
   std::shared_ptr<const fpdp::io::CheckpointData> checkpoint;
   std::string output;
+  // One writer per output directory, as for the command line (app/run/OutputLock): held until the run ends.
+  std::optional<OutputLock> outputLock;
   try {
     if (request.restart) {
       const auto target = locateRestart(*request.output);
+      outputLock.emplace(normaliseOutputDirectory(target.finalDir));
       checkpoint = std::make_shared<const fpdp::io::CheckpointData>(loadCheckpoint(target.checkpoint));
       c = request.text.empty() ? fpdp::app::readCase(target.workDir + "/parameters.toml")
                                : readCase(request.text, request.path, request.overrides);
       requireSameCase(*checkpoint, c.resolvedToml,
                       request.text.empty() ? "'" + target.workDir + "/parameters.toml'" : "'" + request.path + "'");
+      // Restart proves its inputs: the data file, and every file carried over from DIR.partial.
+      requireSameData(*checkpoint, c.data.file, c.data.fileSha256);
+      requireCarriedFilesUnchanged(*checkpoint, target.workDir);
       output = target.finalDir;
     } else {
       c = readCase(request.text, request.path, request.overrides);
       output = request.output.value_or(c.output.directory);
+      outputLock.emplace(normaliseOutputDirectory(output));
     }
     requireMemoryFits(c, !request.petscOptions.empty());
     requireOutputFits(c, output);
@@ -288,7 +296,7 @@ int runStudy(const std::vector<std::string>& args, const std::string& executable
     }
   }
   if (!interrupted.empty())
-    raiseInterrupted(bridge, "interrupted: the members were stopped and the study's directory removed", "");
+    raiseInterrupted(bridge, "interrupted: the members were stopped", "");
   if (failure) raiseFailure(describeFailure(failure, nullptr, args.at(0) + " failed"), failure);
   return status;
 }

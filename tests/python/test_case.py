@@ -105,6 +105,33 @@ def test_an_output_directory_fpdp_may_not_replace_is_refused_as_the_command_line
     assert (foreign / "notes.txt").read_text() == "mine" and sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
 
 
+def test_a_run_into_a_directory_another_process_writes_is_refused_at_once(tmp_path, quick_case):
+    """The module takes the command line's lock (DIR.fpdp-lock): a second writer is refused, naming the holder."""
+    import subprocess
+    import sys
+    output = tmp_path / "shared"
+    lock = tmp_path / "shared.fpdp-lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT, 0o644)\n"
+         "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+         "print('locked', flush=True)\n"
+         "time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        case_file = tmp_path / "quick.toml"
+        case_file.write_text(quick_case)
+        with pytest.raises(fpdp.CaseError) as e:
+            fpdp.run(case_file, output=output, quiet=True)
+        assert "in use by another fpdp process" in str(e.value) and f"pid {holder.pid}" in str(e.value)
+        assert not output.exists() and not (tmp_path / "shared.partial").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_toml_literals_read_back_to_the_same_values():
     for value in (0.1, 1e-05, 1e300, -2.5e-310, 3, True, "poisson", 'a "quoted" \\ word', [1, [2.5, "x"]]):
         assert tomllib.loads("x = " + fpdp.toml_literal(value))["x"] == value

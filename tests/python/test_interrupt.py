@@ -143,6 +143,8 @@ def test_ctrl_c_stops_a_sweeps_members(tmp_path):
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["interrupted"], report
-    # the members were stopped, not waited for (each runs for minutes), and the study left nothing half-written
+    # the members were stopped, not waited for (each runs for minutes); the study's DIR.partial is kept for
+    # fpdp.resume_sweep (`fpdp sweep --restart DIR`), and nothing else was written
     assert report["seconds"] < 60, report
-    assert report["left"] == [], report
+    assert report["left"] == ["sweep.partial"], report
+    assert "resume_sweep(" in report["message"] and "--restart" in report["message"], report

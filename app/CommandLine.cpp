@@ -148,7 +148,9 @@ Usage:
   fpdp sample CASE.toml [--particles N] [--seed S] [--threads T] [--output DIR] [--quiet]
   fpdp check CASE.toml [--set KEY=VALUE ...] [PETSc options]
   fpdp sweep CASE.toml --set KEY=V1,V2,... [--set KEY2=...] [--output DIR] [--jobs N] [--quiet]
+  fpdp sweep --restart DIR [--jobs N] [--quiet]
   fpdp worst-case CASE.toml [--objective eps|renyi] [--delta D] [--order A] [--output DIR] [--jobs N] [--quiet]
+  fpdp worst-case --restart DIR [--jobs N] [--quiet]
   fpdp noise-study CASE.toml [--output DIR] [--quiet] [PETSc options]
   fpdp validate [--quick] [--update-references] [--no-plots] [--cases DIR] [--references DIR]
                 [-o REPORT_DIR] [--schema] [CASE ...]
@@ -206,6 +208,8 @@ Options:
                  last checkpoint (DIR.partial/checkpoint.h5, every output.checkpoint_every-th output step); the
                  outputs equal an uninterrupted run's bit for bit on the same number of ranks. The case is the
                  checkpoint's; a CASE.toml given must resolve to the same case. Same PETSc options as the first run.
+                 sweep, worst-case: continue the interrupted study in DIR.partial with its own case and values (or
+                 objective): the members whose output was published are kept, the others run
   --set KEY=VALUE  run, check: override a key of the case file (repeatable); KEY is a key path table.key
                  (noise.sigma, noisy_gd.steps, batch.rate), VALUE a TOML literal (0.5, 20, true, "poisson", [1.0, 2.0])
                  or a bare word taken as a string (poisson); the result is validated like the file itself. Setting

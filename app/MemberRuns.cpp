@@ -229,7 +229,7 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
 }
 
 StudyDirectory::StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record,
-                               bool continued)
+                               bool continued, const std::string& command)
     : final_(normaliseOutputDirectory(finalDir)), work_(final_ + ".partial"), continued_(continued) {
   lock_ = std::make_unique<OutputLock>(final_);  // before DIR or DIR.partial is looked at
   std::error_code ec;
@@ -245,7 +245,7 @@ StudyDirectory::StudyDirectory(const std::string& finalDir, const CaseSource& so
   checkOutputDirectory(final_);
   if (fs::is_regular_file(fs::symlink_status(work_ / kStudyRecord, ec)) && hasOwnerMark(work_))
     throw OutputDirectoryError("'" + work_.string() + "' holds an interrupted study with its finished members: "
-                               "continue it with 'fpdp sweep --restart " + final_ + "', or remove '" +
+                               "continue it with 'fpdp " + command + " --restart " + final_ + "', or remove '" +
                                work_.string() + "' to start again");
   removeStalePartial(work_, final_);
   fs::create_directories(work_ / "members");
@@ -292,7 +292,7 @@ StudyOptions parseStudyCommandLine(
     }
     if (own(t, value)) continue;
     if (t == "--output") o.output = value();
-    else if (t == "--restart" && command == "sweep") o.restart = value();
+    else if (t == "--restart") o.restart = value();
     else if (t == "--jobs") o.jobs = static_cast<int>(integerOption(t, value(), 1, 1024));
     else if (t == "--quiet") o.quiet = true;
     else if (t.rfind("-", 0) == 0)

@@ -94,7 +94,9 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const std::filesy
 /// DIR`). Throws OutputDirectoryError.
 class StudyDirectory {
 public:
-  StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record, bool continued);
+  /// `command`: "sweep" or "worst-case", for the message that names the command that continues an interrupted study.
+  StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record, bool continued,
+                 const std::string& command);
   ~StudyDirectory();  // a study that failed before any member ran removes DIR.partial; otherwise it stays
   StudyDirectory(const StudyDirectory&) = delete;
   StudyDirectory& operator=(const StudyDirectory&) = delete;
@@ -125,7 +127,7 @@ struct StudyOptions {
   std::optional<int> jobs;            // default: defaultJobs()
   bool quiet = false;
   bool help = false;                  // --help: print fpdp's help and exit
-  std::optional<std::string> restart;  // sweep --restart DIR: continue the interrupted study in DIR.partial
+  std::optional<std::string> restart;  // --restart DIR: continue the interrupted study in DIR.partial
 };
 
 /// Parses argv[2..] of `fpdp <command>`: the common options here, the command's own by `own(option, value)`, which

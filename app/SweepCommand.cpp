@@ -224,7 +224,7 @@ int runSweep(const SweepOptions& given, const std::string& executable) {
   // The first member is validated before DIR is touched: a case the reader refuses is bad input, nothing written.
   (void)make(0);
   StudyDirectory study(options.study.output.value_or(base.name + "-sweep"), source,
-                       studyRecord(source, base.data.fileSha256, options.axes), restartWork.has_value());
+                       studyRecord(source, base.data.fileSha256, options.axes), restartWork.has_value(), "sweep");
   const int jobs = options.study.jobs.value_or(defaultJobs());
   std::printf("fpdp sweep '%s': %zu member(s), %d at a time, into %s%s\n", source.path.c_str(), combos.size(), jobs,
               study.finalDir().c_str(), restartWork ? " (continued: finished members kept)" : "");

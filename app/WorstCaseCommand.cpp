@@ -4,7 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <vector>
+
+#include <toml++/toml.h>
 
 #include "app/CaseReader.hpp"
 #include "app/CommandLine.hpp"
@@ -14,6 +18,7 @@
 #include "io/CsvTable.hpp"
 #include "io/NumberText.hpp"
 #include "io/OutputFile.hpp"
+#include "models/InputFile.hpp"
 
 namespace fpdp::app {
 
@@ -479,18 +484,83 @@ WorstCaseOptions parseWorstCaseCommandLine(int argc, const char* const* argv) {
                                     }
                                     return true;
                                   });
+  if (o.study.help) return o;
+  if (o.study.restart) {
+    // The interrupted search's own case and objective are in DIR.partial.
+    if (!o.study.casePath.empty() || o.study.output || o.delta || o.order || o.objective != "eps")
+      throw UsageError("'fpdp worst-case --restart DIR' continues the search with its own case and objective: give no "
+                       "case file, --output, --objective, --delta or --order (allowed: --jobs N, --quiet)");
+    return o;
+  }
   if (o.delta && o.objective != "eps") throw UsageError("--delta goes with --objective eps");
   if (o.order && o.objective != "renyi") throw UsageError("--order goes with --objective renyi");
   return o;
 }
 
-int runWorstCase(const WorstCaseOptions& options, const std::string& executable) {
+namespace {
+
+/// What `--restart` needs to make the same evaluations: the case file's path, the SHA-256 of its data file and the
+/// objective (DIR.partial/study.toml). The evaluations' names follow from the case and the objective, and each
+/// round from the objective values of the rounds before it, so a continued search makes the same members and keeps
+/// those whose output was published.
+std::string worstCaseRecord(const CaseSource& source, const std::string& dataSha256, const WorstCaseOptions& o) {
+  toml::table record;
+  record.insert("command", "worst-case");
+  record.insert("case_file", fs::absolute(source.path).lexically_normal().string());
+  record.insert("data_file_sha256", dataSha256);
+  record.insert("objective", o.objective);
+  if (o.delta) record.insert("delta", *o.delta);
+  if (o.order) record.insert("order", *o.order);
+  std::ostringstream out;
+  out << record << "\n";
+  return out.str();
+}
+
+/// The interrupted search's case (its copy in DIR.partial, read as if it were at its first path) and objective.
+void readWorstCaseRecord(const fs::path& work, CaseSource& source, std::string& dataSha256, WorstCaseOptions& o) {
+  const fs::path file = work / kStudyRecord;
+  try {
+    const toml::table record = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
+    if (record["command"].value_or(std::string()) != "worst-case")
+      throw OutputDirectoryError("'" + file.string() + "' does not record a worst-case search (a sweep's: continue "
+                                 "it with 'fpdp sweep --restart')");
+    source.path = record["case_file"].value_or(std::string());
+    dataSha256 = record["data_file_sha256"].value_or(std::string());
+    o.objective = record["objective"].value_or(std::string("eps"));
+    if (const auto d = record["delta"].value<double>()) o.delta = *d;
+    if (const auto a = record["order"].value<double>()) o.order = *a;
+  } catch (const models::InputFileError& e) {
+    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
+  }
+  if (source.path.empty() || (o.objective != "eps" && o.objective != "renyi"))
+    throw OutputDirectoryError("'" + file.string() + "' does not record a worst-case search (its case_file and objective)");
+  source.text = readCaseSource(work / "case.toml").text;
+}
+
+}  // namespace
+
+int runWorstCase(const WorstCaseOptions& given, const std::string& executable) {
+  WorstCaseOptions options = given;
   Search s;
   s.executable = executable;
   s.jobs = options.study.jobs.value_or(defaultJobs());
   s.quiet = options.study.quiet;
-  s.source = readCaseSource(options.study.casePath);
+  std::optional<fs::path> restartWork;
+  std::string recordedDataSha256;
+  if (options.study.restart) {
+    const std::string dir = normaliseOutputDirectory(*options.study.restart);
+    restartWork = dir + ".partial";
+    readWorstCaseRecord(*restartWork, s.source, recordedDataSha256, options);
+    options.study.output = dir;
+    options.study.casePath = s.source.path;
+  } else {
+    s.source = readCaseSource(options.study.casePath);
+  }
   s.base = readCaseString(s.source.text, s.source.path);
+  if (restartWork && recordedDataSha256 != s.base.data.fileSha256)
+    throw InputError("--restart: the data file '" + s.base.data.file + "' has changed since the search started; its "
+                     "evaluations would mix two datasets: restore it, or start the search again",
+                     "data.file", "", "");
   checkDomain(s.base);
   s.objective = makeObjective(options, s.base);
   // The first grid (the domain's corners included) is validated as its members start; its first member before
@@ -502,11 +572,14 @@ int runWorstCase(const WorstCaseOptions& options, const std::string& executable)
                      "worst-case evaluation (" + candidateText(firstBatch.evaluations.front().candidate) + ")", true,
                      text);
   }
-  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source, "", false);
+  StudyDirectory study(options.study.output.value_or(s.base.name + "-worst-case"), s.source,
+                       worstCaseRecord(s.source, s.base.data.fileSha256, options), restartWork.has_value(),
+                       "worst-case");
   std::printf("fpdp worst-case '%s': maximising %s: %zu evaluation(s) on the first grid, then %d refinement "
-              "round(s), %d at a time, into %s\n",
+              "round(s), %d at a time, into %s%s\n",
               options.study.casePath.c_str(), s.objective.describe().c_str(), firstBatch.evaluations.size(),
-              s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study.finalDir().c_str());
+              s.hasRecord() ? s.base.worstCase.refinementRounds : 0, s.jobs, study.finalDir().c_str(),
+              restartWork ? " (continued: finished evaluations kept)" : "");
   if (!s.hasRecord() && s.base.worstCase.domain != "none")
     std::printf("  note: the [worst_case] record domain is not used when removing a record (neighbour.kind = "
                 "\"remove\"): the search is over worst_case.indices\n");

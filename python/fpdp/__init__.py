@@ -127,7 +127,7 @@ def _run_study(kind, args, jobs, quiet, directory):
         if not partial.is_dir():
             raise
         how = (f"continue with fpdp.resume_sweep({str(directory)!r}) or `fpdp sweep --restart {directory}`"
-               if kind == "sweep" else "a worst-case search does not continue: remove it to start again")
+               if kind == "sweep" else f"continue with `fpdp worst-case --restart {directory}`")
         stopped = RunInterrupted(f"interrupted: the members were stopped; the finished members are kept in {partial}: "
                                  + how)
         stopped.output_directory = str(directory)

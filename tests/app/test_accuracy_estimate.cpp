@@ -508,3 +508,24 @@ BOOST_AUTO_TEST_CASE(fourth_order_fluxes_run_in_one_dimension) {
   }
   BOOST_TEST(error[1] < error[0]);
 }
+
+BOOST_AUTO_TEST_CASE(an_eight_times_coarser_companion_that_fails_is_left_out) {
+  // cases/noisy-gd-box-2d.toml projects onto a box whose faces are faces of the 64^2, 32^2 and 16^2 meshes but not of
+  // the 8^2 one: that companion fails, and the estimate goes on with 2h and 4h (it took every estimate with it).
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const std::string command = fpdp::app::test::shellQuote(FPDP_EXECUTABLE) + " run " +
+                              fpdp::app::test::shellQuote((kSourceDir / "cases" / "noisy-gd-box-2d.toml").string()) +
+                              " --output " + fpdp::app::test::shellQuote((tmp.path() / "out").string()) +
+                              " --set output.plots=false > " +
+                              fpdp::app::test::shellQuote((tmp.path() / "run.log").string()) + " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string log = readText(tmp.path() / "run.log");
+  BOOST_REQUIRE_MESSAGE(status == 0, log);
+  BOOST_TEST(log.find("companion solves on 32x32 and 16x16 cells (the 8x8-cell solve failed and was left out)") !=
+                 std::string::npos,
+             log);
+  // The companions judged the numbers (here: the densities are narrower than the 16^2 mesh's cells), which they
+  // could not do without them (no_estimate, code 9).
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  BOOST_TEST(accuracy.back().at("kl_reason") == 13.0);
+}

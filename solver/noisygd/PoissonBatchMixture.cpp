@@ -15,6 +15,16 @@
 
 namespace fpdp::solver {
 
+namespace {
+/// The enumeration's running sum of the batch's face gradients as record g joins (delta > 0) or leaves the batch.
+void addToBatchSum(std::vector<double>& sum, const std::vector<double>& g, int delta) {
+  if (delta > 0)
+    for (std::size_t f = 0; f < sum.size(); ++f) sum[f] += g[f];
+  else
+    for (std::size_t f = 0; f < sum.size(); ++f) sum[f] -= g[f];
+}
+}  // namespace
+
 PoissonBatchMixture::PoissonBatchMixture(const meshes::BoxMesh& mesh, std::vector<RecordGroup> groups, double rate,
                                          double expectedSize, double eta)
     : mesh_(mesh), groups_(std::move(groups)), rate_(rate), expectedSize_(expectedSize), eta_(eta) {
@@ -82,13 +92,7 @@ void PoissonBatchMixture::prepareLine() {
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> byHash;
   std::vector<double> sum(faces.size(), 0.0), images(faces.size());
   enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
-    if (changed >= 0) {
-      const auto& g = faceGradients_[static_cast<std::size_t>(changed)];
-      if (delta > 0)
-        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] += g[f];
-      else
-        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] -= g[f];
-    }
+    if (changed >= 0) addToBatchSum(sum, faceGradients_[static_cast<std::size_t>(changed)], delta);
     if (w == 0.0) return;
     std::uint64_t hash = 1469598103934665603ull;
     for (std::size_t f = 0; f < faces.size(); ++f) {
@@ -201,13 +205,7 @@ Outflow PoissonBatchMixture::applyLine(std::vector<double>& field) const {
     return outflow;
   }
   enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
-    if (changed >= 0) {
-      const auto& g = faceGradients_[static_cast<std::size_t>(changed)];
-      if (delta > 0)
-        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] += g[f];
-      else
-        for (std::size_t f = 0; f < sum.size(); ++f) sum[f] -= g[f];
-    }
+    if (changed >= 0) addToBatchSum(sum, faceGradients_[static_cast<std::size_t>(changed)], delta);
     if (w == 0.0) return;
     for (std::size_t f = 0; f < faces.size(); ++f) images[f] = faces[f] - eta_ * (sum[f] / expectedSize_);
     // Only the cells the image covers receive mass: clear, remap and accumulate those.

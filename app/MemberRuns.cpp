@@ -18,6 +18,7 @@
 #include "io/CsvReader.hpp"
 #include "io/NumberText.hpp"
 #include "io/OutputFile.hpp"
+#include "models/InputFile.hpp"
 
 #ifndef FPDP_SWEEP_PLOT_SCRIPT
 #error "FPDP_SWEEP_PLOT_SCRIPT (the path of scripts/plot-sweep) must be defined by the build"
@@ -226,6 +227,15 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
         cells.emplace_back("status_renyi_reverse_" + order.label, renyi.cell(r, "status_reverse"));
       }
   return cells;
+}
+
+toml::table readStudyRecordTable(const fs::path& work) {
+  const fs::path file = work / kStudyRecord;
+  try {
+    return parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
+  } catch (const models::InputFileError& e) {
+    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
+  }
 }
 
 StudyDirectory::StudyDirectory(const std::string& finalDir, const CaseSource& source, const std::string& record,

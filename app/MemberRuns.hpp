@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <toml++/toml.h>
+
 #include "app/Case.hpp"
 #include "app/CaseOverrides.hpp"
 #include "app/ChildProcesses.hpp"
@@ -116,6 +118,10 @@ private:
 /// The file of DIR.partial that records how a study was started (its case's path and its command's values), so that
 /// `--restart` continues it with the same members.
 inline constexpr const char* kStudyRecord = "study.toml";
+
+/// The record of the interrupted study in `work` (DIR.partial/study.toml), read within a case file's limits and
+/// parsed as one. Throws OutputDirectoryError when it cannot be read, InputError when it is not TOML.
+toml::table readStudyRecordTable(const std::filesystem::path& work);
 
 /// The default of --jobs: the cores this process may use.
 int defaultJobs();

@@ -16,7 +16,6 @@
 #include "io/CsvTable.hpp"
 #include "io/NumberText.hpp"
 #include "io/OutputFile.hpp"
-#include "models/InputFile.hpp"
 
 namespace fpdp::app {
 
@@ -153,26 +152,21 @@ std::string studyRecord(const CaseSource& source, const std::string& dataSha256,
 
 /// The interrupted study's case (its copy in DIR.partial, read as if it were at its first path) and --set values.
 void readStudyRecord(const fs::path& work, CaseSource& source, std::string& dataSha256, std::vector<OverrideAxis>& axes) {
-  const fs::path file = work / kStudyRecord;
-  try {
-    const toml::table record = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
-    source.path = record["case_file"].value_or(std::string());
-    dataSha256 = record["data_file_sha256"].value_or(std::string());
-    if (const toml::array* sets = record["set"].as_array())
-      for (const toml::node& node : *sets) {
-        const toml::table* set = node.as_table();
-        if (!set) continue;
-        OverrideAxis axis;
-        axis.key = (*set)["key"].value_or(std::string());
-        if (const toml::array* values = (*set)["values"].as_array())
-          for (const toml::node& v : *values) axis.literals.push_back(v.value_or(std::string()));
-        axes.push_back(std::move(axis));
-      }
-  } catch (const models::InputFileError& e) {
-    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
-  }
+  const toml::table record = readStudyRecordTable(work);
+  source.path = record["case_file"].value_or(std::string());
+  dataSha256 = record["data_file_sha256"].value_or(std::string());
+  if (const toml::array* sets = record["set"].as_array())
+    for (const toml::node& node : *sets) {
+      const toml::table* set = node.as_table();
+      if (!set) continue;
+      OverrideAxis axis;
+      axis.key = (*set)["key"].value_or(std::string());
+      if (const toml::array* values = (*set)["values"].as_array())
+        for (const toml::node& v : *values) axis.literals.push_back(v.value_or(std::string()));
+      axes.push_back(std::move(axis));
+    }
   if (source.path.empty() || axes.empty())
-    throw OutputDirectoryError("'" + file.string() + "' does not record a sweep (its case_file and set)");
+    throw OutputDirectoryError("'" + (work / kStudyRecord).string() + "' does not record a sweep (its case_file and set)");
   source.text = readCaseSource(work / "case.toml").text;
 }
 

@@ -18,7 +18,6 @@
 #include "io/CsvTable.hpp"
 #include "io/NumberText.hpp"
 #include "io/OutputFile.hpp"
-#include "models/InputFile.hpp"
 
 namespace fpdp::app {
 
@@ -518,22 +517,18 @@ std::string worstCaseRecord(const CaseSource& source, const std::string& dataSha
 
 /// The interrupted search's case (its copy in DIR.partial, read as if it were at its first path) and objective.
 void readWorstCaseRecord(const fs::path& work, CaseSource& source, std::string& dataSha256, WorstCaseOptions& o) {
-  const fs::path file = work / kStudyRecord;
-  try {
-    const toml::table record = parseCaseToml(models::readInputFile(file, models::kMaxCaseFileBytes), file);
-    if (record["command"].value_or(std::string()) != "worst-case")
-      throw OutputDirectoryError("'" + file.string() + "' does not record a worst-case search (a sweep's: continue "
-                                 "it with 'fpdp sweep --restart')");
-    source.path = record["case_file"].value_or(std::string());
-    dataSha256 = record["data_file_sha256"].value_or(std::string());
-    o.objective = record["objective"].value_or(std::string("eps"));
-    if (const auto d = record["delta"].value<double>()) o.delta = *d;
-    if (const auto a = record["order"].value<double>()) o.order = *a;
-  } catch (const models::InputFileError& e) {
-    throw OutputDirectoryError("cannot read '" + file.string() + "': " + e.what());
-  }
+  const std::string file = (work / kStudyRecord).string();
+  const toml::table record = readStudyRecordTable(work);
+  if (record["command"].value_or(std::string()) != "worst-case")
+    throw OutputDirectoryError("'" + file + "' does not record a worst-case search (a sweep's: continue it with "
+                               "'fpdp sweep --restart')");
+  source.path = record["case_file"].value_or(std::string());
+  dataSha256 = record["data_file_sha256"].value_or(std::string());
+  o.objective = record["objective"].value_or(std::string("eps"));
+  if (const auto d = record["delta"].value<double>()) o.delta = *d;
+  if (const auto a = record["order"].value<double>()) o.order = *a;
   if (source.path.empty() || (o.objective != "eps" && o.objective != "renyi"))
-    throw OutputDirectoryError("'" + file.string() + "' does not record a worst-case search (its case_file and objective)");
+    throw OutputDirectoryError("'" + file + "' does not record a worst-case search (its case_file and objective)");
   source.text = readCaseSource(work / "case.toml").text;
 }
 

@@ -50,6 +50,7 @@ struct DivergenceFunctionals::Terms {
   int dim = 1;
   const models::Matrix* sigma = nullptr;
   const char* onBoundary = nullptr;
+  const char* nextToWall = nullptr;
   const signed char* shell = nullptr;
   // Per term.
   std::vector<unsigned char> flags;
@@ -57,6 +58,7 @@ struct DivergenceFunctionals::Terms {
   // This rank's order-free sums.
   double kl = 0.0, tv = 0.0, excludedP = 0.0, excludedInfoP = 0.0;
   double klWall = 0.0;    // the part of kl in the cells touching a wall
+  double klNext = 0.0;    // the part of kl in the layer inside them
   long underflow = 0;     // cells left out as numerically empty (DivergenceValues::underflowCells)
   bool infinite = false;  // q = 0 where p > 0
 
@@ -65,6 +67,7 @@ struct DivergenceFunctionals::Terms {
   Kind kind(std::size_t i) const { return static_cast<Kind>(flags[i] & kKindBits); }
   bool nearOne(std::size_t i) const { return (flags[i] & kNearOne) != 0; }
   bool boundary(std::size_t i) const { return i < cells && onBoundary[i] != 0; }
+  bool nextLayer(std::size_t i) const { return i < cells && nextToWall[i] != 0; }
   int shellOf(std::size_t i) const { return i < cells ? shell[i] : -1; }
   double pRaw(std::size_t i) const { return i < cells ? p[i * stride] : singular->p[i - cells]; }
   double qRaw(std::size_t i) const { return i < cells ? q[i * stride] : singular->q[i - cells]; }
@@ -83,6 +86,17 @@ struct DivergenceFunctionals::Terms {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// A bound on the integral beyond the walls of a non-negative integrand whose wall cells sum to `wall` and the layer
+/// inside them to `next`: with rho = wall/next < 1 the cells beyond would sum to at most wall (rho + rho^2 + ...) if
+/// the integrand is log-concave there (its decay per cell only grows outward); twice that for the midpoint rule's
+/// error on a convex tail and for walls of different decay summed together. +inf where it does not decay.
+double wallTailBound(double wall, double next) {
+  if (!(wall > 0.0)) return 0.0;
+  if (!(next > wall)) return kInf;
+  const double rho = wall / next;
+  return 2.0 * wall * rho / (1.0 - rho);
+}
 
 /// Regular terms of one group (DivergenceFunctionals::RenyiSumsPass), as arrays.
 constexpr std::size_t kTermBlock = 128;
@@ -366,6 +380,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
   const int dim = mesh.dim();
   const PetscInt nOwned = mesh.owned().size();
   onBoundary_.assign(static_cast<std::size_t>(nOwned), 0);
+  nextToWall_.assign(static_cast<std::size_t>(nOwned), 0);
   shell_.assign(static_cast<std::size_t>(nOwned), -1);
   // Shells of whole cell layers: the cells whose index distance to the nearest wall, min_a min(i_a, N_a - 1 - i_a),
   // lies in [m s, (m+1) s), m = 1..kTailShells, with s = max(1, floor(N_min / kCellsPerShellDivisor)) layers (on a
@@ -392,6 +407,7 @@ DivergenceFunctionals::DivergenceFunctionals(const meshes::DistributedBoxMesh& m
       indexDistance = std::min({indexDistance, c[a], box.cells(a) - 1 - c[a]});
       distance = std::min({distance, x[a] - box.axis(a).lower(), box.axis(a).upper() - x[a]});
     }
+    if (indexDistance == 1) nextToWall_[l] = 1;
     const PetscInt layer = indexDistance / layers;
     fitInterior_[l] = layer >= 1;  // the wall layers bend the log-densities of computed solutions (header comment)
     if (layer >= 1 && layer <= kTailShells) {
@@ -636,6 +652,9 @@ DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses*
     // with the same cancellation-free sums and the same tail and noise-floor checks.
     DivergenceValues r = evaluatePoints(singular, true);
     v.reverse.kl = r.kl;
+    v.reverse.klBoundaryShare = r.klBoundaryShare;
+    v.reverse.klWallTail = r.klWallTail;
+    v.reverse.renyiWallTail = std::move(r.renyiWallTail);
     v.reverse.renyi = std::move(r.renyi);
     v.reverse.renyiStatus = std::move(r.renyiStatus);
     v.reverse.renyiBoundaryShare = std::move(r.renyiBoundaryShare);
@@ -742,15 +761,17 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   std::vector<double> global(sums.size());
   FPDP_PETSC(MPI_Allreduce(sums.data(), global.data(), static_cast<PetscMPIInt>(sums.size()), MPI_DOUBLE, MPI_SUM,
                             comm));
-  double scalars[6] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
-                       measured.infinite ? 1.0 : 0.0, measured.klWall},
-         gScalars[6];
-  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 6, MPI_DOUBLE, MPI_SUM, comm));
+  double scalars[7] = {measured.kl, measured.tv, measured.excludedP, measured.excludedInfoP,
+                       measured.infinite ? 1.0 : 0.0, measured.klWall, measured.klNext},
+         gScalars[7];
+  FPDP_PETSC(MPI_Allreduce(scalars, gScalars, 7, MPI_DOUBLE, MPI_SUM, comm));
   FPDP_PETSC(MPI_Allreduce(&measured.underflow, &out.underflowCells, 1, MPI_LONG, MPI_SUM, comm));
   const bool isInfinite = gScalars[4] > 0;
   out.kl = isInfinite ? kInf : gScalars[0];
   out.tv = 0.5 * gScalars[1];
   out.klBoundaryShare = gScalars[0] > 0 ? gScalars[5] / gScalars[0] : 0.0;
+  const bool projected = singular && !singular->empty();
+  out.klWallTail = projected || isInfinite ? 0.0 : wallTailBound(gScalars[5], gScalars[6]);
   out.excludedMassP = gScalars[2];
   out.informationExcludedMassP = gScalars[3];
 
@@ -758,6 +779,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   tailLogMeans(global, scales, out);
   const std::vector<char> tailDiverges = tailDivergence(p, q, stride, singular, out);
   renyiFromSums(global, scales, isInfinite, gradients, out);
+  out.renyiWallTail = renyiWallTails(measured, projected || isInfinite, out.logEAlpha);
   tailStatuses(tailDiverges, out);
   noiseFloorShares(measured, global, scales, out);
 
@@ -779,6 +801,8 @@ void DivergenceFunctionals::markNotComputable(DivergenceValues& out, bool revers
   const std::size_t D = reverse ? 0 : settings_.epsilonDeltas.size();
   out.kl = out.tv = kNaN;
   out.klBoundaryShare = kNaN;
+  out.klWallTail = kNaN;
+  out.renyiWallTail.assign(K, kNaN);
   std::fill(out.renyi.begin(), out.renyi.end(), kNaN);
   std::fill(out.eAlphaMinusOne.begin(), out.eAlphaMinusOne.end(), kNaN);
   out.renyiOnBox = out.renyi;
@@ -807,7 +831,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::termSources(const double* p,
   Terms t;
   t.p = p, t.q = q, t.stride = stride, t.volume = quadrature_.weights().data(), t.cells = quadrature_.weights().size();
   t.singular = singular, t.invMp = invMp, t.invMq = invMq, t.gradient = gradient, t.dim = quadrature_.dim();
-  t.sigma = &sigma_, t.onBoundary = onBoundary_.data(), t.shell = shell_.data();
+  t.sigma = &sigma_, t.onBoundary = onBoundary_.data(), t.nextToWall = nextToWall_.data(), t.shell = shell_.data();
   int rank = 0;
   FPDP_PETSC(MPI_Comm_rank(quadrature_.comm(), &rank));
   t.count = t.cells + (singular && rank == 0 ? singular->p.size() : 0);
@@ -836,6 +860,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
   };
   auto classify = [&](double wc, double pRaw, double qRaw, const double* grad) {
     const bool boundary = out.boundary(out.flags.size());  // the term about to be pushed
+    const bool next = out.nextLayer(out.flags.size());
     const double pc = std::max(pRaw, 0.0) * invMp;  // negatives enter as 0 (counted above)
     const double qc = std::max(qRaw, 0.0) * invMq;
     out.tv += wc * std::fabs(pc - qc);
@@ -864,6 +889,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     if (pc == 0.0) {  // r = 0: h = 1, g_alpha = alpha - 1, g'_alpha = 1, r^alpha = 0
       out.kl += wc * qc;
       if (boundary) out.klWall += wc * qc;
+      if (next) out.klNext += wc * qc;
       push(Terms::PZero, false, 0.0, 0.0, logWq);
       return;
     }
@@ -877,6 +903,7 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
     const double klTerm = nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
     out.kl += klTerm;
     if (boundary) out.klWall += klTerm;
+    if (next) out.klNext += klTerm;
     double g2, gs;
     // A stencil cell has p <= 0 or q <= 0 (or there are no gradients): log r has no gradient there.
     if (grad && !gradientForms(grad, dim, sigma_, g2, gs)) out.excludedInfoP += wc * pc;
@@ -1192,6 +1219,37 @@ struct DivergenceFunctionals::RenyiSumsPass {
     }
   }
 };
+
+std::vector<double> DivergenceFunctionals::renyiWallTails(const Terms& terms, bool projected,
+                                                          const std::vector<double>& logE) const {
+  const std::size_t K = orders_.size();
+  std::vector<double> tails(K, 0.0);
+  if (projected) return tails;
+  // Per order the log-sums of the integrand |c| q r^alpha = exp(log(|c| q) + alpha u) over the wall cells and over the
+  // layer inside them, by log-sum-exp across the ranks (a wall term can be e^700 where E_alpha is).
+  std::vector<double> localMax(2 * K, -kInf), globalMax(2 * K), local(2 * K, 0.0), global(2 * K);
+  const auto forTerms = [&](auto f) {
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      if (terms.kind(i) != Terms::Regular) continue;
+      const int layer = terms.boundary(i) ? 0 : (terms.nextLayer(i) ? 1 : -1);
+      if (layer < 0) continue;
+      for (std::size_t k = 0; k < K; ++k) f(static_cast<std::size_t>(layer) * K + k, terms.logWq[i] + orders_[k] * terms.u[i]);
+    }
+  };
+  forTerms([&](std::size_t j, double x) { localMax[j] = std::max(localMax[j], x); });
+  FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(2 * K), MPI_DOUBLE, MPI_MAX,
+                            quadrature_.comm()));
+  forTerms([&](std::size_t j, double x) { local[j] += std::exp(x - globalMax[j]); });
+  FPDP_PETSC(MPI_Allreduce(local.data(), global.data(), static_cast<PetscMPIInt>(2 * K), MPI_DOUBLE, MPI_SUM,
+                            quadrature_.comm()));
+  for (std::size_t k = 0; k < K; ++k) {
+    const double logWall = globalMax[k] + std::log(global[k]), logNext = globalMax[K + k] + std::log(global[K + k]);
+    if (!(logWall > -kInf) || !std::isfinite(logE[k])) continue;  // nothing at the walls, or E_alpha not finite
+    // wallTailBound in logarithms, relative to E_alpha.
+    tails[k] = logWall < logNext ? wallTailBound(1.0, std::exp(logNext - logWall)) * std::exp(logWall - logE[k]) : kInf;
+  }
+  return tails;
+}
 
 std::vector<double> DivergenceFunctionals::renyiSums(const Terms& terms, const OrderScales& scales) const {
   const std::size_t K = orders_.size();

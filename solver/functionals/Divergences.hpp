@@ -150,6 +150,10 @@ const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "
 /// and the noise floor of q^alpha p^(1-alpha)). Empty vectors (and NaN) when not computed.
 struct ReverseDivergences {
   double kl = std::numeric_limits<double>::quiet_NaN();  // KL(q || p)
+  // Share of KL(q || p)'s integrand in the wall cells (as DivergenceValues::klBoundaryShare for KL(p || q)).
+  double klBoundaryShare = std::numeric_limits<double>::quiet_NaN();
+  double klWallTail = std::numeric_limits<double>::quiet_NaN();  // as DivergenceValues::klWallTail
+  std::vector<double> renyiWallTail;                              // as DivergenceValues::renyiWallTail
   std::vector<double> renyi;                              // R_alpha(q || p), one per order
   std::vector<RenyiStatus> renyiStatus;
   std::vector<double> renyiBoundaryShare;
@@ -171,6 +175,14 @@ struct DivergenceValues {
   // Share of KL(p || q)'s non-negative integrand in the cells touching the box walls. Above kBoundaryShareTolerance
   // the box cuts part of it off and KL is underestimated (as renyiBoundaryShare for R_alpha): not certified.
   double klBoundaryShare = 0.0;
+  // What the box cuts off beyond its walls (docs/scheme.md §5, "Beyond the walls"): a bound on the integral of KL's
+  // integrand outside the box (absolute), and per order on int p^alpha q^(1-alpha) outside it relative to E_alpha,
+  // extrapolated from the wall cells and the layer inside them as a geometric series (a log-concave tail decays at
+  // least that fast), with a factor 2 for the midpoint rule and the walls summed together. 0 where nothing reaches
+  // the walls or the laws live on a constraint set inside the box; +inf where the integrand does not decay toward
+  // the walls (nothing bounds the part beyond them).
+  double klWallTail = 0.0;
+  std::vector<double> renyiWallTail;
   double excludedMassP = 0.0;          // normalised p-mass of the cells left out of KL and R_alpha (q < 0 there)
   std::vector<double> renyi;           // R_alpha(p || q), one per order
   std::vector<double> eAlphaMinusOne;  // E_alpha - 1 (may be +inf)
@@ -329,6 +341,9 @@ private:
   std::vector<std::size_t> orderIndex_;  // orders_ sorted ascending
   std::vector<OrderRun> runs_;
   std::vector<char> onBoundary_;  // owned cells that touch a wall
+  std::vector<char> nextToWall_;  // owned cells of the layer inside the wall cells (index distance 1 to a wall)
+  /// renyiWallTail of the regular terms (collective); every order 0 for laws on a constraint set.
+  std::vector<double> renyiWallTails(const Terms& terms, bool projected, const std::vector<double>& logE) const;
   std::vector<signed char> shell_;  // owned cell -> tail shell 0..kTailShells-1 (shell m + 1 of the header), or -1
   std::array<double, kTailShells> shellLogVolume_{};
   std::array<double, kTailShells> shellPosition_{};  // mean distance of the shell's cell centres to the walls

@@ -231,9 +231,13 @@ namespace {
 
 /// The bounds on TV between the computed p (q) and the law they stand for, summed: the displacement lattice's and the
 /// absorbing walls' removed mass (solver::DivergenceValues); absent where the run has neither.
-std::optional<std::array<double, 2>> densityTvBound(const solver::DivergenceValues& v) {
-  if (!v.mixtureTvBound && !v.absorbedMass && !(v.startTruncation > 0.0)) return std::nullopt;
+/// With `beyondWalls`, also the bound on the masses beyond the walls (DivergenceValues::wallTailMass) where the walls
+/// do not absorb (absorbing walls count that mass themselves).
+std::optional<std::array<double, 2>> densityTvBound(const solver::DivergenceValues& v, bool beyondWalls) {
+  const bool tails = beyondWalls && !v.absorbedMass && (v.wallTailMass[0] > 0.0 || v.wallTailMass[1] > 0.0);
+  if (!v.mixtureTvBound && !v.absorbedMass && !(v.startTruncation > 0.0) && !tails) return std::nullopt;
   std::array<double, 2> m{v.startTruncation, v.startTruncation};
+  if (tails) m = {m[0] + v.wallTailMass[0], m[1] + v.wallTailMass[1]};
   for (const auto& part : {v.mixtureTvBound, v.absorbedMass})
     if (part) m = {m[0] + (*part)[0], m[1] + (*part)[1]};
   return m;
@@ -394,7 +398,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
                                : Uncertainty::BoxTruncation,
                            false);
       // |delta_pq(eps) - delta~_pq(eps)| <= TV(p, p~) + e^eps TV(q, q~) (docs/noisy-gd.md §9.2).
-      if (const auto tvBound = densityTvBound(v)) {
+      if (const auto tvBound = densityTvBound(v, step != 0 && !identical_)) {
         const auto& m = *tvBound;
         const double bound = dir == 0 ? m[0] + std::exp(eps_[k]) * m[1] : m[1] + std::exp(eps_[k]) * m[0];
         addDensityBound(out.back(), bound, case_.accuracy.rtol, 1.0);
@@ -502,11 +506,11 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.reverse.kl; }, INFINITY));
   // KL(q || p) on the walls alike (seen: 4e-6 of p beyond the box put KL(q || p) 1e-4 below the truth, certified with a
   // conservative value below it, while KL(p || q) was flagged).
-  if (!(v.reverse.klBoundaryShare <= solver::DivergenceFunctionals::kBoundaryShareTolerance) && !std::isnan(v.reverse.kl))
+  if (v.reverse.klBoundaryShare > solver::DivergenceFunctionals::kBoundaryShareTolerance)
     uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::BoxTruncation, true);
   if (step != 0 && !identical_) addWallTail(out.back(), v.reverse.klWallTail, case_.accuracy.rtol);
   judgeOrders(step, v, coarse, true, out);
-  if (const auto tvBound = densityTvBound(v)) applyDensityTvBound(v, *tvBound, out);
+  if (const auto tvBound = densityTvBound(v, step != 0 && !identical_)) applyDensityTvBound(v, *tvBound, out);
   boundZeroEpsilons(v, profile, out);
   judgeRdpConversions(v, out);
   if (faulted)

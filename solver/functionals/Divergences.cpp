@@ -780,6 +780,18 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   const std::vector<char> tailDiverges = tailDivergence(p, q, stride, singular, out);
   renyiFromSums(global, scales, isInfinite, gradients, out);
   out.renyiWallTail = renyiWallTails(measured, projected || isInfinite, out.logEAlpha);
+  if (!reverse && !projected) {
+    // The densities' own masses at the walls and in the layer inside them.
+    double layers[4] = {0.0, 0.0, 0.0, 0.0}, gLayers[4];  // p wall, p next, q wall, q next
+    for (std::size_t i = 0; i < measured.cells; ++i) {
+      const int layer = measured.boundary(i) ? 0 : (measured.nextLayer(i) ? 1 : -1);
+      if (layer < 0) continue;
+      layers[layer] += measured.wp(i);
+      layers[2 + layer] += measured.wq(i);
+    }
+    FPDP_PETSC(MPI_Allreduce(layers, gLayers, 4, MPI_DOUBLE, MPI_SUM, comm));
+    out.wallTailMass = {wallTailBound(gLayers[0], gLayers[1]), wallTailBound(gLayers[2], gLayers[3])};
+  }
   tailStatuses(tailDiverges, out);
   noiseFloorShares(measured, global, scales, out);
 

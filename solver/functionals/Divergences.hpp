@@ -151,7 +151,7 @@ const char* renyiStatusName(RenyiStatus s);  // "finite", "infinite_detected", "
 struct ReverseDivergences {
   double kl = std::numeric_limits<double>::quiet_NaN();  // KL(q || p)
   // Share of KL(q || p)'s integrand in the wall cells (as DivergenceValues::klBoundaryShare for KL(p || q)).
-  double klBoundaryShare = std::numeric_limits<double>::quiet_NaN();
+  double klBoundaryShare = 0.0;
   double klWallTail = std::numeric_limits<double>::quiet_NaN();  // as DivergenceValues::klWallTail
   std::vector<double> renyiWallTail;                              // as DivergenceValues::renyiWallTail
   std::vector<double> renyi;                              // R_alpha(q || p), one per order
@@ -183,6 +183,9 @@ struct DivergenceValues {
   // the walls (nothing bounds the part beyond them).
   double klWallTail = 0.0;
   std::vector<double> renyiWallTail;
+  // The same bound on the masses of p and of q beyond the walls (normalised): a TV bound of each density against the
+  // law it stands for, which bounds what delta(eps), TV and eps(delta) miss there.
+  std::array<double, 2> wallTailMass{0.0, 0.0};
   double excludedMassP = 0.0;          // normalised p-mass of the cells left out of KL and R_alpha (q < 0 there)
   std::vector<double> renyi;           // R_alpha(p || q), one per order
   std::vector<double> eAlphaMinusOne;  // E_alpha - 1 (may be +inf)

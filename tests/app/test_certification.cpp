@@ -246,3 +246,49 @@ BOOST_AUTO_TEST_CASE(densities_narrower_than_the_coarser_cells_bound_nothing) {
   const auto resolved = judge.numbers(step, fine, judge.profile(step, fine, false), false);
   BOOST_TEST(resolved[0].reason != Uncertainty::UnderResolved);
 }
+
+// What lies beyond the walls is an error every mesh shares: its bound enters the estimate and the conservative value
+// (certified only if the sum is within rtol), an unbounded one leaves the number at its limit; at the start, or for
+// identical laws, every divergence is exactly 0 and nothing is added.
+BOOST_AUTO_TEST_CASE(the_bound_beyond_the_walls_enters_the_estimate) {
+  const auto c = oneDimensionalCase();  // rtol 1e-3, orders 2 and 10
+  const long step = 5;
+  const auto x = sequence(1.0, 1e-4, 2.0, 0.0, 4);  // second order, certified without tails
+  const CompanionValues comp =
+      companions({values(x[1], {0.5, 0.2, 0.1}), values(x[2], {0.5, 0.2, 0.1}), values(x[3], {0.5, 0.2, 0.1})}, step);
+  const AccuracyJudge judge(c, {0.0, 0.5, 1.0}, comp, false);
+  const auto plain = [&](long s, const DivergenceValues& v) { return judge.numbers(s, v, judge.profile(s, v, false), false); };
+  const auto base = plain(step, values(x[0], {0.5, 0.2, 0.1}));
+  BOOST_TEST_REQUIRE(base[0].certified);  // kl
+
+  auto v = values(x[0], {0.5, 0.2, 0.1});
+  v.klWallTail = 1e-4;
+  v.renyiWallTail = {1e-4, std::numeric_limits<double>::infinity()};
+  v.reverse.klWallTail = 1e-2;
+  const auto withTails = plain(step, v);
+  BOOST_TEST(withTails[0].estimate == base[0].estimate + 1e-4, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(withTails[0].conservative >= x[0] + base[0].estimate + 1e-4 - 1e-15);
+  BOOST_TEST(withTails[0].certified);  // still within rtol
+  // R_2: log1p(1e-4)/(2 - 1) added; R_10: unbounded, so +inf and box_truncation.
+  BOOST_TEST(withTails[2].estimate == base[2].estimate + std::log1p(1e-4), boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(!withTails[3].certified);
+  BOOST_TEST(withTails[3].conservative == INFINITY);
+  BOOST_TEST(withTails[3].reason == Uncertainty::BoxTruncation);
+  // KL(q || p): 1e-2 is beyond rtol: not certified, the reason the walls.
+  const std::size_t klQp = 2 + c.divergence.orders.size() + c.privacy.deltaGrid.size();
+  BOOST_TEST_REQUIRE(judge.names()[klQp] == "kl_qp");
+  BOOST_TEST(!withTails[klQp].certified);
+  BOOST_TEST(withTails[klQp].reason == Uncertainty::BoxTruncation);
+  BOOST_TEST(withTails[klQp].conservative >= x[0] + 1e-2);
+
+  // The densities' masses beyond the walls are TV bounds: TV's conservative value grows by both.
+  auto m = values(x[0], {0.5, 0.2, 0.1});
+  m.wallTailMass = {1e-3, 2e-3};
+  const auto withMass = plain(step, m);
+  BOOST_TEST(withMass[1].estimate >= base[1].estimate + 3e-3 - 1e-15);
+  BOOST_TEST(!withMass[1].certified);
+
+  // At the start nothing is added (the companions have no step 0 here: no estimate, whatever the tails).
+  const auto atStart = plain(0, v);
+  BOOST_TEST(atStart[3].reason != Uncertainty::BoxTruncation);
+}

@@ -12,27 +12,27 @@
 #include <string>
 #include <vector>
 
-#include "app/CaseOverrides.hpp"
-#include "app/CaseReader.hpp"
-#include "app/Checkpoint.hpp"
-#include "app/ChildProcesses.hpp"
-#include "app/CommandFailure.hpp"
-#include "app/CommandLine.hpp"
-#include "app/HugePageHeap.hpp"
-#include "app/MemberDispatch.hpp"
-#include "app/NoiseStudy.hpp"
-#include "app/PetscConfiguration.hpp"
-#include "app/ResourceEstimate.hpp"
-#include "app/RunCommand.hpp"
-#include "app/RunCase.hpp"
+#include "app/case/CaseOverrides.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/Checkpoint.hpp"
+#include "app/platform/ChildProcesses.hpp"
+#include "app/commands/CommandFailure.hpp"
+#include "app/platform/CommandLine.hpp"
+#include "app/platform/HugePageHeap.hpp"
+#include "app/commands/MemberDispatch.hpp"
+#include "app/commands/NoiseStudy.hpp"
+#include "app/platform/PetscConfiguration.hpp"
+#include "app/case/ResourceEstimate.hpp"
+#include "app/commands/RunCommand.hpp"
+#include "app/commands/RunCase.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/OutputLock.hpp"
 #include "app/run/RunPlan.hpp"
-#include "app/SampleCase.hpp"
-#include "app/SweepCommand.hpp"
-#include "app/WorstCaseCommand.hpp"
-#include "app/ValidateCommand.hpp"
+#include "app/commands/SampleCase.hpp"
+#include "app/commands/SweepCommand.hpp"
+#include "app/commands/WorstCaseCommand.hpp"
+#include "app/commands/ValidateCommand.hpp"
 #include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
 
@@ -165,7 +165,7 @@ int fpdpMain(int argc, char** argv) {
   } catch (const fpdp::app::OutputDirectoryError&) {
     return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
   }
-  // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
+  // The heap in transparent huge pages, sized for the case (app/platform/HugePageHeap.hpp): about 1.5 KiB per cell.
   std::size_t cells = 1;
   for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
   fpdp::app::reserveHugePageHeap(cells * 1536);

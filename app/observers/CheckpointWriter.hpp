@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "app/Case.hpp"
-#include "app/Checkpoint.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "app/run/RunObserver.hpp"
 
 namespace fpdp::app {

@@ -1,9 +1,10 @@
 // bounds.csv, bound_applicability.csv, epsilon.csv, /bounds and /epsilon in fpdp.h5, the summary's privacy tables and
 // the plots (docs/output.md). The formulas live in models/PrivacyBounds (MATH.md §5) and models/RdpConversion (§7).
 #include "app/observers/PrivacyOutput.hpp"
+#include "app/run/RunPlan.hpp"
 
-#include "app/NumberFormat.hpp"
-#include "app/observers/StepColumns.hpp"
+#include "app/run/NumberFormat.hpp"
+#include "app/run/StepColumns.hpp"
 
 #include <sys/wait.h>
 
@@ -92,7 +93,7 @@ std::vector<io::Column> epsilonColumns(bool exactColumn, const std::optional<Com
                     io::real("composition_mu", u::kOne, "The mu of the mu-GDP composition behind eps_composition.")});
     return columns;
   }
-  // Minibatches (app/DpSgdAccounting.hpp): the relation is stated in the text; Poisson's eps is the PLD accountant's
+  // Minibatches (app/run/DpSgdAccounting.hpp): the relation is stated in the text; Poisson's eps is the PLD accountant's
   // certified (pessimistic) value and the accuracy its gap to the optimistic one.
   columns.insert(columns.end(),
                  {conversion("eps_composition", "every iterate released: " + minibatch->description() +
@@ -564,5 +565,12 @@ void PrivacyOutput::setUpComposition() {
 }
 
 double PrivacyOutput::compositionMu(double t) const { return compositionMuAtUnitTime_ * std::sqrt(t); }
+
+void PrivacyOutput::summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const {
+  if (part != SummaryPart::Privacy) return;
+  const double delta = at.plan.c.privacy.delta;
+  summary(out, accuracy_ ? accuracy_->epsNote(delta) : "", accuracy_ ? accuracy_->rdpNote(delta) : "");
+  out << "\n";
+}
 
 }  // namespace fpdp::app

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "app/Checkpoint.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "app/run/Collective.hpp"
 #include "io/Hdf5Output.hpp"
 #include "io/OutputFile.hpp"

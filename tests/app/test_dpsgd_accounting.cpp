@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/CaseReader.hpp"
-#include "app/DpSgdAccounting.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/DpSgdAccounting.hpp"
 #include "models/GaussianComposition.hpp"
 #include "models/PrivacyLossDistribution.hpp"
 

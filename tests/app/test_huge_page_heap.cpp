@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "app/HugePageHeap.hpp"
+#include "app/platform/HugePageHeap.hpp"
 
 namespace {
 /// AnonHugePages of this process in KiB (-1 if the kernel does not report it).

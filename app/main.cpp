@@ -64,7 +64,7 @@ void requireOutputInside(const fpdp::app::CommandLine& cl, const fpdp::app::Case
                               "a relative path below the working directory");
 }
 
-/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/MemberRuns.
+/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/commands/MemberRuns.
 int studyCommand(int argc, char** argv) {
   try {
     const std::string self = fpdp::app::selfExecutable(argv[0]);
@@ -100,7 +100,7 @@ int fpdpMain(int argc, char** argv) {
     }
   }
   // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
-  // Under mpiexec the members run in this program on groups of ranks instead (app/MemberDispatch).
+  // Under mpiexec the members run in this program on groups of ranks instead (app/commands/MemberDispatch).
   if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case"))
     return fpdp::app::studyLaunchedOnRanks() ? fpdp::app::runStudyOnRanks(argc, argv, studyCommand)
                                              : studyCommand(argc, argv);

@@ -115,7 +115,7 @@ inline double sigmaFromNoiseMultiplier(double z, double clipNorm, double eta, do
 
 struct OutputSpec {
   long every = 1;                     // output every `every` time steps (and always at the first and last)
-  long checkpointEvery = 1;           // a checkpoint every `checkpointEvery` output steps (0: none; app/Checkpoint)
+  long checkpointEvery = 1;           // a checkpoint every `checkpointEvery` output steps (0: none; app/run/Checkpoint)
   bool fields = true;                 // write p and q at output steps
   bool plots = true;                  // draw the PNG plots (app/plots)
   bool vtk = true;                    // also as VTK XML files for ParaView (only with fields; docs/output.md)

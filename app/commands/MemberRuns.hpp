@@ -1,7 +1,7 @@
 #pragma once
 // The runs behind `fpdp sweep` and `fpdp worst-case` (docs/sweeps.md): each member is the case file with some keys
-// overridden (app/CaseOverrides), validated before anything runs, then solved by `fpdp run` in a child process of
-// this program (app/ChildProcesses), several at a time. The study's directory DIR is written as DIR.partial and put
+// overridden (app/case/CaseOverrides), validated before anything runs, then solved by `fpdp run` in a child process of
+// this program (app/platform/ChildProcesses), several at a time. The study's directory DIR is written as DIR.partial and put
 // in DIR's place at the end (app/run/OutputDirectory: only an earlier fpdp output is replaced):
 //
 //   DIR/case.toml                         the case file as given
@@ -53,7 +53,7 @@ struct MemberOutcome {
   std::string failure;  // the last lines of its stderr when exitStatus != 0
 };
 
-/// What runs the members' `run` commands instead of child processes (app/MemberDispatch under MPI): the jobs as
+/// What runs the members' `run` commands instead of child processes (app/commands/MemberDispatch under MPI): the jobs as
 /// runChildren takes them, their exit statuses returned in order. With a runner installed, runMembers makes every
 /// member first and hands the whole batch over.
 using MemberRunner = std::function<std::vector<int>(const std::vector<ChildJob>& jobs)>;

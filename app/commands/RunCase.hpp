@@ -11,7 +11,7 @@
 //                (app/run/OutputDirectory);
 //   5. summary:  the final state, conservation, positivity, warnings, bounds and timings (app/run/RunSummary).
 // A failed run leaves no half-written DIR; a killed run leaves DIR.partial, which `fpdp run --restart DIR` continues
-// from its last checkpoint (app/Checkpoint).
+// from its last checkpoint (app/run/Checkpoint).
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,7 +27,7 @@ struct RunOptions {
   std::string outputDirectory;  // resolved: --output or case.output.directory
   bool quiet = false;
   /// --restart: the checkpoint to continue from (read and checked against the case by the caller; every rank holds
-  /// it). The run continues in outputDirectory + ".partial" (app/Checkpoint).
+  /// it). The run continues in outputDirectory + ".partial" (app/run/Checkpoint).
   std::shared_ptr<const io::CheckpointData> resume;
   /// Called on rank 0 at every step of the companion solves and of the run (app/run/RunProgress.hpp); it may throw
   /// RunInterrupted, which stops the run and keeps DIR.partial (with its last checkpoint, if any) for a restart.

@@ -1,6 +1,6 @@
 #pragma once
 // The commands that run a case on PETSC_COMM_WORLD once MPI and PETSc are started (`fpdp run`, `check`, `sample`,
-// `noise-study`; a member of a sweep run in-process under MPI, app/MemberDispatch): the case's PETSc options, the
+// `noise-study`; a member of a sweep run in-process under MPI, app/commands/MemberDispatch): the case's PETSc options, the
 // command, and every failure turned into one line on stderr and the exit status (0, 1 run-time failure, 2 bad input).
 #include <memory>
 #include <string>

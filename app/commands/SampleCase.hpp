@@ -2,7 +2,7 @@
 // `fpdp sample`: the Monte Carlo check of a case (validation/MonteCarloSampler, validation/SampleAgreement).
 //
 // The story of a sample run (SampleCase.cpp):
-//   1. models and mesh exactly as `fpdp run` builds them (app/ModelBuilding);
+//   1. models and mesh exactly as `fpdp run` builds them (app/run/ModelBuilding);
 //   2. N particles on D and N on D', noisy GD (or Euler–Maruyama for Langevin), counted on the mesh at the output
 //      steps of [sampler];
 //   3. if DIR already holds `fpdp run`'s output of the same case (parameters.toml equal but for [sampler], fpdp.h5

@@ -1,5 +1,5 @@
 #pragma once
-// `fpdp validate`: runs the validation cases of validation/cases/ (app/ValidationSuite) as child processes of this
+// `fpdp validate`: runs the validation cases of validation/cases/ (app/commands/ValidationSuite) as child processes of this
 // same program (`fpdp run`, and `fpdp sample` for the Monte Carlo check), applies their checks
 // (validation/ValidationChecks) to the files the runs wrote, compares them with the regression references of
 // validation/references/, prints one table row per check and writes REPORT_DIR/report.md (the table, the findings of

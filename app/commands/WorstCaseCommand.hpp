@@ -6,7 +6,7 @@
 // The search runs over the case's [worst_case] domain: which record of D is replaced or removed (indices), the
 // replacement or added record x' (a box or a ball of records) and its label (logistic). A grid over the domain, then
 // rounds of finer grids around the best point so far; every evaluation is a `fpdp run` of the case with
-// neighbour.index / neighbour.record / neighbour.label overridden (app/MemberRuns), several at a time. The objective
+// neighbour.index / neighbour.record / neighbour.label overridden (app/commands/MemberRuns), several at a time. The objective
 // is eps_exact at delta (the larger of both directions; default delta: privacy.delta) or R_alpha(p || q) at the last
 // step. DIR/worst-case.csv holds every evaluation, DIR/worst-case.png the objective over the domain (1-D, 2-D).
 // Exit status: 0 every evaluation succeeded; 1 one failed (the search goes on without it); 2 bad input (nothing is

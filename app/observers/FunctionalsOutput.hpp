@@ -30,7 +30,7 @@ public:
   void writeHdf5(io::Hdf5Output& h5) override;
   /// Closes the CSV files.
   void close() override;
-  /// Checkpoint/restart (app/Checkpoint): the arrays accumulated so far.
+  /// Checkpoint/restart (app/run/Checkpoint): the arrays accumulated so far.
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, std::size_t outputSteps);
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override {

@@ -465,7 +465,7 @@ void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy, con
 }
 
 /// The summary's line of the accountants' baseline from the epsilon.csv row: the full-batch GDP composition or the
-/// minibatch one (app/DpSgdAccounting), with its neighbouring relation.
+/// minibatch one (app/run/DpSgdAccounting), with its neighbouring relation.
 void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const {
   const double composition = row[col], mu = row[col + 1];
   if (minibatch_) {
@@ -551,7 +551,7 @@ void PrivacyOutput::setUpComposition() {
     minibatch_.emplace(case_, P.worstCaseGap ? std::optional<double>(*P.worstCaseGap * n) : std::nullopt);
   }
   if (!minibatchReason_.empty()) {
-    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/DpSgdAccounting).
+    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/run/DpSgdAccounting).
     compositionUnavailable_ = "batch.sampling = \"" + case_.batch.sampling +
                               "\": the baseline composes full-batch Gaussian mechanisms, not this minibatch schedule";
   } else if (!P.worstCaseGap) {

@@ -85,7 +85,7 @@ public:
   /// eps_exact at privacy.delta and the composition baseline at the last output step.
   PrivacyHeadline headline() const;
 
-  /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
+  /// Checkpoint/restart (app/run/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
   /// output step (recomputed from the restored state), which the summary reports if no later step comes.
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,

@@ -74,7 +74,7 @@ public:
   void summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const override {
     if (part == SummaryPart::Rates) summary(out);
   }
-  /// Checkpoint/restart (app/Checkpoint): the rows observed so far (finish() derives everything else from them).
+  /// Checkpoint/restart (app/run/Checkpoint): the rows observed so far (finish() derives everything else from them).
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck);
   void restoreState(const io::CheckpointData& ck, const RestoredStep&) override { restoreState(ck); }

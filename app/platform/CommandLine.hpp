@@ -35,7 +35,7 @@ struct CommandLine {
   std::optional<long long> seed;       // sample: --seed S
   std::optional<int> threads;          // sample: --threads T
   std::vector<std::string> petscArgs;  // passed to PetscInitialize
-  std::vector<CaseOverride> overrides; // run, check: --set KEY=VALUE (app/CaseOverrides)
+  std::vector<CaseOverride> overrides; // run, check: --set KEY=VALUE (app/case/CaseOverrides)
 };
 
 CommandLine parseCommandLine(int argc, const char* const* argv);

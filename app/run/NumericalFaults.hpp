@@ -66,7 +66,7 @@ public:
   void throwIfStopped() const;
   /// Summary lines: the largest figures met, and a WARNING for each fault that occurred without stopping the run.
   void summary(std::ostream& out) const;
-  /// Checkpoint/restart (app/Checkpoint): the mass reference and the worst figures so far, so that a continued run
+  /// Checkpoint/restart (app/run/Checkpoint): the mass reference and the worst figures so far, so that a continued run
   /// judges and reports exactly as the uninterrupted one.
   void saveState(io::CheckpointData& ck) const;
   void restoreState(const io::CheckpointData& ck);

@@ -216,7 +216,7 @@ RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::strin
   onRankZero<OutputDirectoryError>(comm_, rank_, [&] {
     finalDir_ = normaliseOutputDirectory(finalDir);
     workDir_ = finalDir_ + ".partial";
-    if (continued) {  // continue in the interrupted run's directory (app/Checkpoint)
+    if (continued) {  // continue in the interrupted run's directory (app/run/Checkpoint)
       removeTemporaryFiles(workDir_);
       return;
     }

@@ -3,7 +3,7 @@
 // (app/run/ProgressReporter) and ends on SIGINT with a restart hint (app/run/InterruptHint); a caller in the
 // same process that handles SIGINT itself (the Python module, python/) gives a progress hook instead: it is called
 // on rank 0 at every step of the companion solves and of the run, and stops the run by throwing RunInterrupted,
-// which keeps DIR.partial and its last checkpoint for a restart (app/RunCase).
+// which keeps DIR.partial and its last checkpoint for a restart (app/commands/RunCase).
 #include <functional>
 #include <limits>
 #include <stdexcept>

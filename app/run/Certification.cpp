@@ -83,7 +83,8 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
                                  : "set accuracy.estimate = true, or run with --certify";
     case Uncertainty::ZeroUnproven: return "none needed: its conservative value bounds it (from the profile)";
     case Uncertainty::InfiniteUndecided:
-      return "none: the order may be infinite; use a lower order or eps_exact";
+      return "none: the order may be infinite, or one density underflows where the other does not; use a lower order "
+             "or eps_exact";
     case Uncertainty::DensityBound:
       // The lattice's TV bound shrinks only in proportion to batch.mixture_tolerance, whose lattice soon exceeds its
       // budget (cases/dpsgd-poisson-large-n-1d.toml: a 5x lower tolerance halves the estimate, 100x does not fit):
@@ -284,21 +285,41 @@ void addWallTail(NumberAccuracy& a, double bound, double rtol) {
   if (wasCertified && !a.certified) a.reason = Uncertainty::BoxTruncation;
 }
 
+/// Whether the laws carry singular masses (projected noisy GD's boundary bins), the only proof of an infinite KL or
+/// of an infinite R_alpha below the far field's critical order: an atom of one law where the other has none.
+bool singularMasses(const solver::DivergenceValues& v) { return v.p.singularMass > 0.0 || v.q.singularMass > 0.0; }
+
+/// KL (or eps(delta)) = +inf proves nothing without singular masses: a density that underflowed to 0 where the other did not (seen:
+/// KL = +inf "certified" against a truth of 0.41). Not certified then; its conservative value stays +inf.
+void infiniteUnproven(const solver::DivergenceValues& v, NumberAccuracy& a) {
+  if (plusInf(a.value) && a.certified && !singularMasses(v))
+    uncertifiedAtLimit(a, INFINITY, Uncertainty::InfiniteUndecided, true);
+}
+
 /// The order from which R_alpha(p || q) may be infinite: the far-field model's critical order (the smallest alpha > 1
 /// at which alpha P_p + (1 - alpha) P_q stops being positive definite, from the fitted precisions of p and q), and,
 /// where the two noises differ, the same for their covariances (the stationary laws' tails for a quadratic trend).
 /// +inf where neither gives one; NaN where the noises differ and the far field is not modelled (laws that fill the box,
 /// or singular masses): then no order is decided.
+/// The smallest alpha > 1 at which alpha A + (1 - alpha) B = B + alpha (A - B) loses definiteness: 1/mu, mu the
+/// largest eigenvalue of B^(-1/2) (B - A) B^(-1/2) (+inf where mu <= 0; NaN where the pencil fails).
+double pencilCriticalOrder(const models::Matrix& A, const models::Matrix& B) {
+  Eigen::GeneralizedSelfAdjointEigenSolver<models::Matrix> pencil(B - A, B, Eigen::EigenvaluesOnly);
+  if (pencil.info() != Eigen::Success) return kNaN;
+  const double mu = pencil.eigenvalues().maxCoeff();
+  return mu > 0.0 ? 1.0 / mu : INFINITY;
+}
+
+/// The critical order of the noises alone (+inf for equal noises): the Gibbs tails exp(-L Sigma^-1) of two unequal
+/// noise covariances make R_alpha infinite from it on, whatever the losses (a structural infinity, unlike a fit's).
+double noiseCriticalOrder(const models::Matrix& sigmaP, const models::Matrix& sigmaQ) {
+  if ((sigmaP - sigmaQ).cwiseAbs().maxCoeff() == 0.0) return INFINITY;
+  return pencilCriticalOrder(sigmaP.inverse(), sigmaQ.inverse());
+}
+
 double criticalOrder(const std::vector<double>& precisionP, const std::vector<double>& precisionQ, int dim,
                      const models::Matrix& sigmaP, const models::Matrix& sigmaQ, bool modelApplies) {
-  // alpha A + (1 - alpha) B = B + alpha (A - B) loses definiteness at alpha = 1/mu, mu the largest eigenvalue of
-  // B^(-1/2) (B - A) B^(-1/2) (none where mu <= 0).
-  const auto critical = [](const models::Matrix& A, const models::Matrix& B) {
-    Eigen::GeneralizedSelfAdjointEigenSolver<models::Matrix> pencil(B - A, B, Eigen::EigenvaluesOnly);
-    if (pencil.info() != Eigen::Success) return kNaN;
-    const double mu = pencil.eigenvalues().maxCoeff();
-    return mu > 0.0 ? 1.0 / mu : INFINITY;
-  };
+  const auto critical = pencilCriticalOrder;
   const bool noisesDiffer = (sigmaP - sigmaQ).cwiseAbs().maxCoeff() != 0.0;
   double order = INFINITY;
   if (noisesDiffer) order = critical(sigmaP.inverse(), sigmaQ.inverse());  // Gibbs tails exp(-L Sigma^-1)
@@ -435,6 +456,8 @@ void AccuracyJudge::judgeOrders(long step, const solver::DivergenceValues& v, co
                               case_.noise.sigmaFor(false, dim), modelApplies)
               : criticalOrder(v.tailPrecisionP, v.tailPrecisionQ, dim, case_.noise.sigmaFor(false, dim),
                               case_.noise.sigmaFor(true, dim), modelApplies);
+  const double noiseCritical = reverse ? noiseCriticalOrder(case_.noise.sigmaFor(true, dim), case_.noise.sigmaFor(false, dim))
+                                       : noiseCriticalOrder(case_.noise.sigmaFor(false, dim), case_.noise.sigmaFor(true, dim));
   for (std::size_t k = 0; k < case_.divergence.orders.size(); ++k) {
     const auto get = [k, reverse](const solver::DivergenceValues& d) {
       const auto& r = reverse ? d.reverse.renyi : d.renyi;
@@ -459,6 +482,12 @@ void AccuracyJudge::judgeOrders(long step, const solver::DivergenceValues& v, co
     const double alpha = case_.divergence.orders[k].alpha;
     if (std::isfinite(a.value) && (std::isnan(critical) || alpha >= kCriticalOrderMargin * critical))
       uncertifiedAtLimit(a, INFINITY, Uncertainty::InfiniteUndecided, true);
+    // +inf is proved only by the singular masses of projected laws (an atom of p where q has none) or at orders past
+    // the noises' own critical order. A density that underflowed to 0 where the other did not proves nothing (seen:
+    // R_1.5 = +inf "certified" against a truth of 122, a Poisson mixture's far component beyond the range of doubles
+    // in q), nor does the far-field fit (seen: R_5 = +inf against 1846, the fit of a mixture's middle range).
+    if (plusInf(a.value) && a.certified && !singularMasses(v) && !(alpha >= noiseCritical))
+      uncertifiedAtLimit(a, INFINITY, Uncertainty::InfiniteUndecided, true);
     // The integrand beyond the walls: E_alpha is short by at most tail E_alpha, R_alpha by log1p(tail)/|alpha - 1|
     // (seen: R_10 2e-8 below the truth, certified, with 2e-7 of the tilted law beyond the box and a wall share of 9e-8).
     const auto& tails = reverse ? v.reverse.renyiWallTail : v.renyiWallTail;
@@ -479,6 +508,7 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   const bool tvOnWalls = !v.hockeyStickStatusPQ.empty() && !eps_.empty() && eps_.front() == 0.0 &&
                          !profileValueJudged(v, v.hockeyStickStatusPQ.front());
   out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.kl; }, INFINITY));
+  infiniteUnproven(v, out.back());
   if (klOnWalls) uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::BoxTruncation, true);
   if (step != 0 && !identical_) addWallTail(out.back(), v.klWallTail, case_.accuracy.rtol);
   out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.tv; }, 1.0));
@@ -496,6 +526,7 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
       continue;
     }
     out.push_back(judge(step, v, coarse, eps, INFINITY));
+    infiniteUnproven(v, out.back());  // an unreachable delta: the floor of a density that underflowed
     // A root that rests on the walls or on the noise floor is not bounded by the companions (they share the box and
     // cannot resolve the noise): its conservative value is +inf.
     if (status == models::ExactEpsilonStatus::TruncatedSuspect && !v.absorbedMass)
@@ -504,6 +535,7 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
       uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::NoiseFloor, true);
   }
   out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.reverse.kl; }, INFINITY));
+  infiniteUnproven(v, out.back());
   // KL(q || p) on the walls alike (seen: 4e-6 of p beyond the box put KL(q || p) 1e-4 below the truth, certified with a
   // conservative value below it, while KL(p || q) was flagged).
   if (v.reverse.klBoundaryShare > solver::DivergenceFunctionals::kBoundaryShareTolerance)

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <limits>
 #include <ostream>
 #include <random>
 #include <vector>
@@ -291,4 +292,35 @@ BOOST_AUTO_TEST_CASE(the_bound_beyond_the_walls_enters_the_estimate) {
   // At the start nothing is added (the companions have no step 0 here: no estimate, whatever the tails).
   const auto atStart = plain(0, v);
   BOOST_TEST(atStart[3].reason != Uncertainty::BoxTruncation);
+}
+
+// +inf on every mesh is proved only by the singular masses of projected laws (an atom of one law where the other has
+// none) or past the noises' own critical order; a density that underflowed to 0 where the other did not, or a
+// far-field fit, proves nothing (seen: KL and R_alpha = +inf "certified" against finite truths of a Poisson mixture).
+BOOST_AUTO_TEST_CASE(an_infinity_is_certified_only_where_it_is_proved) {
+  const auto c = oneDimensionalCase();  // equal noises: no order is infinite by the noises
+  const long step = 5;
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto infinite = [&] {
+    auto v = values(inf, {0.5, 0.2, 0.1});
+    v.tv = 0.5;
+    v.renyiStatus.assign(2, fpdp::solver::RenyiStatus::InfiniteDetected);
+    v.reverse.renyiStatus.assign(2, fpdp::solver::RenyiStatus::InfiniteDetected);
+    return v;
+  };
+  const CompanionValues comp = companions({infinite(), infinite(), infinite()}, step);
+  const AccuracyJudge judge(c, {0.0, 0.5, 1.0}, comp, false);
+  const auto underflow = infinite();
+  const auto numbers = judge.numbers(step, underflow, judge.profile(step, underflow, false), false);
+  for (std::size_t k : {std::size_t{0}, std::size_t{2}, std::size_t{3}}) {  // KL, R_2, R_10
+    BOOST_TEST_INFO(judge.names()[k]);
+    BOOST_TEST(!numbers[k].certified);
+    BOOST_TEST(numbers[k].reason == Uncertainty::InfiniteUndecided);
+    BOOST_TEST(numbers[k].conservative == inf);
+  }
+  auto projected = infinite();  // an atom of p at the boundary of C where q has none
+  projected.p.singularMass = 1e-3;
+  const auto proved = judge.numbers(step, projected, judge.profile(step, projected, false), false);
+  BOOST_TEST(proved[0].certified);
+  BOOST_TEST(proved[3].certified);
 }

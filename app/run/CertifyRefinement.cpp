@@ -120,7 +120,7 @@ private:
   struct Outcome {
     std::string text;  // "certified", or what blocked it
     bool widen = false;
-    std::string what;  // the numbers the box decides
+    std::string what{};  // the numbers the box decides
   };
 
   void say(const std::string& line) const {

@@ -283,7 +283,7 @@ BOOST_AUTO_TEST_CASE(quadratic_empirical_loss_in_closed_form_equals_the_sum) {
   const auto loss = std::make_shared<QuadraticLoss>(lambda);
   for (const std::optional<double> clip : {std::optional<double>{}, std::optional<double>{0.5}}) {
     const EmpiricalLoss L(loss, data, clip);
-    for (const Vector theta : {Vector{{0.0, 0.0}}, Vector{{3.1, 2.9}}, Vector{{-40.0, 25.0}}}) {
+    for (const Vector& theta : {Vector{{0.0, 0.0}}, Vector{{3.1, 2.9}}, Vector{{-40.0, 25.0}}}) {
       double sum = 0;
       for (const Record& r : records) sum += loss->value(theta, r);
       sum /= static_cast<double>(records.size());

@@ -12,27 +12,27 @@
 #include <string>
 #include <vector>
 
-#include "app/CaseOverrides.hpp"
-#include "app/CaseReader.hpp"
-#include "app/Checkpoint.hpp"
-#include "app/ChildProcesses.hpp"
-#include "app/CommandFailure.hpp"
-#include "app/CommandLine.hpp"
-#include "app/HugePageHeap.hpp"
-#include "app/MemberDispatch.hpp"
-#include "app/NoiseStudy.hpp"
-#include "app/PetscConfiguration.hpp"
-#include "app/ResourceEstimate.hpp"
-#include "app/RunCommand.hpp"
-#include "app/RunCase.hpp"
+#include "app/case/CaseOverrides.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/Checkpoint.hpp"
+#include "app/platform/ChildProcesses.hpp"
+#include "app/commands/CommandFailure.hpp"
+#include "app/platform/CommandLine.hpp"
+#include "app/platform/HugePageHeap.hpp"
+#include "app/commands/MemberDispatch.hpp"
+#include "app/commands/NoiseStudy.hpp"
+#include "app/platform/PetscConfiguration.hpp"
+#include "app/case/ResourceEstimate.hpp"
+#include "app/commands/RunCommand.hpp"
+#include "app/commands/RunCase.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/OutputLock.hpp"
 #include "app/run/RunPlan.hpp"
-#include "app/SampleCase.hpp"
-#include "app/SweepCommand.hpp"
-#include "app/WorstCaseCommand.hpp"
-#include "app/ValidateCommand.hpp"
+#include "app/commands/SampleCase.hpp"
+#include "app/commands/SweepCommand.hpp"
+#include "app/commands/WorstCaseCommand.hpp"
+#include "app/commands/ValidateCommand.hpp"
 #include "meshes/PetscHandles.hpp"
 #include "models/Dataset.hpp"
 
@@ -64,7 +64,7 @@ void requireOutputInside(const fpdp::app::CommandLine& cl, const fpdp::app::Case
                               "a relative path below the working directory");
 }
 
-/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/MemberRuns.
+/// `fpdp sweep` and `fpdp worst-case`: the study, its members run by app/commands/MemberRuns.
 int studyCommand(int argc, char** argv) {
   try {
     const std::string self = fpdp::app::selfExecutable(argv[0]);
@@ -100,7 +100,7 @@ int fpdpMain(int argc, char** argv) {
     }
   }
   // `fpdp sweep` and `fpdp worst-case` run their members as child processes (`fpdp run`); no PETSc here either.
-  // Under mpiexec the members run in this program on groups of ranks instead (app/MemberDispatch).
+  // Under mpiexec the members run in this program on groups of ranks instead (app/commands/MemberDispatch).
   if (argc >= 2 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "worst-case"))
     return fpdp::app::studyLaunchedOnRanks() ? fpdp::app::runStudyOnRanks(argc, argv, studyCommand)
                                              : studyCommand(argc, argv);
@@ -165,7 +165,7 @@ int fpdpMain(int argc, char** argv) {
   } catch (const fpdp::app::OutputDirectoryError&) {
     return reportError(launcherRank(), fpdp::app::describeFailure(std::current_exception(), nullptr));
   }
-  // The heap in transparent huge pages, sized for the case (app/HugePageHeap.hpp): about 1.5 KiB per cell.
+  // The heap in transparent huge pages, sized for the case (app/platform/HugePageHeap.hpp): about 1.5 KiB per cell.
   std::size_t cells = 1;
   for (int a = 0; a < c.mesh.dim; ++a) cells *= static_cast<std::size_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
   fpdp::app::reserveHugePageHeap(cells * 1536);

@@ -1,6 +1,6 @@
 #pragma once
 // The storage of a checkpoint (docs/output.md, "Checkpoint and restart"): a sealed HDF5 file holding named 1-D
-// float64 arrays and fixed-length strings, nothing else. app/Checkpoint gives the names their meaning.
+// float64 arrays and fixed-length strings, nothing else. app/run/Checkpoint gives the names their meaning.
 //
 // Integrity is checked before the HDF5 library parses anything: the file begins with a 512-byte HDF5 user block
 // (HDF5 readers skip it) holding the seal, one text line

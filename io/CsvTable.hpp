@@ -14,7 +14,7 @@ namespace fpdp::io {
 class CsvTable {
 public:
   CsvTable(const std::string& path, std::vector<std::string> columns);
-  /// Continuing an interrupted run (app/Checkpoint): a table opened at one of these paths appends to the existing
+  /// Continuing an interrupted run (app/run/Checkpoint): a table opened at one of these paths appends to the existing
   /// file (which the restart truncates to its size at the checkpoint) instead of starting it with a header.
   /// Process-wide; the restart sets it before the outputs are constructed and clears it after.
   static void setContinuedPaths(std::vector<std::string> paths);

@@ -2,7 +2,7 @@
 // Statistics that confront Monte Carlo samples (validation/MonteCarloSampler) with the density solver, on bins: the
 // mesh cells (mass P_i = |c_i| p_i of the solver's cell averages, normalised) followed by any singular bins (boundary
 // masses of a projected case, in the solver's bins: solver::BoundaryBins, counted by the sampler with
-// BoundaryBins::projectedPointBin; app/SampleCase.cpp appends them after the cells for every statistic below). The solver's log-ratio log r = log(p/q) is constant on
+// BoundaryBins::projectedPointBin; app/commands/SampleCase.cpp appends them after the cells for every statistic below). The solver's log-ratio log r = log(p/q) is constant on
 // each bin (r_i = P_i / Q_i), so every estimate below is a function of the bin counts: no particle is stored.
 // Confidence levels are two-sided, 1 - gamma; z = Phi^{-1}(1 - gamma/2) from Boost.Math.
 //

@@ -5,9 +5,9 @@
 #include <limits>
 #include <map>
 
-#include "app/NumberFormat.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/observers/PrivacyOutput.hpp"
-#include "app/observers/StepColumns.hpp"
+#include "app/run/StepColumns.hpp"
 #include "io/NumberText.hpp"
 
 namespace fpdp::app {
@@ -234,6 +234,27 @@ void AccuracyOutput::summary(std::ostream& s) const {
     const std::string remedy = uncertaintyRemedy(why, c);
     s << (remedy.empty() ? "" : "\n      remedy: " + remedy) << "\n";
   }
+}
+
+void AccuracyOutput::summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const {
+  if (part == SummaryPart::Accuracy) summary(out);
+}
+
+std::string AccuracyOutput::epsNote(double delta) const {
+  const auto a = epsAt(delta);
+  if (!a || a->certified || std::isnan(a->value)) return "";
+  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(a->reason)) +
+         "): use its conservative value " + formatNumber(a->conservative, "%.4e") + " (accuracy.csv)";
+}
+
+std::string AccuracyOutput::rdpNote(double delta) const {
+  const auto m = last("eps_rdp_mironov_delta_" + io::shortestText(delta));
+  const auto k = last("eps_rdp_cks_delta_" + io::shortestText(delta));
+  if (!m || !k || (m->certified && k->certified) || std::isnan(m->value)) return "";
+  const Uncertainty why = m->certified ? k->reason : m->reason;
+  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(why)) +
+         "): upper bounds from the conservative R_alpha: Mironov " + formatNumber(m->conservative, "%.4e") + ", CKS " +
+         formatNumber(k->conservative, "%.4e") + " (accuracy.csv)";
 }
 
 }  // namespace fpdp::app

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
-#include "app/observers/NumericalFaults.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/NumericalFaults.hpp"
 #include "app/run/Certification.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/Column.hpp"
@@ -31,6 +31,14 @@ public:
   /// The summary's lines: the estimate of each number at the last output step, and what is not certified, why, and
   /// what to do.
   void summary(std::ostream& s) const;
+  /// Accuracy: summary()'s lines.
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const override;
+  /// The line under eps_exact at `delta` in the (eps, delta) table: "" where it is certified, else its conservative
+  /// value and why.
+  std::string epsNote(double delta) const;
+  /// The line under the RDP conversions at `delta`: "" where both are certified, else their conservative values (upper
+  /// bounds from the conservative R_alpha) and why.
+  std::string rdpNote(double delta) const;
   /// eps_exact at `delta` (of privacy.delta_grid) at the last output step (nullopt: not a number of the run).
   std::optional<NumberAccuracy> epsAt(double delta) const;
   /// The accuracy of number `name` (accuracy.csv's column) at the last output step (nullopt: no such number).

@@ -3,7 +3,7 @@
 #include <csignal>
 #include <stdexcept>
 
-#include "app/Checkpoint.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "app/run/InterruptHint.hpp"
 #include "meshes/PetscHandles.hpp"
 

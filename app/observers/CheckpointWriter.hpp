@@ -1,5 +1,5 @@
 #pragma once
-// Checkpoints (app/Checkpoint, docs/output.md "Checkpoint and restart"): at every output.checkpoint_every-th output
+// Checkpoints (app/run/Checkpoint, docs/output.md "Checkpoint and restart"): at every output.checkpoint_every-th output
 // step, after that step's rows and fields are written, everything the rest of the run needs goes into
 // DIR.partial/checkpoint.h5. Registered after the observers whose output it must follow. Never at step 0: a
 // restart from there would save nothing (it cost 5 ms of a 0.2 s run at 256^2, and a whole state's I/O on large
@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "app/Case.hpp"
-#include "app/Checkpoint.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "app/run/RunObserver.hpp"
 
 namespace fpdp::app {

@@ -1,49 +1,16 @@
 #include "app/observers/DivergenceSeries.hpp"
 
+#include <cstdio>
+
+#include "app/run/RunPlan.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 #include "app/observers/FunctionalsOutput.hpp"
-#include "app/observers/StepColumns.hpp"
+#include "app/run/StepColumns.hpp"
 
 namespace fpdp::app {
-
-std::vector<io::Column> divergenceTable(const Case& c, bool constrained) {
-  namespace u = io::units;
-  std::vector<io::Column> columns{
-      outputStepColumn(),
-      outputTimeColumn(),
-      io::real("mass_p", u::kOne, "The total mass of p (1 at the start, conserved to round-off)."),
-      io::real("mass_q", u::kOne, "The total mass of q (1 at the start, conserved to round-off)."),
-      io::real("kl", u::kNats, "The Kullback-Leibler divergence KL(p || q)."),
-      io::real("tv", u::kOne, "The total variation distance (1/2) int |p - q|.")};
-  for (auto& column : renyiColumns(c.divergence.orders, "(p || q)")) columns.push_back(std::move(column));
-  const std::string density = u::density(c.mesh.dim);
-  columns.insert(columns.end(),
-                 {io::real("min_p", density, "The smallest cell value of p."),
-                  io::real("min_q", density, "The smallest cell value of q."),
-                  io::integer("negative_cells_p", u::kCells, "The number of cells where p is negative."),
-                  io::integer("negative_cells_q", u::kCells, "The number of cells where q is negative.")});
-  // Projected noisy GD: the boundary bins' masses (part of mass_p, mass_q; in every divergence as singular masses).
-  if (constrained)
-    columns.insert(columns.end(),
-                   {io::real("boundary_mass_p", u::kOne, "The mass of p in the boundary bins of the constraint set."),
-                    io::real("boundary_mass_q", u::kOne, "The mass of q in the boundary bins of the constraint set.")});
-  return columns;
-}
-
-std::vector<std::string> divergenceColumns(const Case& c, bool constrained) {
-  return io::columnNames(divergenceTable(c, constrained));
-}
-
-std::vector<double> divergenceRow(long step, double t, const solver::DivergenceValues& v, bool constrained) {
-  std::vector<double> row{static_cast<double>(step), t, v.p.mass, v.q.mass, v.kl, v.tv};
-  appendRenyiColumns(row, v);
-  row.insert(row.end(), {v.p.min, v.q.min, static_cast<double>(v.p.negativeCells),
-                         static_cast<double>(v.q.negativeCells)});
-  if (constrained) row.insert(row.end(), {v.p.singularMass, v.q.singularMass});
-  return row;
-}
 
 DivergenceSeries::DivergenceSeries(const std::string& directory, bool writer, std::vector<io::Column> columns,
                                    std::size_t orders)
@@ -95,5 +62,32 @@ void DivergenceSeries::restoreRows(const io::CheckpointData& ck, std::size_t out
 void DivergenceSeries::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("series", table_, rows_); }
 
 void DivergenceSeries::close() { csv_.reset(); }
+
+void DivergenceSeries::summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const {
+  const solver::DivergenceValues& last = at.last;
+  char b[400];
+  if (part == SummaryPart::Health) {
+    std::snprintf(b, sizeof b,
+                  "  mass p, q at t_end      %.16f  %.16f  (largest relative drift %.2e)\n"
+                  "  min density (all outputs)  %.3e  (negative cells at worst: %ld)\n",
+                  last.p.mass, last.q.mass, worstMassDrift_, minDensity_, totalNegative_);
+    out << b;
+    return;
+  }
+  if (part != SummaryPart::Warnings) return;
+  const auto& orders = at.plan.c.divergence.orders;
+  std::string atWalls;
+  double worstShare = 0.0;
+  for (std::size_t k = 0; k < worstBoundaryShare_.size() && k < orders.size(); ++k)
+    if (worstBoundaryShare_[k] > solver::DivergenceFunctionals::kBoundaryShareTolerance &&
+        !(k < last.renyiStatus.size() && last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected)) {
+      atWalls += (atWalls.empty() ? "R_" : ", R_") + orders[k].label;
+      worstShare = std::max(worstShare, worstBoundaryShare_[k]);
+    }
+  if (atWalls.empty()) return;
+  std::snprintf(b, sizeof b, "up to %.1e", worstShare);
+  out << "  WARNING: " << atWalls << " not reliable: " << b << " of the integrand lies in the cells at the box walls "
+      << "(the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n";
+}
 
 }  // namespace fpdp::app

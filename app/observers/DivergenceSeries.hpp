@@ -6,19 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/DivergenceTable.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/Column.hpp"
 #include "io/CsvTable.hpp"
 
 namespace fpdp::app {
-
-/// The columns of divergence.csv and /series (`constrained`: projected noisy GD, with the boundary bins' masses).
-std::vector<io::Column> divergenceTable(const Case& c, bool constrained);
-/// Their names: divergence.csv's header.
-std::vector<std::string> divergenceColumns(const Case& c, bool constrained);
-/// divergence.csv's row of one output step, in divergenceColumns' order.
-std::vector<double> divergenceRow(long step, double t, const solver::DivergenceValues& v, bool constrained);
 
 class DivergenceSeries final : public RunObserver {
 public:
@@ -40,6 +34,9 @@ public:
   long mostNegativeCells() const { return totalNegative_; }
   /// Per order: the largest share of the Rényi integrand in the wall cells over all output steps.
   const std::vector<double>& worstBoundaryShare() const { return worstBoundaryShare_; }
+  /// Health: the masses at the end with their largest drift, the smallest density and the most negative cells;
+  /// Warnings: the orders whose Rényi integrand reached the wall cells beyond the tolerance at some output step.
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const override;
 
 private:
   std::vector<io::Column> table_;

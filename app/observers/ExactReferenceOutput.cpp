@@ -1,21 +1,15 @@
 #include "app/observers/ExactReferenceOutput.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 
-#include "app/observers/StepColumns.hpp"
+#include "app/run/StepColumns.hpp"
 #include "io/NumberText.hpp"
 #include "models/GaussianFunctionals.hpp"
 
 namespace fpdp::app {
-
-double relativeError(double computed, double exact) {
-  if (std::isinf(exact) && std::isinf(computed) && (exact > 0) == (computed > 0)) return 0.0;
-  if (std::isinf(exact) != std::isinf(computed)) return INFINITY;  // a finite value for an infinite one, or the reverse
-  if (exact == 0) return computed;
-  return (computed - exact) / exact;
-}
 
 ExactReferenceOutput::ExactReferenceOutput(const std::string& directory, bool writer, const Case& c,
                                            const ExactOracle& oracle)
@@ -98,5 +92,13 @@ void ExactReferenceOutput::restoreState(const io::CheckpointData& ck, const Rest
 void ExactReferenceOutput::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("exact", columns_, rows_); }
 
 void ExactReferenceOutput::close() { csv_.reset(); }
+
+void ExactReferenceOutput::summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const {
+  if (part != SummaryPart::Reference || !lastErrors_) return;
+  char b[400];
+  std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at the end: p %.3e, q %.3e\n", lastErrors_->l1P,
+                lastErrors_->l1Q);
+  out << b;
+}
 
 }  // namespace fpdp::app

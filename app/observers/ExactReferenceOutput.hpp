@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/RunObserver.hpp"
 #include "app/run/RunPlan.hpp"
 #include "io/Column.hpp"
@@ -14,9 +14,6 @@
 
 namespace fpdp::app {
 
-/// (computed - exact) / exact, with the cases a division cannot express: both infinite with one sign agree (0), one
-/// infinite and the other not is +inf, exact 0 gives the computed value itself.
-double relativeError(double computed, double exact);
 
 class ExactReferenceOutput final : public RunObserver {
 public:
@@ -31,6 +28,8 @@ public:
 
   /// The L1 errors at the last output step observed (or restored).
   const std::optional<validation::CellErrors>& lastErrors() const { return lastErrors_; }
+  /// Reference: the L1 errors against the exact cell averages at the end.
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const override;
 
 private:
   const ExactOracle& oracle_;

@@ -4,46 +4,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "app/observers/StepColumns.hpp"
+#include "app/run/StepColumns.hpp"
 
 namespace fpdp::app {
-
-double renyiStatusCode(solver::RenyiStatus s) {
-  switch (s) {
-    case solver::RenyiStatus::InfiniteDetected: return 1;
-    case solver::RenyiStatus::TruncatedSuspect: return 2;
-    case solver::RenyiStatus::NoiseSuspect: return 3;
-    default: return 0;
-  }
-}
-
-std::string renyiStatusCodes() {
-  std::vector<std::string> names(4);
-  for (auto s : {solver::RenyiStatus::Finite, solver::RenyiStatus::InfiniteDetected,
-                 solver::RenyiStatus::TruncatedSuspect, solver::RenyiStatus::NoiseSuspect})
-    names.at(static_cast<std::size_t>(renyiStatusCode(s))) = solver::renyiStatusName(s);
-  return io::codeTable(names);
-}
-
-double writtenRenyi(double value, solver::RenyiStatus s) {
-  return s == solver::RenyiStatus::InfiniteDetected ? HUGE_VAL : value;
-}
-
-std::vector<io::Column> renyiColumns(const std::vector<RenyiOrder>& orders, const std::string& what) {
-  std::vector<io::Column> columns;
-  for (const auto& o : orders)
-    columns.push_back(io::real("renyi_" + o.label, io::units::kNats,
-                               "The Renyi divergence R_" + o.label + what + " (inf where it diverges)."));
-  for (const auto& o : orders)
-    columns.push_back(io::status("status_renyi_" + o.label, "How far renyi_" + o.label + " can be trusted.",
-                                 renyiStatusCodes()));
-  return columns;
-}
-
-void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues& v) {
-  for (std::size_t k = 0; k < v.renyi.size(); ++k) row.push_back(writtenRenyi(v.renyi[k], v.renyiStatus[k]));
-  for (std::size_t k = 0; k < v.renyi.size(); ++k) row.push_back(renyiStatusCode(v.renyiStatus[k]));
-}
 
 const std::vector<io::Column>& FunctionalsOutput::renyiTable() {
   namespace u = io::units;

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/DivergenceTable.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
@@ -29,7 +30,7 @@ public:
   void writeHdf5(io::Hdf5Output& h5) override;
   /// Closes the CSV files.
   void close() override;
-  /// Checkpoint/restart (app/Checkpoint): the arrays accumulated so far.
+  /// Checkpoint/restart (app/run/Checkpoint): the arrays accumulated so far.
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, std::size_t outputSteps);
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override {
@@ -57,22 +58,5 @@ private:
   std::vector<Series> perOrder_, perEps_, perStep_, perBin_;
   Series& series(std::vector<Series>& list, const std::string& name);
 };
-
-/// renyi.csv's status code: 0 finite, 1 infinite_detected, 2 truncated_suspect, 3 noise_suspect.
-double renyiStatusCode(solver::RenyiStatus s);
-/// The code table of those codes (the `status_codes` attribute in fpdp.h5), named by solver::renyiStatusName.
-std::string renyiStatusCodes();
-
-/// The one mapping (computed R_alpha, status) -> the value written, wherever R_alpha is written (divergence.csv,
-/// renyi.csv, fpdp.h5, the summary): +inf for infinite_detected (MATH.md §3: the integral diverges, whatever the box
-/// quadrature gave), the computed value otherwise; a value that is not trustworthy (truncated_suspect,
-/// noise_suspect) is written as computed and always beside its status code.
-double writtenRenyi(double value, solver::RenyiStatus s);
-/// divergence.csv's R_alpha columns (docs/output.md): renyi_<label> for each order, then status_renyi_<label> for
-/// each order (renyiStatusCode). The status columns do not start with "renyi_": readers select the orders by that
-/// prefix. `what`: the pair they are of, for the descriptions ("(p || q)", "(p_s || p'_s) of the tracing pair").
-std::vector<io::Column> renyiColumns(const std::vector<RenyiOrder>& orders, const std::string& what);
-/// Appends the values of those columns for one output step to a divergence.csv row.
-void appendRenyiColumns(std::vector<double>& row, const solver::DivergenceValues& v);
 
 }  // namespace fpdp::app

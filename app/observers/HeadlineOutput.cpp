@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "app/NumberFormat.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "io/NumberText.hpp"
 #include "io/OutputFile.hpp"
 

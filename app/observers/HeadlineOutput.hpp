@@ -11,17 +11,10 @@
 
 #include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/PrivacyOutput.hpp"
+#include "app/run/CertifyRefinement.hpp"
 #include "app/run/RunObserver.hpp"
 
 namespace fpdp::app {
-
-/// What --certify (accuracy.certify) did before the run: the meshes it tried and why it stopped (empty: not asked).
-struct CertificationReport {
-  std::string requested;  // accuracy.certify ("" or "off": not asked)
-  std::string levels;     // the meshes solved, e.g. "200, 400, 800 cells"
-  std::string outcome;    // "certified", or what blocked it
-  double seconds = 0.0;   // the refinement's wall time
-};
 
 class HeadlineOutput final : public RunObserver {
 public:
@@ -33,6 +26,10 @@ public:
   void writeHdf5(io::Hdf5Output&) override;
   /// The headline lines (the summary ends with them).
   void print(std::ostream& s) const;
+  /// Headline: print()'s lines, the summary's last.
+  void summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const override {
+    if (part == SummaryPart::Headline) print(out);
+  }
   /// result.json's text.
   std::string json() const;
 

@@ -6,7 +6,7 @@
 
 #include <Eigen/Eigenvalues>
 
-#include "app/observers/StepColumns.hpp"
+#include "app/run/StepColumns.hpp"
 #include "io/CsvTable.hpp"
 #include "models/PrivacyBounds.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/Column.hpp"
 #include "meshes/DistributedBoxMesh.hpp"

@@ -1,9 +1,10 @@
 // bounds.csv, bound_applicability.csv, epsilon.csv, /bounds and /epsilon in fpdp.h5, the summary's privacy tables and
 // the plots (docs/output.md). The formulas live in models/PrivacyBounds (MATH.md §5) and models/RdpConversion (§7).
 #include "app/observers/PrivacyOutput.hpp"
+#include "app/run/RunPlan.hpp"
 
-#include "app/NumberFormat.hpp"
-#include "app/observers/StepColumns.hpp"
+#include "app/run/NumberFormat.hpp"
+#include "app/run/StepColumns.hpp"
 
 #include <sys/wait.h>
 
@@ -92,7 +93,7 @@ std::vector<io::Column> epsilonColumns(bool exactColumn, const std::optional<Com
                     io::real("composition_mu", u::kOne, "The mu of the mu-GDP composition behind eps_composition.")});
     return columns;
   }
-  // Minibatches (app/DpSgdAccounting.hpp): the relation is stated in the text; Poisson's eps is the PLD accountant's
+  // Minibatches (app/run/DpSgdAccounting.hpp): the relation is stated in the text; Poisson's eps is the PLD accountant's
   // certified (pessimistic) value and the accuracy its gap to the optimistic one.
   columns.insert(columns.end(),
                  {conversion("eps_composition", "every iterate released: " + minibatch->description() +
@@ -464,7 +465,7 @@ void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy, con
 }
 
 /// The summary's line of the accountants' baseline from the epsilon.csv row: the full-batch GDP composition or the
-/// minibatch one (app/DpSgdAccounting), with its neighbouring relation.
+/// minibatch one (app/run/DpSgdAccounting), with its neighbouring relation.
 void PrivacyOutput::compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const {
   const double composition = row[col], mu = row[col + 1];
   if (minibatch_) {
@@ -550,7 +551,7 @@ void PrivacyOutput::setUpComposition() {
     minibatch_.emplace(case_, P.worstCaseGap ? std::optional<double>(*P.worstCaseGap * n) : std::nullopt);
   }
   if (!minibatchReason_.empty()) {
-    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/DpSgdAccounting).
+    // The full-batch composition is not the minibatch mechanism's: minibatch_ gives that one (app/run/DpSgdAccounting).
     compositionUnavailable_ = "batch.sampling = \"" + case_.batch.sampling +
                               "\": the baseline composes full-batch Gaussian mechanisms, not this minibatch schedule";
   } else if (!P.worstCaseGap) {
@@ -564,5 +565,12 @@ void PrivacyOutput::setUpComposition() {
 }
 
 double PrivacyOutput::compositionMu(double t) const { return compositionMuAtUnitTime_ * std::sqrt(t); }
+
+void PrivacyOutput::summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const {
+  if (part != SummaryPart::Privacy) return;
+  const double delta = at.plan.c.privacy.delta;
+  summary(out, accuracy_ ? accuracy_->epsNote(delta) : "", accuracy_ ? accuracy_->rdpNote(delta) : "");
+  out << "\n";
+}
 
 }  // namespace fpdp::app

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
-#include "app/DpSgdAccounting.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/DpSgdAccounting.hpp"
+#include "app/observers/AccuracyOutput.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/CheckpointFile.hpp"
 #include "io/CsvTable.hpp"
@@ -75,12 +76,16 @@ public:
   /// `epsAccuracy`: what accuracy.csv says of eps_exact at privacy.delta, printed under it (AccuracyOutput::epsNote).
   /// `rdpAccuracy`: the same for the RDP conversions (printed under them).
   void summary(std::ostream& s, const std::string& epsAccuracy = "", const std::string& rdpAccuracy = "") const;
+  /// Privacy: summary()'s lines, with the accuracy notes of the output consulted (consultAccuracy).
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const override;
+  /// Where the notes under eps_exact and the RDP conversions come from (registered after this output).
+  void consultAccuracy(const AccuracyOutput& accuracy) { accuracy_ = &accuracy; }
 
   const models::PrivacyBounds& bounds() const { return bounds_; }
   /// eps_exact at privacy.delta and the composition baseline at the last output step.
   PrivacyHeadline headline() const;
 
-  /// Checkpoint/restart (app/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
+  /// Checkpoint/restart (app/run/Checkpoint): the rows so far; restoreState takes the divergences of the checkpoint's
   /// output step (recomputed from the restored state), which the summary reports if no later step comes.
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, long step, double t, const solver::DivergenceValues& v,
@@ -103,7 +108,7 @@ private:
   double compositionMuAtUnitTime_ = std::numeric_limits<double>::quiet_NaN();
   std::string compositionUnavailable_;
   void compositionSummary(std::ostream& s, const std::vector<double>& row, std::size_t col) const;
-  /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/DpSgdAccounting.hpp).
+  /// Minibatch noisy GD: the composition baseline of cyclic or Poisson batches (app/run/DpSgdAccounting.hpp).
   std::optional<CompositionBaseline> minibatch_;
 
   const Case& case_;
@@ -120,6 +125,7 @@ private:
   long lastStep_ = -1;
   double lastT_ = 0.0;
   solver::DivergenceValues last_;
+  const AccuracyOutput* accuracy_ = nullptr;
 };
 
 }  // namespace fpdp::app

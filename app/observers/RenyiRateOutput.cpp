@@ -1,6 +1,6 @@
 #include "app/observers/RenyiRateOutput.hpp"
 
-#include "app/NumberFormat.hpp"
+#include "app/run/NumberFormat.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/RunObserver.hpp"
 #include "io/Hdf5Output.hpp"
 #include "models/LossConstants.hpp"
@@ -70,7 +70,11 @@ public:
   void writeHdf5(io::Hdf5Output& h5) override { finish(h5); }
   /// The summary lines (rank 0, after finish).
   void summary(std::ostream& s) const;
-  /// Checkpoint/restart (app/Checkpoint): the rows observed so far (finish() derives everything else from them).
+  /// Rates: summary()'s lines.
+  void summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const override {
+    if (part == SummaryPart::Rates) summary(out);
+  }
+  /// Checkpoint/restart (app/run/Checkpoint): the rows observed so far (finish() derives everything else from them).
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck);
   void restoreState(const io::CheckpointData& ck, const RestoredStep&) override { restoreState(ck); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "app/observers/FunctionalsOutput.hpp"
@@ -84,5 +85,17 @@ void TracingOutput::restoreState(const io::CheckpointData& ck, const RestoredSte
 void TracingOutput::writeHdf5(io::Hdf5Output& h5) { h5.writeTable("tracing", columns_, rows_); }
 
 void TracingOutput::close() { csv_.reset(); }
+
+void TracingOutput::summarize(SummaryPart part, const SummaryContext&, std::ostream& out) const {
+  if (part != SummaryPart::Warnings) return;
+  char b[600];
+  std::snprintf(b, sizeof b,
+                "  tracing diffusions (%d substeps per step, tracing.csv): sup |V_t - V'_t| / (S_g/n) = %.6f, "
+                "Lemma 4 %s\n",
+                substeps_, worstDriftGapRatio_,
+                lemma4Violations_ == 0 ? "holds at every cell and time"
+                                       : ("VIOLATED in " + std::to_string(lemma4Violations_) + " cell-times").c_str());
+  out << b;
+}
 
 }  // namespace fpdp::app

@@ -17,20 +17,22 @@
 
 namespace fpdp::app {
 
-class TracingOutput final : public RunObserver {
+class TracingOutput final : public RunObserver, public StepTracer {
 public:
   /// Rank 0 (`writer`) writes DIR/tracing.csv. `renyiRate`: where the tracing substeps' rate rows go (may be null).
   TracingOutput(const std::string& directory, bool writer, const RunPlan& plan,
                 const solver::DivergenceFunctionals& divergences, RenyiRateOutput* renyiRate);
 
   /// The tracing pair of step k, started from the state uk of step k (whose divergences are atStart). Collective.
-  void traceStep(long k, Vec uk, const solver::DivergenceValues& atStart);
+  void traceStep(long k, Vec uk, const solver::DivergenceValues& atStart) override;
 
   void observe(const OutputStep&) override {}  // the tracing pairs are traced between the steps (traceStep)
   void saveState(io::CheckpointData& ck) const override;
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) override;
   void writeHdf5(io::Hdf5Output& h5) override;
   void close() override;
+  /// Warnings: Lemma 4 on the tracing diffusions.
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const override;
 
   int substeps() const { return substeps_; }
   /// Lemma 4's bound S_g/n (+inf where S_g is not known), the cell-times above it, and the largest

@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "app/CommandLine.hpp"
+#include "app/platform/CommandLine.hpp"
 #include "app/plots/DensityFigure.hpp"
 #include "app/plots/FigureLayout.hpp"
 #include "app/plots/RunFiles.hpp"

@@ -12,7 +12,7 @@
 
 #include <toml++/toml.h>
 
-#include "app/CaseReader.hpp"
+#include "app/case/CaseReader.hpp"
 #include "io/CsvReader.hpp"
 #include "io/Hdf5Reading.hpp"
 #include "models/InputFile.hpp"

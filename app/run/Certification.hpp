@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "models/RdpConversion.hpp"
 #include "solver/functionals/Divergences.hpp"

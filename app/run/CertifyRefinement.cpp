@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "app/NumberFormat.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/run/Certification.hpp"
 #include "app/run/RunPlan.hpp"
 #include "models/DivergenceGrids.hpp"

@@ -11,11 +11,18 @@
 #include <optional>
 #include <string>
 
-#include "app/Case.hpp"
-#include "app/observers/HeadlineOutput.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/CompanionSolve.hpp"
 
 namespace fpdp::app {
+
+/// What --certify (accuracy.certify) did before the run: the meshes it tried and why it stopped (empty: not asked).
+struct CertificationReport {
+  std::string requested;  // accuracy.certify ("" or "off": not asked)
+  std::string levels;     // the meshes solved, e.g. "200, 400, 800 cells"
+  std::string outcome;    // "certified", or what blocked it
+  double seconds = 0.0;   // the refinement's wall time
+};
 
 struct CertifiedCase {
   Case c;                                    // the case to run: the requested one, refined or widened

@@ -2,11 +2,11 @@
 
 #include <cmath>
 
-#include "app/ModelBuilding.hpp"
-#include "app/observers/DivergenceSeries.hpp"
-#include "app/observers/NumericalFaults.hpp"
-#include "app/observers/ProgressReporter.hpp"
-#include "app/PetscConfiguration.hpp"
+#include "app/run/ModelBuilding.hpp"
+#include "app/run/DivergenceTable.hpp"
+#include "app/run/NumericalFaults.hpp"
+#include "app/run/ProgressReporter.hpp"
+#include "app/platform/PetscConfiguration.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"

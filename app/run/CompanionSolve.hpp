@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "app/Case.hpp"
+#include "app/case/Case.hpp"
 #include "app/run/RunProgress.hpp"
 #include "solver/functionals/Divergences.hpp"
 
@@ -41,7 +41,7 @@ bool hasTimeDiscretisationError(const Case& c);
 Case companionCase(const Case& c, int factor, std::string* timeUnrefined = nullptr);
 
 /// How the companion solves (and the levels of --certify's refinement) report their progress
-/// (app/observers/ProgressReporter): `print` progress lines on this process, and call `hook` at every step (empty:
+/// (app/run/ProgressReporter): `print` progress lines on this process, and call `hook` at every step (empty:
 /// none; its RunInterrupted stops them and is thrown on).
 struct CompanionProgress {
   bool print = false;

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "app/PetscConfiguration.hpp"
+#include "app/platform/PetscConfiguration.hpp"
 
 namespace fpdp::app {
 
@@ -18,7 +18,7 @@ char gAfterCheckpoint[1024] = {};
 volatile std::sig_atomic_t gHasCheckpoint = 0;
 volatile std::sig_atomic_t gActive = 0;
 // The handlers before this one, again after the run (fpdp's removal of its MPI session directory,
-// app/PetscConfiguration.hpp, or the default course, also where the signal was ignored).
+// app/platform/PetscConfiguration.hpp, or the default course, also where the signal was ignored).
 struct sigaction gPreviousInterrupt {}, gPreviousTerminate {}, gPreviousHangup {};
 
 extern "C" void onInterrupt(int signal) {

@@ -1,7 +1,7 @@
 #pragma once
 // On SIGINT, SIGTERM or SIGHUP, one line on standard error saying how the interrupted run continues (`fpdp run --restart DIR`
 // once it has a checkpoint, else that it must start again); then the process's private MPI session directory is
-// removed (app/PetscConfiguration.hpp) and the signal takes its default course (exit 130 for SIGINT, DIR.partial left
+// removed (app/platform/PetscConfiguration.hpp) and the signal takes its default course (exit 130 for SIGINT, DIR.partial left
 // as it is: docs/output.md, "Files during a run").
 #include <string>
 

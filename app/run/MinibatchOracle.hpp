@@ -8,8 +8,8 @@
 //   epsilon; d = 2: the mixtures' exact cell averages only (exact.csv's l1 columns; the divergences NaN).
 #include <optional>
 
-#include "app/Case.hpp"
-#include "app/ModelBuilding.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/ModelBuilding.hpp"
 #include "app/run/RunPlan.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "meshes/FieldRepresentation.hpp"

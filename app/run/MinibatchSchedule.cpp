@@ -8,8 +8,8 @@
 #include <Eigen/Eigenvalues>
 #include <sstream>
 
-#include "app/CaseReader.hpp"
-#include "app/NumberFormat.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/run/RunPlan.hpp"
 #include "io/NumberText.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"

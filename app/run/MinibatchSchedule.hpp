@@ -14,8 +14,8 @@
 //   for D and D' (the algorithm fixes it from |D| before it runs).
 #include <string>
 
-#include "app/Case.hpp"
-#include "app/ModelBuilding.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/ModelBuilding.hpp"
 #include "solver/noisygd/MinibatchDrift.hpp"
 
 namespace fpdp::app {

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "app/Checkpoint.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "app/run/Collective.hpp"
 #include "io/Hdf5Output.hpp"
 #include "io/OutputFile.hpp"
@@ -216,7 +216,7 @@ RunOutputDirectory::RunOutputDirectory(MPI_Comm comm, int rank, const std::strin
   onRankZero<OutputDirectoryError>(comm_, rank_, [&] {
     finalDir_ = normaliseOutputDirectory(finalDir);
     workDir_ = finalDir_ + ".partial";
-    if (continued) {  // continue in the interrupted run's directory (app/Checkpoint)
+    if (continued) {  // continue in the interrupted run's directory (app/run/Checkpoint)
       removeTemporaryFiles(workDir_);
       return;
     }

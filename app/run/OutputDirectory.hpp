@@ -2,7 +2,7 @@
 // Stage 2 of a run (docs/architecture.md): where its files go, and what fpdp may delete (docs/faults.md, "Output
 // directories"). A run writes into DIR.partial and puts it in DIR's place when it succeeds, so a failed run leaves
 // no half-written DIR; a killed run leaves DIR.partial, which is never mistaken for a result and which
-// `fpdp run --restart DIR` continues from its last checkpoint (app/Checkpoint).
+// `fpdp run --restart DIR` continues from its last checkpoint (app/run/Checkpoint).
 //
 // fpdp deletes or replaces only directories it made: each holds the owner mark file kOwnerMark. An existing DIR is
 // replaced only if it is empty or holds the mark, by an atomic exchange with DIR.partial (renameat2

@@ -4,10 +4,14 @@
 // at the end every observer writes its part of fpdp.h5, then closes its files. A checkpoint asks each observer for
 // what it has accumulated, and a continued run (--restart) gives it back.
 //
-// A new output is one class implementing RunObserver and one registration line in app/RunCase.cpp.
+// The run's summary is composed from what the observers report (summarize), part by part in the order of
+// SummaryPart, each part's lines in registration order: a new output adds its lines without editing the summary.
+//
+// A new output is one class implementing RunObserver and one registration line in app/commands/RunCase.cpp.
 #include <petscvec.h>
 
 #include <cstddef>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -40,6 +44,27 @@ struct RestoredStep {
   const std::vector<std::vector<double>>& rows;
 };
 
+class RunPlan;
+
+/// The parts of the run's summary an output can add lines to, in the order the summary prints them
+/// (app/run/RunSummary.cpp); between them come the pipeline's own lines (what was run, the constants, the final
+/// divergences, the operator's positivity, its warnings, the wall time).
+enum class SummaryPart {
+  Health,     // after the final divergences: masses and densities over the run
+  Reference,  // after the operator's positivity: the closed form's errors
+  Warnings,   // the first warnings, before the pipeline's
+  Accuracy,   // after the warnings: the error estimate
+  Rates,      // the rate checks
+  Privacy,    // the bounds and the (eps, delta) table, before the wall time
+  Headline,   // the answer a user quotes, last
+};
+
+/// What an output may consult for its summary lines: the plan and the divergences at the last output step.
+struct SummaryContext {
+  const RunPlan& plan;
+  const solver::DivergenceValues& last;
+};
+
 class RunObserver {
 public:
   virtual ~RunObserver() = default;
@@ -56,6 +81,16 @@ public:
   virtual void writeHdf5(io::Hdf5Output&) {}
   /// After fpdp.h5 is closed: flush and close this observer's files.
   virtual void close() {}
+  /// This observer's lines of the summary's `part` (rank 0, after close).
+  virtual void summarize(SummaryPart /*part*/, const SummaryContext& /*at*/, std::ostream& /*out*/) const {}
+};
+
+/// What the stepper hands on between two noisy-GD steps (the tracing diffusions of MATH.md §2.2): the state p_k, q_k
+/// before step k + 1 and its divergences. Collective.
+class StepTracer {
+public:
+  virtual ~StepTracer() = default;
+  virtual void traceStep(long k, Vec u, const solver::DivergenceValues& values) = 0;
 };
 
 }  // namespace fpdp::app

@@ -31,6 +31,10 @@ public:
   void restoreState(const io::CheckpointData& ck, const RestoredStep& at) {
     for (auto& o : list_) o->restoreState(ck, at);
   }
+  /// Every observer's lines of the summary's `part`, in registration order.
+  void summarize(SummaryPart part, const SummaryContext& at, std::ostream& out) const {
+    for (const auto& o : list_) o->summarize(part, at, out);
+  }
   /// Every observer's part of fpdp.h5, then fpdp.h5 closed, then every observer's files closed.
   void finish(io::Hdf5Output& h5) {
     for (auto& o : list_) o->writeHdf5(h5);

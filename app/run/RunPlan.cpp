@@ -1,20 +1,28 @@
 #include "app/run/RunPlan.hpp"
 
-#include "app/CaseReader.hpp"
+#include "app/case/CaseReader.hpp"
 
 #include <sstream>
 #include <stdexcept>
 
-#include "app/Checkpoint.hpp"
-#include "app/PetscConfiguration.hpp"
+#include "app/run/Checkpoint.hpp"
+#include "app/platform/PetscConfiguration.hpp"
 #include "app/run/MinibatchOracle.hpp"
-#include "app/NumberFormat.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "io/NumberText.hpp"
 #include "solver/propagation/DensityEvolution.hpp"
 #include "solver/propagation/ExponentialEvolution.hpp"
 
 namespace fpdp::app {
+
+double relativeError(double computed, double exact) {
+  if (std::isinf(exact) && std::isinf(computed) && (exact > 0) == (computed > 0)) return 0.0;
+  if (std::isinf(exact) != std::isinf(computed)) return INFINITY;  // a finite value for an infinite one, or the reverse
+  if (exact == 0) return computed;
+  return (computed - exact) / exact;
+}
+
 
 /// The quadratic loss, whose empirical gradient is lambda (theta - xbar) exactly, skips the loop over the n records
 /// (n = 5000 in the paper's Figure 1).

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "app/Case.hpp"
-#include "app/ModelBuilding.hpp"
+#include "app/case/Case.hpp"
+#include "app/run/ModelBuilding.hpp"
 #include "io/CheckpointFile.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
 #include "models/Gaussian.hpp"
@@ -40,6 +40,10 @@ struct ExactOracle {
   std::function<double(long, double)> tv{};
   std::function<double(double, long, double)> epsilon{};
 };
+
+/// (computed - exact) / exact, with the cases a division cannot express: both infinite with one sign agree (0), one
+/// infinite and the other not is +inf, exact 0 gives the computed value itself.
+double relativeError(double computed, double exact);
 
 /// Everything a run is made of, before any output. Not copyable: the discretisation, the propagator and the
 /// oracle refer to the mesh and the references held here.

@@ -1,9 +1,9 @@
 #pragma once
 // What a run tells a caller of its progress, and how that caller stops it. The command line prints progress lines
-// (app/observers/ProgressReporter) and ends on SIGINT with a restart hint (app/run/InterruptHint); a caller in the
+// (app/run/ProgressReporter) and ends on SIGINT with a restart hint (app/run/InterruptHint); a caller in the
 // same process that handles SIGINT itself (the Python module, python/) gives a progress hook instead: it is called
 // on rank 0 at every step of the companion solves and of the run, and stops the run by throwing RunInterrupted,
-// which keeps DIR.partial and its last checkpoint for a restart (app/RunCase).
+// which keeps DIR.partial and its last checkpoint for a restart (app/commands/RunCase).
 #include <functional>
 #include <limits>
 #include <stdexcept>

@@ -4,15 +4,16 @@
 #include <chrono>
 #include <cmath>
 
-#include "app/Checkpoint.hpp"
-#include "app/NumberFormat.hpp"
+#include "app/run/Checkpoint.hpp"
+#include "app/run/NumberFormat.hpp"
+#include "app/run/DivergenceTable.hpp"
 #include "app/run/RunLogStages.hpp"
 
 namespace fpdp::app {
 
 RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals& divergences,
                        NumericalFaultMonitor& faults, RunObservers& observers,
-                       const std::vector<std::string>& columns, TracingOutput* tracing, io::Hdf5Output* h5)
+                       const std::vector<std::string>& columns, StepTracer* tracing, io::Hdf5Output* h5)
     : plan_(plan),
       divergences_(divergences),
       faults_(faults),
@@ -42,7 +43,7 @@ RunStepper::RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals&
   }
 }
 
-/// Numerical faults at every step (app/observers/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping
+/// Numerical faults at every step (app/run/NumericalFaults.hpp): a fault in faults.stop_on ends the stepping
 /// here. At an output step the divergences, then every observer in registration order.
 void RunStepper::observe(long step, double t, Vec u) {
   const Case& c = plan_.c;

@@ -8,9 +8,7 @@
 #include <array>
 #include <optional>
 
-#include "app/observers/DivergenceSeries.hpp"
-#include "app/observers/NumericalFaults.hpp"
-#include "app/observers/TracingOutput.hpp"
+#include "app/run/NumericalFaults.hpp"
 #include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
 #include "solver/noisygd/PushForward.hpp"
@@ -22,7 +20,7 @@ public:
   /// Sets the initial state (theta_0 ~ Pi_C(N(m_0, V_0)) for projected noisy GD, whose boundary bins' points go
   /// into fpdp.h5 unless `h5` is null). `tracing`: noisy GD's tracing diffusions (null: none).
   RunStepper(const RunPlan& plan, const solver::DivergenceFunctionals& divergences, NumericalFaultMonitor& faults,
-             RunObservers& observers, const std::vector<std::string>& columns, TracingOutput* tracing,
+             RunObservers& observers, const std::vector<std::string>& columns, StepTracer* tracing,
              io::Hdf5Output* h5);
 
   /// --restart: the state, the integrator's history and the stepping figures at the checkpoint's output step K;
@@ -61,7 +59,7 @@ private:
   NumericalFaultMonitor& faults_;
   RunObservers& observers_;
   const std::vector<std::string>& columns_;
-  TracingOutput* tracing_;
+  StepTracer* tracing_;
   meshes::VecHandle u_;
   long resumeStep_ = -1;
   std::optional<solver::IntegratorState> integratorState_;

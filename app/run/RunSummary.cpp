@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "app/DpSgdAccounting.hpp"
-#include "app/NumberFormat.hpp"
+#include "app/run/DpSgdAccounting.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "io/NumberText.hpp"
 #include "solver/noisygd/ChapmanKolmogorovQuadrature.hpp"
@@ -152,16 +152,10 @@ void quantityTable(std::ostream& s, const RunReport& r) {
 
 /// Conservation and positivity: the masses, the smallest density, the operator's positivity condition, and the
 /// L1 errors against the exact cell values.
-void conservationAndPositivity(std::ostream& s, const RunReport& r) {
+void conservationAndPositivity(std::ostream& s, const RunReport& r, const SummaryContext& at) {
   const RunPlan& p = r.plan;
-  const solver::DivergenceValues& last = r.stepper.last();
-  const double minDensity = r.series.minDensity();
   char b[400];
-  std::snprintf(b, sizeof b,
-                "  mass p, q at t_end      %.16f  %.16f  (largest relative drift %.2e)\n"
-                "  min density (all outputs)  %.3e  (negative cells at worst: %ld)\n",
-                last.p.mass, last.q.mass, r.series.worstMassDrift(), minDensity, r.series.mostNegativeCells());
-  s << b;
+  r.observers.summarize(SummaryPart::Health, at, s);
   if (!p.noisyGd && p.fourthOrder())
     s << "  spatial order 4 (docs/scheme.md §7): " << p.highOrderFaces << " faces carry the fourth-order flux, the rest "
       << "the second-order one; the fourth-order rows are not sign-preserving, so the row check below counts them\n";
@@ -169,20 +163,16 @@ void conservationAndPositivity(std::ostream& s, const RunReport& r) {
     if (p.positivity.holds) {
       s << "  positivity condition of the operator (docs/scheme.md): holds in all " << p.positivity.rows << " rows\n";
     } else {
+      // The densities' smallest value over the run is the Health part's (min density, above).
       std::snprintf(b, sizeof b,
                     "  positivity condition of the operator FAILS in %ld of %ld rows (most negative off-diagonal "
-                    "%.3e, %.2e of the diagonal): densities may go negative; the most negative value produced was "
-                    "%.3e (%.2e of the largest)\n",
+                    "%.3e, %.2e of the diagonal): densities may go negative (min density above)\n",
                     p.positivity.violatingRows, p.positivity.rows, p.positivity.mostNegativeOffDiagonal,
-                    p.positivity.worstRelativeViolation, minDensity, minDensity / std::max(last.p.max, last.q.max));
+                    p.positivity.worstRelativeViolation);
       s << b;
     }
   }
-  if (r.exact && r.exact->lastErrors()) {
-    std::snprintf(b, sizeof b, "  L1 error vs exact cell averages at the end: p %.3e, q %.3e\n",
-                  r.exact->lastErrors()->l1P, r.exact->lastErrors()->l1Q);
-    s << b;
-  }
+  r.observers.summarize(SummaryPart::Reference, at, s);
 }
 
 /// The constraint C of projected noisy GD, its boundary bins, and what the mesh walls may have done to the noise
@@ -212,10 +202,9 @@ void constraintFigures(std::ostream& s, const RunReport& r) {
 }
 
 /// Warnings: numbers the box or the scheme may have made wrong are flagged, never passed off as accurate.
-void warnings(std::ostream& s, const RunReport& r) {
+void warnings(std::ostream& s, const RunReport& r, const SummaryContext& at) {
   const RunPlan& p = r.plan;
   const Case& c = p.c;
-  const solver::DivergenceValues& last = r.stepper.last();
   char b[600];
   // docs/noisy-gd.md §5: the implicit heat solve of a noisy-GD step gives the kernel heavier (rational) tails,
   // which orders above 2 weight by r^alpha (logistic case: R_10 18.1 vs 30.69 converged). One line for all orders.
@@ -227,31 +216,7 @@ void warnings(std::ostream& s, const RunReport& r) {
     s << "  WARNING: " << heavyTails << " (orders > 2) by noisy_gd.diffusion = \"fokker_planck\" depend on the far "
       << "tails, which implicit heat steps make too heavy (docs/noisy-gd.md §5): cross-check with "
          "\"exact_convolution\" (diagonal Sigma)\n";
-  constexpr double kShareTolerance = 1e-6;
-  const auto& share = r.series.worstBoundaryShare();
-  std::string atWalls;
-  double worstShare = 0.0;
-  for (std::size_t k = 0; k < share.size(); ++k)
-    if (share[k] > kShareTolerance &&
-        !(k < last.renyiStatus.size() && last.renyiStatus[k] == solver::RenyiStatus::InfiniteDetected)) {
-      atWalls += (atWalls.empty() ? "R_" : ", R_") + c.divergence.orders[k].label;
-      worstShare = std::max(worstShare, share[k]);
-    }
-  if (!atWalls.empty()) {
-    std::snprintf(b, sizeof b, "up to %.1e", worstShare);
-    s << "  WARNING: " << atWalls << " not reliable: " << b << " of the integrand lies in the cells at the box walls "
-      << "(the tilted law p^a q^(1-a) leaves the box); enlarge mesh.lower/upper\n";
-  }
-  if (r.tracing) {
-    const long violations = r.tracing->lemma4Violations();
-    std::snprintf(b, sizeof b,
-                  "  tracing diffusions (%d substeps per step, tracing.csv): sup |V_t - V'_t| / (S_g/n) = %.6f, "
-                  "Lemma 4 %s\n",
-                  r.tracing->substeps(), r.tracing->worstDriftGapRatio(),
-                  violations == 0 ? "holds at every cell and time"
-                                  : ("VIOLATED in " + std::to_string(violations) + " cell-times").c_str());
-    s << b;
-  }
+  r.observers.summarize(SummaryPart::Warnings, at, s);  // the walls' share of R_alpha, the tracing diffusions
   if (p.constrained()) constraintFigures(s, r);
   const double outP = r.stepper.outflowP().total(), outQ = r.stepper.outflowQ().total();
   if (outP > 0 || outQ > 0) {
@@ -305,41 +270,20 @@ void footer(std::ostream& s, const RunReport& r) {
   s << ")\n  output: " << r.outputDirectory << "/\n";
 }
 
-/// The line under eps_exact in the (eps, delta) table: "" where it is certified, else its conservative value and why.
-std::string epsNote(const AccuracyOutput& accuracy, double delta) {
-  const auto a = accuracy.epsAt(delta);
-  if (!a || a->certified || std::isnan(a->value)) return "";
-  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(a->reason)) +
-         "): use its conservative value " + formatNumber(a->conservative, "%.4e") + " (accuracy.csv)";
-}
-
-/// The line under the RDP conversions: "" where both are certified, else their conservative values (upper bounds from
-/// the conservative R_alpha) and why.
-std::string rdpNote(const AccuracyOutput& accuracy, double delta) {
-  const auto m = accuracy.last("eps_rdp_mironov_delta_" + io::shortestText(delta));
-  const auto k = accuracy.last("eps_rdp_cks_delta_" + io::shortestText(delta));
-  if (!m || !k || (m->certified && k->certified) || std::isnan(m->value)) return "";
-  const Uncertainty why = m->certified ? k->reason : m->reason;
-  return "NOT CERTIFIED to accuracy.rtol (" + std::string(uncertaintyName(why)) +
-         "): upper bounds from the conservative R_alpha: Mironov " + formatNumber(m->conservative, "%.4e") + ", CKS " +
-         formatNumber(k->conservative, "%.4e") + " (accuracy.csv)";
-}
-
 }  // namespace
 
 std::string runSummaryText(const RunReport& r) {
   std::ostringstream s;
+  const SummaryContext at{r.plan, r.stepper.last()};
   describeRun(s, r);
   describeConstants(s, r);
   quantityTable(s, r);
-  conservationAndPositivity(s, r);
-  warnings(s, r);
-  r.accuracy.summary(s);
-  if (r.renyiRate) r.renyiRate->summary(s);
-  r.privacy.summary(s, epsNote(r.accuracy, r.plan.c.privacy.delta), rdpNote(r.accuracy, r.plan.c.privacy.delta));
-  s << "\n";
+  conservationAndPositivity(s, r, at);
+  warnings(s, r, at);
+  for (const SummaryPart part : {SummaryPart::Accuracy, SummaryPart::Rates, SummaryPart::Privacy})
+    r.observers.summarize(part, at, s);
   footer(s, r);
-  r.headline.print(s);  // the answer a user quotes, last
+  r.observers.summarize(SummaryPart::Headline, at, s);  // the answer a user quotes, last
   return s.str();
 }
 

@@ -1,19 +1,13 @@
 #pragma once
 // Stage 5 of a run (docs/architecture.md): the summary on standard output (rank 0): what was run, the problem
 // constants and which assumptions hold, the final divergences beside the closed form where one exists,
-// conservation and positivity, every warning, the observers' own lines (rate checks, bounds and (eps, delta)), and
-// the wall time.
+// conservation and positivity, every warning, and the wall time, with the lines each output adds to its parts
+// (RunObserver::summarize, SummaryPart): the summary knows the pipeline, never the outputs.
 #include <optional>
 #include <string>
 
-#include "app/observers/AccuracyOutput.hpp"
-#include "app/observers/DivergenceSeries.hpp"
-#include "app/observers/ExactReferenceOutput.hpp"
-#include "app/observers/HeadlineOutput.hpp"
-#include "app/observers/NumericalFaults.hpp"
-#include "app/observers/PrivacyOutput.hpp"
-#include "app/observers/RenyiRateOutput.hpp"
-#include "app/observers/TracingOutput.hpp"
+#include "app/run/NumericalFaults.hpp"
+#include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"
 
@@ -28,20 +22,14 @@ struct RunTimes {
   double plots = 0.0;     // drawing the PNG plots after the last step (the plotter's start overlaps the run)
 };
 
-/// What the summary reports on; the optional parts are null where the run has none.
+/// What the summary reports on: the pipeline's stages and the registered outputs.
 struct RunReport {
   const RunPlan& plan;
   int ranks;
   const RunStepper& stepper;
-  const DivergenceSeries& series;
-  const PrivacyOutput& privacy;
-  const AccuracyOutput& accuracy;
-  const HeadlineOutput& headline;
   const NumericalFaultMonitor& faults;
   const solver::DivergenceFunctionals& divergences;
-  const ExactReferenceOutput* exact;
-  const RenyiRateOutput* renyiRate;
-  const TracingOutput* tracing;
+  const RunObservers& observers;
   std::string plotWarning;  // why the plots failed (empty: drawn or not asked for)
   RunTimes times;
   std::string outputDirectory;

@@ -29,7 +29,7 @@ class Progress:
 
 class ProgressLine:
     """The default progress display: one line, rewritten in place at most every `interval` seconds, as the command
-    line's (app/observers/ProgressReporter); a new line per phase."""
+    line's (app/run/ProgressReporter); a new line per phase."""
 
     def __init__(self, stream=None, interval=0.5):
         self.stream = stream or sys.stdout

@@ -1,8 +1,8 @@
 // fpdp._core: the Python package's bridge to the program (python/fpdp/ is the package around it). Thin on purpose:
-// cases are read by the case reader with the overrides of `--set` (app/CaseReader, app/CaseOverrides), runs go
-// through the entry point of `fpdp run` (app/RunCase), studies through those of `fpdp sweep` and `fpdp worst-case`
-// (app/SweepCommand, app/WorstCaseCommand), and every failure is described as the command line describes it
-// (app/CommandFailure). The package reads the results back from the output directory.
+// cases are read by the case reader with the overrides of `--set` (app/case/CaseReader, app/case/CaseOverrides), runs go
+// through the entry point of `fpdp run` (app/commands/RunCase), studies through those of `fpdp sweep` and `fpdp worst-case`
+// (app/commands/SweepCommand, app/commands/WorstCaseCommand), and every failure is described as the command line describes it
+// (app/commands/CommandFailure). The package reads the results back from the output directory.
 //
 // MPI and PETSc start once per process, at the first run, and end when the interpreter exits. The module runs in
 // one process (an MPI singleton): the progress hook, through which Ctrl-C stops a run, is called on rank 0 only.
@@ -18,17 +18,17 @@
 #include <utility>
 #include <vector>
 
-#include "app/CaseOverrides.hpp"
-#include "app/CaseReader.hpp"
-#include "app/Checkpoint.hpp"
-#include "app/ChildProcesses.hpp"
-#include "app/CommandFailure.hpp"
-#include "app/CommandLine.hpp"
-#include "app/PetscConfiguration.hpp"
-#include "app/ResourceEstimate.hpp"
-#include "app/RunCase.hpp"
-#include "app/SweepCommand.hpp"
-#include "app/WorstCaseCommand.hpp"
+#include "app/case/CaseOverrides.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/Checkpoint.hpp"
+#include "app/platform/ChildProcesses.hpp"
+#include "app/commands/CommandFailure.hpp"
+#include "app/platform/CommandLine.hpp"
+#include "app/platform/PetscConfiguration.hpp"
+#include "app/case/ResourceEstimate.hpp"
+#include "app/commands/RunCase.hpp"
+#include "app/commands/SweepCommand.hpp"
+#include "app/commands/WorstCaseCommand.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/OutputLock.hpp"
 #include "models/GaussianComposition.hpp"
@@ -111,7 +111,7 @@ public:
   }
 
   /// Every run starts from PETSC_OPTIONS and the caller's options alone (an earlier run's case options must not
-  /// stay in the database: a set option counts as given on the command line, app/PetscConfiguration).
+  /// stay in the database: a set option counts as given on the command line, app/platform/PetscConfiguration).
   static void resetOptions(const std::vector<std::string>& petscOptions) {
     FPDP_PETSC(PetscOptionsClear(nullptr));
     if (const char* env = std::getenv("PETSC_OPTIONS")) FPDP_PETSC(PetscOptionsInsertString(nullptr, env));
@@ -272,7 +272,7 @@ py::dict runCase(const RunRequest& request, py::object progress) {
 }
 
 /// `fpdp sweep ARGS` or `fpdp worst-case ARGS` (argv without the program): the exit status (0 every member ran, 1 a
-/// member failed). Ctrl-C stops the members (app/ChildProcesses) and raises fpdp.RunInterrupted.
+/// member failed). Ctrl-C stops the members (app/platform/ChildProcesses) and raises fpdp.RunInterrupted.
 int runStudy(const std::vector<std::string>& args, const std::string& executable) {
   std::vector<const char*> argv{"fpdp"};
   for (const auto& a : args) argv.push_back(a.c_str());

@@ -62,7 +62,7 @@ DensityEvolution::DensityEvolution(const meshes::DistributedBoxMesh& mesh, meshe
   FPDP_PETSC(TSSetMaxSteps(ts_, ti_.steps));
   FPDP_PETSC(TSSetMaxTime(ts_, ti_.dt * static_cast<double>(ti_.steps) * (1.0 + 1e-12)));
   FPDP_PETSC(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_STEPOVER));
-  // Fixed steps: the output steps are steps of time.dt (fpdp refuses -ts_adapt_type, app/PetscOptionPolicy.hpp).
+  // Fixed steps: the output steps are steps of time.dt (fpdp refuses -ts_adapt_type, app/platform/PetscOptionPolicy.hpp).
   TSAdapt adapt;
   FPDP_PETSC(TSGetAdapt(ts_, &adapt));
   FPDP_PETSC(TSAdaptSetType(adapt, TSADAPTNONE));

@@ -1,6 +1,6 @@
 #pragma once
 // The figures by which a run's densities are judged healthy or faulty (docs/faults.md §1, "Numerical faults"; the
-// decision, with its tolerances, is the app's: app/observers/NumericalFaults.hpp). For each field f (p, q) of the
+// decision, with its tolerances, is the app's: app/run/NumericalFaults.hpp). For each field f (p, q) of the
 // interlaced state, over the owned cells c with volume |c| and value u_c, summed over all ranks:
 //   nonFiniteCells  #{c : u_c is NaN or +-Inf}
 //   mass            sum |c| |u_c|                       (finite cells; the scale the others are measured against)

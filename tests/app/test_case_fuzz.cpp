@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "ProcessSupport.hpp"
-#include "app/CaseReader.hpp"
+#include "app/case/CaseReader.hpp"
 
 namespace fs = std::filesystem;
 using fpdp::app::InputError;

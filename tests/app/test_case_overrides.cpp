@@ -1,4 +1,4 @@
-// Tests of the case-file overrides (app/CaseOverrides.hpp: `--set` of run, check and sweep, the neighbours of
+// Tests of the case-file overrides (app/case/CaseOverrides.hpp: `--set` of run, check and sweep, the neighbours of
 // worst-case) and of the reader's [worst_case] table: splitting value lists, bad keys and values, data files found
 // from another folder, alternatives replaced, [worst_case] defaults and its round trip through the resolved case.
 #define BOOST_TEST_MODULE app_case_overrides
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "BadCases.hpp"
-#include "app/CaseOverrides.hpp"
-#include "app/CaseReader.hpp"
+#include "app/case/CaseOverrides.hpp"
+#include "app/case/CaseReader.hpp"
 #include "QuadraticNoisyGd1d.hpp"
-#include "app/CommandLine.hpp"
+#include "app/platform/CommandLine.hpp"
 
 namespace fs = std::filesystem;
 using namespace fpdp::app;

@@ -1,4 +1,4 @@
-// Tests of the case-file reader (app/CaseReader.hpp): typed values of valid cases, defaults, the resolved TOML
+// Tests of the case-file reader (app/case/CaseReader.hpp): typed values of valid cases, defaults, the resolved TOML
 // round trip, Rényi order labels, the malformed-case corpus tests/app/bad_cases/, robustness against truncated
 // input, and docs/parameters.md being the rendering of the schema table.
 #define BOOST_TEST_MODULE app
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "BadCases.hpp"
-#include "app/CaseReader.hpp"
-#include "app/ParameterSchema.hpp"
-#include "app/ResourceEstimate.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/case/ParameterSchema.hpp"
+#include "app/case/ResourceEstimate.hpp"
 
 namespace fs = std::filesystem;
 using namespace fpdp::app;
@@ -482,7 +482,7 @@ BOOST_AUTO_TEST_CASE(generated_data_and_neighbour_kinds) {
   BOOST_TEST(readCaseString(r.resolvedToml, goodCaseDir() / "quadratic.toml").resolvedToml == r.resolvedToml);
 }
 
-// The allow-list of solver.petsc_options (app/PetscOptionPolicy.hpp): the solver options the tests, benchmarks and
+// The allow-list of solver.petsc_options (app/platform/PetscOptionPolicy.hpp): the solver options the tests, benchmarks and
 // docs use pass; options that write or read files, reach beyond the solver or set the horizon are refused naming
 // the option.
 BOOST_AUTO_TEST_CASE(petsc_options_allow_list) {

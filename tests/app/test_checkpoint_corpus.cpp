@@ -15,7 +15,7 @@
 
 #include <random>
 
-#include "app/Checkpoint.hpp"
+#include "app/run/Checkpoint.hpp"
 #include "io/CheckpointFile.hpp"
 #include "tests/app/RestartSupport.hpp"
 

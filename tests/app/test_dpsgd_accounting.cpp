@@ -1,4 +1,4 @@
-// The accountants' side of a noisy-GD case (app/DpSgdAccounting, MATH.md §8): the DP-SGD vocabulary round-trips
+// The accountants' side of a noisy-GD case (app/run/DpSgdAccounting, MATH.md §8): the DP-SGD vocabulary round-trips
 // through the case reader's sigma = z C sqrt(eta/2) / b, and the composition baseline of cyclic and Poisson batches
 // is the one its closed form or the PLD accountant gives, as a function of the case (no run).
 #define BOOST_TEST_MODULE app_dpsgd_accounting
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/CaseReader.hpp"
-#include "app/DpSgdAccounting.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/DpSgdAccounting.hpp"
 #include "models/GaussianComposition.hpp"
 #include "models/PrivacyLossDistribution.hpp"
 

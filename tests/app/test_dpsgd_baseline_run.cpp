@@ -1,4 +1,4 @@
-// The composition baseline of minibatch runs end to end (app/DpSgdAccounting, docs/dpsgd.md): the shipped DP-SGD
+// The composition baseline of minibatch runs end to end (app/run/DpSgdAccounting, docs/dpsgd.md): the shipped DP-SGD
 // cases' epsilon.csv carries, at every output step and delta, the cyclic batches' exact GDP over the differing
 // record's uses and the Poisson accountant's certified eps with its accuracy, each recomputed here from the case's
 // numbers; the summary states each eps's neighbouring relation and the DP-SGD vocabulary.

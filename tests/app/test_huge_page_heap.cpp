@@ -1,4 +1,4 @@
-// app/HugePageHeap: FPDP_HUGE_PAGES=0 does nothing; otherwise the heap is grown and marked, and memory allocated
+// app/platform/HugePageHeap: FPDP_HUGE_PAGES=0 does nothing; otherwise the heap is grown and marked, and memory allocated
 // from it afterwards is backed by transparent huge pages (AnonHugePages in /proc/self/smaps_rollup grows when a
 // 16 MiB block is touched) wherever the kernel's THP mode is not "never".
 #define BOOST_TEST_MODULE app_huge_page_heap
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "app/HugePageHeap.hpp"
+#include "app/platform/HugePageHeap.hpp"
 
 namespace {
 /// AnonHugePages of this process in KiB (-1 if the kernel does not report it).

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "../solver/PetscFixture.hpp"
-#include "app/CaseReader.hpp"
-#include "app/ModelBuilding.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/run/ModelBuilding.hpp"
 #include "app/run/MinibatchOracle.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "models/GaussianFunctionals.hpp"

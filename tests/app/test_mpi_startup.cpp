@@ -1,4 +1,4 @@
-// The singleton start-up choices (app/PetscConfiguration.hpp): a process no launcher started selects Open MPI's ob1
+// The singleton start-up choices (app/platform/PetscConfiguration.hpp): a process no launcher started selects Open MPI's ob1
 // point-to-point layer, unless the user chose one, as do the ranks of a job on one node, and starts as an isolated
 // singleton with a private session directory, which it removes; launched processes keep their start-up. End to end: serial runs that overlap, one of them
 // writing a checkpoint file through MPI-IO at every output step, do not disturb each other.
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/PetscConfiguration.hpp"
+#include "app/platform/PetscConfiguration.hpp"
 #include "tests/app/RestartSupport.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Numerical faults of `fpdp run` (app/observers/NumericalFaults.hpp, docs/faults.md): every case in fault_cases/ provokes one
+// Numerical faults of `fpdp run` (app/run/NumericalFaults.hpp, docs/faults.md): every case in fault_cases/ provokes one
 // fault (a NaN blow-up, a box too small for the run, the negative mass of the fourth-order flux at a high cell Péclet
 // number, a box too small for noisy GD with the exact convolution). Each is run by the fpdp executable and must
 //   - stop with exit status 1 and the message of its first line "# expect: ..." (fault, step, time, figure) naming

@@ -1,4 +1,4 @@
-// What a user sees while a run works (app/observers/ProgressReporter, app/run/InterruptHint): progress lines at least
+// What a user sees while a run works (app/run/ProgressReporter, app/run/InterruptHint): progress lines at least
 // every 2 s of stepping (and of the error estimate's companion solves), one line per update when standard output is not a terminal, a remaining-time estimate within
 // a factor 2 of the truth once a tenth of the run is done; and on SIGINT one line saying how to continue.
 #define BOOST_TEST_MODULE app_progress
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_run_says_how_to_continue) {
 }
 
 // An interrupted run leaves nothing outside its output directory: its private MPI session directory under TMPDIR
-// (app/PetscConfiguration.hpp) is removed by the signal's handler. Before, every run stopped by SIGINT or SIGTERM
+// (app/platform/PetscConfiguration.hpp) is removed by the signal's handler. Before, every run stopped by SIGINT or SIGTERM
 // left one /tmp/fpdp-mpi-XXXXXX behind; SIGHUP went to PETSc's handler (an error trace, MPI_Abort, status 59).
 BOOST_AUTO_TEST_CASE(an_interrupted_run_leaves_no_mpi_session_directory) {
   for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {

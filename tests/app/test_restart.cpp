@@ -1,4 +1,4 @@
-// Checkpoint and restart of `fpdp run` (docs/output.md, "Checkpoint and restart"; app/Checkpoint):
+// Checkpoint and restart of `fpdp run` (docs/output.md, "Checkpoint and restart"; app/run/Checkpoint):
 //   - a run interrupted right after a checkpoint (FPDP_TEST_KILL_AFTER_CHECKPOINT) and continued with --restart
 //     writes the same files, byte for byte (fpdp.h5 dataset by dataset), and the same summary as an uninterrupted
 //     run: Langevin with BDF2 (the integrator's history), projected noisy GD (the boundary bins), noisy GD with

@@ -1,4 +1,4 @@
-// The schema's domains (app/ParameterSchema.hpp, Domain) are what the reader enforces: for every scalar key with a
+// The schema's domains (app/case/ParameterSchema.hpp, Domain) are what the reader enforces: for every scalar key with a
 // domain, a value just outside each finite end, a value of the wrong type and an unlisted word are rejected naming the
 // key, and each end inside the domain, every listed choice and both booleans are not rejected as out of the domain.
 // What this cannot see: rules of the reader that tie several keys together (they are probed by the bad cases).
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "BadCases.hpp"
-#include "app/CaseReader.hpp"
-#include "app/ParameterSchema.hpp"
+#include "app/case/CaseReader.hpp"
+#include "app/case/ParameterSchema.hpp"
 
 using namespace fpdp::app;
 using fpdp::app::test::goodCaseDir;

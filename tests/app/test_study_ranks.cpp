@@ -1,4 +1,4 @@
-// `fpdp sweep` and `fpdp worst-case` under mpiexec (app/MemberDispatch, docs/scaling.md §7): with 2 ranks and one
+// `fpdp sweep` and `fpdp worst-case` under mpiexec (app/commands/MemberDispatch, docs/scaling.md §7): with 2 ranks and one
 // rank per member the members run on two sub-communicators at once, and every file of the study (the tables, each
 // member's outputs) is byte for byte the serial study's; with both ranks on one member, the numbers are a parallel
 // run's (within 1e-9); a --ranks-per-member that does not divide the ranks is refused with nothing written.

@@ -18,7 +18,7 @@ using validation::Table;
 
 namespace {
 
-// As app/ValidateCommand reads a run's files.
+// As app/commands/ValidateCommand reads a run's files.
 Table table(const std::string& csv) {
   auto t = io::parseCsv(csv, "test");
   std::vector<std::vector<double>> numbers;

@@ -1,6 +1,7 @@
 #include "app/run/Certification.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <boost/math/special_functions/erf.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -94,12 +95,24 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
                    "batch.mixture_tolerance narrows it as far as its lattice fits the budget; KL and R_alpha have none"
                  : "widen the box (the walls removed mass), or use eps_exact and TV";
     case Uncertainty::UnderResolved:
-      return "run with --certify (finer meshes), or more mesh.cells: the densities are narrower than the coarser "
-             "meshes' cells";
+      return "run with --certify (finer meshes), or more mesh.cells: the densities, or the tail region that decides "
+             "the number, are narrower than the coarser meshes' cells";
     case Uncertainty::NotComputed: return "";
   }
   return "";
 }
+
+namespace {
+/// Three or more finite levels whose successive differences are all within kPlateauShare rtol of the first.
+bool convergedPlateau(std::span<const double> levels, double rtol) {
+  if (levels.size() < 3) return false;
+  const double tolerance = kPlateauShare * rtol * std::max(std::fabs(levels[0]), std::numeric_limits<double>::min());
+  for (std::size_t i = 0; i + 1 < levels.size(); ++i)
+    if (!std::isfinite(levels[i]) || !std::isfinite(levels[i + 1]) || !(std::fabs(levels[i] - levels[i + 1]) <= tolerance))
+      return false;
+  return true;
+}
+}  // namespace
 
 NumberAccuracy numberAccuracy(std::span<const double> levels, double rtol, double upperLimit, double largestRatio) {
   const double fine = levels.empty() ? kNaN : levels[0];
@@ -181,6 +194,12 @@ NumberAccuracy numberAccuracy(std::span<const double> levels, double rtol, doubl
       // R_10 3.20, 3.10, 0.47 on 48, 24, 12 cells, r = 27, value + estimate 3.63 against the closed form 9.58).
       preAsymptotic = d[1] > 0.1 * std::fabs(fine);
       why = Uncertainty::OrderUnconfirmed;
+      // Nor does the finer pair's agreement say that the fine error is a quarter of the 2h mesh's: the two finer
+      // meshes may share an error that stopped decreasing (seen: delta(1) of a Langevin BDF case from an under-resolved
+      // start, values 0.5979219, 0.5979227, 0.5980204 on 400, 200 and 100 cells, r = 116, error 1.9e-5 against the
+      // second-order form's estimate 1.6e-5). The coarser pair bounds the 2h error at second order, d1/3, and the fine
+      // error differs from it by at most d0.
+      a.estimate = 2.0 * (d[1] / 3.0 + d[0]);
     }
   }
   a.conservative = preAsymptotic || std::isinf(a.estimate) ? upperLimit : std::min(fine + a.estimate, upperLimit);
@@ -368,30 +387,71 @@ AccuracyJudge::Levels AccuracyJudge::companionsAt(long step, const solver::Diver
     // The level's cells against the densities' spread: a mesh coarser than the densities says nothing of the
     // finer ones' error, whatever its ratios (seen: delta(eps) 0.78 against 0.997 with ratios in range, densities of
     // half a cell on the run's mesh).
-    bool resolves = true;
+    double sdPerCell = INFINITY;
     for (int a = 0; a < case_.mesh.dim; ++a) {
       const double width = factor * (case_.mesh.upper[a] - case_.mesh.lower[a]) / case_.mesh.cells[a];
       const auto axis = static_cast<std::size_t>(a);
-      if (!(std::min(v.p.spread[axis], v.q.spread[axis]) >= kCellsPerSpread * width)) resolves = false;
+      sdPerCell = std::min(sdPerCell, std::min(v.p.spread[axis], v.q.spread[axis]) / width);
     }
-    if (!resolves) {
+    if (!(sdPerCell >= kCellsPerSpread)) {
       out.underResolved = out.coarse.size() < 2;  // the estimate needs 2h and 4h; 8h only confirms
       break;
     }
     const auto it = level.find(step);
     out.coarse.push_back(it != level.end() ? &it->second : nullptr);
+    out.sdPerCell.push_back(sdPerCell);
   }
   return out;
 }
 
+namespace {
+double standardNormalUpperQuantile(double tail) {  // z with 1 - Phi(z) = tail
+  if (!(tail > 0.0)) return INFINITY;
+  if (tail >= 0.5) return 0.0;
+  return std::sqrt(2.0) * boost::math::erfc_inv(2.0 * tail);
+}
+}  // namespace
+
+double klDepth(double kl) { return std::max(1.0, std::sqrt(2.0 * std::max(kl, 0.0))); }
+
+double tvDepth(double tv) {
+  // TV = 2 Phi(mu/2) - 1: mu/2 = z with 1 - Phi(z) = (1 - TV)/2.
+  return std::max(1.0, standardNormalUpperQuantile(0.5 * (1.0 - std::min(std::max(tv, 0.0), 1.0))));
+}
+
+double renyiDepth(double alpha, double renyi) {
+  if (!(alpha > 0.0) || alpha == 1.0) return klDepth(renyi);
+  const double mu = std::sqrt(2.0 * std::max(renyi, 0.0) / alpha);
+  return std::max(1.0, std::max(alpha, std::fabs(1.0 - alpha)) * mu);
+}
+
+double hockeyStickDepth(double delta, double kl) {
+  return std::max(1.0, standardNormalUpperQuantile(delta) + std::sqrt(2.0 * std::max(kl, 0.0)));
+}
+
 template <class Get>
 NumberAccuracy AccuracyJudge::judge(long step, const solver::DivergenceValues& v, const Levels& c, Get get,
-                                    double upperLimit) const {
+                                    double upperLimit, double depth) const {
   std::vector<double> levels{get(v)};
+  // The levels whose cells resolve the region that decides the number: a density that changes by more than a factor
+  // e^(kBulkDepth / kCellsPerSpread) per cell there has no relative accuracy, and differences of such meshes bound
+  // nothing (seen: R_2 of a Poisson mixture, decided 11 standard deviations into q's tail, 4.157 with value + estimate
+  // 4.332 against a truth of 4.350; its 4h mesh agreed with ratio 4.4 by chance).
+  // Levels that agree far inside rtol (a converged plateau: the routes exact in space) are read whatever the depth.
+  // A number without a finite depth (an infinity, a zero) is judged on the bulk's criterion.
+  const double needed = kCellsPerSpread * (std::isfinite(depth) ? std::max(1.0, depth / kBulkDepth) : 1.0);
   for (const auto* level : c.coarse) levels.push_back(level ? get(*level) : kNaN);
+  bool underResolved = c.underResolved;
+  if (!convergedPlateau(levels, case_.accuracy.rtol))
+    for (std::size_t l = 0; l < c.coarse.size(); ++l)
+      if (!(c.sdPerCell[l] >= needed)) {
+        underResolved = underResolved || l < 2;
+        levels.resize(l + 1);
+        break;
+      }
   NumberAccuracy a = numberAccuracy(levels, case_.accuracy.rtol, upperLimit, largestRatio_);
-  if (c.underResolved && !companion_.levels.empty() && step != 0)
-    uncertifiedAtLimit(a, upperLimit, Uncertainty::UnderResolved, false);
+  if (underResolved && !companion_.levels.empty() && step != 0)
+    uncertifiedAtLimit(a, upperLimit, Uncertainty::UnderResolved, true);
   // A time error the companions share is not in the estimate: nothing bounds the number then.
   if (!companion_.timeUnrefined.empty() && step != 0)
     uncertifiedAtLimit(a, upperLimit, Uncertainty::TimeErrorNotEstimated, false);
@@ -404,6 +464,7 @@ NumberAccuracy AccuracyJudge::judge(long step, const solver::DivergenceValues& v
 
 std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::DivergenceValues& v, bool faulted) const {
   const auto coarse = companionsAt(step, v);
+  const double largerKl = std::max(v.kl, v.reverse.kl);
   std::vector<NumberAccuracy> out;
   for (std::size_t k = 0; k < eps_.size(); ++k)
     for (int dir = 0; dir < 2; ++dir) {
@@ -411,7 +472,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
         const auto& curve = dir == 0 ? d.hockeyStickPQ : d.hockeyStickQP;
         return k < curve.size() ? curve[k] : kNaN;
       };
-      out.push_back(judge(step, v, coarse, value, 1.0));
+      out.push_back(judge(step, v, coarse, value, 1.0, hockeyStickDepth(value(v), largerKl)));
       // A value resting on the walls or on the noise floor (or past the box's largest log-ratio at a wall) is not
       // bounded by the companions, which share the box: not certified, conservative value 1.
       const auto& statuses = dir == 0 ? v.hockeyStickStatusPQ : v.hockeyStickStatusQP;
@@ -470,7 +531,7 @@ void AccuracyJudge::judgeOrders(long step, const solver::DivergenceValues& v, co
       out.push_back({kNaN, kNaN, kNaN, false, Uncertainty::NotComputed});
       continue;
     }
-    out.push_back(judge(step, v, c, get, INFINITY));
+    out.push_back(judge(step, v, c, get, INFINITY, renyiDepth(case_.divergence.orders[k].alpha, get(v))));
     NumberAccuracy& a = out.back();
     const auto status = k < statuses.size() ? statuses[k] : solver::RenyiStatus::Finite;
     // truncated_suspect, noise_suspect: value + estimate bounds nothing (seen: R_10 53 % below the closed form, its
@@ -510,11 +571,11 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   const bool klOnWalls = v.klBoundaryShare > solver::DivergenceFunctionals::kBoundaryShareTolerance;
   const bool tvOnWalls = !v.hockeyStickStatusPQ.empty() && !eps_.empty() && eps_.front() == 0.0 &&
                          !profileValueJudged(v, v.hockeyStickStatusPQ.front());
-  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.kl; }, INFINITY));
+  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.kl; }, INFINITY, klDepth(v.kl)));
   infiniteUnproven(v, out.back());
   if (klOnWalls) uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::BoxTruncation, true);
   if (step != 0 && !identical_) addWallTail(out.back(), v.klWallTail, case_.accuracy.rtol);
-  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.tv; }, 1.0));
+  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.tv; }, 1.0, tvDepth(v.tv)));
   if (tvOnWalls) uncertifiedAtLimit(out.back(), 1.0, Uncertainty::BoxTruncation, true);
   judgeOrders(step, v, coarse, false, out);
   // eps_exact of the pair (the larger direction) at every delta of privacy.delta_grid.
@@ -528,7 +589,8 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
       out.push_back({kNaN, kNaN, kNaN, false, Uncertainty::NotComputed});
       continue;
     }
-    out.push_back(judge(step, v, coarse, eps, INFINITY));
+    out.push_back(judge(step, v, coarse, eps, INFINITY,
+                        hockeyStickDepth(case_.privacy.deltaGrid[j], std::max(v.kl, v.reverse.kl))));
     infiniteUnproven(v, out.back());  // an unreachable delta: the floor of a density that underflowed
     // A root that rests on the walls or on the noise floor is not bounded by the companions (they share the box and
     // cannot resolve the noise): its conservative value is +inf.
@@ -537,7 +599,8 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
     else if (status == models::ExactEpsilonStatus::NoiseLimited)
       uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::NoiseFloor, true);
   }
-  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.reverse.kl; }, INFINITY));
+  out.push_back(judge(step, v, coarse, [](const solver::DivergenceValues& c) { return c.reverse.kl; }, INFINITY,
+                      klDepth(v.reverse.kl)));
   infiniteUnproven(v, out.back());
   // KL(q || p) on the walls alike (seen: 4e-6 of p beyond the box put KL(q || p) 1e-4 below the truth, certified with a
   // conservative value below it, while KL(p || q) was flagged).

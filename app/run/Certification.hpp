@@ -62,7 +62,8 @@ struct NumberAccuracy {
 ///   order, from the finer and from the coarser pair, times a safety factor 2), +inf where r <= 1;
 ///   certified where 2^1.5 <= r <= largestRatio (the route's order p: 2^(p + 0.5)) and the estimate <= rtol |X_0|;
 ///   a ratio above largestRatio is a faster convergence only where the next ratio d_2/d_1 confirms the order (within
-///   one of it, at least 1.5): then it may be certified, with the same second-order estimate;
+///   one of it, at least 1.5): then it may be certified, with the same second-order estimate; unconfirmed, it is not
+///   certified and its estimate is 2 (d_1/3 + d_0) (the 2h error at second order, which the fine one may share);
 ///   meshes that agree to within kPlateauShare rtol |X_0| on every level are converged whatever their ratios
 ///   (estimate 2 max d_i): the routes exact in space leave differences at the level of their root-finding;
 ///   the conservative value is X_0 + estimate (at most upperLimit), and the quantity's limit where the meshes are
@@ -75,6 +76,22 @@ inline constexpr double kPlateauShare = 1e-2;
 /// A mesh resolves the densities where each one's standard deviation along every axis is at least this many of its
 /// cell widths (AccuracyJudge: the coarser meshes of the estimate must, or their differences say nothing).
 inline constexpr double kCellsPerSpread = 1.0;
+/// A number whose integrand lies deeper in a density's tail than this many standard deviations needs proportionally
+/// finer cells: there each density changes by a factor e^(depth h / sd) per cell, and a mesh on which that is
+/// large has no relative accuracy in the region that decides the number (numberDepth).
+inline constexpr double kBulkDepth = 2.0;
+
+/// How many standard deviations into the densities' tails a number's integrand lies, read from the number itself
+/// through the Gaussian pair of equal covariances at distance mu (in standard deviations) that has the same value:
+/// KL = mu^2/2 (its integrand sits at p's mean, mu from q's): mu; TV = 2 Phi(mu/2) - 1: mu/2; R_alpha = alpha mu^2/2
+/// (the tilted law p^alpha q^(1 - alpha) sits alpha mu from q's mean and (alpha - 1) mu from p's): max(alpha,
+/// |1 - alpha|) mu; delta(eps) (p - e^eps q)_+ lies beyond z = Phi^-1(1 - delta) of p's tail, z + mu of q's, mu from
+/// the pair's KL. Never below 1 (the bulk). A model, not a bound: it sets how fine the companions' cells must be for
+/// their differences to be read (AccuracyJudge); a mixture's far component can lie deeper (docs/scheme.md §5).
+double klDepth(double kl);
+double tvDepth(double tv);
+double renyiDepth(double alpha, double renyi);
+double hockeyStickDepth(double delta, double kl);
 
 /// Not certified for `why`: the conservative value is the quantity's limit (nothing bounds the number's error);
 /// `unbounded`: the error estimate becomes +inf too (the companions share the error, their difference says nothing).
@@ -129,12 +146,15 @@ private:
   /// resolve the densities (kCellsPerSpread); `underResolved`: a level the estimate needs does not.
   struct Levels {
     std::vector<const solver::DivergenceValues*> coarse;
+    std::vector<double> sdPerCell;  // per level: the densities' smallest standard deviation in its cells
     bool underResolved = false;
   };
   Levels companionsAt(long step, const solver::DivergenceValues& v) const;
-  /// One number on every level: levels[0] = value(v), then each companion's (NaN where absent).
+  /// One number on every level: levels[0] = value(v), then each companion's (NaN where absent), as far as the levels
+  /// resolve the number's depth (kBulkDepth).
   template <class Get>
-  NumberAccuracy judge(long step, const solver::DivergenceValues& v, const Levels& c, Get get, double upperLimit) const;
+  NumberAccuracy judge(long step, const solver::DivergenceValues& v, const Levels& c, Get get, double upperLimit,
+                       double depth = 1.0) const;
   void applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m,
                            std::vector<NumberAccuracy>& out) const;
   void boundZeroEpsilons(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,

@@ -334,3 +334,57 @@ BOOST_AUTO_TEST_CASE(zeros_on_the_coarser_meshes_bound_nothing) {
   BOOST_TEST(a.conservative == 1.0);
   BOOST_TEST(std::isinf(a.estimate));
 }
+
+// A number decided deep in a density's tail needs cells finer than the bulk's: there the density changes by e^(depth
+// h / sd) per cell. Companion meshes that resolve the bulk but not that region are not read (seen: R_2 of a Poisson
+// mixture, decided 11 standard deviations into q's tail, certified-looking ratios and a conservative value below the
+// truth).
+BOOST_AUTO_TEST_CASE(a_number_deep_in_the_tails_needs_finer_companions) {
+  // The depths of the Gaussian pair at distance mu (standard deviations) that has the same value.
+  const double mu = 3.0;
+  BOOST_TEST(fpdp::app::klDepth(mu * mu / 2) == mu, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(fpdp::app::renyiDepth(10.0, 10.0 * mu * mu / 2) == 10.0 * mu, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(fpdp::app::renyiDepth(0.5, 0.5 * mu * mu / 2) == 0.5 * mu, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(fpdp::app::tvDepth(std::erf(mu / 2 / std::sqrt(2.0))) == mu / 2, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(fpdp::app::hockeyStickDepth(0.5 * std::erfc(5.0 / std::sqrt(2.0)), 0.0) == 5.0,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(fpdp::app::klDepth(1e-6) == 1.0);  // the bulk
+  BOOST_TEST(fpdp::app::hockeyStickDepth(0.0, 0.0) == INFINITY);
+
+  // Spread 1 on cells of 0.1: the 2h, 4h and 8h meshes hold 5, 2.5 and 1.25 standard deviations per cell (the bulk's
+  // criterion, 1, passes on all). Every number is 8 and converges at second order.
+  const auto c = oneDimensionalCase();  // orders 2 and 10
+  const long step = 5;
+  const auto x = sequence(8.0, 1.0, 2.0, 0.0, 4);
+  const AccuracyJudge judge(c, {0.0},
+                            companions({values(x[1], {0.5}), values(x[2], {0.5}), values(x[3], {0.5})}, step), false);
+  const auto fine = values(x[0], {0.5});
+  const auto n = judge.numbers(step, fine, judge.profile(step, fine, false), false);
+  // KL = 8: depth 4, 2 standard deviations per cell needed: 2h and 4h are read, certified.
+  BOOST_TEST(n[0].certified);
+  // R_2 = 8: depth 5.66 (2.83 per cell needed), R_10 = 8: depth 12.6: their 4h (2h) meshes do not resolve them.
+  for (std::size_t k : {std::size_t{2}, std::size_t{3}}) {
+    BOOST_TEST(!n[k].certified);
+    BOOST_TEST(n[k].reason == Uncertainty::UnderResolved);
+    BOOST_TEST(std::isinf(n[k].conservative));
+  }
+  // Levels that agree far inside rtol (a converged plateau) are read whatever the depth.
+  const AccuracyJudge flat(c, {0.0}, companions({values(8.0, {0.5}), values(8.0, {0.5}), values(8.0, {0.5})}, step),
+                           false);
+  const auto plateau = flat.numbers(step, values(8.0, {0.5}), flat.profile(step, values(8.0, {0.5}), false), false);
+  BOOST_TEST(plateau[3].certified);
+}
+
+// Two finer meshes that agree far better than the coarser pair (a ratio beyond the route's window, no fourth mesh to
+// confirm it) may share an error that stopped decreasing: the estimate then rests on the coarser pair's second-order
+// bound of the 2h error (the measured sequence of a Langevin BDF case from an under-resolved start).
+BOOST_AUTO_TEST_CASE(an_unconfirmed_fast_ratio_keeps_the_coarser_pairs_error) {
+  const std::vector<double> levels{0.5979218548737558, 0.5979226995740000, 0.5980203985170000};
+  const double truth = 0.5979409583943989;
+  const NumberAccuracy a = numberAccuracy(levels, 1e-2, 1.0, std::pow(2.0, 2.5));
+  BOOST_TEST(a.reason == Uncertainty::OrderUnconfirmed);
+  BOOST_TEST(!a.certified);
+  BOOST_TEST(a.conservative >= truth);  // the second-order form gave 0.5979381
+  const double d0 = levels[1] - levels[0], d1 = levels[2] - levels[1];
+  BOOST_TEST(a.estimate == 2.0 * (d1 / 3.0 + d0), boost::test_tools::tolerance(1e-12));
+}

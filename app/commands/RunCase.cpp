@@ -85,8 +85,9 @@ struct RunOutputs {
     series = &observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, plan.constrained()), orders.size());
     privacy = &observers.add<PrivacyOutput>(c, caseBoundProblem(plan), dir, writer);
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
-    accuracy = &observers.add<AccuracyOutput>(
-        dir, writer, AccuracyJudge(c, f.settings.hockeyStickEps, std::move(companion), identicalPair(c, sameData(plan))));
+    AccuracyJudge judge(c, f.settings.hockeyStickEps, std::move(companion), identicalPair(c, sameData(plan)));
+    judge.setStartTakenExactly(plan.exactFirstStep);
+    accuracy = &observers.add<AccuracyOutput>(dir, writer, std::move(judge));
     privacy->consultAccuracy(*accuracy);
     observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)

@@ -127,6 +127,10 @@ public:
   /// eps: the run's hockey-stick eps grid. identical: identicalPair's verdict for this run.
   AccuracyJudge(const Case& c, std::vector<double> eps, CompanionValues companion, bool identical);
 
+  /// The run took its first step exactly from the initial Gaussian (RunPlan::exactFirstStep; then so did its coarser
+  /// companions): the start's width no longer bounds what the companions resolve.
+  void setStartTakenExactly(bool exact) { startTakenExactly_ = exact; }
+
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<double>& eps() const { return eps_; }
   const CompanionValues& companion() const { return companion_; }
@@ -143,7 +147,8 @@ public:
 
 private:
   /// The companions' divergences at one step, coarsest last (null where a level has none), as far as their meshes
-  /// resolve the densities (kCellsPerSpread); `underResolved`: a level the estimate needs does not.
+  /// resolve the densities (kCellsPerSpread), now and at the start (an error made on a start narrower than the cells
+  /// is not in Richardson's range later either); `underResolved`: a level the estimate needs does not.
   struct Levels {
     std::vector<const solver::DivergenceValues*> coarse;
     std::vector<double> sdPerCell;  // per level: the densities' smallest standard deviation in its cells
@@ -170,6 +175,8 @@ private:
   CompanionValues companion_;
   double largestRatio_;
   bool identical_;
+  std::array<double, 3> startSpread_{INFINITY, INFINITY, INFINITY};  // the initial Gaussian's, per axis
+  bool startTakenExactly_ = false;
   std::vector<std::string> names_;
 };
 

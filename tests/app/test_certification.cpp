@@ -388,3 +388,23 @@ BOOST_AUTO_TEST_CASE(an_unconfirmed_fast_ratio_keeps_the_coarser_pairs_error) {
   const double d0 = levels[1] - levels[0], d1 = levels[2] - levels[1];
   BOOST_TEST(a.estimate == 2.0 * (d1 / 3.0 + d0), boost::test_tools::tolerance(1e-12));
 }
+
+// A start narrower than the companions' cells leaves them an error outside Richardson's range at every later step,
+// however wide the densities have become; unless the run took its first step exactly from the initial Gaussian (then
+// so did its companions).
+BOOST_AUTO_TEST_CASE(a_start_narrower_than_the_companions_cells_bounds_nothing) {
+  auto c = oneDimensionalCase();  // cells of 0.1; the densities' spread now 1
+  c.initial.covariance = fpdp::models::Matrix::Constant(1, 1, 0.01);  // standard deviation 0.1: half a 2h cell
+  c.initial.mean = fpdp::models::Vector::Zero(1);
+  const long step = 5;
+  const auto x = sequence(1.0, 1e-4, 2.0, 0.0, 4);
+  AccuracyJudge judge(c, {0.0}, companions({values(x[1], {0.5}), values(x[2], {0.5}), values(x[3], {0.5})}, step),
+                      false);
+  const auto fine = values(x[0], {0.5});
+  const auto narrow = judge.numbers(step, fine, judge.profile(step, fine, false), false);
+  BOOST_TEST(narrow[0].reason == Uncertainty::UnderResolved);
+  BOOST_TEST(std::isinf(narrow[0].conservative));
+  judge.setStartTakenExactly(true);
+  const auto exact = judge.numbers(step, fine, judge.profile(step, fine, false), false);
+  BOOST_TEST(exact[0].certified);
+}

@@ -436,8 +436,15 @@ double renyiDepth(double alpha, double renyi) {
   return std::max(1.0, std::max(alpha, std::fabs(1.0 - alpha)) * mu);
 }
 
-double hockeyStickDepth(double delta, double kl) {
-  return std::max(1.0, standardNormalUpperQuantile(delta) + std::sqrt(2.0 * std::max(kl, 0.0)));
+double hockeyStickDepth(double delta, double eps, double klSmaller, double klLarger) {
+  // Two readings of the same model, the smaller taken: the boundary p = e^eps q of the Gaussian pair at distance mu
+  // lies eps/mu + mu/2 into q's tail (exact for the pair, but a small mu from a mixture's KL makes it deep); and
+  // (p - e^eps q)_+ of mass delta lies at most Phi^-1(1 - delta) into p's tail, mu more into q's (deep where delta is
+  // tiny whatever mu). Each with the mu that makes it the deeper: the boundary's decreases in mu below sqrt(2 eps).
+  const double muSmall = std::sqrt(2.0 * std::max(klSmaller, 0.0)), muLarge = std::sqrt(2.0 * std::max(klLarger, 0.0));
+  const double byDelta = standardNormalUpperQuantile(delta) + muLarge;
+  const double byBoundary = muSmall > 0.0 && eps >= 0.0 && std::isfinite(eps) ? eps / muSmall + 0.5 * muSmall : INFINITY;
+  return std::max(1.0, std::min(byDelta, byBoundary));
 }
 
 template <class Get>
@@ -475,7 +482,7 @@ NumberAccuracy AccuracyJudge::judge(long step, const solver::DivergenceValues& v
 
 std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::DivergenceValues& v, bool faulted) const {
   const auto coarse = companionsAt(step, v);
-  const double largerKl = std::max(v.kl, v.reverse.kl);
+  const double largerKl = std::max(v.kl, v.reverse.kl), smallerKl = std::min(v.kl, v.reverse.kl);
   std::vector<NumberAccuracy> out;
   for (std::size_t k = 0; k < eps_.size(); ++k)
     for (int dir = 0; dir < 2; ++dir) {
@@ -483,7 +490,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
         const auto& curve = dir == 0 ? d.hockeyStickPQ : d.hockeyStickQP;
         return k < curve.size() ? curve[k] : kNaN;
       };
-      out.push_back(judge(step, v, coarse, value, 1.0, hockeyStickDepth(value(v), largerKl)));
+      out.push_back(judge(step, v, coarse, value, 1.0, hockeyStickDepth(value(v), eps_[k], smallerKl, largerKl)));
       // A value resting on the walls or on the noise floor (or past the box's largest log-ratio at a wall) is not
       // bounded by the companions, which share the box: not certified, conservative value 1.
       const auto& statuses = dir == 0 ? v.hockeyStickStatusPQ : v.hockeyStickStatusQP;
@@ -601,7 +608,8 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
       continue;
     }
     out.push_back(judge(step, v, coarse, eps, INFINITY,
-                        hockeyStickDepth(case_.privacy.deltaGrid[j], std::max(v.kl, v.reverse.kl))));
+                        hockeyStickDepth(case_.privacy.deltaGrid[j], eps(v), std::min(v.kl, v.reverse.kl),
+                                         std::max(v.kl, v.reverse.kl))));
     infiniteUnproven(v, out.back());  // an unreachable delta: the floor of a density that underflowed
     // A root that rests on the walls or on the noise floor is not bounded by the companions (they share the box and
     // cannot resolve the noise): its conservative value is +inf.

@@ -85,13 +85,14 @@ inline constexpr double kBulkDepth = 2.0;
 /// through the Gaussian pair of equal covariances at distance mu (in standard deviations) that has the same value:
 /// KL = mu^2/2 (its integrand sits at p's mean, mu from q's): mu; TV = 2 Phi(mu/2) - 1: mu/2; R_alpha = alpha mu^2/2
 /// (the tilted law p^alpha q^(1 - alpha) sits alpha mu from q's mean and (alpha - 1) mu from p's): max(alpha,
-/// |1 - alpha|) mu; delta(eps) (p - e^eps q)_+ lies beyond z = Phi^-1(1 - delta) of p's tail, z + mu of q's, mu from
-/// the pair's KL. Never below 1 (the bulk). A model, not a bound: it sets how fine the companions' cells must be for
+/// |1 - alpha|) mu; delta(eps) and eps(delta): (p - e^eps q)_+ begins at the boundary p = e^eps q, eps/mu + mu/2 into
+/// q's tail, and its mass delta lies at most z = Phi^-1(1 - delta) into p's, z + mu into q's: the smaller of the two,
+/// mu from the pair's KL (both directions). Never below 1 (the bulk). A model, not a bound: it sets how fine the companions' cells must be for
 /// their differences to be read (AccuracyJudge); a mixture's far component can lie deeper (docs/scheme.md §5).
 double klDepth(double kl);
 double tvDepth(double tv);
 double renyiDepth(double alpha, double renyi);
-double hockeyStickDepth(double delta, double kl);
+double hockeyStickDepth(double delta, double eps, double klSmaller, double klLarger);
 
 /// Not certified for `why`: the conservative value is the quantity's limit (nothing bounds the number's error);
 /// `unbounded`: the error estimate becomes +inf too (the companions share the error, their difference says nothing).

@@ -346,10 +346,13 @@ BOOST_AUTO_TEST_CASE(a_number_deep_in_the_tails_needs_finer_companions) {
   BOOST_TEST(fpdp::app::renyiDepth(10.0, 10.0 * mu * mu / 2) == 10.0 * mu, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(fpdp::app::renyiDepth(0.5, 0.5 * mu * mu / 2) == 0.5 * mu, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(fpdp::app::tvDepth(std::erf(mu / 2 / std::sqrt(2.0))) == mu / 2, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(fpdp::app::hockeyStickDepth(0.5 * std::erfc(5.0 / std::sqrt(2.0)), 0.0) == 5.0,
+  BOOST_TEST(fpdp::app::hockeyStickDepth(0.5 * std::erfc(5.0 / std::sqrt(2.0)), 100.0, 0.0, 0.0) == 5.0,
              boost::test_tools::tolerance(1e-9));
+  // The Gaussian pair at distance mu: the boundary p = e^eps q lies eps/mu + mu/2 into q's tail.
+  BOOST_TEST(fpdp::app::hockeyStickDepth(1e-5, 2.0, mu * mu / 2, mu * mu / 2) == 2.0 / mu + mu / 2,
+             boost::test_tools::tolerance(1e-12));
   BOOST_TEST(fpdp::app::klDepth(1e-6) == 1.0);  // the bulk
-  BOOST_TEST(fpdp::app::hockeyStickDepth(0.0, 0.0) == INFINITY);
+  BOOST_TEST(fpdp::app::hockeyStickDepth(0.0, INFINITY, 0.0, 0.0) == INFINITY);
 
   // Spread 1 on cells of 0.1: the 2h, 4h and 8h meshes hold 5, 2.5 and 1.25 standard deviations per cell (the bulk's
   // criterion, 1, passes on all). Every number is 8 and converges at second order.

@@ -138,7 +138,18 @@ void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation 
   FPDP_PETSC(MPI_Allreduce(&localMass, &mass, 1, MPI_DOUBLE, MPI_SUM, mesh_.comm()));
   if (!(mass > 0)) {
     FPDP_PETSC(VecRestoreArray(u, &a));
-    throw std::runtime_error("the initial Gaussian has no mass inside the mesh box");
+    char b[400];
+    if (representation == meshes::FieldRepresentation::PointValues)
+      std::snprintf(b, sizeof b,
+                    "the initial Gaussian's density is 0 in double precision at every cell centre (its standard "
+                    "deviation is %.2g cell widths; this route holds point values at the centres): widen "
+                    "initial.covariance or refine mesh.cells",
+                    initialResolution());
+    else
+      std::snprintf(b, sizeof b,
+                    "the initial Gaussian has no mass inside the mesh box (to double precision): move initial.mean "
+                    "into the box or widen mesh.lower/mesh.upper");
+    throw std::runtime_error(b);
   }
   for (PetscInt l = 0; l < 2 * mesh_.owned().size(); ++l) a[l] /= mass;
   FPDP_PETSC(VecRestoreArray(u, &a));

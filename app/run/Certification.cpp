@@ -549,7 +549,13 @@ void AccuracyJudge::judgeOrders(long step, const solver::DivergenceValues& v, co
       out.push_back({kNaN, kNaN, kNaN, false, Uncertainty::NotComputed});
       continue;
     }
-    out.push_back(judge(step, v, c, get, INFINITY, renyiDepth(case_.divergence.orders[k].alpha, get(v))));
+    // The depth: the Gaussian model's from the value, or where the integrand's largest term lies if that is deeper
+    // (a mixture's far component: the model put R_2 of a Poisson mixture 4 standard deviations out, its largest term
+    // lay 11 out).
+    const auto& measuredDepth = reverse ? v.reverse.renyiDepth : v.renyiDepth;
+    const double depth = std::max(renyiDepth(case_.divergence.orders[k].alpha, get(v)),
+                                  k < measuredDepth.size() ? measuredDepth[k] : 0.0);
+    out.push_back(judge(step, v, c, get, INFINITY, depth));
     NumberAccuracy& a = out.back();
     const auto status = k < statuses.size() ? statuses[k] : solver::RenyiStatus::Finite;
     // truncated_suspect, noise_suspect: value + estimate bounds nothing (seen: R_10 53 % below the closed form, its

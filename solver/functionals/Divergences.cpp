@@ -202,6 +202,7 @@ void DivergenceFunctionals::measureHealth(const double* p, const double* q, std:
     const double* mf = globalMoments.data() + 6 * f;
     for (int a = 0; a < dim; ++a) {
       const double mean = mf[0] > 0.0 ? mf[1 + a] / mf[0] : 0.0;
+      health[f]->mean[static_cast<std::size_t>(a)] = mean;
       health[f]->spread[static_cast<std::size_t>(a)] =
           mf[0] > 0.0 ? std::sqrt(std::max(mf[4 + a] / mf[0] - mean * mean, 0.0)) : 0.0;
     }
@@ -255,6 +256,7 @@ DivergenceValues DivergenceFunctionals::evaluateDirections(const SingularMasses*
     v.reverse.renyi = std::move(r.renyi);
     v.reverse.renyiStatus = std::move(r.renyiStatus);
     v.reverse.renyiBoundaryShare = std::move(r.renyiBoundaryShare);
+    v.reverse.renyiDepth = std::move(r.renyiDepth);
     v.reverse.excludedMassQ = r.excludedMassP;
   }
   return v;
@@ -301,7 +303,8 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
   Terms measured = measureTerms(p, q, stride, singular, gradient, invMp, invMq, out.p.max);
 
   // Pass 3: the scales M_alpha; pass 4: the per-order sums, reduced over the ranks with the order-free ones.
-  const OrderScales scales = orderScales(measured);
+  const OrderScales scales = orderScales(measured, out);
+  out.renyiDepth = scales.depth;
   const std::vector<double> sums = renyiSums(measured, scales);
   // The gradient's last reader (the information sums): not held through the kink windows and the hockey-stick sums
   // below (peak memory).

@@ -91,6 +91,7 @@ struct DensityHealth {
   // The standard deviation of the density's cell mass along each axis (0 beyond the dimension): its width against
   // the cells of a mesh.
   std::array<double, 3> spread{0.0, 0.0, 0.0};
+  std::array<double, 3> mean{0.0, 0.0, 0.0};  // of the cell mass along each axis
 };
 
 /// Masses of singular components of p and q (point masses, or bins of a measure on a lower-dimensional set such as
@@ -157,6 +158,7 @@ struct ReverseDivergences {
   std::vector<double> renyi;                              // R_alpha(q || p), one per order
   std::vector<RenyiStatus> renyiStatus;
   std::vector<double> renyiBoundaryShare;
+  std::vector<double> renyiDepth;                                   // as DivergenceValues::renyiDepth
   double excludedMassQ = std::numeric_limits<double>::quiet_NaN();  // q-mass of the cells with p < 0, left out
 };
 
@@ -193,6 +195,10 @@ struct DivergenceValues {
   // not negligible means the box truncates the integrand (its tilted centre alpha m_p + (1-alpha) m_q lies
   // near or outside the box) and R_alpha is underestimated: the run warns instead of trusting the number.
   std::vector<double> renyiBoundaryShare;
+  // Per order: how far into the densities' tails the integrand p^alpha q^(1-alpha) peaks: at the cell of its largest
+  // term, the largest |x_a - mean_a| / spread_a over the axes a and the two densities (0 without a regular term). The
+  // accuracy estimate asks its companions to resolve that region (app/run/Certification).
+  std::vector<double> renyiDepth;
   // Share of E_alpha in the cells whose p or q lies below kNoiseFloorFactor times the largest negative value of that
   // density (0 when neither has one): values there are no better known than the scheme's sign errors. The order is
   // NoiseSuspect when the part of R_alpha resting on them, -log(1 - share)/(alpha - 1), exceeds
@@ -322,7 +328,8 @@ private:
                     const std::array<double, 3>* gradient, double invMassP, double invMassQ) const;
   Terms measureTerms(const double* p, const double* q, std::ptrdiff_t stride, const SingularMasses* singular,
                      const std::array<double, 3>* gradient, double invMassP, double invMassQ, double maxP) const;
-  OrderScales orderScales(const Terms& terms) const;
+  /// `health`: the densities' means and spreads (measureHealth's), for the depth of each order's largest term.
+  OrderScales orderScales(const Terms& terms, const DivergenceValues& health) const;
   std::vector<double> renyiSums(const Terms& terms, const OrderScales& scales) const;
   void tailLogMeans(const std::vector<double>& sums, const OrderScales& scales, DivergenceValues& out) const;
   std::vector<char> tailDivergence(const double* p, const double* q, std::ptrdiff_t stride,

@@ -150,6 +150,7 @@ struct DivergenceFunctionals::OrderScales {
   std::vector<double> shellFactor;  // per order and shell: e^(M_alpha - the shell's maximum)
   std::vector<char> shellDirect;    // the shell is summed by exp of its own terms, not from the order's scaled ones
   std::vector<double> rescale;      // e^(M_k - M_next), next the order after k in its run (the far-branch recurrence)
+  std::vector<double> depth;        // per order: DivergenceValues::renyiDepth
 };
 
 }  // namespace fpdp::solver

@@ -39,11 +39,13 @@ struct OrderSums {
 };
 }  // namespace
 
-DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const Terms& terms) const {
+DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const Terms& terms,
+                                                                      const DivergenceValues& health) const {
   const std::size_t K = orders_.size();
   const std::size_t S = K * kTailShells;
   OrderScales out;
   std::vector<double> localMax(K + S, -kInf);
+  std::vector<std::size_t> localArg(K, terms.size());  // the cell of each order's largest term
   std::vector<double>& globalMax = out.globalMax;
   globalMax.resize(K + S);
   for (std::size_t i = 0; i < terms.size(); ++i) {
@@ -52,6 +54,7 @@ DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const Term
     const int shell = terms.shellOf(i);
     for (std::size_t k = 0; k < K; ++k) {
       const double l = logWq + orders_[k] * u;
+      if (l > localMax[k] && i < terms.cells) localArg[k] = i;
       localMax[k] = std::max(localMax[k], l);
       if (shell >= 0) {
         double& m = localMax[K + k * kTailShells + static_cast<std::size_t>(shell)];
@@ -60,6 +63,30 @@ DivergenceFunctionals::OrderScales DivergenceFunctionals::orderScales(const Term
     }
   }
   FPDP_PETSC(MPI_Allreduce(localMax.data(), globalMax.data(), static_cast<PetscMPIInt>(K + S), MPI_DOUBLE, MPI_MAX,
+                            quadrature_.comm()));
+  // The depth of each order's largest term: on the rank(s) that hold it, from its cell's centre (the owned block's
+  // cell order of forEachOwnedCell); the largest over those ranks, the same on any number of ranks.
+  std::vector<double> localDepth(K, 0.0);
+  out.depth.assign(K, 0.0);
+  const auto& block = work_->mesh->owned();
+  const int dim = quadrature_.dim();
+  for (std::size_t k = 0; k < K; ++k) {
+    const std::size_t i = localArg[k];
+    if (i >= terms.cells || localMax[k] != globalMax[k]) continue;
+    const auto l = static_cast<PetscInt>(i);
+    const PetscInt ci = block.start[0] + l % block.count[0];
+    const PetscInt cj = block.start[1] + (l / block.count[0]) % block.count[1];
+    const PetscInt ck = block.start[2] + l / (block.count[0] * block.count[1]);
+    const auto x = work_->mesh->box().centre(static_cast<int>(ci), static_cast<int>(cj), static_cast<int>(ck));
+    double depth = 0.0;
+    for (const DensityHealth* h : {&health.p, &health.q})
+      for (int a = 0; a < dim; ++a) {
+        const auto axis = static_cast<std::size_t>(a);
+        if (h->spread[axis] > 0.0) depth = std::max(depth, std::fabs(x[a] - h->mean[axis]) / h->spread[axis]);
+      }
+    localDepth[k] = depth;
+  }
+  FPDP_PETSC(MPI_Allreduce(localDepth.data(), out.depth.data(), static_cast<PetscMPIInt>(K), MPI_DOUBLE, MPI_MAX,
                             quadrature_.comm()));
   out.logScale.resize(K);
   out.scale.resize(K);

@@ -371,6 +371,18 @@ BOOST_AUTO_TEST_CASE(a_number_deep_in_the_tails_needs_finer_companions) {
     BOOST_TEST(n[k].reason == Uncertainty::UnderResolved);
     BOOST_TEST(std::isinf(n[k].conservative));
   }
+  // A small value whose integrand peaks far out (a mixture's far component): the measured depth decides. R = 0.01 is
+  // 0.2 standard deviations deep by the model, its largest term lies 6 out: 3 per cell needed, 2h (5) read, 4h not.
+  const auto y = sequence(0.01, 1.0, 2.0, 0.0, 4, 1e-4);
+  const AccuracyJudge small(c, {0.0},
+                            companions({values(y[1], {0.5}), values(y[2], {0.5}), values(y[3], {0.5})}, step), false);
+  auto far = values(y[0], {0.5});
+  const auto bulk = small.numbers(step, far, small.profile(step, far, false), false);
+  BOOST_TEST(bulk[2].certified);
+  far.renyiDepth = {6.0, 6.0};
+  const auto deep = small.numbers(step, far, small.profile(step, far, false), false);
+  BOOST_TEST(deep[2].reason == Uncertainty::UnderResolved);
+  BOOST_TEST(std::isinf(deep[2].conservative));
   // Levels that agree far inside rtol (a converged plateau) are read whatever the depth.
   const AccuracyJudge flat(c, {0.0}, companions({values(8.0, {0.5}), values(8.0, {0.5}), values(8.0, {0.5})}, step),
                            false);

@@ -372,3 +372,24 @@ BOOST_AUTO_TEST_CASE(hockey_stick_across_a_closed_kink_curve_2d) {
     if (cells >= 160) BOOST_TEST(*std::max_element(err.begin(), err.end()) <= 3e-5, cells << " cells");
   }
 }
+
+// Where each order's integrand p^alpha q^(1-alpha) peaks, in standard deviations from the densities' means (the depth
+// the accuracy estimate asks its companions to resolve): for p = N(mu, 1), q = N(0, 1) the tilted law is centred at
+// alpha mu, alpha mu from q's mean and (alpha - 1) mu from p's; and the reverse direction alike.
+BOOST_AUTO_TEST_CASE(the_depth_of_each_order_is_where_its_integrand_peaks) {
+  const double mu = 0.6;
+  const models::Gaussian p(vec({mu}), models::Matrix::Identity(1, 1));
+  const models::Gaussian q(vec({0.0}), models::Matrix::Identity(1, 1));
+  const std::vector<double> orders{1.5, 4.0, 10.0};
+  solver::FunctionalSettings s{orders, {0.0}, 0, models::Matrix::Identity(1, 1)};
+  s.reverseDirection = true;
+  const int cells = 2400;
+  const double L = 12.0, h = 2 * L / cells;
+  const auto v = testing::functionalsOfExactAverages(p, q, L, cells, s);
+  BOOST_TEST_REQUIRE(v.renyiDepth.size() == orders.size());
+  BOOST_TEST_REQUIRE(v.reverse.renyiDepth.size() == orders.size());
+  for (std::size_t k = 0; k < orders.size(); ++k) {
+    BOOST_TEST(std::fabs(v.renyiDepth[k] - orders[k] * mu) <= h, "order " << orders[k] << ": " << v.renyiDepth[k]);
+    BOOST_TEST(std::fabs(v.reverse.renyiDepth[k] - orders[k] * mu) <= h, "reverse " << orders[k]);
+  }
+}

@@ -145,7 +145,7 @@ NumberAccuracy numberAccuracy(std::span<const double> levels, double rtol, doubl
   const double roundOff = kRoundOff * scale;
   bool asymptotic = false, preAsymptotic = false;
   Uncertainty why = Uncertainty::Certified;
-  if (*std::max_element(d.begin(), d.end()) <= kPlateauShare * rtol * scale) {
+  if (convergedPlateau(levels.first(L), rtol)) {
     // Every level agrees far inside rtol: converged (the routes exact in space, round-off, root-finding), whatever
     // the ratios of such small differences.
     a.estimate = 2.0 * *std::max_element(d.begin(), d.end());

@@ -275,29 +275,23 @@ DiscretePld subsampledGaussianPld(double mu, double gamma, SubsampledDirection d
                                         : privacyBuckets(masses, i0, i1, grid.h, direction == SubsampledDirection::Add);
 }
 
-DiscretePld composePld(const DiscretePld& a, const DiscretePld& b, PldBound bound, double tailMass) {
-  if (a.h != b.h) throw std::invalid_argument("composePld: the two distributions have different grids");
-  const std::size_t n = a.mass.size() + b.mass.size() - 1;
-  checkGridSize(static_cast<double>(n), 1.0, "the composition");
+namespace {
+/// The convolution of two mass vectors (n = |a| + |b| - 1 entries) and a bound on its round-off in the 1-norm.
+std::vector<double> convolvedMasses(const std::vector<double>& a, const std::vector<double>& b, std::size_t n,
+                                    double& roundOff) {
+  double l1a = 0.0, l1b = 0.0, l2a = 0.0, l2b = 0.0;
+  for (double w : a) l1a += std::fabs(w), l2a += w * w;
+  for (double w : b) l1b += std::fabs(w), l2b += w * w;
   // Short factors (a distribution whose tails truncation left a few bins, down to one) by the direct sum: Eigen's
   // kissfft fails on transforms of length 1 (seen: a segmentation fault composing the PLDs of noise multiplier 0.014).
-  if (std::min(a.mass.size(), b.mass.size()) <= kDirectCompositionSize) {
-    DiscretePld c;
-    c.h = a.h;
-    c.offset = a.offset + b.offset;
+  // Its round-off: the sums' rounding to double, at most an ulp of the total mass (twice, for safety).
+  if (std::min(a.size(), b.size()) <= kDirectCompositionSize) {
     std::vector<long double> sum(n, 0.0L);
-    for (std::size_t i = 0; i < a.mass.size(); ++i)
-      for (std::size_t j = 0; j < b.mass.size(); ++j)
-        sum[i + j] += static_cast<long double>(a.mass[i]) * static_cast<long double>(b.mass[j]);
-    c.mass.assign(sum.begin(), sum.end());
-    double sa = 0.0, sb = 0.0;
-    for (double w : a.mass) sa += w;
-    for (double w : b.mass) sb += w;
-    c.infinityMass = a.infinityMass * (sb + b.infinityMass) + b.infinityMass * sa;
-    // The sums' rounding to double: at most an ulp of the total mass, sent to +infinity on the pessimistic side.
-    if (bound == PldBound::Pessimistic) c.infinityMass += 2.0 * std::numeric_limits<double>::epsilon() * sa * sb;
-    truncateTails(c, bound, tailMass);
-    return c;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < b.size(); ++j)
+        sum[i + j] += static_cast<long double>(a[i]) * static_cast<long double>(b[j]);
+    roundOff = 2.0 * std::numeric_limits<double>::epsilon() * l1a * l1b;
+    return std::vector<double>(sum.begin(), sum.end());
   }
   const std::size_t N = fftSize(n);
   // In long double (64-bit significand on x86): the round-off allowance below shrinks by 2^11 against double, below
@@ -308,34 +302,41 @@ DiscretePld composePld(const DiscretePld& a, const DiscretePld& b, PldBound boun
   thread_local Eigen::FFT<Real> fft;
   fft.SetFlag(Eigen::FFT<Real>::HalfSpectrum);
   std::vector<Real> x(N, 0.0L);
-  std::copy(a.mass.begin(), a.mass.end(), x.begin());
+  std::copy(a.begin(), a.end(), x.begin());
   std::vector<std::complex<Real>> fa, fb;
   fft.fwd(fa, x);
   if (&a == &b) {
     fb = fa;
   } else {
     std::fill(x.begin(), x.end(), 0.0L);
-    std::copy(b.mass.begin(), b.mass.end(), x.begin());
+    std::copy(b.begin(), b.end(), x.begin());
     fft.fwd(fb, x);
   }
   for (std::size_t k = 0; k < fa.size(); ++k) fa[k] *= fb[k];
   fft.inv(x, fa, N);
   // The FFT's round-off: the convolution by FFT errs by at most about eps_mach log2(N) max(|a|_1 |b|_2, |a|_2 |b|_1)
   // in the 2-norm (the transforms are unitary up to scale and |FFT a|_inf <= |a|_1; a safety factor on top), so by
-  // sqrt(n) times that in the 1-norm that moves delta. The pessimistic side sends it to +infinity.
-  double l1a = 0.0, l1b = 0.0, l2a = 0.0, l2b = 0.0;
-  for (double w : a.mass) l1a += std::fabs(w), l2a += w * w;
-  for (double w : b.mass) l1b += std::fabs(w), l2b += w * w;
-  const double roundOff = kFftRoundOffFactor * static_cast<double>(std::numeric_limits<Real>::epsilon()) *
-                          std::log2(static_cast<double>(N)) * std::sqrt(static_cast<double>(n)) *
-                          std::max(l1a * std::sqrt(l2b), l1b * std::sqrt(l2a));
+  // sqrt(n) times that in the 1-norm that moves delta.
+  roundOff = kFftRoundOffFactor * static_cast<double>(std::numeric_limits<Real>::epsilon()) *
+             std::log2(static_cast<double>(N)) * std::sqrt(static_cast<double>(n)) *
+             std::max(l1a * std::sqrt(l2b), l1b * std::sqrt(l2a));
+  std::vector<double> out(n);
+  for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<double>(x[k]);
+  return out;
+}
+}  // namespace
+
+DiscretePld composePld(const DiscretePld& a, const DiscretePld& b, PldBound bound, double tailMass) {
+  if (a.h != b.h) throw std::invalid_argument("composePld: the two distributions have different grids");
+  const std::size_t n = a.mass.size() + b.mass.size() - 1;
+  checkGridSize(static_cast<double>(n), 1.0, "the composition");
   DiscretePld c;
   c.h = a.h;
   c.offset = a.offset + b.offset;
-  c.mass.resize(n);
-  for (std::size_t k = 0; k < n; ++k) c.mass[k] = static_cast<double>(x[k]);
+  double roundOff = 0.0;
+  c.mass = convolvedMasses(a.mass, b.mass, n, roundOff);
   // An infinite loss in either factor makes the sum infinite (the P-masses at -infinity are 0 for a true pair and
-  // dropped, i.e. absent, in an optimistic one).
+  // dropped, i.e. absent, in an optimistic one). The pessimistic side sends the round-off to +infinity.
   double sa = 0.0, sb = 0.0;
   for (double w : a.mass) sa += w;
   for (double w : b.mass) sb += w;

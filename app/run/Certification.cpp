@@ -65,16 +65,42 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
     case Uncertainty::BoxTruncation:
       return "run with --certify (widens the box), or widen mesh.lower and mesh.upper";
     case Uncertainty::NoiseFloor: {
-      // Cross terms of Sigma make the diffusion's stencil non-monotone: its sign errors are made in space, and no
-      // time integrator or solver tolerance removes them.
-      const auto crossTerms = [&](bool prime) {
+      // With cross terms of Sigma the second-order fitted edge scheme is monotone on a uniform mesh whose cells keep
+      // Sigma diagonally dominant (Sigma_aa/h_a^2 >= sum_b |Sigma_ab|/(h_a h_b), docs/scheme.md §2); elsewhere (the
+      // fourth-order fluxes, a graded mesh, cells of the wrong aspect) its sign errors are made in space, and no time
+      // integrator or solver tolerance removes them. spatialSignErrors says what does ("" where the scheme keeps the
+      // sign: no cross terms, or the fitted edges on a mesh that keeps Sigma dominant).
+      const auto spatialSignErrors = [&](bool prime) -> std::string {
         const models::Matrix S = c.noise.sigmaFor(prime, c.mesh.dim);
-        return (S - models::Matrix(S.diagonal().asDiagonal())).cwiseAbs().maxCoeff() > 0.0;
+        if ((S - models::Matrix(S.diagonal().asDiagonal())).cwiseAbs().maxCoeff() == 0.0) return "";
+        if (c.solver.spatial_order != 2)
+          return "set solver.spatial_order = 2 (the fitted edges keep the sign; the fourth-order fluxes do not)";
+        std::array<double, 3> h{};
+        for (std::size_t a = 0; a < static_cast<std::size_t>(c.mesh.dim); ++a) {
+          if (c.mesh.grading[a] != 1.0)
+            return "take a uniform mesh (mesh.grading = 1: the fitted edges keep the sign there, graded cells do not)";
+          h[a] = (c.mesh.upper[a] - c.mesh.lower[a]) / c.mesh.cells[a];
+        }
+        for (int a = 0; a < c.mesh.dim; ++a) {
+          double offDiagonal = 0.0;
+          for (int b = 0; b < c.mesh.dim; ++b)
+            if (b != a) offDiagonal += std::fabs(S(a, b)) / h[static_cast<std::size_t>(b)];
+          if (S(a, a) / h[static_cast<std::size_t>(a)] < offDiagonal)
+            return "choose mesh.cells so that Sigma stays diagonally dominant on the cells (Sigma_aa/h_a >= "
+                   "sum_b |Sigma_ab|/h_b for every axis a)";
+        }
+        return "";
       };
-      if (crossTerms(false) || crossTerms(true))
-        return "none at this delta: the cross terms of the noise covariance make sign errors in space that hide the "
-               "densities where this number is decided; quote the conservative value, or the eps of a larger delta "
-               "that is certified (epsilon.csv, accuracy.csv)";
+      for (bool prime : {false, true})
+        if (const std::string fix = spatialSignErrors(prime); !fix.empty())
+          return fix + ": the cross terms of the noise covariance make sign errors in space on this mesh that hide the "
+                       "densities where this number is decided (docs/scheme.md §2); else quote the conservative value, "
+                       "or the eps of a larger delta that is certified (epsilon.csv, accuracy.csv)";
+      // (solver.ts_type as the case gives it: the remedies are text, read without PETSc.)
+      if (c.solver.ts_type == kExponentialTsType || c.solver.ts_type == kAutoTsType)
+        return "none at this delta: it is decided where a density lies below the time integrator's round-off (its "
+               "sign errors, kept within a relative 1e-12 of the largest value); quote the conservative value, or the "
+               "eps of a larger delta that is certified (epsilon.csv, accuracy.csv)";
       return "take solver.ts_type = \"exponential\" or a tighter linear solver (-ksp_rtol 1e-12): the scheme's sign "
              "errors decide it";
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
 #include <stdexcept>
 
 #include "solver/discretisation/AnisotropicDiffusion.hpp"
@@ -58,6 +59,29 @@ bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
     }
   return true;
 }
+
+// Sigma^-1 r on the first dim axes (Sigma positive definite: Cholesky without pivoting).
+std::array<double, 3> solveWithSigma(const DriftDiffusionEquation& eq, int dim, const std::array<double, 3>& r) {
+  double L[3][3] = {};
+  for (int i = 0; i < dim; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double sum = eq.sigma(i, j);
+      for (int k = 0; k < j; ++k) sum -= L[i][k] * L[j][k];
+      L[i][j] = i == j ? std::sqrt(sum) : sum / L[j][j];
+    }
+  std::array<double, 3> y{}, x{};
+  for (int i = 0; i < dim; ++i) {
+    double sum = r[i];
+    for (int k = 0; k < i; ++k) sum -= L[i][k] * y[k];
+    y[i] = sum / L[i][i];
+  }
+  for (int i = dim - 1; i >= 0; --i) {
+    double sum = y[i];
+    for (int k = i + 1; k < dim; ++k) sum -= L[k][i] * x[k];
+    x[i] = sum / L[i][i];
+  }
+  return x;
+}
 }  // namespace
 
 FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mesh,
@@ -107,6 +131,35 @@ FokkerPlanckOperator::FokkerPlanckOperator(const meshes::DistributedBoxMesh& mes
     if (axis.isUniform()) uniformWidth_[static_cast<std::size_t>(a)] = (axis.upper() - axis.lower()) / axis.cells();
     uniformMesh_ = uniformMesh_ && uniformWidth_[static_cast<std::size_t>(a)] > 0.0;
   }
+  // The fitted edge scheme for a full Sigma: second order on a uniform mesh (graded meshes and the fourth-order fluxes
+  // keep the oriented flux of AnisotropicDiffusion.hpp).
+  for (const auto& eq : equations_) {
+    FittedEdges e;
+    e.active = accuracy_.order == 2 && uniformMesh_ && eq.hasCrossDiffusion(dim);
+    if (e.active) {
+      const auto& h = uniformWidth_;
+      for (int a = 0; a < dim; ++a) {
+        double w = eq.diffusion[a] / (h[a] * h[a]);
+        for (int b = 0; b < dim; ++b)
+          if (b != a) w -= std::fabs(eq.sigma(a, b)) / (h[a] * h[b]);
+        e.axisWeight[a] = w;
+        std::array<double, 3> d{};
+        d[a] = h[a];
+        e.axisStep[a] = solveWithSigma(eq, dim, d);
+        for (int b = a + 1; b < dim; ++b) {
+          const double sab = eq.sigma(a, b);
+          if (sab == 0.0) continue;
+          const int pair = crossDiffusionIndex(a, b);
+          e.diagonalWeight[pair] = std::fabs(sab) / (h[a] * h[b]);
+          std::array<double, 3> diagonal{};
+          diagonal[a] = h[a];
+          diagonal[b] = sab > 0 ? h[b] : -h[b];
+          e.diagonalStep[pair] = solveWithSigma(eq, dim, diagonal);
+        }
+      }
+    }
+    fitted_.push_back(e);
+  }
   for (const auto& eq : equations_) {
     std::vector<double> phi(static_cast<std::size_t>(g.size()));
     for (PetscInt k = g.start[2]; k < g.start[2] + g.count[2]; ++k)
@@ -155,6 +208,10 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
   const double phiC = phi[g.local(i, j, k)];
   row.clear();
   row.add(0, 0, 0, 0.0);
+  if (fitted_[static_cast<std::size_t>(f)].active) {
+    buildFittedEdgeRow(c, f, row);
+    return;
+  }
   // Drift and diagonal diffusion: the face weights of FaceFluxScheme.hpp (faces with the fourth-order flux
   // get the whole flux from addHighOrderFaceFlux instead).
   forEachInteriorFace(box, dim, c, [&](int a, int side, const std::array<PetscInt, 3>& n, double invWidth) {
@@ -174,6 +231,102 @@ void FokkerPlanckOperator::buildRow(PetscInt i, PetscInt j, PetscInt k, int f, R
       addCrossDiffusionRow(box, c, a, b, eq.sigma(a, b), nominalCross ? uniformWidth_ : std::array<double, 3>{},
                            [&](int dx, int dy, int dz, double w) { row.add(dx, dy, dz, w); },
                            [&](int normal, int side) { return highOrderFace(c, normal, side, f); });
+}
+
+// The fitted edge scheme (docs/scheme.md §3, "Fitted edges"). div(Sigma grad u) on a uniform mesh is the graph
+// Laplacian of the oriented stencil (5): axis edges of weight W_a = Sigma_aa/h_a^2 - sum_{b != a} |Sigma_ab|/(h_a h_b),
+// diagonal edges (c, c +- (e_a + s e_b)), s = sign(Sigma_ab), of weight |Sigma_ab|/(h_a h_b). Each edge from L to
+// U = L + d carries the Scharfetter–Gummel flux of u grad Phi + Sigma grad u = Sigma (grad u + u G), G = Sigma^-1 grad Phi,
+// along it: into L, w (B(-psi) u_U - B(psi) u_L) with psi = G(midpoint) . (x_U - x_L), out of U the same. Second order
+// (the drift's first moment over the edges is div(Sigma G u) = div(u grad Phi)), conservative (one flux per edge), and
+// a Metzler row for any drift wherever every W_a >= 0, since B > 0: no Péclet restriction. For a quadratic Phi the
+// midpoint differences are exact, psi is the difference of Psi = the quadratic with gradient G, and exp(-Psi) at the
+// centres is an exact steady state of the interior rows.
+void FokkerPlanckOperator::buildFittedEdgeRow(const std::array<PetscInt, 3>& c, int f, Row& row) const {
+  const auto& box = mesh_.box();
+  const int dim = mesh_.dim();
+  const FittedEdges& e = fitted_[static_cast<std::size_t>(f)];
+  // The edge between c and c + t d (t = +-1): L = c for t = +1, L = c - d for t = -1; psi always from L.
+  auto addEdge = [&](const std::array<int, 3>& d, int t, double w, const std::array<double, 3>& step) {
+    std::array<PetscInt, 3> n = c;
+    for (int x = 0; x < dim; ++x) {
+      n[x] += t * d[x];
+      if (n[x] < 0 || n[x] >= box.cells(x)) return;  // through a wall: no flux
+    }
+    const FaceWeights fw = faceWeights(scheme_, edgePsi(t > 0 ? c : n, d, step, f));
+    if (t > 0) {
+      row.add(0, 0, 0, -w * fw.own);
+      row.add(d[0], d[1], d[2], w * fw.neighbour);
+    } else {
+      row.add(0, 0, 0, -w * fw.neighbour);
+      row.add(-d[0], -d[1], -d[2], w * fw.own);
+    }
+  };
+  for (int a = 0; a < dim; ++a) {
+    std::array<int, 3> d{0, 0, 0};
+    d[a] = 1;
+    for (int t : {-1, +1}) addEdge(d, t, e.axisWeight[a], e.axisStep[a]);
+  }
+  const auto& eq = equations_[static_cast<std::size_t>(f)];
+  for (int a = 0; a < dim; ++a)
+    for (int b = a + 1; b < dim; ++b) {
+      const double sab = eq.sigma(a, b);
+      if (sab == 0.0) continue;
+      std::array<int, 3> d{0, 0, 0};
+      d[a] = 1;
+      d[b] = sab > 0 ? 1 : -1;
+      const int pair = crossDiffusionIndex(a, b);
+      for (int t : {-1, +1}) addEdge(d, t, e.diagonalWeight[pair], e.diagonalStep[pair]);
+    }
+}
+
+double FokkerPlanckOperator::edgePsi(const std::array<PetscInt, 3>& L, const std::array<int, 3>& d,
+                                     const std::array<double, 3>& step, int f) const {
+  const auto& box = mesh_.box();
+  const auto& g = mesh_.ghosted();
+  const auto& phi = potential(f);
+  const int dim = mesh_.dim();
+  const auto& h = uniformWidth_;
+  auto at = [&](const std::array<PetscInt, 3>& X) { return phi[g.local(X[0], X[1], X[2])]; };
+  // The corners of the edge's cell cube: L moved along every subset of the edge's axes (2 or 4 cells).
+  std::array<std::array<PetscInt, 3>, 4> corners;
+  int count = 0;
+  int active[2], nActive = 0;
+  for (int x = 0; x < dim; ++x)
+    if (d[x] != 0) active[nActive++] = x;
+  for (int m = 0; m < (1 << nActive); ++m) {
+    std::array<PetscInt, 3> X = L;
+    for (int k = 0; k < nActive; ++k)
+      if (m & (1 << k)) X[active[k]] += d[active[k]];
+    corners[static_cast<std::size_t>(count++)] = X;
+  }
+  double psi = 0.0;
+  for (int x = 0; x < dim; ++x) {
+    double sum = 0.0;
+    int terms = 0;
+    if (d[x] != 0) {
+      // Along the edge's own axes: the mean of the cube's differences along x (exact at the midpoint for quadratics).
+      for (const auto& X : std::span(corners.data(), static_cast<std::size_t>(count))) {
+        std::array<PetscInt, 3> Y = X;
+        Y[x] += d[x];
+        if (Y[x] != L[x] + d[x]) continue;  // X is already the far corner along x
+        sum += (at(Y) - at(X)) / (d[x] * h[x]);
+        ++terms;
+      }
+    } else {
+      // Across it: the mean of the corners' central differences (one-sided at a wall).
+      for (const auto& X : std::span(corners.data(), static_cast<std::size_t>(count))) {
+        std::array<PetscInt, 3> lo = X, hi = X;
+        if (X[x] > 0) --lo[x];
+        if (X[x] < box.cells(x) - 1) ++hi[x];
+        if (hi[x] == lo[x]) continue;  // a single cell along x
+        sum += (at(hi) - at(lo)) / (static_cast<double>(hi[x] - lo[x]) * h[x]);
+        ++terms;
+      }
+    }
+    if (terms > 0) psi += sum / terms * step[x];
+  }
+  return psi;
 }
 
 FaceWeights FokkerPlanckOperator::secondOrderFaceWeights(const std::array<PetscInt, 3>& n, int a, int f,

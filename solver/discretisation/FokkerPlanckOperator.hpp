@@ -145,6 +145,22 @@ private:
   };
   /// nominalCross: the cross-diffusion terms with the nominal width of uniform axes (AnisotropicDiffusion.hpp).
   void buildRow(PetscInt i, PetscInt j, PetscInt k, int field, Row& row, bool nominalCross = false) const;
+  /// The row of a field with a full Sigma on a uniform mesh at second order: the exponentially fitted edge scheme
+  /// (docs/scheme.md §3, "Fitted edges"), a Metzler row whenever Sigma is diagonally dominant on the mesh.
+  void buildFittedEdgeRow(const std::array<PetscInt, 3>& c, int field, Row& row) const;
+  /// psi of the edge from cell L to L + d (d an axis or a diagonal step, components in {-1, 0, 1}): grad Phi at the
+  /// edge's midpoint, from centre differences, times Sigma^-1 (x_{L+d} - x_L) (FittedEdges::step).
+  double edgePsi(const std::array<PetscInt, 3>& L, const std::array<int, 3>& d, const std::array<double, 3>& step,
+                 int field) const;
+  /// Per field with a full Sigma: the fitted scheme's edge weights and Sigma^-1 times each edge's step.
+  struct FittedEdges {
+    bool active = false;
+    std::array<double, 3> axisWeight{};                 // Sigma_aa/h_a^2 - sum_{b != a} |Sigma_ab|/(h_a h_b)
+    std::array<std::array<double, 3>, 3> axisStep{};    // Sigma^-1 h_a e_a
+    std::array<double, 3> diagonalWeight{};             // |Sigma_ab|/(h_a h_b) per pair (crossDiffusionIndex)
+    std::array<std::array<double, 3>, 3> diagonalStep{};  // Sigma^-1 (h_a e_a + sign(Sigma_ab) h_b e_b) per pair
+  };
+  std::vector<FittedEdges> fitted_;
   /// Row c's second-order term through its face to the face neighbour n (along axis a, on side +-1): the diagonal's
   /// part -(D/h)(1/|c|_a) w_c(P) and n's coefficient (D/h)(1/|c|_a) w_n(P) (FaceFluxScheme.hpp). invWidth = 1/|c|_a.
   struct FaceTerm {

@@ -20,16 +20,39 @@ namespace {
 struct HockeyStickTerms {
   std::vector<double> a, b;
 };
+/// The cells of one direction at a density's noise floor (values of round-off size): the pair (a, b) as in
+/// HockeyStickTerms, whichever is larger, and how far each may be off (sa, sb: the floor times the cell's weight
+/// where that density is at its floor, else 0).
+struct NoiseTerms {
+  std::vector<double> a, b, sa, sb;
+};
 /// The terms of one direction whose share of delta(eps) makes eps suspect: the wall cells (the box cuts the tail
-/// beyond them) and the cells at a density's noise floor (values of round-off size).
+/// beyond them) and the cells at a density's noise floor.
 struct SuspectTerms {
-  HockeyStickTerms wall, noise;
+  HockeyStickTerms wall;
+  NoiseTerms noise;
 };
 
-/// sum max(a - x b, 0) over a few terms (no kink correction: the wall cells have none, the noise cells need none).
+/// sum max(a - x b, 0) over a few terms (no kink correction: the wall cells have none).
 double hockeyStickSum(const HockeyStickTerms& t, double x) {
   double sum = 0.0;
   for (std::size_t i = 0; i < t.a.size(); ++i) sum += std::max(t.a[i] - x * t.b[i], 0.0);
+  return sum;
+}
+
+/// How far delta(eps) may be off through the noise cells: per cell the largest change of max(a - x b, 0) when a and
+/// b move within their floors (a true value may lie anywhere between 0 and the floor there; a negative value entered
+/// as 0). A cell whose larger density is well above its floor but whose other one is at the floor (the far tail of
+/// the narrower law) is known to x times that floor, not to its whole term.
+double noiseUncertainty(const NoiseTerms& t, double x) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < t.a.size(); ++i) {
+    const double a = t.a[i], b = t.b[i];
+    const double term = std::max(a - x * b, 0.0);
+    const double high = std::max(a + t.sa[i] - x * std::max(b - t.sb[i], 0.0), 0.0);
+    const double low = std::max(std::max(a - t.sa[i], 0.0) - x * (b + t.sb[i]), 0.0);
+    sum += std::max(high - term, term - low);
+  }
   return sum;
 }
 
@@ -57,7 +80,7 @@ void addHockeyStick(const HockeyStickTerms& t, std::span<const double> x, double
 /// are dropped as the brackets narrow: they add exact zeros, so the sums do not change, only their cost.
 /// Marks the roots that rest on the walls or on the noise floor (models::ExactEpsilonStatus::TruncatedSuspect,
 /// NoiseLimited): the wall cells' share of delta(eps) above DivergenceFunctionals::kBoundaryShareTolerance (as for
-/// R_alpha), the noise cells' share above the same, or an unreachable delta whose floor (the mass of one density
+/// R_alpha), the uncertainty the noise cells leave (noiseUncertainty) above the same, or an unreachable delta whose floor (the mass of one density
 /// where the other is 0) is noise by more than the floor's excess over delta. Summed on rank 0 and broadcast, so
 /// every rank marks the same.
 void markSuspectRoots(std::vector<models::ExactEpsilon>& found, std::span<const models::ProfileRequest> requests,
@@ -69,7 +92,7 @@ void markSuspectRoots(std::vector<models::ExactEpsilon>& found, std::span<const 
     if (found[j].status == S::Root || found[j].status == S::Zero) {
       const double x = std::exp(found[j].epsilon);
       local[2 * j] = hockeyStickSum(t.wall, x);
-      local[2 * j + 1] = hockeyStickSum(t.noise, x);
+      local[2 * j + 1] = noiseUncertainty(t.noise, x);
     } else if (found[j].status == S::Unreachable) {
       for (std::size_t i = 0; i < t.noise.a.size(); ++i)
         if (t.noise.b[i] == 0.0) local[2 * j + 1] += t.noise.a[i];
@@ -119,7 +142,7 @@ ProfileEnds profileEnds(const HockeyStickTerms (&terms)[2], const SuspectTerms (
 }
 
 /// The statuses of delta(eps) on the eps grid, one direction (x_k = e^eps_k ascending, values the reduced sums): as
-/// markSuspectRoots, the wall and noise cells' shares of each value above DivergenceFunctionals::kBoundaryShareTolerance
+/// markSuspectRoots, the wall cells' share and the noise cells' uncertainty of each value above DivergenceFunctionals::kBoundaryShareTolerance
 /// (NoiseLimited before TruncatedSuspect); and past the largest log(a/b) of the box, where delta(eps) has fallen to
 /// its floor, TruncatedSuspect if that largest log-ratio lies at a wall cell (the profile's tail is beyond the box).
 /// Reduced on rank 0 and broadcast (every rank the same). Codes of models::ExactEpsilonStatus.
@@ -129,7 +152,7 @@ std::vector<int> profileStatuses(const SuspectTerms& suspect, double flatFrom, d
   std::vector<double> local(2 * E, 0.0), global(2 * E);
   for (std::size_t k = 0; k < E; ++k) {
     local[2 * k] = hockeyStickSum(suspect.wall, x[k]);
-    local[2 * k + 1] = hockeyStickSum(suspect.noise, x[k]);
+    local[2 * k + 1] = noiseUncertainty(suspect.noise, x[k]);
   }
   FPDP_PETSC(MPI_Reduce(local.data(), global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
   FPDP_PETSC(MPI_Bcast(global.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
@@ -229,13 +252,26 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
     const double a = dir == 0 ? wp : wq, b = dir == 0 ? wq : wp;
     hsTerms[dir].a.push_back(a);
     hsTerms[dir].b.push_back(b);
-    // Cells (not singular masses) at a wall or at a density's noise floor (as for R_alpha's NoiseSuspect).
-    const bool noise = i < n && ((floorP > 0.0 && p[i * stride] <= floorP) || (floorQ > 0.0 && q[i * stride] <= floorQ));
-    for (auto [is, group] : {std::pair{weights.boundary(i), &suspect[dir].wall}, std::pair{noise, &suspect[dir].noise}})
-      if (is) {
-        group->a.push_back(a);
-        group->b.push_back(b);
-      }
+    if (weights.boundary(i)) {  // cells (not singular masses) at a wall
+      suspect[dir].wall.a.push_back(a);
+      suspect[dir].wall.b.push_back(b);
+    }
+  }
+  // Cells at a density's noise floor (as for R_alpha's NoiseSuspect), in both directions whichever density is larger:
+  // a true value above the other may hide under the floor.
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool noiseP = floorP > 0.0 && p[i * stride] <= floorP, noiseQ = floorQ > 0.0 && q[i * stride] <= floorQ;
+    if (!noiseP && !noiseQ) continue;
+    const double wp = weights.wp(i), wq = weights.wq(i);
+    const double sp = noiseP ? weights.weight(i) * floorP * invMp : 0.0;
+    const double sq = noiseQ ? weights.weight(i) * floorQ * invMq : 0.0;
+    for (int dir = 0; dir < 2; ++dir) {
+      NoiseTerms& t = suspect[dir].noise;
+      t.a.push_back(dir == 0 ? wp : wq);
+      t.b.push_back(dir == 0 ? wq : wp);
+      t.sa.push_back(dir == 0 ? sp : sq);
+      t.sb.push_back(dir == 0 ? sq : sp);
+    }
   }
   const ProfileEnds ends = profileEnds(hsTerms, suspect, comm);
   std::vector<models::ProfileSample> samples;  // the grid's values: the roots' first brackets (MATH.md §7)

@@ -291,3 +291,40 @@ BOOST_AUTO_TEST_CASE(roots_on_the_walls_or_the_noise_floor_are_flagged) {
   const auto noisy = solver::DivergenceFunctionals(mesh, s).evaluate(u);
   BOOST_TEST(static_cast<int>(noisy.exactEpsilon[1].pair.status()) == static_cast<int>(S::NoiseLimited));
 }
+
+BOOST_AUTO_TEST_CASE(a_noise_floor_far_below_the_other_density_leaves_the_root_known) {
+  // p = N(2, 1), q = N(0, 1); q replaced by round-off negatives (-1e-200) on (7, 8), where p holds 3e-7 of its mass
+  // and q 1e-12. eps(1e-3) = 7.58 (x = e^eps = 2e3): those cells' terms, about p's mass there, lie far above
+  // 1e-6 delta, yet what the floor (1e-199) leaves unknown in them is x times the floor: the root is known
+  // (it was NoiseLimited when a noise cell's whole term counted). With the negatives at 1e-12 the floor times x
+  // reaches p's mass there and the root is noise-limited again.
+  solver::FunctionalSettings s{{2.0}, {}, 0, std::nullopt};
+  s.epsilonDeltas = {1e-3};
+  using S = ExactEpsilonStatus;
+  const auto mesh = testing::uniformMesh(PETSC_COMM_WORLD, 1, 12.0, 2400);
+  const double exact = closedFormEpsilon(gaussian1d(2.0, 1.0), gaussian1d(0.0, 1.0), 1e-3);
+  for (const double negative : {-1e-200, -1e-12}) {
+    auto u = mesh.createVector();
+    testing::fillExactAverages(mesh, gaussian1d(2.0, 1.0), gaussian1d(0.0, 1.0), u);
+    PetscScalar* a;
+    BOOST_REQUIRE(VecGetArray(u, &a) == 0);
+    const double h = 24.0 / 2400;
+    PetscInt first, end;
+    BOOST_REQUIRE(VecGetOwnershipRange(u, &first, &end) == 0);
+    for (PetscInt c = first / 2; c < end / 2; ++c) {
+      const double x = -12.0 + (c + 0.5) * h;
+      if (x > 7.0 && x < 8.0) a[2 * (c - first / 2) + 1] = negative;
+    }
+    BOOST_REQUIRE(VecRestoreArray(u, &a) == 0);
+    const auto values = solver::DivergenceFunctionals(mesh, s).evaluate(u);
+    const auto& e = values.exactEpsilon[0].pair;
+    BOOST_TEST_MESSAGE("q at -" << -negative << " on (7, 8): eps(1e-3) " << e.epsilon() << " (closed form " << exact
+                                << "), status " << static_cast<int>(e.status()));
+    if (negative > -1e-100) {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(S::Root));
+      BOOST_TEST(std::fabs(e.epsilon() - exact) <= 1e-4 * exact);
+    } else {
+      BOOST_TEST(static_cast<int>(e.status()) == static_cast<int>(S::NoiseLimited));
+    }
+  }
+}

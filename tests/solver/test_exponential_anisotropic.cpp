@@ -49,32 +49,43 @@ double relativeDifference(const std::vector<double>& a, const std::vector<double
 }
 }  // namespace
 
-// Both forms of the box stored as the rows stream in (StencilOperator::buildStreamed): on a uniform mesh the
-// cross-diffusion coefficients are the same along every run of a line (the nominal width, AnisotropicDiffusion.hpp,
-// also where it is not a binary fraction: 10/24, 10/12) and kept as one value per run (compressed); on a graded mesh
-// they vary and get full arrays from the row where they first vary. Either way the product equals the assembled
-// matrix's (face widths) to round-off.
+// Both forms of the box stored as the rows stream in (StencilOperator::buildStreamed): without drift on a uniform
+// mesh the diagonal edges' coefficients are the same along every run of a line (the nominal width, also where it is
+// not a binary fraction: 10/24, 10/12) and kept as one value per run (compressed); with drift (the fitted edges carry
+// it, FokkerPlanckOperator::buildFittedEdgeRow) or on a graded mesh they vary and get full arrays from the row where
+// they first vary. Either way the product equals the assembled matrix's to round-off.
 BOOST_AUTO_TEST_CASE(box_stencil_product_equals_the_assembled_matrix) {
-  for (const auto& [dim, cells, graded] : {std::tuple{2, 24, false}, std::tuple{2, 32, false}, std::tuple{2, 24, true},
-                                           std::tuple{3, 10, false}, std::tuple{3, 12, false}, std::tuple{3, 12, true}}) {
-    const bool compressed = !graded;
+  for (const auto& [dim, cells, graded, drift] :
+       {std::tuple{2, 24, false, true}, std::tuple{2, 32, false, true}, std::tuple{2, 24, true, true},
+        std::tuple{3, 10, false, true}, std::tuple{3, 12, false, true}, std::tuple{3, 12, true, true},
+        std::tuple{2, 24, false, false}, std::tuple{3, 12, false, false}}) {
+    const bool compressed = !graded && !drift;
     const auto s = testing::rotatedUnequalProblem(dim);
     std::vector<meshes::Axis> axes = cube(dim, 5.0, cells);
     if (graded) axes[0] = meshes::Axis::graded(-5.0, 5.0, cells, 1.05);
     const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD, meshes::BoxMesh(axes), 2, meshes::StencilShape::Box);
     const solver::LangevinDiscretisation disc(mesh, s.problem(), solver::FaceFluxScheme::ScharfetterGummel);
+    // Without drift: the same two diffusion matrices, zero potentials.
+    std::vector<solver::DriftDiffusionEquation> pure(2);
+    for (int f = 0; f < 2; ++f) {
+      pure[f].potential = [](const solver::Point&) { return 0.0; };
+      solver::setDiffusionMatrix(pure[f], f == 0 ? s.sigmaP : s.sigmaQ);
+    }
+    const solver::FokkerPlanckOperator driftless(mesh, pure, solver::FaceFluxScheme::ScharfetterGummel);
+    const solver::FokkerPlanckOperator& op = drift ? disc.spatialOperator() : driftless;
     solver::StencilOperator star, box;
-    BOOST_TEST(!disc.spatialOperator().buildStencil(star));  // a star refuses the cross terms
-    BOOST_REQUIRE(disc.spatialOperator().buildStencil(box, solver::StencilOperator::Shape::Box));
+    BOOST_TEST(!op.buildStencil(star));  // a star refuses the cross terms
+    BOOST_REQUIRE(op.buildStencil(box, solver::StencilOperator::Shape::Box));
     BOOST_TEST(box.points() == (dim == 2 ? 9 : 19));  // the edges, no corners: the cross terms couple pairs of axes
-    BOOST_TEST(box.compressed() == compressed, dim << "-D, " << cells << " cells per axis, graded " << graded);
+    BOOST_TEST(box.compressed() == compressed,
+               dim << "-D, " << cells << " cells per axis, graded " << graded << ", drift " << drift);
     BOOST_TEST(box.storedPoints() == (compressed ? 2 * dim + 1 : box.points()));
     auto x = mesh.createVector(), zero = mesh.createVector(), r = mesh.createVector(), y = mesh.createVector();
     disc.setInitialState(x);
     meshes::VecHandle ghosted;
     if (!box.ghostedIsOwned()) FPDP_PETSC(DMCreateLocalVector(mesh.dm(), ghosted.out()));
     FPDP_PETSC(solver::residual(box, mesh.dm(), x, zero, r, ghosted));  // r = -A x
-    const auto A = disc.spatialOperator().assemble();
+    const auto A = op.assemble();
     FPDP_PETSC(MatMult(A, x, y));
     PetscReal norm, diff;
     FPDP_PETSC(VecNorm(y, NORM_INFINITY, &norm));

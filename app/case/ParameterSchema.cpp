@@ -381,8 +381,9 @@ constexpr Parameter kParameters[] = {
      "its cost per step grows like the cell count, where LU's grows faster (docs/scaling.md); iterative solvers "
      "conserve mass to the solver tolerance (-ksp_rtol, default 1e-12), LU to round-off."},
     {"solver", "spatial_order", "integer", "—", Presence::Default, "2", "2, 4", "",
-     "Spatial order of the Fokker–Planck fluxes (docs/scheme.md §7). 2: Scharfetter–Gummel with the oriented "
-     "mixed-derivative flux on every face, non-negative densities under the condition of docs/scheme.md §3. 4: "
+     "Spatial order of the Fokker–Planck fluxes (docs/scheme.md §7). 2: Scharfetter–Gummel; with a full noise "
+     "covariance on a uniform mesh the fitted edges (non-negative densities for any drift where Sigma is diagonally "
+     "dominant on the cells), on a graded one the oriented mixed-derivative flux (docs/scheme.md §2). 4: "
      "fourth-order face averages on the interior faces of a uniform mesh where the face Péclet number is at most 1 "
      "(order 2 elsewhere); positivity is then measured and reported, not guaranteed.",
      "langevin"},

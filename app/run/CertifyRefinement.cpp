@@ -216,8 +216,9 @@ private:
     }
     levels_.push_back(std::move(*first));
     for (;;) {
-      std::string which;
+      std::string which;  // judge names the numbers; with fewer than 3 levels nothing is judged yet
       const auto reasons = levels_.size() >= 3 ? judge(which) : std::set<Uncertainty>{Uncertainty::NoEstimate};
+      if (which.empty()) which = "the requested numbers";
       const Case& finest = levels_.back().c;
       if (reasons.empty()) return {"certified on " + cellsText(finest) + " cells"};
       if (reasons.count(Uncertainty::BoxTruncation)) return {"", true, which};

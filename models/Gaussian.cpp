@@ -8,6 +8,8 @@
 // in the tails, divergences through the eigenvalues of S2^{-1/2} S1 S2^{-1/2} with log1p.
 #include "models/Gaussian.hpp"
 
+#include <Eigen/Eigenvalues>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -243,8 +245,8 @@ double Gaussian::axisProbability(int axis, double lo, double hi) const {
 }
 
 TensorCellAverages::TensorCellAverages(const Gaussian& g, std::array<std::vector<double>, 3> faces,
-                                       std::array<int, 3> start, std::array<int, 3> count)
-    : g_(g), faces_(std::move(faces)), start_(start), count_(count) {
+                                       std::array<int, 3> start, std::array<int, 3> count, double probabilityFloor)
+    : g_(g), faces_(std::move(faces)), start_(start), count_(count), probabilityFloor_(probabilityFloor) {
   if (!g.isDiagonal()) return;
   for (int a = 0; a < g.dim(); ++a) {
     const auto axis = static_cast<std::size_t>(a);
@@ -273,7 +275,7 @@ double TensorCellAverages::operator()(int i, int j, int k) const {
       const auto first = static_cast<std::size_t>(start_[0]), n = static_cast<std::size_t>(count_[0]);
       const std::span<const double> lineFaces(faces_[0].data() + first, n + 1);
       line_.resize(n);
-      g_.lineBoxProbabilities(0, lineFaces, lo, hi, line_);
+      g_.lineBoxProbabilities(0, lineFaces, lo, hi, line_, 8, probabilityFloor_);
       for (std::size_t m = 0; m < n; ++m) line_[m] /= crossSection * (lineFaces[m + 1] - lineFaces[m]);
       lineIndex_ = {j, k};
     }
@@ -387,7 +389,8 @@ constexpr double kMinFaceWidth = 0.05;
 }  // namespace
 
 void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, const std::array<double, 3>& lo,
-                                    const std::array<double, 3>& hi, std::span<double> out, int gaussPoints) const {
+                                    const std::array<double, 3>& hi, std::span<double> out, int gaussPoints,
+                                    double floor) const {
   const int d = dim();
   if (axis < 0 || axis >= d) throw std::invalid_argument("Gaussian::lineBoxProbabilities: axis out of range");
   if (faces.size() < 2 || out.size() != faces.size() - 1) {
@@ -435,12 +438,35 @@ void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, con
     centre[i] = 0.5 * (uLo[i] + uHi[i]) - split.mean[i];
     halfWidth[i] = 0.5 * (uHi[i] - uLo[i]);
   }
+  // Below the floor: the density's largest value on the box is at most exp(logNorm - lambda_min(C^-1) dist^2 / 2),
+  // dist the box's distance to the mean; the box gets half of that bound times its volume.
+  std::vector<char> belowFloor(n, 0);
+  if (floor > 0.0) {
+    const double precisionMin = 1.0 / Eigen::SelfAdjointEigenSolver<Matrix>(cov_).eigenvalues().maxCoeff();
+    double crossDistance2 = 0.0, crossVolume = 1.0;
+    for (int a = 0; a < d; ++a) {
+      if (a == axis) continue;
+      const double gap = std::max({0.0, lo[a] - mean_[a], mean_[a] - hi[a]});
+      crossDistance2 += gap * gap;
+      crossVolume *= hi[a] - lo[a];
+    }
+    for (std::size_t m = 0; m < n; ++m) {
+      const double gap = std::max({0.0, faces[m] - mean_[axis], mean_[axis] - faces[m + 1]});
+      const double bound =
+          std::exp(logNorm_ - 0.5 * precisionMin * (crossDistance2 + gap * gap)) * crossVolume * (faces[m + 1] - faces[m]);
+      if (bound <= floor) {
+        belowFloor[m] = 1;
+        out[m] = 0.5 * bound;
+      }
+    }
+  }
   // Each cell's panels (as boxProbability's), reduced to a dyadic depth per outer axis: the uniform panels of that
   // depth refine the cell's own, so they are accepted too (ConditionalSplit::gradientBound). Cells of equal depths
   // share one set of nodes.
   std::vector<std::array<int, 2>> depth(n, std::array<int, 2>{0, 0});
   std::vector<std::pair<double, double>> panels;
   for (std::size_t m = 0; m < n; ++m) {
+    if (belowFloor[m]) continue;
     centre[k] = 0.5 * (faces[m] + faces[m + 1]) - split.mean[k];
     halfWidth[k] = 0.5 * (faces[m + 1] - faces[m]);
     for (int i = 0; i < k; ++i) {
@@ -453,7 +479,9 @@ void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, con
         depth[m][i] = std::max(depth[m][i], static_cast<int>(std::lround(std::log2((uHi[i] - uLo[i]) / (b - a)))));
     }
   }
-  std::vector<std::array<int, 2>> levels = depth;
+  std::vector<std::array<int, 2>> levels;
+  for (std::size_t m = 0; m < n; ++m)
+    if (!belowFloor[m]) levels.push_back(depth[m]);
   std::sort(levels.begin(), levels.end());
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
 
@@ -465,13 +493,14 @@ void Gaussian::lineBoxProbabilities(int axis, std::span<const double> faces, con
   std::vector<double> tail(n + 1);
   std::vector<long> tailNode(n + 1, -1);  // the node at which tail[f] was computed
   long node = 0;
-  std::fill(out.begin(), out.end(), 0.0);
+  for (std::size_t m = 0; m < n; ++m)
+    if (!belowFloor[m]) out[m] = 0.0;
   std::array<std::vector<std::pair<double, double>>, 2> nodes;  // per outer axis: (u_i - mu_i, weight)
   std::vector<std::size_t> cells;
   for (const auto& level : levels) {
     cells.clear();
     for (std::size_t m = 0; m < n; ++m)
-      if (depth[m] == level) cells.push_back(m);
+      if (depth[m] == level && !belowFloor[m]) cells.push_back(m);
     for (int i = 0; i < 2; ++i) {
       nodes[i].clear();
       if (i >= k) {

@@ -35,8 +35,13 @@ public:
   /// (n = faces.size() - 1 = out.size()). Full covariance: as boxProbability but with `axis` the exactly integrated
   /// coordinate, so that the outer nodes are shared by the whole line and each face's tail probability by its two
   /// cells (about n^2 fewer transcendental evaluations per cell than n calls); within ~1e-13 relative of it.
+  /// floor > 0: a box whose probability is bounded by at most floor (the density's largest value on the box, from the
+  /// precision's smallest eigenvalue and the box's distance to the mean, times its volume) gets half that bound,
+  /// within floor/2 of its probability, and no quadrature: for sums of absolute errors, which need no relative
+  /// accuracy in the far tails, where the quadrature's panels must resolve a steep log-density.
   void lineBoxProbabilities(int axis, std::span<const double> faces, const std::array<double, 3>& lo,
-                            const std::array<double, 3>& hi, std::span<double> out, int gaussPoints = 8) const;
+                            const std::array<double, 3>& hi, std::span<double> out, int gaussPoints = 8,
+                            double floor = 0.0) const;
 
   /// Whether the covariance is diagonal: the box probability is then the product of the axis probabilities.
   bool isDiagonal() const { return diagonal_; }
@@ -60,9 +65,11 @@ private:
 class TensorCellAverages {
 public:
   /// faces[a]: the faces of axis a (unused axes: empty); the cells asked for must lie in [start[a], start[a] + count[a]).
-  /// Keeps its own copies of g and the faces.
+  /// Keeps its own copies of g and the faces. probabilityFloor > 0 (full covariance only): cells whose probability is
+  /// bounded by that floor get an average within floor/2 of theirs over their volume, not a relatively accurate one
+  /// (Gaussian::lineBoxProbabilities): for absolute errors, not for a state.
   TensorCellAverages(const Gaussian& g, std::array<std::vector<double>, 3> faces, std::array<int, 3> start,
-                     std::array<int, 3> count);
+                     std::array<int, 3> count, double probabilityFloor = 0.0);
   double operator()(int i, int j, int k) const;
 
 private:
@@ -71,6 +78,7 @@ private:
   std::array<int, 3> start_;
   std::array<std::vector<double>, 3> axisProbability_;  // per axis, the probability of each cell's interval (diagonal only)
   std::array<int, 3> count_;
+  double probabilityFloor_ = 0.0;
   // Full covariance: the cell averages of the owned cells on line (j, k) of axis 0.
   mutable std::vector<double> line_;
   mutable std::array<int, 2> lineIndex_{-1, -1};

@@ -12,7 +12,7 @@ namespace fpdp::validation {
 
 struct CellErrors {
   double l1P = 0, l1Q = 0;          // sum |c| |u_c - exact cell average|
-  double maxRelP = 0, maxRelQ = 0;  // max |u_c - exact| / exact over cells with exact > 0
+  double maxRelP = 0, maxRelQ = 0;  // max |u_c - exact| / exact over cells of probability above 1e-20
 };
 
 /// u: the interlaced (p, q) state. Collective. A point-value state (chapman_kolmogorov) is measured against the

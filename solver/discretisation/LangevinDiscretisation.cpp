@@ -174,7 +174,8 @@ double LangevinDiscretisation::measuredGradientGap() const {
   return global;
 }
 
-models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh) {
+models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh,
+                                             double probabilityFloor) {
   std::array<std::vector<double>, 3> faces;
   std::array<int, 3> start{0, 0, 0}, count{1, 1, 1};
   for (int d = 0; d < mesh.dim(); ++d) {
@@ -183,7 +184,7 @@ models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const me
     start[a] = static_cast<int>(mesh.owned().start[a]);
     count[a] = static_cast<int>(mesh.owned().count[a]);
   }
-  return models::TensorCellAverages(g, std::move(faces), start, count);
+  return models::TensorCellAverages(g, std::move(faces), start, count, probabilityFloor);
 }
 
 namespace {

@@ -43,7 +43,9 @@ void setDiffusionMatrix(DriftDiffusionEquation& equation, const models::Matrix& 
 
 /// Exact cell averages of g on this rank's owned cells of the mesh (models::TensorCellAverages on the mesh's faces):
 /// the initial state here, the reference errors in validation::cellErrors.
-models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh);
+/// probabilityFloor: as models::TensorCellAverages' (0: every cell relatively accurate, as a state needs).
+models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh,
+                                             double probabilityFloor = 0.0);
 
 class LangevinDiscretisation {
 public:

@@ -15,6 +15,7 @@
 // the midpoint rule across lines: their sum is smooth except where the kink surface is tangent to axis 0, where it
 // behaves like a 3/2 power (O(h^2.5) there). Measured orders: tests/solver/test_divergence_functionals.cpp.
 // Not corrected (the plain midpoint sum): windows that reach a wall (the first cell and the last two along axis 0),
+// whose correction would exceed their mass of a (an under-resolved window, see correction()),
 // that are not uniform along axis 0 (graded meshes), or where a value is not positive.
 #include <cstdint>
 #include <span>

@@ -211,6 +211,7 @@ std::vector<ExactEpsilonAtDelta> epsilonRoots(HockeyStickTerms (&terms)[2], std:
     FPDP_PETSC(MPI_Reduce(local.data(), values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, MPI_SUM,
                           0, comm));
     FPDP_PETSC(MPI_Bcast(values.data(), static_cast<PetscMPIInt>(queries.size()), MPI_DOUBLE, 0, comm));
+    for (double& v : values) v = std::clamp(v, 0.0, 1.0);  // as the grid's values (hockeyStickAndRoots)
   };
   auto found = models::exactEpsilons(requests, ends, evaluate, samples);
   markSuspectRoots(found, requests, suspect, floor, comm);
@@ -285,6 +286,9 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
     // Summed on rank 0 and broadcast: the same bits on every rank, as the root finder's decisions need.
     FPDP_PETSC(MPI_Reduce(hs.data(), gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, MPI_SUM, 0, comm));
     FPDP_PETSC(MPI_Bcast(gHs.data(), static_cast<PetscMPIInt>(2 * E), MPI_DOUBLE, 0, comm));
+    // delta(eps) of two probability laws lies in [0, 1]; the kink corrections of densities narrower than the cells
+    // (HockeyStickKinks::correction) can carry a sum past either end, which no truth can be.
+    for (double& v : gHs) v = std::clamp(v, 0.0, 1.0);
     out.hockeyStickPQ.assign(gHs.begin(), gHs.begin() + static_cast<std::ptrdiff_t>(E));
     out.hockeyStickQP.assign(gHs.begin() + static_cast<std::ptrdiff_t>(E), gHs.end());
     out.hockeyStickStatusPQ =

@@ -79,7 +79,7 @@ inline constexpr double kCellsPerSpread = 1.0;
 /// A number whose integrand lies deeper in a density's tail than this many standard deviations needs proportionally
 /// finer cells: there each density changes by a factor e^(depth h / sd) per cell, and a mesh on which that is
 /// large has no relative accuracy in the region that decides the number (numberDepth).
-inline constexpr double kBulkDepth = 2.0;
+inline constexpr double kBulkDepth = 1.5;
 
 /// How many standard deviations into the densities' tails a number's integrand lies, read from the number itself
 /// through the Gaussian pair of equal covariances at distance mu (in standard deviations) that has the same value:

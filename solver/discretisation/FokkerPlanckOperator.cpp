@@ -43,9 +43,9 @@ void forEachInteriorFace(const meshes::BoxMesh& box, int dim, const std::array<P
   }
 }
 
-// Sigma restricted to the first dim axes is positive definite (Cholesky without pivoting succeeds).
-bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
-  double L[3][3] = {};
+// The Cholesky factor L of Sigma restricted to the first dim axes (without pivoting); false where Sigma is not
+// positive definite there.
+bool choleskyOfSigma(const DriftDiffusionEquation& eq, int dim, double (&L)[3][3]) {
   for (int i = 0; i < dim; ++i)
     for (int j = 0; j <= i; ++j) {
       double sum = eq.sigma(i, j);
@@ -60,15 +60,15 @@ bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
   return true;
 }
 
-// Sigma^-1 r on the first dim axes (Sigma positive definite: Cholesky without pivoting).
+bool isPositiveDefinite(const DriftDiffusionEquation& eq, int dim) {
+  double L[3][3] = {};
+  return choleskyOfSigma(eq, dim, L);
+}
+
+// Sigma^-1 r on the first dim axes (Sigma positive definite: checked by the constructor first).
 std::array<double, 3> solveWithSigma(const DriftDiffusionEquation& eq, int dim, const std::array<double, 3>& r) {
   double L[3][3] = {};
-  for (int i = 0; i < dim; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double sum = eq.sigma(i, j);
-      for (int k = 0; k < j; ++k) sum -= L[i][k] * L[j][k];
-      L[i][j] = i == j ? std::sqrt(sum) : sum / L[j][j];
-    }
+  choleskyOfSigma(eq, dim, L);
   std::array<double, 3> y{}, x{};
   for (int i = 0; i < dim; ++i) {
     double sum = r[i];

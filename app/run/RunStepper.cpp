@@ -57,6 +57,7 @@ void RunStepper::observe(long step, double t, Vec u) {
   }
   const bool isOutput = step % c.output.every == 0 || step == plan_.steps();
   if (!isOutput) return;
+  if (plan_.evolution) divergences_.setStateErrorFloor(plan_.evolution->stateErrorBound());
   auto v = divergences_.evaluate(u, constrained ? &plan_.gd->boundary() : nullptr);
   attachTvBounds(v);
   const std::vector<double> row = divergenceRow(step, t, v, constrained);

@@ -287,6 +287,7 @@ DivergenceValues DivergenceFunctionals::evaluatePoints(const SingularMasses* sin
 
   // Pass 1: masses and health of each density.
   measureHealth(p, q, stride, singular, out);
+  out.stateErrorFloor = stateErrorFloor_;
   out.renyi.assign(K, kInf);
   out.eAlphaMinusOne.assign(K, kInf);
   if (!out.p.finite || !out.q.finite || !(out.p.mass > 0) || !(out.q.mass > 0)) {

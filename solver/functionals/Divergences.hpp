@@ -172,6 +172,9 @@ struct ExactEpsilonAtDelta {
 
 struct DivergenceValues {
   DensityHealth p, q;
+  // A bound on the time integrator's error in any cell value (raw units, both densities; 0 where none is estimated):
+  // values at or below it are no better known than a negative one of that size (noiseFloors).
+  double stateErrorFloor = 0.0;
   double kl = 0.0;                     // KL(p || q)
   double tv = 0.0;                     // total variation distance
   // Share of KL(p || q)'s non-negative integrand in the cells touching the box walls. Above kBoundaryShareTolerance
@@ -286,6 +289,10 @@ public:
   /// u holds p (field 0) and q (field 1) interlaced, as the DensityEvolution state.
   /// `singular` (optional) adds singular components (SingularMasses) to both densities.
   DivergenceValues evaluate(Vec u, const SingularMasses* singular = nullptr) const;
+  /// The time integrator's error bound in any cell value of the states evaluated from now on (raw units; 0: none):
+  /// DivergenceValues::stateErrorFloor.
+  /// (const: it describes the states handed to evaluate, like the work arrays evaluate fills.)
+  void setStateErrorFloor(double floor) const { stateErrorFloor_ = floor; }
   /// Same, from rank-local arrays of owned cells (used by tests and by evaluate). Collective.
   DivergenceValues evaluate(const double* p, const double* q, std::ptrdiff_t stride,
                             const SingularMasses* singular = nullptr) const;
@@ -311,6 +318,7 @@ private:
 
   CellQuadrature quadrature_;
   FunctionalSettings settings_;
+  mutable double stateErrorFloor_ = 0.0;
   std::vector<double> orders_;
   models::Matrix sigma_;  // dim x dim
   std::shared_ptr<LogRatioWorkspace> work_;  // point values and grad log r (work_->gradient null: not available)

@@ -108,10 +108,11 @@ struct SumArrays {
 };
 
 /// The noise floors of p and q (docs/scheme.md §5, "Noise floor"): kNoiseFloorFactor times the size of each
-/// density's most negative value (0 without one); values at or below them are no better known than the sign errors.
+/// density's most negative value (0 without one), or the time integrator's error bound where that is larger; values
+/// at or below them are no better known than the sign errors.
 inline std::pair<double, double> noiseFloors(const DivergenceValues& v) {
-  return {DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.p.min, 0.0),
-          DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.q.min, 0.0)};
+  return {std::max(DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.p.min, 0.0), v.stateErrorFloor),
+          std::max(DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.q.min, 0.0), v.stateErrorFloor)};
 }
 
 /// The kink corrections of TV and of the hockey-stick sums (HockeyStickKinks.hpp, MATH.md §7) need the neighbours'

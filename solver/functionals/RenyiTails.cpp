@@ -134,8 +134,9 @@ std::vector<char> DivergenceFunctionals::tailDivergence(const double* p, const d
   std::vector<char> tailDiverges(K, 0);
   models::Matrix Pp, Pq;
   models::Vector gp, gq;
-  const double floorP = std::max(kNoiseFloorFactor * std::max(-out.p.min, 0.0), kTailFitFloor * out.p.max);
-  const double floorQ = std::max(kNoiseFloorFactor * std::max(-out.q.min, 0.0), kTailFitFloor * out.q.max);
+  const auto [noiseP, noiseQ] = noiseFloors(out);
+  const double floorP = std::max(noiseP, kTailFitFloor * out.p.max);
+  const double floorQ = std::max(noiseQ, kTailFitFloor * out.q.max);
   // Singular masses exist only for laws projected onto a constraint set C inside the box (MATH.md §2.1): they are
   // supported on C, there is no far field, and R_alpha is infinite only where q = 0 and p > 0 (handled above).
   const bool projected = singular && !singular->empty();

@@ -51,6 +51,9 @@ public:
   virtual std::string describe() const = 0;
   /// The last step reached.
   virtual long stepsTaken() const = 0;
+  /// A bound on the integrator's own error in any cell value, accumulated since the run (or the resume) began, in the
+  /// state's units; 0 where the integrator does not estimate it (its error is then the companions' to measure).
+  virtual double stateErrorBound() const { return 0.0; }
 };
 
 }  // namespace fpdp::solver

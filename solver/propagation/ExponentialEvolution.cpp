@@ -443,6 +443,8 @@ void ExponentialEvolution::propagateWithEstimate(Vec u, double T) {
   constexpr int kMostHalvings = 20;
   int halvings = 0;
   double done = 0.0, estimate = 0.0;
+  PetscReal largest = 0.0;  // max |u| at the interval's start: the estimate's unit
+  FPDP_PETSC(VecNorm(u, NORM_INFINITY, &largest));
   while (done < T) {
     const double tau = std::min(std::ldexp(T, -halvings), T - done);
     FPDP_PETSC(VecCopy(u, start_));
@@ -461,6 +463,7 @@ void ExponentialEvolution::propagateWithEstimate(Vec u, double T) {
     } while (!wouldConverge(coefficients(std::ldexp(T, -halvings)), norms_, settings_));
   }
   errorEstimate_ = std::max(errorEstimate_, estimate);
+  stateError_ += estimate * largest;
 }
 
 void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
@@ -478,6 +481,7 @@ void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromSte
 void ExponentialEvolution::run(Vec u, const Observer& observer, double startTime) {
   products_ = 0;
   errorEstimate_ = 0.0;
+  stateError_ = 0.0;
   substeps_ = 0;
   step_ = 0;
   time_ = startTime;
@@ -493,6 +497,7 @@ void ExponentialEvolution::resume(Vec u, const Observer& observer, const Integra
     throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
   products_ = 0;
   errorEstimate_ = 0.0;
+  stateError_ = 0.0;  // the intervals before the checkpoint are not known here: a restart bounds its own
   substeps_ = 0;
   time_ = state.time;
   stopAfter_ = -1;

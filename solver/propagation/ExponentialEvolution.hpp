@@ -122,6 +122,9 @@ public:
   /// The forward expansion with a posteriori control (third constructor): the largest estimated truncation error of
   /// an interval relative to max |u| at its start, the most substeps an interval took, over the last run; 0 otherwise.
   double errorEstimate() const { return errorEstimate_; }
+  /// The forward expansion's truncation errors summed over the intervals so far, each times max |u| at its start: a
+  /// bound on the error of any cell value (the a posteriori path only; 0 otherwise).
+  double stateErrorBound() const override { return stateError_; }
   long substeps() const { return substeps_; }
   bool aposteriori() const { return aposteriori_; }
 
@@ -157,6 +160,7 @@ private:
   bool aposteriori_ = false;  // the forward expansion with a posteriori control
   meshes::VecHandle start_;   // its interval's start, for a retry in more substeps
   double errorEstimate_ = 0.0;
+  double stateError_ = 0.0;  // stateErrorBound
   long substeps_ = 0;
   std::vector<double> norms_;  // ||T_k(X) u|| / ||u|| of the last substep, k = 0, 1, ...
   meshes::VecHandle ghosted_;  // several ranks: the input of applyOperator with its ghost layer

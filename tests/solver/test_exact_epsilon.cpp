@@ -354,3 +354,26 @@ BOOST_AUTO_TEST_CASE(delta_of_densities_narrower_than_the_cells_stays_a_probabil
     }
   }
 }
+
+BOOST_AUTO_TEST_CASE(a_root_decided_below_the_integrators_error_bound_is_noise_limited) {
+  // p = N(2, 1), q = N(0, 1) with no negative value: eps(1e-8) is decided 6 standard deviations out, where the
+  // densities are about 1e-8 of their largest value. An integrator error bound of 1e-6 there (the exponential
+  // integrator's, DensityPropagator::stateErrorBound) leaves it unknown; a bound of 1e-20 does not. (Seen: a
+  // delta(eps) of 6.5e-14 decided where the densities were 1e-12 of their maximum, the integrator's own tolerance,
+  // had a conservative value 3 % below the truth.)
+  solver::FunctionalSettings s{{2.0}, {}, 0, std::nullopt};
+  s.epsilonDeltas = {1e-8};
+  using S = ExactEpsilonStatus;
+  const auto mesh = testing::uniformMesh(PETSC_COMM_WORLD, 1, 12.0, 2400);
+  auto u = mesh.createVector();
+  testing::fillExactAverages(mesh, gaussian1d(2.0, 1.0), gaussian1d(0.0, 1.0), u);
+  const solver::DivergenceFunctionals f(mesh, s);
+  const auto clean = f.evaluate(u);
+  BOOST_TEST(static_cast<int>(clean.exactEpsilon[0].pair.status()) == static_cast<int>(S::Root));
+  f.setStateErrorFloor(1e-20);
+  BOOST_TEST(static_cast<int>(f.evaluate(u).exactEpsilon[0].pair.status()) == static_cast<int>(S::Root));
+  f.setStateErrorFloor(1e-6);
+  const auto floored = f.evaluate(u);
+  BOOST_TEST(floored.stateErrorFloor == 1e-6);
+  BOOST_TEST(static_cast<int>(floored.exactEpsilon[0].pair.status()) == static_cast<int>(S::NoiseLimited));
+}

@@ -25,9 +25,10 @@ namespace fpdp::app {
 using CheckpointError = io::CheckpointFileError;
 
 constexpr const char* kCheckpointName = "checkpoint.h5";
-constexpr int kCheckpointFormat = 3;  // /format/version: the meaning of the names (docs/output.md); 2: /exact/rows,
+constexpr int kCheckpointFormat = 4;  // /format/version: the meaning of the names (docs/output.md); 2: /exact/rows,
                                       // /tracing/rows, units and descriptions in /hdf5/replicated; 3: /files/* and
-                                      // /inputs/data_file_sha256 (the content hashes a restart checks)
+                                      // /inputs/data_file_sha256 (the content hashes a restart checks); 4:
+                                      // /integrator/state_error_bound
 
 /// The run an `fpdp run --restart DIR` continues: DIR (where the finished run goes) and DIR.partial.
 struct RestartTarget {

@@ -147,6 +147,7 @@ void RunStepper::saveState(io::CheckpointData& ck, long step, double t, Vec u) c
     ck.putScalar("/integrator/bdf_order_in_use", static_cast<double>(s.bdfOrderInUse));
     ck.putScalar("/integrator/bdf_stored", static_cast<double>(s.bdfStored));
     ck.put("/integrator/bdf_times", s.bdfTimes);
+    ck.putScalar("/integrator/state_error_bound", s.stateErrorBound);
     for (std::size_t i = 0; i < s.history.size(); ++i)
       ck.put("/integrator/history_" + std::to_string(i), gatherNatural(plan_.mesh, s.history[i]));
   }
@@ -190,6 +191,9 @@ long RunStepper::restore(const io::CheckpointData& ck) {
     s.bdfStored = ck.integer("/integrator/bdf_stored", 0, 7);
     s.bdfTimes = ck.array("/integrator/bdf_times");
     if (s.bdfTimes.size() > 6) ck.fail("/integrator/bdf_times", "more than 6 times");
+    // The integrator's error bound so far (the noise floor of the divergences): a restart must not forget it.
+    s.stateErrorBound = ck.scalar("/integrator/state_error_bound");
+    if (!(s.stateErrorBound >= 0.0)) ck.fail("/integrator/state_error_bound", "expected a bound >= 0");
     for (std::size_t i = 0; i < s.bdfTimes.size(); ++i) {
       s.history.push_back(plan_.mesh.createVector());
       scatterNatural(plan_.mesh, ck.array("/integrator/history_" + std::to_string(i), 2 * cells), s.history.back());

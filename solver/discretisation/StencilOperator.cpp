@@ -828,6 +828,35 @@ std::array<double, 2> StencilOperator::norms(DM dm) const {
   return {global[0], global[1]};
 }
 
+StencilOperator::Signs StencilOperator::signs(DM dm) const {
+  MPI_Comm comm;
+  FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));
+  const PetscInt rows = owned_.size() * dof_;
+  std::vector<double> rowSum(static_cast<std::size_t>(rows), 0.0);
+  // local: {a negative coupling off the diagonal (1) or a non-finite or positive diagonal (1), largest -a_ii,
+  // largest row sum}
+  double local[3] = {0.0, 0.0, -INFINITY};
+  forEachCoupling([&](PetscInt r, PetscInt, int o, PetscInt, std::size_t run) {
+    const double v = value(o, run, r);
+    if (!std::isfinite(v)) local[0] = 1.0;
+    if (o == 0) {
+      if (v > 0.0) local[0] = 1.0;
+      local[1] = std::max(local[1], -v);
+    } else if (v < 0.0) {
+      local[0] = 1.0;
+    }
+    rowSum[static_cast<std::size_t>(r)] += v;
+  });
+  for (const double v : rowSum) local[2] = std::max(local[2], v);
+  double global[3];
+  FPDP_PETSC(MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, comm));
+  Signs s;
+  s.metzler = global[0] == 0.0;
+  s.largestOutflow = global[0] == 0.0 ? global[1] : INFINITY;
+  s.largestRowSum = global[2];
+  return s;
+}
+
 double StencilOperator::detailedBalanceDefect(DM dm, Vec w) const {
   MPI_Comm comm;
   FPDP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(dm), &comm));

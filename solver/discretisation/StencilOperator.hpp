@@ -127,6 +127,16 @@ public:
   /// assembled matrix.
   /// Collective.
   double detailedBalanceDefect(DM dm, Vec w) const;
+  /// What the positive series of the exponential integrator needs to know of the signs (ExponentialEvolution.hpp):
+  /// whether every coupling off the diagonal is >= 0 (A is a Metzler matrix: exp(tA) is then non-negative), the
+  /// largest -a_ii (0 for a zero diagonal; +inf for a positive or non-finite entry) and the largest row sum
+  /// sum_j a_ij (the growth of the max norm). Reduced over the ranks (maxima: the same bits on any number). Collective.
+  struct Signs {
+    bool metzler = true;
+    double largestOutflow = 0.0;
+    double largestRowSum = 0.0;
+  };
+  Signs signs(DM dm) const;
 
 private:
   bool readLayout(DM dm);  // resets the object; false unless dm is a DMDA without periodic axes (collective)

@@ -27,6 +27,7 @@ struct IntegratorState {
   long bdfOrderInUse = 0, bdfStored = 0;  // TSBDF's k and n
   std::vector<double> bdfTimes;           // the times of `history`, newest first
   std::vector<meshes::VecHandle> history; // TSBDF: previous solutions u_{step-1}, u_{step-2}, ... (global vectors)
+  double stateErrorBound = 0.0;           // stateErrorBound() so far: a restart carries it on
 };
 
 class DensityPropagator {

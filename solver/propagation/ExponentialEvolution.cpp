@@ -81,6 +81,33 @@ std::vector<double> scaledBesselCoefficients(double c, double tolerance) {
   return b;
 }
 
+std::vector<double> poissonWeights(double lambda, double growth) {
+  if (!(lambda >= 0.0) || !std::isfinite(lambda) || !(growth > 0.0) || !std::isfinite(growth))
+    throw std::invalid_argument("poissonWeights: lambda must be finite and >= 0, growth finite and > 0");
+  if (lambda == 0.0) return {1.0};
+  // Bounded as the Chebyshev coefficients are: an interval far too long for the operator is an error naming its cause.
+  constexpr double kMaxTerms = 1e7;
+  if (!(lambda * growth + 40.0 * std::sqrt(lambda * growth) + 800.0 <= kMaxTerms))
+    throw std::invalid_argument("the exponential integrator's positive series needs about " +
+                                std::to_string(lambda) + " terms per output interval (c T), more than 10^7: make "
+                                "time.dt * output.every shorter, or choose another solver.ts_type");
+  const auto mode = static_cast<std::size_t>(std::floor(lambda));
+  std::vector<double> w(mode + 1, 0.0);
+  w[mode] = 1.0;
+  for (std::size_t k = mode; k >= 1; --k) w[k - 1] = w[k] * (static_cast<double>(k) / lambda);
+  // Past the mode until a term is below 1e-300 of the mode's and the ratio of the terms weighted by growth^k,
+  // lambda growth / (k + 1), is at most 1/2: what follows is then below the last term (its geometric tail).
+  for (std::size_t k = mode;; ++k) {
+    const double ratio = lambda * growth / static_cast<double>(k + 1);
+    if (w[k] < 1e-300 && ratio <= 0.5) break;
+    w.push_back(w[k] * (lambda / static_cast<double>(k + 1)));
+  }
+  double sum = 0.0;
+  for (const double v : w) sum += v;
+  for (double& v : w) v /= sum;
+  return w;
+}
+
 double chiSquaredToMaxNormFactor(Vec w, Vec u, int fields) {
   const PetscScalar *wa, *ua;
   PetscInt n = 0;
@@ -223,6 +250,20 @@ ExponentialEvolution::ExponentialEvolution(const meshes::DistributedBoxMesh& mes
   // not (they add the neighbours' parts in another order), and every term depends on rho.
   rho_ = stencil_->norms(mesh_.dm())[0];
   if (!std::isfinite(rho_)) throw std::invalid_argument("the operator has entries that are not finite");
+  if (settings_.positiveSeries) {
+    const StencilOperator::Signs signs = stencil_->signs(mesh_.dm());
+    // Its cost grows like c T (an explicit step's): beyond kPositiveSeriesMostTerms per output interval (a drift
+    // that makes the operator huge) the Chebyshev expansion, whose cost grows like sqrt(rho T), takes over.
+    const double rate = kUniformizationMargin * signs.largestOutflow;
+    const double interval = settings_.dt * static_cast<double>(std::max(1L, std::min(settings_.observeEvery,
+                                                                                     settings_.steps)));
+    if (signs.metzler && signs.largestOutflow > 0.0 && std::isfinite(signs.largestOutflow) &&
+        rate * interval <= kPositiveSeriesMostTerms) {
+      positiveSeries_ = true;
+      uniformRate_ = rate;
+      maxNormGrowth_ = 1.0 + signs.largestRowSum / uniformRate_;  // ||I + A / c||_inf (P >= 0)
+    }
+  }
   createWavefront();
 }
 
@@ -285,8 +326,10 @@ const std::vector<double>& ExponentialEvolution::coefficients(double T) const {
   auto it = coefficients_.find(T);
   if (it == coefficients_.end())
     it = coefficients_
-             .emplace(T, scaledBesselCoefficients(0.5 * T * rho_,
-                                                  aposteriori_ ? kAposterioriSeriesTruncation : kChebyshevTruncation))
+             .emplace(T, positiveSeries_
+                             ? poissonWeights(T * uniformRate_, maxNormGrowth_)
+                             : scaledBesselCoefficients(0.5 * T * rho_, aposteriori_ ? kAposterioriSeriesTruncation
+                                                                                     : kChebyshevTruncation))
              .first;
   return it->second;
 }
@@ -303,6 +346,7 @@ void ExponentialEvolution::propagate(Vec u, double T) {
     ExponentialEvolution& e;
     ~Release() { e.releaseWorkVectors(); }
   } release{*this};
+  if (positiveSeries_) return propagatePositiveSeries(u, T);
   if (aposteriori_) return propagateWithEstimate(u, T);
   if (!(T > 0.0) || rho_ == 0.0) return;
   const std::vector<double>& a = coefficients(T);
@@ -466,6 +510,45 @@ void ExponentialEvolution::propagateWithEstimate(Vec u, double T) {
   stateError_ += estimate * largest;
 }
 
+void ExponentialEvolution::propagatePositiveSeries(Vec u, double T) {
+  if (!(T > 0.0)) return;
+  const std::vector<double>& w = coefficients(T);
+  const std::size_t K = w.size() - 1;
+  PetscReal size = 0.0;
+  FPDP_PETSC(VecNorm(u, NORM_INFINITY, &size));
+  if (K == 0 || size == 0.0) return;  // exp(T A) = I to round-off, or u = 0
+  // tails[j] = sum_(k > j) w_k g^(k - j): the truncation after term j is at most ||P^j u||_inf tails[j]. Past K the
+  // terms weighted by g^k fall by 1/2 or more each (poissonWeights), so their sum is below w_K g.
+  const double g = maxNormGrowth_;
+  std::vector<double> tails(K + 1);
+  tails[K] = w[K] * g;
+  for (std::size_t j = K; j >= 1; --j) tails[j - 1] = g * (w[j] + tails[j]);
+  Vec prev = previous_, cur = current_;
+  FPDP_PETSC(VecCopy(u, prev));  // P^0 u
+  FPDP_PETSC(VecScale(u, w[0]));  // u holds the sum from here on
+  double norm = size, used = w[0];
+  std::size_t j = 0;
+  while (!(norm * tails[j] <= kPositiveSeriesTolerance * size)) {
+    if (j == K)
+      throw PetscFailure("the exponential integrator's positive series does not reach its tolerance within its " +
+                         std::to_string(K) + " terms: is the state or the operator not finite?");
+    // cur = P prev = prev + (1/c) A prev: the Chebyshev term's t <- scale A x + 2 x - t with t = x (2 x - x exact).
+    FPDP_PETSC(VecCopy(prev, cur));
+    norm = chebyshevStep(prev, cur, u, 1.0 / uniformRate_, w[j + 1]);
+    used += w[++j];
+    std::swap(prev, cur);
+  }
+  // The sum is divided by the weights used (1 to round-off and the tails below the tolerance): the mass (P keeps it)
+  // is then kept to round-off, and every cell changes by the same relative amount. Not as the Chebyshev expansion
+  // does it (the rest to the last term): that term is 10^-60 of the sum at the tails' end, and the rest's round-off
+  // of 1e-16 of max |u| would be its largest part there, a floor where every cell was known relatively.
+  FPDP_PETSC(VecScale(u, 1.0 / used));
+  const double bound = norm * tails[j];
+  ++substeps_;
+  errorEstimate_ = std::max(errorEstimate_, bound / size);
+  stateError_ += bound;
+}
+
 void ExponentialEvolution::advance(Vec u, const Observer& observer, long fromStep, double startTime) {
   step_ = fromStep;
   const long every = settings_.observeEvery;
@@ -497,7 +580,7 @@ void ExponentialEvolution::resume(Vec u, const Observer& observer, const Integra
     throw PetscFailure("the checkpoint's step " + std::to_string(state.step) + " is not an output step");
   products_ = 0;
   errorEstimate_ = 0.0;
-  stateError_ = 0.0;  // the intervals before the checkpoint are not known here: a restart bounds its own
+  stateError_ = state.stateErrorBound;  // the intervals before the checkpoint: the bound carries on
   substeps_ = 0;
   time_ = state.time;
   stopAfter_ = -1;
@@ -511,12 +594,19 @@ IntegratorState ExponentialEvolution::captureState() const {
   s.step = step_;
   s.time = time_;
   s.timeStep = settings_.dt;
+  s.stateErrorBound = stateError_;
   return s;
 }
 
 std::string ExponentialEvolution::describe() const {
   std::ostringstream os;
   os.precision(6);
+  if (positiveSeries_) {
+    os << "ts_type=" << kTsTypeName << " (positive series: uniformization at rate " << uniformRate_
+       << ", truncation " << kPositiveSeriesTolerance << " of max |u| per output interval, at most "
+       << termsPerInterval() << " terms per output interval, " << stencil_->points() << "-point stencil products)";
+    return os.str();
+  }
   if (aposteriori_) {
     os << "ts_type=" << kTsTypeName << " (Chebyshev with a posteriori control, tolerance " << settings_.aposterioriTolerance
        << ", spectral bound " << rho_ << ", at most " << termsPerInterval() << " terms per output interval, "

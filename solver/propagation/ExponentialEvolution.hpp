@@ -28,6 +28,18 @@
 // tolerance), the interval is done again in twice as many substeps: the growth of T_k(X) u comes from the parts of
 // the spectrum off the real axis, and it shrinks with the substep. The coefficient not used, 1 - sum_(j <= k) c_j,
 // goes to the last term, so that the mass (the eigenvalue 0, T_j(1) = 1) is kept to round-off.
+//
+// The positive series (uniformization; docs/scheme.md §3, "The positive series"): where such an operator is a Metzler
+// matrix (every coupling off the diagonal >= 0: the fitted edges on a mesh that keeps Sigma dominant, the
+// Scharfetter–Gummel star of a diagonal Sigma), P = I + A / c is non-negative for c >= max -a_ii, and
+//   exp(T A) = e^{-cT} sum_k (cT)^k / k! P^k,
+// a sum of non-negative terms: no cancellation, so every cell is known to a relative round-off (a few eps per
+// term, with c = kUniformizationMargin max -a_ii keeping P's diagonal >= 1 - 1/margin), however far below the
+// largest value it lies. The Chebyshev expansion knows a cell only to its tolerance relative to max |u|, and
+// eps(delta) at a small delta, decided where one density is 10^-25 of its peak, fell below that (the noise floor).
+// Truncation after term j errs by at most ||P^j u||_inf sum_(k > j) w_k g^(k - j), g = ||P||_inf = 1 + (largest
+// row sum of A) / c: it stops where that is below kPositiveSeriesTolerance of max |u| (stateErrorBound adds it).
+// Its cost grows like c T (an explicit step's), the Chebyshev expansion's like sqrt(rho T).
 #include <map>
 #include <memory>
 #include <string>
@@ -74,6 +86,18 @@ inline constexpr double kAposterioriTolerance = 1e-12;
 inline constexpr double kAposterioriSeriesTruncation = 1e-22;
 inline constexpr double kLargestGrowth = 1e2;
 
+/// The positive series: c = kUniformizationMargin max -a_ii, and the truncation relative to max |u| per interval.
+inline constexpr double kUniformizationMargin = 1.25;
+inline constexpr double kPositiveSeriesTolerance = 1e-60;
+/// The largest c T of an output interval the positive series takes (beyond it the Chebyshev expansion does).
+inline constexpr double kPositiveSeriesMostTerms = 1e6;
+
+/// e^{-lambda} lambda^k / k! for k = 0, 1, ..., K, normalised to sum 1 (each from the mode outwards by the ratio
+/// lambda / k, so that each is relatively accurate to about |k - mode| eps), K the first index past the mode with a
+/// term below 1e-300 of the mode's and lambda growth / (K + 1) <= 1/2 (the terms weighted by growth^k then fall by
+/// half or more). lambda >= 0, growth > 0.
+std::vector<double> poissonWeights(double lambda, double growth = 1.0);
+
 struct ExponentialSettings {
   double dt = 0.01;     // the case's step: defines the step numbers and times of the outputs
   long steps = 100;     // steps of the run
@@ -81,6 +105,9 @@ struct ExponentialSettings {
   // Operators without detailed balance: the a posteriori tolerance and the largest growth (tighter for references).
   double aposterioriTolerance = kAposterioriTolerance;
   double largestGrowth = kLargestGrowth;
+  /// Operators without detailed balance that are Metzler matrices: the positive series (true) or the Chebyshev
+  /// expansion (false: for comparisons).
+  bool positiveSeries = true;
 };
 
 class ExponentialEvolution final : public DensityPropagator {
@@ -127,6 +154,8 @@ public:
   double stateErrorBound() const override { return stateError_; }
   long substeps() const { return substeps_; }
   bool aposteriori() const { return aposteriori_; }
+  /// Whether the positive series propagates (a Metzler operator without detailed balance).
+  bool positiveSeries() const { return positiveSeries_; }
 
 private:
   void checkSettings() const;
@@ -142,6 +171,9 @@ private:
   void propagateWithEstimate(Vec u, double T);
   // One substep tau of it: false (u spoiled) where the estimate cannot reach the tolerance; estimate += its estimate.
   bool forwardExpansion(Vec u, double tau, double& estimate);
+  // The positive series over T (one interval, no substeps); the truncation bound (absolute) goes to stateError_.
+  void propagatePositiveSeries(Vec u, double T);
+  const std::vector<double>& poissonWeightsFor(double T) const;  // poissonWeights(c T), cached
   // The Chebyshev term of the stencil: t <- scale A x + 2 x - t, s += weight t; returns max |t|. Collective.
   double chebyshevStep(Vec x, Vec t, Vec s, double scale, double weight);
   const meshes::DistributedBoxMesh& mesh_;
@@ -150,6 +182,9 @@ private:
   double rho_ = 0.0;
   double defect_ = 0.0;
   mutable std::map<double, std::vector<double>> coefficients_;  // by interval length
+  bool positiveSeries_ = false;
+  double uniformRate_ = 0.0;  // c of the positive series
+  double maxNormGrowth_ = 1.0;  // g = ||P||_inf
   meshes::VecHandle previous_, current_, product_;  // b_(k+2), b_(k+1) of the Clenshaw recurrence; A b_1
   long step_ = 0;
   double time_ = 0.0;

@@ -69,6 +69,21 @@ EpsilonAtDelta cksEpsilon(std::span<const double> orders, std::span<const double
   });
 }
 
+double cksDelta(std::span<const double> orders, std::span<const double> renyi, double epsilon) {
+  if (orders.size() != renyi.size()) throw std::invalid_argument("cksDelta: one R_alpha per order");
+  if (!(epsilon >= 0.0)) throw std::invalid_argument("cksDelta: eps must be >= 0");
+  double best = 1.0;
+  for (std::size_t k = 0; k < orders.size(); ++k) {
+    const double a = orders[k], r = renyi[k];
+    if (!(a > 1.0) || !(r >= 0.0) || !std::isfinite(r)) continue;  // +inf or not computed: this order gives nothing
+    if (r == 0.0) return 0.0;
+    best = std::min(best, std::sqrt(-std::expm1(-r)));
+    if (a > kCksSmallestOrder)
+      best = std::min(best, std::exp((a - 1.0) * (r - epsilon + std::log1p(-1.0 / a)) - std::log(a)));
+  }
+  return best;
+}
+
 const char* exactEpsilonStatusName(ExactEpsilonStatus s) {
   switch (s) {
     case ExactEpsilonStatus::Root: return "root";

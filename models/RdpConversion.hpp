@@ -36,6 +36,13 @@ struct EpsilonAtDelta {
 EpsilonAtDelta mironovEpsilon(std::span<const double> orders, std::span<const double> renyi, double delta);
 EpsilonAtDelta cksEpsilon(std::span<const double> orders, std::span<const double> renyi, double delta);
 
+/// The other way round: delta(eps) <= the smallest over the orders (alpha > 1, R_alpha finite) of
+///   sqrt(1 - exp(-R_alpha))                                          (Bretagnolle–Huber: >= TV >= delta(eps)), and,
+///   for alpha > 1.01, exp((alpha - 1)(R_alpha - eps + log(1 - 1/alpha)) - log alpha)    (CKS 2020, Prop. 12),
+/// as dp_accounting's compute_delta evaluates it (MATH.md §7); 1 where no order gives a bound, 0 where some R_alpha
+/// is 0. Non-decreasing in every R_alpha, so upper bounds of the R_alpha give an upper bound of delta(eps).
+double cksDelta(std::span<const double> orders, std::span<const double> renyi, double epsilon);
+
 /// The order below which dp_accounting's compute_epsilon does not use the CKS formula.
 inline constexpr double kCksSmallestOrder = 1.01;
 

@@ -273,7 +273,7 @@ int runCase(const Case& requested, const RunOptions& options) {
   CertificationReport certification =
       certified ? certified->report
                 : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify,
-                                      "", resume && requested.accuracy.certify != "off" ? "refined before the restart" : "", 0.0};
+                                      "", resume && requested.accuracy.certify != "off" ? "refined before the restart" : "", "", 0.0};
   if (certified) companionSeconds = certified->report.seconds;
   // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);

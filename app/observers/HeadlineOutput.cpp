@@ -77,7 +77,7 @@ std::string HeadlineOutput::json() const {
     s << ", \"error_estimate\": " << jsonNumber(eps->estimate) << ", \"certified\": "
       << (eps->certified ? "true" : "false") << ", \"conservative\": " << jsonNumber(eps->conservative)
       << ", \"reason\": " << jsonString(uncertaintyName(eps->reason))
-      << ", \"remedy\": " << jsonString(uncertaintyRemedy(eps->reason, case_));
+      << ", \"remedy\": " << jsonString(remedy(*eps));
   if (eps && !eps->certified)
     if (const auto nearest = nearestCertified(h.delta))
       s << ", \"nearest_certified\": {\"delta\": " << jsonNumber(nearest->first)
@@ -86,6 +86,7 @@ std::string HeadlineOutput::json() const {
     << jsonString(h.compositionText) << "},\n";
   s << "  \"certify\": {\"requested\": " << jsonString(certification_.requested) << ", \"levels\": "
     << jsonString(certification_.levels) << ", \"outcome\": " << jsonString(certification_.outcome)
+    << ", \"remedy\": " << jsonString(certification_.remedy)
     << ", \"seconds\": " << jsonNumber(certification_.seconds) << "},\n";
   s << "  \"numbers\": {";
   const auto& names = accuracy_.judge().names();
@@ -97,6 +98,12 @@ std::string HeadlineOutput::json() const {
     }
   s << "\n  }\n}\n";
   return s.str();
+}
+
+std::string HeadlineOutput::remedy(const NumberAccuracy& eps) const {
+  // After a --certify that a budget stopped, "run with --certify" is what was done: the budget is the remedy.
+  if (!certification_.remedy.empty() && !eps.certified) return certification_.remedy;
+  return uncertaintyRemedy(eps.reason, case_);
 }
 
 std::optional<std::pair<double, NumberAccuracy>> HeadlineOutput::nearestCertified(double delta) const {
@@ -127,7 +134,7 @@ void HeadlineOutput::print(std::ostream& s) const {
     s << "; certified to rtol " << fmt(case_.accuracy.rtol, "%g") << "\n";
   else {
     s << "; NOT CERTIFIED (" << uncertaintyName(eps->reason) << "): quote its conservative value "
-      << fmt(eps->conservative, "%.6g") << "\n    remedy: " << uncertaintyRemedy(eps->reason, case_) << "\n";
+      << fmt(eps->conservative, "%.6g") << "\n    remedy: " << remedy(*eps) << "\n";
     if (const auto nearest = nearestCertified(h.delta))
       s << "    the smallest larger delta of privacy.delta_grid with a certified eps: eps(delta = "
         << fmt(nearest->first, "%.3g") << ") = " << fmt(nearest->second.value, "%.6g") << "\n";

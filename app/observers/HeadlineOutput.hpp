@@ -37,6 +37,8 @@ private:
   /// The eps at the smallest delta of privacy.delta_grid above `delta` that is certified (nullopt: none), for the
   /// answer a user can quote when eps(delta) is not certified.
   std::optional<std::pair<double, NumberAccuracy>> nearestCertified(double delta) const;
+  /// The headline eps's remedy: the budget that stopped --certify where one did, else uncertaintyRemedy.
+  std::string remedy(const NumberAccuracy& eps) const;
 
   std::string directory_;
   bool writer_;

@@ -662,6 +662,18 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   if (const auto tvBound = densityTvBound(v, step != 0 && !identical_)) applyDensityTvBound(v, *tvBound, out);
   boundZeroEpsilons(v, profile, out);
   judgeRdpConversions(v, out);
+  // eps_exact is at most what the conversions give from the conservative R_alpha (MATH.md §7: the exact profile is
+  // the tightest), so their conservative values bound it too, where its own is wider (a root on the walls, say).
+  {
+    const std::size_t D = case_.privacy.deltaGrid.size(), K = case_.divergence.orders.size();
+    const std::size_t firstEps = 2 + K, firstConversion = 2 + K + D + 1 + K;
+    for (std::size_t j = 0; j < D && firstConversion + D + j < out.size(); ++j) {
+      NumberAccuracy& a = out[firstEps + j];
+      if (std::isnan(a.value)) continue;
+      for (const std::size_t c : {firstConversion + j, firstConversion + D + j})
+        if (!std::isnan(out[c].conservative)) a.conservative = std::min(a.conservative, out[c].conservative);
+    }
+  }
   if (faulted)
     for (std::size_t k = 0; k < out.size(); ++k) uncertifiedAtLimit(out[k], k == 1 ? 1.0 : INFINITY, Uncertainty::NumericalFault, false);
   return out;
@@ -714,6 +726,27 @@ void AccuracyJudge::judgeRdpConversions(const solver::DivergenceValues& v, std::
                 a.reason == Uncertainty::AboveTolerance)
               a.reason = out[(dir == 0 ? forward : reverse) + k].reason;
       out.push_back(a);
+    }
+}
+
+void AccuracyJudge::boundProfileByRenyi(std::vector<NumberAccuracy>& profile,
+                                        const std::vector<NumberAccuracy>& numbers) const {
+  const std::size_t K = case_.divergence.orders.size();
+  const std::size_t forward = 2, reverse = 2 + K + case_.privacy.deltaGrid.size() + 1;
+  if (numbers.size() < reverse + K) return;
+  std::vector<double> orders;
+  for (const auto& o : case_.divergence.orders) orders.push_back(o.alpha);
+  std::array<std::vector<double>, 2> upper;  // the conservative R_alpha per direction (+inf where nothing bounds it)
+  for (int dir = 0; dir < 2; ++dir)
+    for (std::size_t k = 0; k < K; ++k) {
+      const double c = numbers[(dir == 0 ? forward : reverse) + k].conservative;
+      upper[static_cast<std::size_t>(dir)].push_back(std::isnan(c) ? INFINITY : c);
+    }
+  for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k)
+    for (std::size_t dir = 0; dir < 2; ++dir) {
+      NumberAccuracy& a = profile[2 * k + dir];
+      if (std::isnan(a.value) || !(eps_[k] >= 0.0)) continue;
+      a.conservative = std::min(a.conservative, models::cksDelta(orders, upper[dir], eps_[k]));
     }
 }
 

@@ -145,6 +145,11 @@ public:
   /// Every number of names() at the step; `profile` is profile()'s (a zero eps is bounded from it).
   std::vector<NumberAccuracy> numbers(long step, const solver::DivergenceValues& v,
                                       const std::vector<NumberAccuracy>& profile, bool faulted) const;
+  /// The profile's conservative values bounded by the RDP conversion of numbers()'s conservative R_alpha (each
+  /// direction by its own orders, models::cksDelta, MATH.md §7): an upper bound of the truth wherever those are. It
+  /// matters where the profile has none of its own (a value the box or the meshes cannot judge, whose conservative
+  /// value was the last judged one's): delta(4) of the default case, 1.9e-16, had 2.2e-11.
+  void boundProfileByRenyi(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
 
 private:
   /// The companions' divergences at one step, coarsest last (null where a level has none), as far as their meshes

@@ -88,6 +88,10 @@ std::map<long, solver::DivergenceValues> onFinestSteps(const Level& level, const
   return out;
 }
 
+/// The largest accuracy.certify_seconds the schema accepts (app/case/ParameterSchema.cpp).
+constexpr double kLargestCertifySeconds = 1e7;
+constexpr double kLargestCertifyCells = 2147483648.0;  // accuracy.certify_max_cells' largest
+
 class Refinement {
 public:
   Refinement(const Case& requested, MPI_Comm comm, const CompanionProgress& progress)
@@ -112,7 +116,8 @@ public:
       }
       return finish(outcome.widen ? "blocked: the box decides " + outcome.what + " after " +
                                         std::to_string(kLargestWidening) + " widenings"
-                                  : outcome.text);
+                                  : outcome.text,
+                    outcome.widen ? "" : outcome.remedy);
     }
   }
 
@@ -120,7 +125,8 @@ private:
   struct Outcome {
     std::string text;  // "certified", or what blocked it
     bool widen = false;
-    std::string what{};  // the numbers the box decides
+    std::string what{};    // the numbers the box decides
+    std::string remedy{};  // a budget that blocked it: the setting that lets the next mesh run
   };
 
   void say(const std::string& line) const {
@@ -231,16 +237,32 @@ private:
                             (hasTimeDiscretisationError(finest) ? 2.0 : 1.0);
       const double predicted = levels_.back().seconds * growth;
       const double elapsed = secondsSince(start_);
+      // A budget that blocks names the setting that lets the next mesh run (it may not be the last one needed).
+      const std::string cellsNeeded = formatNumber(totalCells(finer), "%.0f");
       if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
         return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
-                " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells)};
+                    uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
+                    " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells),
+                false, "",
+                totalCells(finer) <= kLargestCertifyCells
+                    ? "--certify --set accuracy.certify_max_cells=" + cellsNeeded + " lets the next mesh, " +
+                          cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
+                          " s; more may be needed; memory grows with the cells)"
+                    : "none within accuracy.certify_max_cells (at most 2^31 cells)"};
+      const double secondsNeeded = std::ceil(1.25 * (elapsed + 2.0 * predicted));
       if (elapsed + 2.0 * predicted > finest.accuracy.certifySeconds)
         return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) + " cells, would take about " +
-                formatNumber(predicted, "%.3g") + " s (twice: its solve and the run), beyond accuracy.certify_seconds = " +
-                formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
-                " s spent)"};
+                    uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
+                    " cells, would take about " + formatNumber(predicted, "%.3g") +
+                    " s (twice: its solve and the run), beyond accuracy.certify_seconds = " +
+                    formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
+                    " s spent)",
+                false, "",
+                secondsNeeded <= kLargestCertifySeconds
+                    ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
+                          " lets the next mesh, " + cellsText(finer) + " cells, run (more may be needed)"
+                    : "none within accuracy.certify_seconds (at most " + formatNumber(kLargestCertifySeconds, "%g") +
+                          " s): the next mesh would take about " + formatNumber(predicted, "%.3g") + " s"};
       say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*reasons.begin()) +
           "): refining to " + cellsText(finer));
       auto level = solve(finer, failure);
@@ -249,12 +271,13 @@ private:
     }
   }
 
-  CertifiedCase finish(const std::string& outcome) {
+  CertifiedCase finish(const std::string& outcome, const std::string& remedy = "") {
     CertifiedCase out{levels_.empty() ? requested_ : levels_.back().c, std::nullopt, {}};
     out.c.resolvedToml = resolvedText(out.c);
     out.report.requested = requested_.accuracy.certify;
     for (const auto& level : levels_) out.report.levels += (out.report.levels.empty() ? "" : ", ") + cellsText(level.c);
     out.report.outcome = outcome;
+    out.report.remedy = remedy;
     out.report.seconds = secondsSince(start_);
     // The companions of the final mesh where the sequence solved them: its 2x, 4x and 8x coarser levels.
     if (levels_.size() >= 3) {

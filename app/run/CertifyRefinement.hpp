@@ -21,6 +21,7 @@ struct CertificationReport {
   std::string requested;  // accuracy.certify ("" or "off": not asked)
   std::string levels;     // the meshes solved, e.g. "200, 400, 800 cells"
   std::string outcome;    // "certified", or what blocked it
+  std::string remedy;     // where a budget blocked it: the setting that lets the next mesh run ("" otherwise)
   double seconds = 0.0;   // the refinement's wall time
 };
 

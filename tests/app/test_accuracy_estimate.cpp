@@ -550,6 +550,20 @@ BOOST_AUTO_TEST_CASE(certify_says_what_blocks_it) {
   run(caseFile, tmp.path() / "out");
   const std::string json = readText(tmp.path() / "out" / "result.json");
   BOOST_TEST(json.find("exceeds accuracy.certify_max_cells = 30") != std::string::npos, json);
+  // The remedy is the budget (not "run with --certify", which was done), and following it lets the next mesh run.
+  const std::string remedy = "--certify --set accuracy.certify_max_cells=48";
+  BOOST_TEST(json.find("\"remedy\": \"" + remedy) != std::string::npos, json);
+  const std::string log = readText(tmp.path() / "out.log");
+  BOOST_TEST(log.find("    remedy: " + remedy) != std::string::npos, log.substr(log.rfind("\n  eps(delta")));
+  const std::string command = fpdp::app::test::shellQuote(FPDP_EXECUTABLE) + " run " +
+                              fpdp::app::test::shellQuote(caseFile.string()) + " " + remedy + " --output " +
+                              fpdp::app::test::shellQuote((tmp.path() / "followed").string()) + " > " +
+                              fpdp::app::test::shellQuote((tmp.path() / "followed.log").string()) + " 2>&1";
+  const int status = std::system(command.c_str());  // before the message, which the macro evaluates first
+  BOOST_REQUIRE_MESSAGE(status == 0, readText(tmp.path() / "followed.log"));
+  const std::string followed = readText(tmp.path() / "followed" / "result.json");
+  BOOST_TEST(followed.find("48 cells") != std::string::npos, followed);  // the next mesh was solved
+  BOOST_TEST(followed.find("exceeds accuracy.certify_max_cells = 30") == std::string::npos, followed);
 }
 
 BOOST_AUTO_TEST_CASE(fourth_order_fluxes_run_in_one_dimension) {

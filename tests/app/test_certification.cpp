@@ -431,3 +431,48 @@ BOOST_AUTO_TEST_CASE(a_start_narrower_than_the_companions_cells_bounds_nothing) 
   const auto exact = judge.numbers(step, fine, judge.profile(step, fine, false), false);
   BOOST_TEST(exact[0].certified);
 }
+
+// A delta(eps) the meshes cannot judge (here one resting on the walls) keeps the limit, or the last judged value's
+// bound, as its conservative value: 0.2 at eps = 1 below. The conservative R_alpha of the same direction bound it too
+// (models::cksDelta, MATH.md §7): 6e-6 from R_10 = 0.02, an upper bound of any delta(1) those R_alpha allow. Not
+// certified by it; and R_alpha that nothing bounds (+inf) leave it as it was.
+BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_divergences) {
+  const auto c = oneDimensionalCase();  // orders 2 and 10
+  const long step = 5;
+  const auto x = sequence(0.02, 1e-2, 2.0, 0.0, 4);  // second order: the R_alpha are certified
+  const std::vector<double> profile{0.1, 0.01, 1e-7};
+  const auto judged = [&](double r, bool walls) {
+    auto v = values(r, profile);
+    if (walls) v.hockeyStickStatusPQ[2] = static_cast<int>(fpdp::models::ExactEpsilonStatus::TruncatedSuspect);
+    return v;
+  };
+  const AccuracyJudge judge(
+      c, {0.0, 0.5, 1.0},
+      companions({judged(x[1], false), judged(x[2], false), judged(x[3], false)}, step), false);
+  const auto v = judged(x[0], true);
+  auto p = judge.profile(step, v, false);
+  const auto numbers = judge.numbers(step, v, p, false);
+  BOOST_TEST_REQUIRE(numbers[2].certified);  // R_2
+  BOOST_TEST_REQUIRE(numbers[3].certified);  // R_10
+  const NumberAccuracy before = p[4];        // eps = 1, p || q
+  BOOST_TEST(before.reason == Uncertainty::BoxTruncation);
+  BOOST_TEST(before.conservative >= 0.01);  // the last judged value's bound
+  judge.boundProfileByRenyi(p, numbers);
+  const std::vector<double> orders{2.0, 10.0}, upper{numbers[2].conservative, numbers[3].conservative};
+  const double bound = fpdp::models::cksDelta(orders, upper, 1.0);
+  BOOST_TEST_MESSAGE("delta(1): conservative " << before.conservative << " -> " << p[4].conservative
+                                               << " (from R_alpha: " << bound << ")");
+  BOOST_TEST(p[4].conservative == bound);
+  BOOST_TEST(bound < 1e-5);
+  BOOST_TEST(bound >= 1e-7);  // at least the value: R_10 = 0.02 allows delta(1) = 1e-7
+  BOOST_TEST(!p[4].certified);
+  BOOST_TEST(p[4].reason == Uncertainty::BoxTruncation);
+  // The judged values keep theirs where that is smaller (delta(0) = 0.1: sqrt(1 - e^-0.02) = 0.14 is no help).
+  BOOST_TEST(p[0].conservative < 0.11);
+  // R_alpha bounded by nothing: no change.
+  auto q = judge.profile(step, v, false);
+  auto unbounded = numbers;
+  unbounded[2].conservative = unbounded[3].conservative = std::numeric_limits<double>::infinity();
+  judge.boundProfileByRenyi(q, unbounded);
+  BOOST_TEST(q[4].conservative == before.conservative);
+}

@@ -324,4 +324,35 @@ BOOST_AUTO_TEST_CASE(exact_epsilons_lowest_eps_only_rises_above_every_later_quer
   }
 }
 
+// delta(eps) from R_alpha (cksDelta): the inverse of the CKS eps at its minimising order (hand value above: orders
+// 2, 4, 8 with R = 0.1, 0.3, 0.9 give eps(1e-5) = 2.1141091678455335 at alpha = 8, so delta(2.1141...) = 1e-5 from
+// alpha = 8, the others larger), and for the Gaussian mechanism (R_alpha = alpha mu^2 / 2) an upper bound of the
+// exact delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) that is not vacuous (within 40x here, where the
+// exact value falls to 1e-89).
+BOOST_AUTO_TEST_CASE(delta_from_renyi_bounds_the_exact_profile) {
+  const std::vector<double> orders{2, 4, 8}, renyi{0.1, 0.3, 0.9};
+  BOOST_TEST(cksDelta(orders, renyi, 2.1141091678455335) == 1e-5, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(cksDelta(orders, std::vector<double>{0.1, 0.0, 0.9}, 1.0) == 0.0);  // identical laws
+  BOOST_TEST(cksDelta(orders, std::vector<double>(3, std::numeric_limits<double>::infinity()), 1.0) == 1.0);
+  // eps = 0: alpha = 4's term, exp(3 (0.3 + log(3/4))) / 4 = 0.2594, below Bretagnolle–Huber's sqrt(1 - e^-0.1) =
+  // 0.3085 and alpha = 2's 0.2761.
+  BOOST_TEST(cksDelta(orders, renyi, 0.0) == std::exp(3.0 * (0.3 + std::log1p(-0.25))) / 4.0,
+             boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(cksDelta(std::vector<double>{2.0}, std::vector<double>{3.0}, 0.0) == std::sqrt(-std::expm1(-3.0)),
+             boost::test_tools::tolerance(1e-15));  // where Bretagnolle–Huber is the smaller
+  BOOST_CHECK_THROW(cksDelta(orders, renyi, -1.0), std::invalid_argument);
+  const std::vector<double> grid{1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256};
+  for (const double mu : {0.3, 1.0, 2.0})
+    for (const double eps : {0.1, 1.0, 3.0, 6.0}) {
+      std::vector<double> r;
+      for (const double a : grid) r.push_back(a * mu * mu / 2);
+      const double exact = 0.5 * std::erfc((eps / mu - mu / 2) / std::sqrt(2.0)) -
+                           std::exp(eps) * 0.5 * std::erfc((eps / mu + mu / 2) / std::sqrt(2.0));
+      const double bound = cksDelta(grid, r, eps);
+      BOOST_TEST_MESSAGE("mu " << mu << ", eps " << eps << ": exact " << exact << ", from R_alpha " << bound);
+      BOOST_TEST(bound >= exact);
+      BOOST_TEST(bound <= 40.0 * exact);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

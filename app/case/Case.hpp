@@ -151,6 +151,7 @@ struct SolverSpec {
   std::string pc_type = "lu";
   std::string petsc_options;          // further PETSc options, command-line syntax
   int spatial_order = 2;              // Langevin: 2 or 4 (solver::SpatialAccuracy)
+  std::string exponential_series = "chebyshev";  // anisotropic noise: "chebyshev" or "positive" (ExponentialSettings)
 };
 
 struct SamplerSpec {                  // [sampler]: fpdp sample only

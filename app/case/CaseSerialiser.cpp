@@ -185,8 +185,10 @@ void CaseParser::serialiseRun(const Case& c, toml::table& root) const {
                                     {"ksp_type", c.solver.ksp_type},
                                     {"pc_type", c.solver.pc_type},
                                     {"petsc_options", c.solver.petsc_options}});
-  if (c.dynamics == "langevin")
+  if (c.dynamics == "langevin") {
     root["solver"].as_table()->insert("spatial_order", static_cast<std::int64_t>(c.solver.spatial_order));
+    root["solver"].as_table()->insert("exponential_series", c.solver.exponential_series);
+  }
   toml::array samplerSteps;
   for (long k : c.sampler.outputSteps) samplerSteps.push_back(static_cast<std::int64_t>(k));
   root.insert("sampler", toml::table{{"particles", static_cast<std::int64_t>(c.sampler.particles)},

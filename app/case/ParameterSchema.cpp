@@ -367,10 +367,9 @@ constexpr Parameter kParameters[] = {
      "from output step to output step by a Chebyshev expansion, with no time-stepping error and no linear solves "
      "(docs/scheme.md §3); it needs solver.spatial_order = 2. With Sigma and Sigma' multiples of the identity the "
      "operator satisfies detailed balance (checked) and the truncation is bounded a priori; with other noise (a "
-     "full or diagonal covariance) it sums the positive (uniformization) series where the operator is a Metzler "
-     "matrix (every cell then known to a relative round-off, truncation bounded by 1e-60 of the maximum per output "
-     "interval), else the Chebyshev expansion checked a posteriori to 1e-12 relative per output interval, in "
-     "substeps where needed. time.dt then only sets the output times, and "
+     "full or diagonal covariance) the expansion is checked a posteriori to 1e-12 relative per output interval, in "
+     "substeps where needed (or solver.exponential_series = \"positive\": every cell known to a relative "
+     "round-off). time.dt then only sets the output times, and "
      "numerical faults are checked at the output steps. A PETSc TS type (TSSetType, e.g. \"bdf\", \"cn\") steps "
      "with time.dt. \"auto\": \"exponential\" where it applies and no PETSc stepping or linear-solver option "
      "(-ts_*, -ksp_*, -pc_*, -snes_*, -mg_*; diagnostics such as -ksp_view aside) is given, else \"bdf\" (second "
@@ -389,6 +388,16 @@ constexpr Parameter kParameters[] = {
      "fourth-order face averages on the interior faces of a uniform mesh where the face Péclet number is at most 1 "
      "(order 2 elsewhere); positivity is then measured and reported, not guaranteed.",
      "langevin"},
+    {"solver", "exponential_series", "string", "—", Presence::Default, R"("chebyshev")", "", "",
+     "The exponential integrator's series where the noise has no detailed balance (a full or non-isotropic "
+     "covariance; docs/scheme.md §3). \"chebyshev\": the Chebyshev expansion checked a posteriori, each cell known "
+     "to 1e-12 of the largest value, so numbers decided below that are noise_floor. \"positive\": the uniformization "
+     "series where the operator is a Metzler matrix (the fitted edges where Sigma is dominant on the cells), a sum of "
+     "non-negative terms: every cell known to a relative round-off, the truncation bounded by 1e-60 of the largest "
+     "value; its cost grows like c T (an explicit step's), about 4-10 times the Chebyshev expansion's on the shipped "
+     "and benchmark meshes; elsewhere the Chebyshev expansion. --certify switches to \"positive\" where the noise "
+     "floor decides a requested number.",
+     "langevin", oneOf("chebyshev, positive")},
     {"solver", "petsc_options", "string", "—", Presence::Default, R"("")",
      kCasePetscOptionsAllowed, "",
      "Further PETSc options for the solver, e.g. \"-ts_bdf_order 2\"; options on the command line override them. A "

@@ -96,8 +96,15 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
           return fix + ": the cross terms of the noise covariance make sign errors in space on this mesh that hide the "
                        "densities where this number is decided (docs/scheme.md §2); else quote the conservative value, "
                        "or the eps of a larger delta that is certified (epsilon.csv, accuracy.csv)";
-      // (solver.ts_type as the case gives it: the remedies are text, read without PETSc.)
-      if (c.solver.ts_type == kExponentialTsType || c.solver.ts_type == kAutoTsType)
+      // (solver.ts_type as the case gives it: the remedies are text, read without PETSc.) The Chebyshev expansion
+      // knows a cell to its tolerance of the largest value; the positive series, where the scheme keeps the sign (as
+      // here), to a relative round-off (docs/scheme.md §3).
+      const bool exponential = c.solver.ts_type == kExponentialTsType || c.solver.ts_type == kAutoTsType;
+      const bool anisotropic = !(c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim));
+      if (exponential && anisotropic && c.solver.exponential_series != "positive")
+        return "set solver.exponential_series = \"positive\" (the exponential integrator's positive series knows every "
+               "cell to a relative round-off; --certify switches to it), or quote the conservative value";
+      if (exponential)
         return "none at this delta: it is decided where a density lies below the time integrator's round-off (its "
                "sign errors, kept within a relative 1e-12 of the largest value); quote the conservative value, or the "
                "eps of a larger delta that is certified (epsilon.csv, accuracy.csv)";

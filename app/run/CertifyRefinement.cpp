@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "app/platform/PetscConfiguration.hpp"
 #include "app/run/NumberFormat.hpp"
 #include "app/run/Certification.hpp"
 #include "app/run/RunPlan.hpp"
@@ -59,7 +60,10 @@ std::string resolvedText(const Case& c) {
   if (auto* output = root["output"].as_table()) output->insert_or_assign("every", static_cast<std::int64_t>(c.output.every));
   if (auto* gd = root["noisy_gd"].as_table())
     gd->insert_or_assign("diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps));
-  if (auto* solver = root["solver"].as_table()) solver->insert_or_assign("ts_type", c.solver.ts_type);
+  if (auto* solver = root["solver"].as_table()) {
+    solver->insert_or_assign("ts_type", c.solver.ts_type);
+    if (solver->contains("exponential_series")) solver->insert_or_assign("exponential_series", c.solver.exponential_series);
+  }
   std::ostringstream out;
   out << root << '\n';
   return out.str();
@@ -71,6 +75,15 @@ struct Level {
   std::map<long, solver::DivergenceValues> values;
   double seconds = 0.0;
 };
+
+/// Whether the case's numbers come from the exponential integrator's Chebyshev expansion without detailed balance,
+/// whose cells are known only to its tolerance of the largest value: the positive series (where the operator is a
+/// Metzler matrix) knows them to a relative round-off, so a noise floor may go with it.
+bool positiveSeriesMayHelp(const Case& c) {
+  return c.dynamics == "langevin" && c.solver.exponential_series != "positive" &&
+         effectiveTsType(c) == kExponentialTsType &&
+         !(c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim));
+}
 
 /// Reasons a finer mesh (and time step) can remove.
 bool refinementHelps(Uncertainty u) {
@@ -104,6 +117,14 @@ public:
       base.batch.mixture = companionCase(base, 1).batch.mixture;
     for (int widenings = 0;; ++widenings) {
       const auto outcome = refineFrom(base);
+      if (outcome.positiveSeries) {  // once: positiveSeriesMayHelp is false from here on
+        say("the noise floor decides " + outcome.what +
+            ": the exponential integrator's positive series (solver.exponential_series = \"positive\")");
+        base.solver.exponential_series = "positive";
+        levels_.clear();
+        --widenings;
+        continue;
+      }
       if (outcome.widen && widenings < kLargestWidening) {
         if (auto wider = widenedCase(base)) {
           say("the box decides " + outcome.what + ": widening it to " + boxText(*wider));
@@ -127,6 +148,7 @@ private:
     bool widen = false;
     std::string what{};    // the numbers the box decides
     std::string remedy{};  // a budget that blocked it: the setting that lets the next mesh run
+    bool positiveSeries = false;  // the noise floor decides: the exponential integrator's positive series may help
   };
 
   void say(const std::string& line) const {
@@ -228,6 +250,8 @@ private:
       const Case& finest = levels_.back().c;
       if (reasons.empty()) return {"certified on " + cellsText(finest) + " cells"};
       if (reasons.count(Uncertainty::BoxTruncation)) return {"", true, which};
+      if (reasons.count(Uncertainty::NoiseFloor) && positiveSeriesMayHelp(finest))
+        return {"", false, which, "", true};
       for (const auto why : reasons)
         if (!refinementHelps(why))
           return {"blocked: " + which + " " + uncertaintyName(why) + ": " + uncertaintyRemedy(why, finest)};

@@ -148,8 +148,9 @@ void RunPlan::buildPropagator() {
     if (!noisyGd && tsType == kExponentialTsType && !detailedBalance) {
       // Anisotropic noise: no detailed balance, the forward expansion with a posteriori error control.
       try {
-        evolution = std::make_unique<solver::ExponentialEvolution>(
-            mesh, disc.spatialOperator(), solver::ExponentialSettings{c.time.dt, c.time.steps(), c.output.every});
+        solver::ExponentialSettings settings{c.time.dt, c.time.steps(), c.output.every};
+        settings.positiveSeries = c.solver.exponential_series == "positive";
+        evolution = std::make_unique<solver::ExponentialEvolution>(mesh, disc.spatialOperator(), settings);
       } catch (const std::invalid_argument& e) {
         if (requestedTsType(c.solver) != kAutoTsType)
           throw SolverConfigurationError("solver.ts_type = \"exponential\": " + std::string(e.what()) +

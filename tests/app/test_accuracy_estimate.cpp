@@ -566,6 +566,35 @@ BOOST_AUTO_TEST_CASE(certify_says_what_blocks_it) {
   BOOST_TEST(followed.find("exceeds accuracy.certify_max_cells = 30") == std::string::npos, followed);
 }
 
+BOOST_AUTO_TEST_CASE(certify_switches_to_the_positive_series_where_the_noise_floor_decides) {
+  // The shipped anisotropic case on 32^2: eps(1e-5), decided where q is far below 1e-12 of its peak, is noise_floor
+  // under the exponential integrator's Chebyshev expansion; the remedy names the positive series, and --certify
+  // switches to it (then widens the box and refines until its cell budget stops it).
+  TemporaryDirectory tmp("fpdp-accuracy");
+  std::string text = readText(kSourceDir / "cases" / "anisotropic-ou-2d.toml");
+  const auto at = text.find("cells = [128, 128]");
+  BOOST_REQUIRE(at != std::string::npos);
+  text.replace(at, 18, "cells = [32, 32]");
+  writeText(tmp.path() / "aniso.toml", text);
+  run(tmp.path() / "aniso.toml", tmp.path() / "plain");
+  const auto headline = [&](const fs::path& out) {
+    const std::string json = readText(out / "result.json");
+    return json.substr(0, json.find("\"composition\""));
+  };
+  const std::string plain = headline(tmp.path() / "plain");
+  BOOST_TEST(plain.find("\"reason\": \"noise_floor\"") != std::string::npos, plain);
+  BOOST_TEST(plain.find("solver.exponential_series = \\\"positive\\\"") != std::string::npos, plain);
+  writeText(tmp.path() / "budget.toml",
+            text + "\n[accuracy]\ncertify = \"headline\"\ncertify_max_cells = 4096\n");
+  run(tmp.path() / "budget.toml", tmp.path() / "certify");
+  const std::string log = readText(tmp.path() / "certify.log");
+  BOOST_TEST(log.find("ts_type=exponential (positive series") != std::string::npos, log);
+  const std::string parameters = readText(tmp.path() / "certify" / "parameters.toml");
+  BOOST_TEST(parameters.find("exponential_series = 'positive'") != std::string::npos, parameters);
+  const std::string certified = headline(tmp.path() / "certify");
+  BOOST_TEST(certified.find("noise_floor") == std::string::npos, certified);
+}
+
 BOOST_AUTO_TEST_CASE(fourth_order_fluxes_run_in_one_dimension) {
   // solver.spatial_order = 4 passed the schema and then failed in every 1-D case: PETSc's DMCreateMatrix refuses a 1-D
   // DMDA of stencil width 2 (meshes::DistributedBoxMesh::createMatrix builds that one). The fourth-order run is closer

@@ -33,6 +33,7 @@ void CaseParser::readSolver(Case& c) const {
   if (c.solver.ts_type == kExponentialTsType) checkExponentialApplies(c);
   c.solver.ksp_type = petscName("ksp_type");
   c.solver.pc_type = petscName("pc_type");
+  c.solver.exponential_series = choiceAt("solver", "exponential_series");
 
   const Parameter& options = parameter("solver", "petsc_options");
   const toml::node& node = required(options);

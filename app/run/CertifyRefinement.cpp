@@ -133,12 +133,17 @@ public:
           continue;
         }
         return finish("blocked: the box decides " + outcome.what + " and an axis is graded (widen mesh.lower and "
-                      "mesh.upper by hand)");
+                      "mesh.upper by hand)",
+                      "widen mesh.lower and mesh.upper by hand (--certify widens uniform axes only), or quote the "
+                      "conservative value");
       }
       return finish(outcome.widen ? "blocked: the box decides " + outcome.what + " after " +
                                         std::to_string(kLargestWidening) + " widenings"
                                   : outcome.text,
-                    outcome.widen ? "" : outcome.remedy);
+                    outcome.widen ? "widen mesh.lower and mesh.upper beyond " + boxText(base) + " by hand (--certify "
+                                    "widened it " + std::to_string(kLargestWidening) + " times), or quote the "
+                                    "conservative value"
+                                  : outcome.remedy);
     }
   }
 

@@ -566,6 +566,25 @@ BOOST_AUTO_TEST_CASE(certify_says_what_blocks_it) {
   BOOST_TEST(followed.find("exceeds accuracy.certify_max_cells = 30") == std::string::npos, followed);
 }
 
+BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
+  // The walls decide eps(1e-5) and the axis is graded, which --certify does not widen: the remedy is to widen the box
+  // by hand, not to run --certify again.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "box.toml";
+  writeText(caseFile,
+            "[case]\nname = \"box\"\n[mesh]\nlower = [-1.5]\nupper = [1.5]\ncells = [96]\ngrading = [1.02]\n"
+            "[loss]\ntype = \"quadratic\"\n[data]\nrecords = [[0.2]]\n[neighbour]\nindex = 0\nrecord = [-0.4]\n"
+            "[noise]\nsigma = 0.7\n[initial]\nmean = [0.0]\ncovariance = 0.5\n[time]\nt_end = 2.0\ndt = 0.05\n"
+            "[output]\nevery = 8\nplots = false\nfields = false\n[divergence]\norders = [2, 10]\n[faults]\n"
+            "stop_on = []\n[accuracy]\ncertify = \"headline\"\n");
+  run(caseFile, tmp.path() / "out");
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  BOOST_TEST(json.find("an axis is graded") != std::string::npos, json);
+  BOOST_TEST(json.find("\"remedy\": \"widen mesh.lower and mesh.upper by hand") != std::string::npos, json);
+  const std::string headline = json.substr(0, json.find("\"numbers\""));
+  BOOST_TEST(headline.find("run with --certify") == std::string::npos, headline);
+}
+
 BOOST_AUTO_TEST_CASE(certify_switches_to_the_positive_series_where_the_noise_floor_decides) {
   // The shipped anisotropic case on 32^2: eps(1e-5), decided where q is far below 1e-12 of its peak, is noise_floor
   // under the exponential integrator's Chebyshev expansion; the remedy names the positive series, and --certify

@@ -289,14 +289,30 @@ namespace {
 /// absorbing walls' removed mass (solver::DivergenceValues); absent where the run has neither.
 /// With `beyondWalls`, also the bound on the masses beyond the walls (DivergenceValues::wallTailMass) where the walls
 /// do not absorb (absorbing walls count that mass themselves).
-std::optional<std::array<double, 2>> densityTvBound(const solver::DivergenceValues& v, bool beyondWalls) {
+/// `stateTv`: the time integrator's error bound as a TV bound of each density (stateErrorTv).
+std::optional<std::array<double, 2>> densityTvBound(const solver::DivergenceValues& v, bool beyondWalls,
+                                                    double stateTv) {
   const bool tails = beyondWalls && !v.absorbedMass && (v.wallTailMass[0] > 0.0 || v.wallTailMass[1] > 0.0);
-  if (!v.mixtureTvBound && !v.absorbedMass && !(v.startTruncation > 0.0) && !tails) return std::nullopt;
-  std::array<double, 2> m{v.startTruncation, v.startTruncation};
+  if (!v.mixtureTvBound && !v.absorbedMass && !(v.startTruncation > 0.0) && !tails && !(stateTv > 0.0))
+    return std::nullopt;
+  const double s = stateTv > 0.0 ? stateTv : 0.0;
+  std::array<double, 2> m{v.startTruncation + s, v.startTruncation + s};
   if (tails) m = {m[0] + v.wallTailMass[0], m[1] + v.wallTailMass[1]};
   for (const auto& part : {v.mixtureTvBound, v.absorbedMass})
     if (part) m = {m[0] + (*part)[0], m[1] + (*part)[1]};
   return m;
+}
+
+/// The time integrator's error bound on every cell value (DivergenceValues::stateErrorFloor, raw units) as a TV bound
+/// of each normalised density: the floor over the box's volume, twice (the normalisation by the mass moves each
+/// cell by as much again), over the smaller mass. +inf where the bound is not finite.
+double stateErrorTv(const solver::DivergenceValues& v, const Case& c) {
+  if (!(v.stateErrorFloor > 0.0)) return 0.0;
+  double volume = 1.0;
+  for (int a = 0; a < c.mesh.dim; ++a) volume *= c.mesh.upper[a] - c.mesh.lower[a];
+  const double mass = std::min(v.p.mass, v.q.mass);
+  const double tv = 2.0 * v.stateErrorFloor * volume / mass;
+  return mass > 0.0 && std::isfinite(tv) ? tv : INFINITY;
 }
 
 /// Whether the companions can judge a delta(eps) of this hockey-stick status: a plain value, or one resting on the
@@ -534,10 +550,17 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
                                : Uncertainty::BoxTruncation,
                            false);
       // |delta_pq(eps) - delta~_pq(eps)| <= TV(p, p~) + e^eps TV(q, q~) (docs/noisy-gd.md §9.2).
-      if (const auto tvBound = densityTvBound(v, step != 0 && !identical_)) {
+      const double stateTv = stateErrorTv(v, case_);
+      if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv)) {
         const auto& m = *tvBound;
         const double bound = dir == 0 ? m[0] + std::exp(eps_[k]) * m[1] : m[1] + std::exp(eps_[k]) * m[0];
         addDensityBound(out.back(), bound, case_.accuracy.rtol, 1.0);
+        // The integrator's bound alone beyond rtol: no finer mesh helps; its remedy is the integrator's (NoiseFloor).
+        NumberAccuracy& a = out.back();
+        if (!std::isnan(a.value) && !(stateTv * (1.0 + std::exp(eps_[k])) <= case_.accuracy.rtol * std::fabs(a.value))) {
+          a.certified = false;
+          a.reason = Uncertainty::NoiseFloor;
+        }
       }
     }
   // delta(eps) does not increase with eps: each conservative value is at most those at the smaller eps of the grid.
@@ -666,7 +689,8 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
     uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::BoxTruncation, true);
   if (step != 0 && !identical_) addWallTail(out.back(), v.reverse.klWallTail, case_.accuracy.rtol);
   judgeOrders(step, v, coarse, true, out);
-  if (const auto tvBound = densityTvBound(v, step != 0 && !identical_)) applyDensityTvBound(v, *tvBound, out);
+  if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateErrorTv(v, case_)))
+    applyDensityTvBound(v, *tvBound, stateErrorTv(v, case_), out);
   boundZeroEpsilons(v, profile, out);
   judgeRdpConversions(v, out);
   // eps_exact is at most what the conversions give from the conservative R_alpha (MATH.md §7: the exact profile is
@@ -789,7 +813,7 @@ void AccuracyJudge::boundZeroEpsilons(const solver::DivergenceValues& v, const s
 }
 
 void AccuracyJudge::applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m,
-                                        std::vector<NumberAccuracy>& out) const {
+                                        double stateTv, std::vector<NumberAccuracy>& out) const {
   const std::size_t orders = case_.divergence.orders.size();
   const std::size_t firstEps = 2 + orders, reverseFirst = firstEps + case_.privacy.deltaGrid.size();
   // KL and R_alpha (both directions): a TV bound bounds nothing of them. The walls' removed mass does not either, and
@@ -817,6 +841,17 @@ void AccuracyJudge::applyDensityTvBound(const solver::DivergenceValues& v, const
     if (a.certified && !(a.estimate <= case_.accuracy.rtol * std::fabs(a.value))) {
       a.certified = false;
       a.reason = Uncertainty::DensityBound;
+    }
+    // The integrator's bound alone moves the root beyond rtol: no finer mesh helps (NoiseFloor, whose remedy is the
+    // integrator's; --certify switches to the positive series).
+    if (stateTv > 0.0) {
+      const double statePQ = epsilonShiftBound(pair.pq, delta, eps_, v.hockeyStickPQ, stateTv, stateTv);
+      const double stateQP = epsilonShiftBound(pair.qp, delta, eps_, v.hockeyStickQP, stateTv, stateTv);
+      const double stateShift = std::max(pair.pq.epsilon + statePQ, pair.qp.epsilon + stateQP) - a.value;
+      if (!(std::max(0.0, stateShift) <= case_.accuracy.rtol * std::fabs(a.value))) {
+        a.certified = false;
+        a.reason = Uncertainty::NoiseFloor;
+      }
     }
   }
 }

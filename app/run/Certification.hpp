@@ -166,7 +166,7 @@ private:
   template <class Get>
   NumberAccuracy judge(long step, const solver::DivergenceValues& v, const Levels& c, Get get, double upperLimit,
                        double depth = 1.0) const;
-  void applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m,
+  void applyDensityTvBound(const solver::DivergenceValues& v, const std::array<double, 2>& m, double stateTv,
                            std::vector<NumberAccuracy>& out) const;
   void boundZeroEpsilons(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
                          std::vector<NumberAccuracy>& out) const;

@@ -173,7 +173,8 @@ struct ExactEpsilonAtDelta {
 struct DivergenceValues {
   DensityHealth p, q;
   // A bound on the time integrator's error in any cell value (raw units, both densities; 0 where none is estimated):
-  // values at or below it are no better known than a negative one of that size (noiseFloors).
+  // R_alpha's values at or below it are no better known than a negative one of that size (noiseFloors); for TV and
+  // the hockey-stick sums it is a TV bound of each density (app/run/Certification.cpp).
   double stateErrorFloor = 0.0;
   double kl = 0.0;                     // KL(p || q)
   double tv = 0.0;                     // total variation distance

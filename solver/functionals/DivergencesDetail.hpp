@@ -108,8 +108,15 @@ struct SumArrays {
 };
 
 /// The noise floors of p and q (docs/scheme.md §5, "Noise floor"): kNoiseFloorFactor times the size of each
-/// density's most negative value (0 without one), or the time integrator's error bound where that is larger; values
-/// at or below them are no better known than the sign errors.
+/// density's most negative value (0 without one: signErrorFloors), or the time integrator's error bound where that
+/// is larger (noiseFloors); values at or below them are no better known than the sign errors. The hockey-stick sums
+/// take the sign errors' floors only: the integrator's bound, an error bound of every cell, enters the accuracy
+/// contract as a TV bound of each density (app/run/Certification.cpp, densityTvBound), which moves delta(eps) and
+/// the eps(delta) roots by what it can (where a floor only flags them).
+inline std::pair<double, double> signErrorFloors(const DivergenceValues& v) {
+  return {DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.p.min, 0.0),
+          DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.q.min, 0.0)};
+}
 inline std::pair<double, double> noiseFloors(const DivergenceValues& v) {
   return {std::max(DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.p.min, 0.0), v.stateErrorFloor),
           std::max(DivergenceFunctionals::kNoiseFloorFactor * std::max(-v.q.min, 0.0), v.stateErrorFloor)};

@@ -230,7 +230,7 @@ void DivergenceFunctionals::hockeyStickAndRoots(const double* p, const double* q
   const std::size_t n = quadrature_.weights().size();
   const std::size_t E = settings_.hockeyStickEps.size(), D = settings_.epsilonDeltas.size();
   const MPI_Comm comm = quadrature_.comm();
-  const auto [floorP, floorQ] = noiseFloors(out);
+  const auto [floorP, floorQ] = signErrorFloors(out);
   const Terms weights = termSources(p, q, stride, singular, nullptr, invMp, invMq);
   kinkCorrections.openExchanged(*work_, invMp, invMq);
   std::optional<HockeyStickKinks>(&kinks)[2] = kinkCorrections.kinks;

@@ -539,6 +539,9 @@ NumberAccuracy AccuracyJudge::judge(long step, const solver::DivergenceValues& v
 std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::DivergenceValues& v, bool faulted) const {
   const auto coarse = companionsAt(step, v);
   const double largerKl = std::max(v.kl, v.reverse.kl), smallerKl = std::min(v.kl, v.reverse.kl);
+  // The TV bounds of the densities, the same at every eps (the integrator's part also on its own).
+  const double stateTv = stateErrorTv(v, case_);
+  const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv);
   std::vector<NumberAccuracy> out;
   for (std::size_t k = 0; k < eps_.size(); ++k)
     for (int dir = 0; dir < 2; ++dir) {
@@ -557,8 +560,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
                                : Uncertainty::BoxTruncation,
                            false);
       // |delta_pq(eps) - delta~_pq(eps)| <= TV(p, p~) + e^eps TV(q, q~) (docs/noisy-gd.md §9.2).
-      const double stateTv = stateErrorTv(v, case_);
-      if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv)) {
+      if (tvBound) {
         const auto& m = *tvBound;
         const double bound = dir == 0 ? m[0] + std::exp(eps_[k]) * m[1] : m[1] + std::exp(eps_[k]) * m[0];
         addDensityBound(out.back(), bound, case_.accuracy.rtol, 1.0);
@@ -696,8 +698,8 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
     uncertifiedAtLimit(out.back(), INFINITY, Uncertainty::BoxTruncation, true);
   if (step != 0 && !identical_) addWallTail(out.back(), v.reverse.klWallTail, case_.accuracy.rtol);
   judgeOrders(step, v, coarse, true, out);
-  if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateErrorTv(v, case_)))
-    applyDensityTvBound(v, *tvBound, stateErrorTv(v, case_), out);
+  const double stateTv = stateErrorTv(v, case_);
+  if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv)) applyDensityTvBound(v, *tvBound, stateTv, out);
   boundZeroEpsilons(v, profile, out);
   judgeRdpConversions(v, out);
   // eps_exact is at most what the conversions give from the conservative R_alpha (MATH.md §7: the exact profile is

@@ -65,6 +65,9 @@ struct NoiseSpec {
     const models::Matrix S = sigmaFor(prime, d);
     return (S - S(0, 0) * models::Matrix::Identity(d, d)).cwiseAbs().maxCoeff() == 0.0;
   }
+  /// Whether Sigma and Sigma' are both multiples of the identity: the Langevin operator then has detailed balance (the
+  /// exponential integrator's a priori bound applies); otherwise it does not (its series, docs/scheme.md §3).
+  bool bothIsotropic(int d) const { return isotropic(false, d) && isotropic(true, d); }
 };
 
 struct InitialSpec {

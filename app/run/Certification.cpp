@@ -100,7 +100,7 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
       // knows a cell to its tolerance of the largest value; the positive series, where the scheme keeps the sign (as
       // here), to a relative round-off (docs/scheme.md §3).
       const bool exponential = c.solver.ts_type == kExponentialTsType || c.solver.ts_type == kAutoTsType;
-      const bool anisotropic = !(c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim));
+      const bool anisotropic = !c.noise.bothIsotropic(c.mesh.dim);
       if (exponential && anisotropic && c.solver.exponential_series != "positive")
         return "set solver.exponential_series = \"positive\" (the exponential integrator's positive series knows every "
                "cell to a relative round-off; --certify switches to it), or quote the conservative value";

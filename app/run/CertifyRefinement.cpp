@@ -82,7 +82,7 @@ struct Level {
 bool positiveSeriesMayHelp(const Case& c) {
   return c.dynamics == "langevin" && c.solver.exponential_series != "positive" &&
          effectiveTsType(c) == kExponentialTsType &&
-         !(c.noise.isotropic(false, c.mesh.dim) && c.noise.isotropic(true, c.mesh.dim));
+         !c.noise.bothIsotropic(c.mesh.dim);
 }
 
 /// Reasons a finer mesh (and time step) can remove.

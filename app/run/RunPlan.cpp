@@ -144,7 +144,7 @@ void RunPlan::buildPropagator() {
   try {
     const std::string tsType = noisyGd ? std::string() : effectiveTsType(c);
     const std::string steppingType = tsType == kExponentialTsType ? "bdf" : tsType;  // "auto" may fall back
-    const bool detailedBalance = !noisyGd && c.noise.isotropic(false, dim) && c.noise.isotropic(true, dim);
+    const bool detailedBalance = !noisyGd && c.noise.bothIsotropic(dim);
     if (!noisyGd && tsType == kExponentialTsType && !detailedBalance) {
       // Anisotropic noise: no detailed balance, the forward expansion with a posteriori error control.
       try {

@@ -330,6 +330,17 @@ bool profileValueJudged(const solver::DivergenceValues& v, int status) {
          (status == static_cast<int>(S::TruncatedSuspect) && v.absorbedMass.has_value());
 }
 
+/// At the start both densities are the one initial law ([initial], the same for D and D'): in truth every divergence
+/// and delta(eps) is exactly 0 there, and a value the mesh gives as exactly 0 is that truth, whatever the companions
+/// (which may hold no start), the start's cut-off tail or the walls (they act on p and q alike), or the tails'
+/// critical order (R_alpha of one law and itself is 0 at every order). (Such zeros were no_estimate,
+/// above_tolerance from the start's truncation, or infinite_undecided.)
+void certifyExactZerosAtTheStart(long step, std::vector<NumberAccuracy>& numbers) {
+  if (step != 0) return;
+  for (auto& a : numbers)
+    if (a.value == 0.0) a = {0.0, 0.0, 0.0, true, Uncertainty::Certified};
+}
+
 /// Absorbing walls that removed more than kAbsorbedMassGuard of either density.
 bool absorbedBeyondGuard(const std::optional<std::array<double, 2>>& absorbedMass) {
   return absorbedMass && std::max((*absorbedMass)[0], (*absorbedMass)[1]) > kAbsorbedMassGuard;
@@ -572,6 +583,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
         }
       }
     }
+  certifyExactZerosAtTheStart(step, out);
   // delta(eps) does not increase with eps: each conservative value is at most those at the smaller eps of the grid.
   // This bounds the values the meshes cannot judge from below (an exact zero past the largest log-ratio they resolve)
   // by the last value they can.
@@ -700,6 +712,7 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   judgeOrders(step, v, coarse, true, out);
   const double stateTv = stateErrorTv(v, case_);
   if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv)) applyDensityTvBound(v, *tvBound, stateTv, out);
+  certifyExactZerosAtTheStart(step, out);
   boundZeroEpsilons(v, profile, out);
   judgeRdpConversions(v, out);
   // eps_exact is at most what the conversions give from the conservative R_alpha (MATH.md §7: the exact profile is

@@ -201,6 +201,34 @@ BOOST_AUTO_TEST_CASE(an_exact_zero_is_bounded_by_the_profile_not_certified) {
   BOOST_TEST(same.profile(step, values(0.0, {0, 0, 0}), false)[4].certified);
 }
 
+BOOST_AUTO_TEST_CASE(zeros_at_the_start_are_exact_whatever_the_companions_and_bounds) {
+  // At the start p = q (one initial law): every zero is the truth, even where the companions hold no start, the start's
+  // cut-off tail gives a TV bound, and the noises differ (the orders near the critical one are otherwise undecided).
+  auto c = oneDimensionalCase();
+  c.noise.covariancePrime = fpdp::models::Matrix::Constant(1, 1, 0.64);
+  const AccuracyJudge judge(c, {0.0, 0.5, 1.0}, companions({values(0.1, {0.2, 0.1, 0.05}), values(0.1, {0.2, 0.1, 0.05})}, 5),
+                            false);
+  auto start = values(0.0, {0, 0, 0});
+  start.startTruncation = 1e-15;
+  const auto profile = judge.profile(0, start, false);
+  const auto numbers = judge.numbers(0, start, profile, false);
+  for (const auto& a : profile) {
+    BOOST_TEST(a.certified);
+    BOOST_TEST(a.conservative == 0.0);
+  }
+  for (std::size_t k = 0; k < numbers.size(); ++k) {
+    BOOST_TEST_INFO(judge.names()[k]);
+    if (numbers[k].value == 0.0) BOOST_TEST(numbers[k].certified);
+  }
+  // The rule is the start's, and a zero's: a zero later, or a value at the start that is not 0, is judged as before.
+  BOOST_TEST(!judge.profile(5, start, false)[4].certified);
+  const auto nonZero = judge.profile(0, values(0.0, {0.3, 0.1, 0.01}), false);
+  BOOST_TEST(!nonZero[4].certified);
+  BOOST_TEST(nonZero[4].reason == Uncertainty::NoEstimate);
+  // A numerical fault at the start still wins.
+  for (const auto& a : judge.profile(0, start, true)) BOOST_TEST(!a.certified);
+}
+
 BOOST_AUTO_TEST_CASE(orders_near_the_tails_critical_order_are_undecided) {
   auto c = oneDimensionalCase();
   const long step = 5;

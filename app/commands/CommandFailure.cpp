@@ -7,6 +7,7 @@
 #include "app/platform/CommandLine.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "meshes/PetscHandles.hpp"
+#include "solver/discretisation/LangevinDiscretisation.hpp"
 
 namespace fpdp::app {
 
@@ -23,6 +24,8 @@ CommandFailure describeFailure(std::exception_ptr e, const PetscErrorCapture* pe
   } catch (const CheckpointError& x) {
     return badInput(x);
   } catch (const OutputDirectoryError& x) {
+    return badInput(x);
+  } catch (const solver::UnrepresentableStart& x) {
     return badInput(x);
   } catch (const PetscFailure& x) {
     // PETSc's own first message, not the call site; options PETSc refuses only once the solver runs (an explicit

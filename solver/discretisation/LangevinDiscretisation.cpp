@@ -149,7 +149,7 @@ void LangevinDiscretisation::setInitialState(Vec u, meshes::FieldRepresentation 
       std::snprintf(b, sizeof b,
                     "the initial Gaussian has no mass inside the mesh box (to double precision): move initial.mean "
                     "into the box or widen mesh.lower/mesh.upper");
-    throw std::runtime_error(b);
+    throw UnrepresentableStart(b);
   }
   for (PetscInt l = 0; l < 2 * mesh_.owned().size(); ++l) a[l] /= mass;
   FPDP_PETSC(VecRestoreArray(u, &a));

@@ -9,6 +9,7 @@
 // mesh created with meshes::StencilShape::Box (requiresBoxStencil tells).
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "meshes/DistributedBoxMesh.hpp"
 #include "meshes/FieldRepresentation.hpp"
@@ -46,6 +47,12 @@ void setDiffusionMatrix(DriftDiffusionEquation& equation, const models::Matrix& 
 /// probabilityFloor: as models::TensorCellAverages' (0: every cell relatively accurate, as a state needs).
 models::TensorCellAverages ownedCellAverages(const models::Gaussian& g, const meshes::DistributedBoxMesh& mesh,
                                              double probabilityFloor = 0.0);
+
+/// The case's start cannot be represented on the mesh (no mass inside the box, or point values that all underflow):
+/// bad input, not a failure of the run.
+struct UnrepresentableStart : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class LangevinDiscretisation {
 public:

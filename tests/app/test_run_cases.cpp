@@ -477,8 +477,9 @@ BOOST_AUTO_TEST_CASE(an_initial_density_narrower_than_a_cell_is_resolved_or_repo
   const Outcome o = runFpdp("run " + q(ouFile) + " --output " + q(t.path() / "ou-narrow"), t.path());
   requireSuccess(o);
   BOOST_TEST(contains(o.out, "WARNING: the initial density is under-resolved"), o.out);
-  // The point-value route (chapman_kolmogorov) from a start whose density underflows at every cell centre: a one-line
-  // failure that says why and names the keys (it said "no mass inside the mesh box", which was not the cause).
+  // The point-value route (chapman_kolmogorov) from a start whose density underflows at every cell centre: bad input
+  // (exit status 2), one line that says why and names the keys (it said "no mass inside the mesh box", which was not
+  // the cause; and it was exit status 1, a failed run).
   std::string point = readText(kSourceDir / "cases" / "noisy-gd-quadratic-1d.toml");
   const auto section = point.find("[noisy_gd]");
   BOOST_TEST_REQUIRE(section != std::string::npos);
@@ -488,7 +489,8 @@ BOOST_AUTO_TEST_CASE(an_initial_density_narrower_than_a_cell_is_resolved_or_repo
   const Outcome p = runFpdp("run " + q(pointFile) + " --output " + q(t.path() / "point-narrow") +
                                 " --set initial.covariance=1e-9 --set mesh.cells=[12]",
                             t.path());
-  BOOST_TEST(p.exitStatus == 1, p.all());
+  BOOST_TEST(p.exitStatus == 2, p.all());
+  BOOST_TEST(contains(p.err, "fpdp: error: "), p.all());
   BOOST_TEST(contains(p.err, "is 0 in double precision at every cell centre"), p.all());
   BOOST_TEST(contains(p.err, "initial.covariance"), p.all());
   BOOST_TEST(!fs::exists(t.path() / "point-narrow"));

@@ -22,6 +22,9 @@ constexpr double kAsymptoticRatio = 2.8284271247;  // 2^1.5: observed order >= 1
 constexpr double kCriticalOrderMargin = 0.8;
 
 bool plusInf(double x) { return std::isinf(x) && x > 0; }
+
+/// The spectral route: noisy GD's transition kernel by the midpoint rule on point values (docs/noisy-gd.md §7).
+bool spectralRoute(const Case& c) { return c.dynamics == "noisy_gd" && c.noisyGd.diffusion == "chapman_kolmogorov"; }
 }  // namespace
 
 const char* uncertaintyName(Uncertainty u) {
@@ -257,7 +260,7 @@ void uncertifiedAtLimit(NumberAccuracy& a, double upperLimit, Uncertainty why, b
 }
 
 double largestConvergenceRatio(const Case& c) {
-  if (c.dynamics == "noisy_gd" && c.noisyGd.diffusion == "chapman_kolmogorov") return INFINITY;  // spectral
+  if (spectralRoute(c)) return INFINITY;
   const double order = c.dynamics == "noisy_gd" || c.solver.spatial_order == 2 ? 2.0 : 4.0;
   return std::pow(2.0, order + 0.5);
 }
@@ -523,8 +526,12 @@ NumberAccuracy AccuracyJudge::judge(long step, const solver::DivergenceValues& v
   // nothing (seen: R_2 of a Poisson mixture, decided 11 standard deviations into q's tail, 4.157 with value + estimate
   // 4.332 against a truth of 4.350; its 4h mesh agreed with ratio 4.4 by chance).
   // Levels that agree far inside rtol (a converged plateau: the routes exact in space) are read whatever the depth.
-  // A number without a finite depth (an infinity, a zero) is judged on the bulk's criterion.
-  const double needed = kCellsPerSpread * (std::isfinite(depth) ? std::max(1.0, depth / kBulkDepth) : 1.0);
+  // A number without a finite depth (an infinity, a zero) is judged on the bulk's criterion. So is every number of
+  // the spectral route: its state is point values, each a sum of non-negative terms, and its error at a point is the
+  // midpoint rule's aliasing term for the integrand p_k(x) N(y; T(x), 2 eta Sigma), whose width in x does not depend
+  // on how deep y lies in the tail (for a Gaussian p_k exactly): relative accuracy does not fall with the depth there.
+  const bool depthMatters = std::isfinite(depth) && !spectralRoute(case_);
+  const double needed = kCellsPerSpread * (depthMatters ? std::max(1.0, depth / kBulkDepth) : 1.0);
   for (const auto* level : c.coarse) levels.push_back(level ? get(*level) : kNaN);
   bool underResolved = c.underResolved;
   if (!convergedPlateau(levels, case_.accuracy.rtol))

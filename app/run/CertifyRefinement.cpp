@@ -104,6 +104,8 @@ std::map<long, solver::DivergenceValues> onFinestSteps(const Level& level, const
 /// The largest accuracy.certify_seconds the schema accepts (app/case/ParameterSchema.cpp).
 constexpr double kLargestCertifySeconds = 1e7;
 constexpr double kLargestCertifyCells = 2147483648.0;  // accuracy.certify_max_cells' largest
+// Solves shorter than this are dominated by their set-up: their ratios say nothing of how the cost grows.
+constexpr double kShortestTimedSolve = 0.05;
 
 class Refinement {
 public:
@@ -260,10 +262,14 @@ private:
       for (const auto why : reasons)
         if (!refinementHelps(why))
           return {"blocked: " + which + " " + uncertaintyName(why) + ": " + uncertaintyRemedy(why, finest)};
-      // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far.
+      // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far, or what the last
+      // refinement cost, where that grew faster: a route whose cost per cell grows with the cells (the
+      // chapman_kolmogorov quadrature sums, for each cell, a kernel of (s/h)^d cells: 16 times the cost per 2-D
+      // refinement) would otherwise overrun accuracy.certify_seconds (seen: a 2-D case past 600 s).
       const Case finer = refinedCase(finest);
-      const double growth = totalCells(finer) / totalCells(finest) *
-                            (hasTimeDiscretisationError(finest) ? 2.0 : 1.0);
+      const double growth = std::max(totalCells(finer) / totalCells(finest) *
+                                         (hasTimeDiscretisationError(finest) ? 2.0 : 1.0),
+                                     observedGrowth());
       const double predicted = levels_.back().seconds * growth;
       const double elapsed = secondsSince(start_);
       // A budget that blocks names the setting that lets the next mesh run (it may not be the last one needed).
@@ -298,6 +304,13 @@ private:
       if (!level) return {"blocked: " + failure};
       levels_.push_back(std::move(*level));
     }
+  }
+
+  /// The ratio of the two finest levels' solve times, where both were long enough to time (0 otherwise).
+  double observedGrowth() const {
+    if (levels_.size() < 2) return 0.0;
+    const double fine = levels_.back().seconds, coarse = levels_[levels_.size() - 2].seconds;
+    return coarse >= kShortestTimedSolve ? fine / coarse : 0.0;
   }
 
   CertifiedCase finish(const std::string& outcome, const std::string& remedy = "") {

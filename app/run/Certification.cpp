@@ -118,7 +118,10 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
     case Uncertainty::NoEstimate:
       return c.accuracy.estimate ? "give mesh.cells at least 16 per axis, or run with --certify"
                                  : "set accuracy.estimate = true, or run with --certify";
-    case Uncertainty::ZeroUnproven: return "none needed: its conservative value bounds it (from the profile)";
+    case Uncertainty::ZeroUnproven:
+      return "quote its conservative value (a zero is proved only where p = q; the value is bounded from the profile, "
+             "an eps of 0 by TV): where that is +inf or 1, finer meshes (mesh.cells, or the companions of --certify's "
+             "refinement) bound TV";
     case Uncertainty::InfiniteUndecided:
       return "none: the order may be infinite, or one density underflows where the other does not; use a lower order "
              "or eps_exact";

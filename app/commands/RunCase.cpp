@@ -87,6 +87,7 @@ struct RunOutputs {
     observers.add<FunctionalsOutput>(dir, rank, orders, f.settings.hockeyStickEps, f.settings.privacyLossBins);
     AccuracyJudge judge(c, f.settings.hockeyStickEps, std::move(companion), identicalPair(c, sameData(plan)));
     judge.setStartTakenExactly(plan.exactFirstStep);
+    judge.setPoissonMixture(poissonMixtureModel(c, plan.constants.sensitivity, plan.constants.smoothness));
     accuracy = &observers.add<AccuracyOutput>(dir, writer, std::move(judge));
     privacy->consultAccuracy(*accuracy);
     observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));

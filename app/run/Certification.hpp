@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,8 +39,11 @@ enum class Uncertainty {
   InfiniteUndecided,      // R_alpha at an order where the truth may be +inf (near the tails' critical order)
   DensityBound,           // the densities are known only within a TV bound (a Poisson lattice, absorbing walls)
   UnderResolved,          // the densities are narrower than a cell of the coarser meshes the estimate needs
-  NotComputed             // no value (NaN)
+  NotComputed,            // no value (NaN)
+  RareTrajectories        // R_alpha of a Poisson mixture that rare many-inclusion trajectories may decide, beyond the
+                          // box or below double precision (PoissonMixtureModel)
 };
+inline constexpr Uncertainty kLastUncertainty = Uncertainty::RareTrajectories;
 
 /// The code's name ("certified", "above_tolerance", ...), and the code table of the status columns.
 const char* uncertaintyName(Uncertainty u);
@@ -120,6 +124,31 @@ double largestConvergenceRatio(const Case& c);
 /// which an exact zero of a divergence is proved (every other zero on the meshes is ZeroUnproven).
 bool identicalPair(const Case& c, bool datasetsEqual);
 
+/// Poisson-subsampled noisy GD (batch.sampling = "poisson"): the last iterate is a mixture over the steps that took the
+/// differing record. Its components are narrower than the mixture, and its rare components (many inclusions, weight
+/// down to gamma^K) lie far out, where R_alpha's tilted law p^alpha q^(1 - alpha) can peak (docs/scheme.md §8,
+/// "Poisson mixtures"). What the accuracy contract needs to know of them, each a bound in the safe direction.
+struct PoissonMixtureModel {
+  double rate = 0.0;           // gamma
+  double shift = INFINITY;     // the largest displacement one inclusion adds, eta G / b (G: the per-record gradient gap)
+  double stepVariance = 0.0;   // 2 eta lambda_min(Sigma): one step's noise along any direction
+  double startVariance = 0.0;  // lambda_min of the initial covariance
+  bool linear = false;         // the loss is linear (no Hessian): the steps neither contract nor expand
+  /// A lower bound of a component's variance along any direction after k steps: V0 + k (one step's noise) for a
+  /// linear loss, else one step's noise (a contraction of unknown strength may have shrunk the rest).
+  double componentVariance(long k) const;
+  /// Whether trajectories with j inclusions, j = 1..k, may carry a share of E_alpha = exp((alpha - 1) R_alpha) beyond
+  /// `share` (their Gaussian bound alpha log Bin(j; k, gamma) + alpha (alpha - 1) D_j^2 / (2 V)) while their tilted
+  /// peak, alpha D_j from q's mean, lies beyond `reach` or where p is below double precision.
+  bool rareTrajectoriesMayDecide(long k, double alpha, double renyi, double share, double reach) const;
+};
+
+/// The case's Poisson mixture model (nullopt for other runs). recordGradientGap: sup |grad l(theta; x) -
+/// grad l(theta; x')| where known (LossConstants::sensitivity), else the clip norm's bound (C added or removed, 2C
+/// replaced) or none (shift +inf). smoothness: the loss constants' (0: a linear loss).
+std::optional<PoissonMixtureModel> poissonMixtureModel(const Case& c, std::optional<double> recordGradientGap,
+                                                       std::optional<double> smoothness);
+
 /// The numbers of one run, judged at an output step: their names (accuracy.csv's order: kl, tv, renyi_<label>...,
 /// eps_exact_delta_<delta>..., kl_qp, renyi_qp_<label>..., eps_rdp_mironov_delta_<delta>...,
 /// eps_rdp_cks_delta_<delta>...) and, per step, their accuracy from the companions' values.
@@ -131,6 +160,9 @@ public:
   /// The run took its first step exactly from the initial Gaussian (RunPlan::exactFirstStep; then so did its coarser
   /// companions): the start's width no longer bounds what the companions resolve.
   void setStartTakenExactly(bool exact) { startTakenExactly_ = exact; }
+  /// The run's Poisson mixture model (poissonMixtureModel; the constructor takes the case's alone, without the loss
+  /// constants).
+  void setPoissonMixture(std::optional<PoissonMixtureModel> m) { mixture_ = m; }
 
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<double>& eps() const { return eps_; }
@@ -175,6 +207,8 @@ private:
   void judgeRdpConversions(const solver::DivergenceValues& v, std::vector<NumberAccuracy>& out) const;
   void judgeOrders(long step, const solver::DivergenceValues& v, const Levels& c, bool reverse,
                    std::vector<NumberAccuracy>& out) const;
+  /// The smallest distance from either density's mean to a wall, along any axis.
+  double wallReach(const solver::DivergenceValues& v) const;
 
   const Case& case_;
   std::vector<double> eps_;
@@ -183,6 +217,7 @@ private:
   bool identical_;
   std::array<double, 3> startSpread_{INFINITY, INFINITY, INFINITY};  // the initial Gaussian's, per axis
   bool startTakenExactly_ = false;
+  std::optional<PoissonMixtureModel> mixture_;
   std::vector<std::string> names_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <vector>
@@ -227,6 +228,91 @@ BOOST_AUTO_TEST_CASE(zeros_at_the_start_are_exact_whatever_the_companions_and_bo
   BOOST_TEST(nonZero[4].reason == Uncertainty::NoEstimate);
   // A numerical fault at the start still wins.
   for (const auto& a : judge.profile(0, start, true)) BOOST_TEST(!a.certified);
+}
+
+BOOST_AUTO_TEST_CASE(rare_trajectories_of_a_poisson_mixture_are_not_left_to_the_box) {
+  // The closed-form sweep's Poisson seed 18, run 6: a linear loss, n = 400, gamma = 0.01, K = 60, eta = 0.5, clip 0.8,
+  // sigma = 0.05, start 0.1, box [-10.5, 10.5]. The 60-fold inclusion (weight 1e-120) puts R_5 at 15.13 from a tilted
+  // peak at 30; the box and its companions agreed on 0.0409, certified. R_1.5 = 0.01115 was right.
+  fpdp::app::PoissonMixtureModel m;
+  m.rate = 0.01;
+  m.shift = 0.5 * 1.6 / 4.0;  // eta 2C / b
+  m.stepVariance = 2.0 * 0.5 * 0.05 * 0.05;
+  m.startVariance = 0.1;
+  m.linear = true;
+  const auto share = [](double alpha, double r) { return 0.1 * 1e-3 * (alpha - 1.0) * r; };
+  BOOST_TEST(m.rareTrajectoriesMayDecide(60, 5.0, 0.0409, share(5.0, 0.0409), 10.5));
+  BOOST_TEST(!m.rareTrajectoriesMayDecide(60, 1.5, 0.01115, share(1.5, 0.01115), 10.5));
+  // Without a bound on the shift (no clip norm, no gradient gap) nothing is decided; without inclusions nothing moves.
+  auto unbounded = m;
+  unbounded.shift = INFINITY;
+  BOOST_TEST(unbounded.rareTrajectoriesMayDecide(60, 1.5, 0.01115, share(1.5, 0.01115), 10.5));
+  BOOST_TEST(!m.rareTrajectoriesMayDecide(0, 5.0, 0.0, share(5.0, 1e-3), 10.5));
+  // The components: V0 + k v for a linear loss (sd 0.5 here at K = 60), one step's noise otherwise.
+  BOOST_TEST(m.componentVariance(60) == 0.1 + 60 * m.stepVariance, boost::test_tools::tolerance(1e-14));
+  auto curved = m;
+  curved.linear = false;
+  BOOST_TEST(curved.componentVariance(60) == m.stepVariance);
+  BOOST_TEST(curved.componentVariance(0) == 0.1);
+  // The model is the case's: Poisson noisy GD only; the clip norm bounds the gradient gap (2C replaced).
+  auto c = oneDimensionalCase();
+  BOOST_TEST(!fpdp::app::poissonMixtureModel(c, 1.0, 0.0).has_value());
+  c.dynamics = "noisy_gd";
+  c.batch.sampling = "poisson";
+  c.batch.rate = 0.01;
+  c.noisyGd.eta = 0.5;
+  c.noisyGd.clipNorm = 0.8;
+  c.noise.sigma = 0.05;
+  c.initial.covariance = fpdp::models::Matrix::Constant(1, 1, 0.1);
+  c.data.records = fpdp::models::Dataset(std::vector<fpdp::models::Record>(400, {fpdp::models::Vector::Zero(1), 1.0}));
+  const auto model = fpdp::app::poissonMixtureModel(c, std::nullopt, 0.0);
+  BOOST_TEST_REQUIRE(model.has_value());
+  BOOST_TEST(model->shift == m.shift, boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(model->stepVariance == m.stepVariance, boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(model->linear);
+}
+
+BOOST_AUTO_TEST_CASE(a_poisson_mixture_is_resolved_by_its_components_not_its_spread) {
+  // The closed-form sweep's Poisson seed 18, run 21 (x0 = 1, x0' = -1, n = 5, gamma = 0.01, eta = 0.1, sigma = 0.2,
+  // 1000 cells on [-43.7, 43.7]): eps(0.01) at step 10 was 27.33 with conservative value 28.94 against 29.25. The
+  // mixtures' spread (components 2 apart) looked resolved by the 4h cells (0.35 wide), their components (sd 0.3) were
+  // not. On the same numbers the judge now reads the components' width.
+  auto c = oneDimensionalCase();
+  c.dynamics = "noisy_gd";
+  c.batch.sampling = "poisson";
+  c.batch.rate = 0.01;
+  c.noisyGd.eta = 0.1;
+  c.noise.sigma = 0.2;
+  c.initial.covariance = fpdp::models::Matrix::Constant(1, 1, 0.01);
+  c.data.records = fpdp::models::Dataset(std::vector<fpdp::models::Record>(5, {fpdp::models::Vector::Zero(1), 1.0}));
+  c.mesh.lower[0] = -43.7107950630559;
+  c.mesh.upper[0] = 43.7107950630559;
+  c.mesh.cells[0] = 1000;
+  c.privacy.deltaGrid = {0.01};
+  c.privacy.delta = 0.01;
+  c.accuracy.rtol = 0.01;
+  const long step = 10;
+  auto at = [](double eps) {
+    auto v = values(0.5, {0.2, 0.1, 0.05});
+    v.p.spread = v.q.spread = {1.5, 1.5, 1.5};  // the mixtures' spread: resolved by the 4h cells
+    fpdp::models::ExactEpsilon e;
+    e.epsilon = eps;
+    e.deltaAtEpsilon = 0.01;
+    e.status = fpdp::models::ExactEpsilonStatus::Root;
+    fpdp::solver::ExactEpsilonAtDelta root;
+    root.delta = 0.01;
+    root.pair = {e, e};
+    v.exactEpsilon.assign(1, root);
+    return v;
+  };
+  AccuracyJudge judge(c, {0.0, 0.5, 1.0}, companions({at(25.162704852179544), at(15.527984476054097)}, step), false);
+  judge.setStartTakenExactly(true);  // as the run did (its start, sd 0.1, was narrower than the cells resolve)
+  const auto v = at(27.332471007884564);
+  const auto numbers = judge.numbers(step, v, judge.profile(step, v, false), false);
+  const NumberAccuracy& eps = numbers[judge.epsIndex(0.01)];
+  BOOST_TEST(!eps.certified);
+  BOOST_TEST(eps.reason == Uncertainty::UnderResolved);
+  BOOST_TEST(eps.conservative >= 29.24674871771184);
 }
 
 BOOST_AUTO_TEST_CASE(orders_near_the_tails_critical_order_are_undecided) {

@@ -181,13 +181,14 @@ BOOST_AUTO_TEST_CASE(shipped_large_n_poisson_case_runs_on_the_lattice_with_its_b
   BOOST_TEST(last.at(column("kl_certified")) == 0.0);
   BOOST_TEST(std::isinf(last.at(column("kl_conservative"))));
   BOOST_TEST(std::isinf(last.at(column("renyi_2_conservative"))));
-  // eps(1e-5): the lattice's bound (about 3e-6 per density) moves its roots by a finite amount (the chord bound,
-  // docs/scheme.md §8), and the hockey-stick values resting on the walls are judged with the walls' removed mass.
-  const double eps = last.at(column("eps_exact_delta_1e-05"));
-  const double conservative = last.at(column("eps_exact_delta_1e-05_conservative"));
-  BOOST_TEST(std::isfinite(conservative));
-  BOOST_TEST(conservative > eps);
-  BOOST_TEST(last.at(column("eps_exact_delta_1e-05_error_estimate")) >= (conservative - eps) * (1 - 1e-12));
+  // eps(1e-5) is decided about 4.5 standard deviations out, and the mixture's components may be as narrow as one
+  // step's noise (sd 0.05 for this curved loss: docs/scheme.md §8, "Poisson mixtures"), which the 2h and 4h cells
+  // (0.02, 0.04) do not resolve to that depth: under_resolved, conservative +inf. (Before, the mixture's spread was
+  // read as its width and the conservative value was finite; the chord bound that moves a root by the lattice's TV
+  // bound is checked in tests/app/test_accuracy_estimate.cpp.)
+  BOOST_TEST(last.at(column("eps_exact_delta_1e-05_certified")) == 0.0);
+  BOOST_TEST(last.at(column("eps_exact_delta_1e-05_reason")) == 13.0);  // under_resolved
+  BOOST_TEST(std::isinf(last.at(column("eps_exact_delta_1e-05_conservative"))));
 }
 
 BOOST_AUTO_TEST_CASE(plane_poisson_case_beyond_the_enumeration_runs_on_the_lattice) {

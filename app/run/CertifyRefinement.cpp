@@ -13,6 +13,7 @@
 #include "app/platform/PetscConfiguration.hpp"
 #include "app/run/NumberFormat.hpp"
 #include "app/run/Certification.hpp"
+#include "app/run/ModelBuilding.hpp"
 #include "app/run/RunPlan.hpp"
 #include "models/DivergenceGrids.hpp"
 
@@ -204,7 +205,12 @@ private:
       companion.levels.push_back(onFinestSteps(levels_[k], finest.c));
     const std::vector<double> eps =
         models::uniformEpsGrid(finest.c.divergence.hockeyStickEpsMax, finest.c.divergence.hockeyStickEpsStep);
-    const AccuracyJudge judge(finest.c, eps, companion, false);
+    AccuracyJudge judge(finest.c, eps, companion, false);
+    // The Poisson mixture model with the loss constants, as the run's own judge has it (RunCase).
+    if (finest.c.dynamics == "noisy_gd" && finest.c.batch.sampling == "poisson") {
+      const auto constants = caseLossConstants(finest.c, buildEmpiricalLosses(finest.c), buildBox(finest.c.mesh));
+      judge.setPoissonMixture(poissonMixtureModel(finest.c, constants.sensitivity, constants.smoothness));
+    }
     std::set<Uncertainty> reasons;
     if (finest.values.empty()) return {Uncertainty::NotComputed};
     const auto& [step, v] = *finest.values.rbegin();

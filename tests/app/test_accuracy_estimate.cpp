@@ -566,6 +566,28 @@ BOOST_AUTO_TEST_CASE(certify_says_what_blocks_it) {
   BOOST_TEST(followed.find("exceeds accuracy.certify_max_cells = 30") == std::string::npos, followed);
 }
 
+BOOST_AUTO_TEST_CASE(certify_judges_a_poisson_mixture_with_its_loss_constants) {
+  // A linear loss under Poisson subsampling without clipping (the closed-form sweep's Poisson seed 18, run 6, without
+  // its clip norm, R_1.5 only): the refinement's judge, like the run's, takes the gradient gap and the linearity from
+  // the loss constants. Without them the inclusion shift is unbounded and every R_alpha "rare_trajectories": the
+  // refinement stopped at once (blocked), though the run's own judge certifies R_1.5.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  std::string records = "[1.5]";
+  for (int i = 1; i < 400; ++i) records += ", [0.0]";
+  const fs::path caseFile = tmp.path() / "poisson.toml";
+  writeText(caseFile, "[case]\nname = \"poisson\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-4.5]\nupper = [10.5]\n"
+                      "cells = [1000]\n[loss]\ntype = \"expression\"\nexpression = \"-x1*theta1\"\ngradient = [\"-x1\"]\n"
+                      "[data]\nrecords = [" + records + "]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.05\n"
+                      "[initial]\nmean = [0.0]\ncovariance = 0.1\n[batch]\nsampling = \"poisson\"\nrate = 0.01\n"
+                      "mixture = \"enumerate\"\n[noisy_gd]\neta = 0.5\nsteps = 60\ndiffusion = \"exact_convolution\"\n"
+                      "[output]\nevery = 15\nplots = false\nfields = false\nvtk = false\n[divergence]\norders = [1.5]\n"
+                      "[privacy]\ndelta = 0.01\ndelta_grid = [0.01, 1e-08]\n[accuracy]\ncertify = \"last_step\"\n");
+  run(caseFile, tmp.path() / "out");
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  BOOST_TEST(json.find("\"outcome\": \"certified on") != std::string::npos, json);
+  BOOST_TEST(json.find("rare_trajectories") == std::string::npos, json);
+}
+
 BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
   // The walls decide eps(1e-5) and the axis is graded, which --certify does not widen: the remedy is to widen the box
   // by hand, not to run --certify again.

@@ -636,6 +636,31 @@ BOOST_AUTO_TEST_CASE(certify_switches_to_the_positive_series_where_the_noise_flo
   BOOST_TEST(certified.find("noise_floor") == std::string::npos, certified);
 }
 
+BOOST_AUTO_TEST_CASE(certify_takes_noisy_gd_noise_by_exact_convolution) {
+  // Noisy GD with the default heat route (diffusion = "fokker_planck"): its time error is refined with substeps, so
+  // every refinement costs twice the cells' growth. --certify takes the same Gaussian kernel by exact convolution,
+  // says so in the summary, records it in parameters.toml, and its certified eps(1e-5) is within rtol of the closed form.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "heat.toml";
+  writeText(caseFile, fpdp::app::test::quadraticNoisyGd1d("heat", "7.0", 60, "[[1.0]]", 20, "",
+                                                          "[output]\nevery = 10\nplots = false\nfields = false\n"
+                                                          "[divergence]\norders = [2]\n[accuracy]\ncertify = "
+                                                          "\"headline\"\n"));
+  run(caseFile, tmp.path() / "out");
+  const std::string log = readText(tmp.path() / "out.log");
+  BOOST_TEST(log.find("diffusion: exact_convolution") != std::string::npos, log);
+  const std::string parameters = readText(tmp.path() / "out" / "parameters.toml");
+  BOOST_TEST(parameters.find("diffusion = 'exact_convolution'") != std::string::npos, parameters);
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  BOOST_TEST(json.find("\"outcome\": \"certified on") != std::string::npos, json);
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  const Table exact = readCsv(tmp.path() / "out" / "exact.csv");
+  BOOST_TEST(accuracy.back().at("eps_exact_delta_1e-05_certified") == 1.0);
+  const double truth = exact.back().at("eps_exact_delta_1e-05_exact");
+  BOOST_TEST(std::fabs(accuracy.back().at("eps_exact_delta_1e-05") - truth) <= 1e-3 * truth);
+  BOOST_TEST(accuracy.back().at("eps_exact_delta_1e-05_conservative") >= truth);
+}
+
 BOOST_AUTO_TEST_CASE(fourth_order_fluxes_run_in_one_dimension) {
   // solver.spatial_order = 4 passed the schema and then failed in every 1-D case: PETSc's DMCreateMatrix refuses a 1-D
   // DMDA of stencil width 2 (meshes::DistributedBoxMesh::createMatrix builds that one). The fourth-order run is closer

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -64,8 +65,13 @@ int Axis::faceIndexAt(double x, double relTol) const {
 
 bool Axis::isUniform(double relTol) const {
   const double h = (upper() - lower()) / cells();
+  // The faces lower + h i carry the rounding of their terms' magnitude (|lower| and |h i| <= upper - lower, even where
+  // they cancel near 0): against a small h (many cells, a box far from 0) that is more than relTol h (seen: 7680 cells
+  // on [-7.75, 9.25], widths off by 1.5e-12 relative, taken as graded and convolved by the direct sum of erfc's, 60x
+  // slower than on 3840 cells).
+  const double rounding = 8.0 * std::numeric_limits<double>::epsilon() * (std::abs(lower()) + std::abs(upper()));
   for (int i = 0; i < cells(); ++i)
-    if (std::abs(width(i) - h) > relTol * h) return false;
+    if (std::abs(width(i) - h) > relTol * h + rounding) return false;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <tuple>
 
 #include "meshes/BoxMesh.hpp"
 
@@ -17,6 +18,20 @@ BOOST_AUTO_TEST_CASE(uniform_axis_has_exact_end_points_and_equal_widths) {
   BOOST_TEST(a.face(7) == 6.0);
   for (int i = 0; i < 7; ++i) BOOST_TEST(std::fabs(a.width(i) - 12.0 / 7) <= 1e-14);
   BOOST_TEST(a.isUniform());
+}
+
+BOOST_AUTO_TEST_CASE(fine_uniform_axes_far_from_zero_stay_uniform) {
+  // Faces lower + h i round at their own magnitude: on many cells, or far from 0, the widths differ from h by more
+  // than 1e-12 relative, and the axis is still uniform (the convolution's tables and transforms need it).
+  for (const auto& [lo, hi, n] : {std::tuple{-7.75, 9.25, 7680}, std::tuple{-7.75, 9.25, 61440}, std::tuple{1e3, 1e3 + 1.0, 4096}}) {
+    const Axis a = Axis::uniform(lo, hi, n);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a.width(i) * n / (hi - lo) - 1.0));
+    BOOST_TEST_INFO(n << " cells on [" << lo << ", " << hi << "], widths off by " << worst);
+    BOOST_TEST(a.isUniform());
+  }
+  // A grading far below a cell's width in ratio is still seen.
+  BOOST_TEST(!Axis::graded(-7.75, 9.25, 7680, 1.0 + 1e-9).isUniform());
 }
 
 BOOST_AUTO_TEST_CASE(graded_axis_grows_geometrically_from_the_middle) {

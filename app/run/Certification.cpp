@@ -130,10 +130,9 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
       // The lattice's TV bound shrinks only in proportion to batch.mixture_tolerance, whose lattice soon exceeds its
       // budget (cases/dpsgd-poisson-large-n-1d.toml: a 5x lower tolerance halves the estimate, 100x does not fit):
       // the remedy is the conservative value, which is an upper bound.
-      return c.batch.sampling == "poisson"
-                 ? "quote the conservative value (an upper bound: the lattice's TV bound is in it); a smaller "
-                   "batch.mixture_tolerance narrows it as far as its lattice fits the budget; KL and R_alpha have none"
-                 : "widen the box (the walls removed mass), or use eps_exact and TV";
+      // (The walls' removed mass and the start's cut-off tail are box_truncation: a wider box removes them.)
+      return "quote the conservative value (an upper bound: the displacement lattice's TV bound is in it); a smaller "
+             "batch.mixture_tolerance narrows it as far as its lattice fits the budget; KL and R_alpha have none";
     case Uncertainty::UnderResolved:
       return "run with --certify (finer meshes), or more mesh.cells: the densities, or the tail region that decides "
              "the number, are narrower than the coarser meshes' cells";
@@ -414,6 +413,14 @@ bool absorbedBeyondGuard(const std::optional<std::array<double, 2>>& absorbedMas
   return absorbedMass && std::max((*absorbedMass)[0], (*absorbedMass)[1]) > kAbsorbedMassGuard;
 }
 
+/// Why a TV bound of the densities leaves a number uncertified, by what removes the bound: the displacement lattice's
+/// spacing (density_bound), else a wider box (the walls' removed mass, the start's cut-off tail: box_truncation, which
+/// --certify widens). Seen: a Poisson case whose mixture is enumerated, its R_alpha blocked by 2.5e-9 of mass at the
+/// walls, told to lower batch.mixture_tolerance, which it does not use.
+Uncertainty tvBoundReason(const solver::DivergenceValues& v) {
+  return v.mixtureTvBound ? Uncertainty::DensityBound : Uncertainty::BoxTruncation;
+}
+
 /// A TV bound of the densities (a Poisson displacement lattice's, the absorbing walls' removed mass) added to a
 /// number's estimate: the conservative value grows with it, and the number stays certified only if the sum is within
 /// rtol. Nothing without an estimate (its conservative value is already the quantity's limit).
@@ -650,9 +657,11 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
       if (tvBound) {
         const auto& m = *tvBound;
         const double bound = dir == 0 ? m[0] + std::exp(eps_[k]) * m[1] : m[1] + std::exp(eps_[k]) * m[0];
-        addDensityBound(out.back(), bound, case_.accuracy.rtol, 1.0);
-        // The integrator's bound alone beyond rtol: no finer mesh helps; its remedy is the integrator's (NoiseFloor).
         NumberAccuracy& a = out.back();
+        const bool wasCertified = a.certified;
+        addDensityBound(a, bound, case_.accuracy.rtol, 1.0);
+        if (wasCertified && !a.certified) a.reason = tvBoundReason(v);
+        // The integrator's bound alone beyond rtol: no finer mesh helps; its remedy is the integrator's (NoiseFloor).
         if (!std::isnan(a.value) && !(stateTv * (1.0 + std::exp(eps_[k])) <= case_.accuracy.rtol * std::fabs(a.value))) {
           a.certified = false;
           a.reason = Uncertainty::NoiseFloor;
@@ -938,10 +947,13 @@ void AccuracyJudge::applyDensityTvBound(const solver::DivergenceValues& v, const
   // certified.
   // The start's cut-off tail acts alike: measured, 7.4e-7 of N(0, 0.5) cut by [-3.5, 3.5] put R_2 0.25 % off after 5
   // noisy-GD steps (the tilted law p^2/q weighs the start's tail), with every wall share below 1e-6.
+  const Uncertainty tvReason = tvBoundReason(v);
   if (v.mixtureTvBound || absorbedBeyondGuard(v.absorbedMass) || v.startTruncation > kAbsorbedMassGuard)
     for (std::size_t k = 0; k < out.size(); ++k)
-      if (k != 1 && (k < firstEps || k >= reverseFirst)) uncertifiedAtLimit(out[k], INFINITY, Uncertainty::DensityBound, false);
+      if (k != 1 && (k < firstEps || k >= reverseFirst)) uncertifiedAtLimit(out[k], INFINITY, tvReason, false);
+  const bool tvWasCertified = out[1].certified;
   addDensityBound(out[1], m[0] + m[1], case_.accuracy.rtol, 1.0);
+  if (tvWasCertified && !out[1].certified) out[1].reason = tvReason;
   // eps(delta): each direction's root moved to where its delta~(eps) plus the bound falls to delta
   // (epsilonShiftBound), the larger of the two moved roots against the pair's value; +inf where none is found.
   for (std::size_t j = 0; j < case_.privacy.deltaGrid.size() && j < v.exactEpsilon.size(); ++j) {
@@ -956,7 +968,7 @@ void AccuracyJudge::applyDensityTvBound(const solver::DivergenceValues& v, const
     a.conservative = std::max(a.conservative, a.value + a.estimate);
     if (a.certified && !(a.estimate <= case_.accuracy.rtol * std::fabs(a.value))) {
       a.certified = false;
-      a.reason = Uncertainty::DensityBound;
+      a.reason = tvReason;
     }
     // The integrator's bound alone moves the root beyond rtol: no finer mesh helps (NoiseFloor, whose remedy is the
     // integrator's; --certify switches to the positive series).

@@ -37,7 +37,7 @@ enum class Uncertainty {
   NoEstimate,             // no companion solve: accuracy.estimate = false, a mesh too coarse, or a failed companion
   ZeroUnproven,           // an exact zero on the meshes, which no argument proves for the truth
   InfiniteUndecided,      // R_alpha at an order where the truth may be +inf (near the tails' critical order)
-  DensityBound,           // the densities are known only within a TV bound (a Poisson lattice, absorbing walls)
+  DensityBound,           // the densities are known only within the Poisson displacement lattice's TV bound
   UnderResolved,          // the densities are narrower than a cell of the coarser meshes the estimate needs
   NotComputed,            // no value (NaN)
   RareTrajectories        // R_alpha of a Poisson mixture that rare many-inclusion trajectories may decide, beyond the

@@ -3,10 +3,11 @@
 #include <petscsys.h>
 #include <toml++/toml.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <set>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -146,6 +147,7 @@ public:
             ": the exponential integrator's positive series (solver.exponential_series = \"positive\")");
         base.solver.exponential_series = "positive";
         levels_.clear();
+        settled_.clear();
         --widenings;
         continue;
       }
@@ -154,6 +156,7 @@ public:
           say("the box decides " + outcome.what + ": widening it to " + boxText(*wider));
           base = *wider;
           levels_.clear();
+          settled_.clear();
           continue;
         }
         return finish("blocked: the box decides " + outcome.what + " and an axis is graded (widen mesh.lower and "
@@ -218,8 +221,14 @@ private:
     }
   }
 
-  /// The finest level judged with the three below it: the reasons of the numbers asked for (empty: certified).
-  std::set<Uncertainty> judge(std::string& which) const {
+  /// The numbers asked for that the finest level leaves uncertified, by reason, and how many it certifies.
+  struct Verdict {
+    std::map<Uncertainty, std::vector<std::string>> uncertified;
+    std::size_t certified = 0;
+  };
+
+  /// The finest level judged with the three below it.
+  Verdict judge() {
     const Level& finest = levels_.back();
     CompanionValues companion;
     for (std::size_t k = levels_.size() - 1; k-- > 0 && companion.levels.size() < 3;)
@@ -227,13 +236,21 @@ private:
     const std::vector<double> eps =
         models::uniformEpsGrid(finest.c.divergence.hockeyStickEpsMax, finest.c.divergence.hockeyStickEpsStep);
     AccuracyJudge judge(finest.c, eps, companion, false);
-    // The Poisson mixture model with the loss constants, as the run's own judge has it (RunCase).
+    // The Poisson mixture model with the loss constants, as the run's own judge has it (RunCase); they depend on the
+    // box, not on the cells, so they are computed once per box (a sup over 10^7 records is not cheap).
     if (finest.c.dynamics == "noisy_gd" && finest.c.batch.sampling == "poisson") {
-      const auto constants = caseLossConstants(finest.c, buildEmpiricalLosses(finest.c), buildBox(finest.c.mesh));
-      judge.setPoissonMixture(poissonMixtureModel(finest.c, constants.sensitivity, constants.smoothness));
+      const auto box = std::make_pair(finest.c.mesh.lower, finest.c.mesh.upper);
+      if (!mixture_ || mixture_->first != box) {
+        const auto constants = caseLossConstants(finest.c, buildEmpiricalLosses(finest.c), buildBox(finest.c.mesh));
+        mixture_.emplace(box, poissonMixtureModel(finest.c, constants.sensitivity, constants.smoothness));
+      }
+      judge.setPoissonMixture(mixture_->second);
     }
-    std::set<Uncertainty> reasons;
-    if (finest.values.empty()) return {Uncertainty::NotComputed};
+    Verdict out;
+    if (finest.values.empty()) {
+      out.uncertified[Uncertainty::NotComputed] = {};
+      return out;
+    }
     const auto& [step, v] = *finest.values.rbegin();
     const auto profile = judge.profile(step, v, false);
     const auto numbers = judge.numbers(step, v, profile, false);
@@ -245,12 +262,26 @@ private:
                          (v.absorbedMass && std::max((*v.absorbedMass)[0], (*v.absorbedMass)[1]) > kAbsorbedMassGuard);
     for (std::size_t k = 0; k < numbers.size(); ++k) {
       if (headline && k != epsIndex) continue;
-      if (numbers[k].certified || std::isnan(numbers[k].value)) continue;
-      reasons.insert(numbers[k].reason == Uncertainty::DensityBound && boxCuts ? Uncertainty::BoxTruncation
-                                                                                : numbers[k].reason);
-      which += (which.empty() ? "" : ", ") + names[k];
+      if (std::isnan(numbers[k].value)) continue;
+      if (numbers[k].certified) {
+        ++out.certified;
+        continue;
+      }
+      const Uncertainty why =
+          numbers[k].reason == Uncertainty::DensityBound && boxCuts ? Uncertainty::BoxTruncation : numbers[k].reason;
+      out.uncertified[why].push_back(names[k]);
     }
-    return reasons;
+    return out;
+  }
+
+  /// A list of numbers for a message: the first few and how many more.
+  static std::string namesText(const std::vector<std::string>& names) {
+    if (names.empty()) return "the requested numbers";
+    constexpr std::size_t kShown = 4;
+    std::string t;
+    for (std::size_t k = 0; k < names.size() && k < kShown; ++k) t += (k ? ", " : "") + names[k];
+    if (names.size() > kShown) t += " and " + std::to_string(names.size() - kShown) + " more";
+    return t;
   }
 
   /// The sequence from `base`: its coarser companions, itself, then finer meshes until certified or blocked.
@@ -278,17 +309,36 @@ private:
     }
     levels_.push_back(std::move(*first));
     for (;;) {
-      std::string which;  // judge names the numbers; with fewer than 3 levels nothing is judged yet
-      const auto reasons = levels_.size() >= 3 ? judge(which) : std::set<Uncertainty>{Uncertainty::NoEstimate};
-      if (which.empty()) which = "the requested numbers";
+      // With fewer than 3 levels nothing is judged yet.
+      Verdict verdict;
+      if (levels_.size() >= 3) verdict = judge();
+      else verdict.uncertified[Uncertainty::NoEstimate] = {};
       const Case& finest = levels_.back().c;
-      if (reasons.empty()) return {"certified on " + cellsText(finest) + " cells"};
-      if (reasons.count(Uncertainty::BoxTruncation)) return {"", true, which};
-      if (reasons.count(Uncertainty::NoiseFloor) && positiveSeriesMayHelp(finest))
-        return {"", false, which, "", true};
-      for (const auto why : reasons)
-        if (!refinementHelps(why))
-          return {"blocked: " + which + " " + uncertaintyName(why) + ": " + uncertaintyRemedy(why, finest)};
+      if (verdict.uncertified.empty()) return {"certified on " + cellsText(finest) + " cells"};
+      const auto& byReason = verdict.uncertified;
+      if (byReason.count(Uncertainty::BoxTruncation))
+        return {"", true, namesText(byReason.at(Uncertainty::BoxTruncation))};
+      if (byReason.count(Uncertainty::NoiseFloor) && positiveSeriesMayHelp(finest))
+        return {"", false, namesText(byReason.at(Uncertainty::NoiseFloor)), "", true};
+      // Numbers that no refinement certifies keep their reason; the others are refined on (seen: every number of a
+      // Poisson case left at 240 cells because R_10 was rare_trajectories, while its eps(1e-5) needed 3840 cells).
+      std::string settled;
+      std::optional<Uncertainty> refinable;
+      std::vector<std::string> refined;
+      for (const auto& [why, list] : byReason) {
+        if (refinementHelps(why)) {
+          if (!refinable) refinable = why;
+          refined.insert(refined.end(), list.begin(), list.end());
+        } else {
+          settled += (settled.empty() ? "" : "; ") + namesText(list) + " " + uncertaintyName(why) + ": " +
+                     uncertaintyRemedy(why, finest);
+        }
+      }
+      if (!refinable)
+        return {verdict.certified > 0 ? "certified on " + cellsText(finest) + " cells except " + settled
+                                      : "blocked: " + settled};
+      settled_ = settled;
+      const std::string which = namesText(refined);
       // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far, or what the last
       // refinement cost, where that grew faster: a route whose cost per cell grows with the cells (the
       // chapman_kolmogorov quadrature sums, for each cell, a kernel of (s/h)^d cells: 16 times the cost per 2-D
@@ -303,8 +353,9 @@ private:
       const std::string cellsNeeded = formatNumber(totalCells(finer), "%.0f");
       if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
         return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                    uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
-                    " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells),
+                    uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
+                    " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells) +
+                    settledText(),
                 false, "",
                 totalCells(finer) <= kLargestCertifyCells
                     ? "--certify --set accuracy.certify_max_cells=" + cellsNeeded + " lets the next mesh, " +
@@ -314,24 +365,27 @@ private:
       const double secondsNeeded = std::ceil(1.25 * (elapsed + 2.0 * predicted));
       if (elapsed + 2.0 * predicted > finest.accuracy.certifySeconds)
         return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                    uncertaintyName(*reasons.begin()) + "); the next mesh, " + cellsText(finer) +
+                    uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
                     " cells, would take about " + formatNumber(predicted, "%.3g") +
                     " s (twice: its solve and the run), beyond accuracy.certify_seconds = " +
                     formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
-                    " s spent)",
+                    " s spent)" + settledText(),
                 false, "",
                 secondsNeeded <= kLargestCertifySeconds
                     ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
                           " lets the next mesh, " + cellsText(finer) + " cells, run (more may be needed)"
                     : "none within accuracy.certify_seconds (at most " + formatNumber(kLargestCertifySeconds, "%g") +
                           " s): the next mesh would take about " + formatNumber(predicted, "%.3g") + " s"};
-      say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*reasons.begin()) +
+      say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*refinable) +
           "): refining to " + cellsText(finer));
       auto level = solve(finer, failure);
-      if (!level) return {"blocked: " + failure};
+      if (!level) return {"blocked: " + failure + settledText()};
       levels_.push_back(std::move(*level));
     }
   }
+
+  /// The numbers left with a reason no refinement removes, for a message that stops the sequence.
+  std::string settledText() const { return settled_.empty() ? "" : "; also not certified: " + settled_; }
 
   /// The ratio of the two finest levels' solve times, where both were long enough to time (0 otherwise).
   double observedGrowth() const {
@@ -372,6 +426,10 @@ private:
   bool announce_;
   Clock::time_point start_;
   std::vector<Level> levels_;  // coarsest first
+  std::string settled_;        // numbers no refinement certifies, with their reasons and remedies (the latest level's)
+  // The Poisson mixture model of the box it was computed for (mesh.lower, mesh.upper).
+  std::optional<std::pair<std::pair<std::array<double, 3>, std::array<double, 3>>, std::optional<PoissonMixtureModel>>>
+      mixture_;
 };
 
 }  // namespace

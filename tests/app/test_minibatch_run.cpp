@@ -226,6 +226,24 @@ BOOST_AUTO_TEST_CASE(plane_poisson_case_beyond_the_enumeration_runs_on_the_latti
   BOOST_TEST(contains(enumerate.outcome.output, "batch.sampling"), enumerate.outcome.output);
 }
 
+BOOST_AUTO_TEST_CASE(walls_that_remove_mass_of_an_enumerated_mixture_ask_for_a_wider_box) {
+  // An enumerated Poisson mixture in a box that cuts the densities: what bounds KL and R_alpha is the mass the walls
+  // removed, which a wider box removes (box_truncation); the displacement lattice's remedy (a smaller
+  // batch.mixture_tolerance) would change nothing here.
+  TemporaryDirectory tmp("fpdp-minibatch");
+  std::string text = poissonCase(1, 6, 120, "mixture = \"enumerate\"\n");
+  text.replace(text.find("lower = [-5.0]"), 14, "lower = [-2.4]");
+  text.replace(text.find("upper = [5.0]"), 13, "upper = [2.4]");
+  const auto run = runText(tmp, "walls", text);
+  BOOST_REQUIRE_MESSAGE(run.outcome.status == 0, run.outcome.output);
+  BOOST_TEST(contains(run.outcome.output, "renyi_2 = "), run.outcome.output);
+  const std::string renyi = run.outcome.output.substr(run.outcome.output.find("renyi_2 = "));
+  BOOST_TEST(contains(renyi.substr(0, renyi.find('\n')), "NOT CERTIFIED (box_truncation), conservative value inf"),
+             renyi);
+  BOOST_TEST(!contains(run.outcome.output, "density_bound"), run.outcome.output);
+  BOOST_TEST(!contains(run.outcome.output, "mixture_tolerance narrows"), run.outcome.output);
+}
+
 BOOST_AUTO_TEST_CASE(add_and_remove_neighbours_run_with_minibatches) {
   TemporaryDirectory tmp("fpdp-minibatch");
   const auto removed = runText(tmp, "remove",

@@ -588,6 +588,34 @@ BOOST_AUTO_TEST_CASE(certify_judges_a_poisson_mixture_with_its_loss_constants) {
   BOOST_TEST(json.find("rare_trajectories") == std::string::npos, json);
 }
 
+BOOST_AUTO_TEST_CASE(certify_every_number_refines_past_the_numbers_no_mesh_certifies) {
+  // --certify=last_step on the unclipped linear Poisson case of the test above, with R_5 beside R_1.5: R_5 is
+  // rare_trajectories on every mesh (no refinement removes it), and the other numbers need finer meshes than the
+  // case's 250 cells. The refinement goes on for them and names R_5 with its reason (it stopped at once before).
+  TemporaryDirectory tmp("fpdp-accuracy");
+  std::string records = "[1.5]";
+  for (int i = 1; i < 400; ++i) records += ", [0.0]";
+  const fs::path caseFile = tmp.path() / "poisson.toml";
+  writeText(caseFile, "[case]\nname = \"poisson\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-4.5]\nupper = [10.5]\n"
+                      "cells = [250]\n[loss]\ntype = \"expression\"\nexpression = \"-x1*theta1\"\ngradient = [\"-x1\"]\n"
+                      "[data]\nrecords = [" + records + "]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.05\n"
+                      "[initial]\nmean = [0.0]\ncovariance = 0.1\n[batch]\nsampling = \"poisson\"\nrate = 0.01\n"
+                      "mixture = \"enumerate\"\n[noisy_gd]\neta = 0.5\nsteps = 60\ndiffusion = \"exact_convolution\"\n"
+                      "[output]\nevery = 15\nplots = false\nfields = false\nvtk = false\n[divergence]\norders = [1.5, 5]\n"
+                      "[privacy]\ndelta = 0.01\ndelta_grid = [0.01]\n[accuracy]\ncertify = \"last_step\"\n");
+  run(caseFile, tmp.path() / "out");
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  BOOST_TEST(json.find("\"outcome\": \"certified on") != std::string::npos, json);
+  BOOST_TEST(json.find("except renyi_5, renyi_qp_5") != std::string::npos, json);
+  BOOST_TEST(json.find("250 cells\"") == std::string::npos, json);  // refined beyond the case's mesh
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  for (const char* q : {"kl", "tv", "renyi_1.5", "eps_exact_delta_0.01"}) {
+    BOOST_TEST_INFO(q);
+    BOOST_TEST(accuracy.back().at(std::string(q) + "_certified") == 1.0);
+  }
+  BOOST_TEST(accuracy.back().at("renyi_5_reason") == 15.0);  // rare_trajectories
+}
+
 BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
   // The walls decide eps(1e-5) and the axis is graded, which --certify does not widen: the remedy is to widen the box
   // by hand, not to run --certify again.

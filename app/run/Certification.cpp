@@ -57,7 +57,18 @@ std::string uncertaintyCodeTable() {
 }
 
 std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
-  const std::string certify = "run with --certify (refines the mesh and the time step until it is certified)";
+  // What refines, by what the run already did: "run with --certify" after a --certify run repeats it (the headline's
+  // refinement does not look at the other numbers; every number's stops at a budget that its certify line names).
+  const auto refine = [&c](const std::string& what) -> std::string {
+    if (c.accuracy.certify == "headline")
+      return "run with --certify=last_step (" + what + " for every number of the last step; --certify refines for the "
+             "headline eps only)";
+    if (c.accuracy.certify == "last_step")
+      return "see the certify line: raise the refinement's budget it names (accuracy.certify_seconds, "
+             "accuracy.certify_max_cells), or quote the conservative value";
+    return "run with --certify (" + what + " until it is certified)";
+  };
+  const std::string certify = refine("refines the mesh and the time step");
   switch (u) {
     case Uncertainty::Certified: return "";
     case Uncertainty::AboveTolerance:
@@ -67,7 +78,8 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
     case Uncertainty::TimeErrorNotEstimated:
       return certify + (c.dynamics == "langevin" ? ", or solver.ts_type = \"exponential\" (exact in time)" : "");
     case Uncertainty::BoxTruncation:
-      return "run with --certify (widens the box), or widen mesh.lower and mesh.upper";
+      return c.accuracy.certify == "off" ? "run with --certify (widens the box), or widen mesh.lower and mesh.upper"
+                                          : refine("widens the box") + "; or widen mesh.lower and mesh.upper";
     case Uncertainty::NoiseFloor: {
       // With cross terms of Sigma the second-order fitted edge scheme is monotone on a uniform mesh whose cells keep
       // Sigma diagonally dominant (Sigma_aa/h_a^2 >= sum_b |Sigma_ab|/(h_a h_b), docs/scheme.md §2); elsewhere (the
@@ -117,8 +129,8 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
     }
     case Uncertainty::NumericalFault: return "mend the numerical fault the summary names (docs/faults.md)";
     case Uncertainty::NoEstimate:
-      return c.accuracy.estimate ? "give mesh.cells at least 16 per axis, or run with --certify"
-                                 : "set accuracy.estimate = true, or run with --certify";
+      return c.accuracy.estimate ? "give mesh.cells at least 16 per axis, or " + refine("refines the mesh")
+                                 : "set accuracy.estimate = true, or " + refine("refines the mesh");
     case Uncertainty::ZeroUnproven:
       return "quote its conservative value (a zero is proved only where p = q; the value is bounded from the profile, "
              "an eps of 0 by TV): where that is +inf or 1, finer meshes (mesh.cells, or the companions of --certify's "
@@ -134,8 +146,8 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
       return "quote the conservative value (an upper bound: the displacement lattice's TV bound is in it); a smaller "
              "batch.mixture_tolerance narrows it as far as its lattice fits the budget; KL and R_alpha have none";
     case Uncertainty::UnderResolved:
-      return "run with --certify (finer meshes), or more mesh.cells: the densities, or the tail region that decides "
-             "the number, are narrower than the coarser meshes' cells";
+      return refine("finer meshes") + ", or more mesh.cells: the densities, or the tail region that decides the "
+             "number, are narrower than the coarser meshes' cells";
     case Uncertainty::NotComputed: return "";
     case Uncertainty::RareTrajectories:
       return "use a lower order, or eps_exact (the hockey-stick profile, which trajectories of probability w move by at "

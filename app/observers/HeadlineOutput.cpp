@@ -103,6 +103,10 @@ std::string HeadlineOutput::json() const {
 std::string HeadlineOutput::remedy(const NumberAccuracy& eps) const {
   // After a --certify that a budget stopped, "run with --certify" is what was done: the budget is the remedy.
   if (!certification_.remedy.empty() && !eps.certified) return certification_.remedy;
+  // After a refinement for this number, a remedy that says to refine repeats it: what stopped it is the certify line.
+  const bool refined = certification_.requested == "headline" || certification_.requested == "last_step";
+  if (refined && !eps.certified && refinementMayCertify(eps.reason))
+    return "the refinement stopped (the certify line): " + certification_.outcome;
   return uncertaintyRemedy(eps.reason, case_);
 }
 

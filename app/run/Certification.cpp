@@ -56,6 +56,12 @@ std::string uncertaintyCodeTable() {
   return io::codeTable(names);
 }
 
+bool refinementMayCertify(Uncertainty u) {
+  return u == Uncertainty::AboveTolerance || u == Uncertainty::NotConverging || u == Uncertainty::PreAsymptotic ||
+         u == Uncertainty::OrderUnconfirmed || u == Uncertainty::TimeErrorNotEstimated ||
+         u == Uncertainty::NoEstimate || u == Uncertainty::UnderResolved;
+}
+
 std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
   // What refines, by what the run already did: "run with --certify" after a --certify run repeats it (the headline's
   // refinement does not look at the other numbers; every number's stops at a budget that its certify line names).

@@ -50,6 +50,8 @@ const char* uncertaintyName(Uncertainty u);
 std::string uncertaintyCodeTable();
 /// What makes the number certified, in one line (the summary prints it beside the reason).
 std::string uncertaintyRemedy(Uncertainty u, const Case& c);
+/// Whether a finer mesh (and time step) can remove the reason (--certify's refinement refines for these).
+bool refinementMayCertify(Uncertainty u);
 
 /// One number's accuracy: its value, the error estimate (NaN: none), whether it is certified, a conservative value
 /// (at least the truth), and why it is not certified.

@@ -101,13 +101,6 @@ bool exactConvolutionServes(const Case& c) {
   return true;
 }
 
-/// Reasons a finer mesh (and time step) can remove.
-bool refinementHelps(Uncertainty u) {
-  return u == Uncertainty::AboveTolerance || u == Uncertainty::NotConverging || u == Uncertainty::PreAsymptotic ||
-         u == Uncertainty::OrderUnconfirmed || u == Uncertainty::TimeErrorNotEstimated ||
-         u == Uncertainty::NoEstimate || u == Uncertainty::UnderResolved;
-}
-
 /// The steps of `level` keyed as the finest level's: the same output times, whatever the time steps.
 std::map<long, solver::DivergenceValues> onFinestSteps(const Level& level, const Case& finest) {
   std::map<long, solver::DivergenceValues> out;
@@ -326,7 +319,7 @@ private:
       std::optional<Uncertainty> refinable;
       std::vector<std::string> refined;
       for (const auto& [why, list] : byReason) {
-        if (refinementHelps(why)) {
+        if (refinementMayCertify(why)) {
           if (!refinable) refinable = why;
           refined.insert(refined.end(), list.begin(), list.end());
         } else {

@@ -632,6 +632,26 @@ BOOST_AUTO_TEST_CASE(certify_every_number_refines_past_the_numbers_no_mesh_certi
   BOOST_TEST(accuracy.back().at("renyi_5_reason") == 15.0);  // rare_trajectories
 }
 
+BOOST_AUTO_TEST_CASE(a_refinement_that_failed_is_the_headline_s_remedy) {
+  // The spectral route holds point values: a start of 0.006 cells (2h) is 0 at every centre of the 2x coarser mesh, so
+  // the refinement is blocked by its first companion. The headline eps (no_estimate, a reason a refinement removes)
+  // is told why the refinement stopped, not to run a refinement again.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "ck.toml";
+  writeText(caseFile, "[case]\nname = \"ck\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-6.0]\nupper = [6.0]\n"
+                      "cells = [96]\n[loss]\ntype = \"quadratic\"\n[data]\nrecords = [[0.5]]\n[neighbour]\nindex = 0\n"
+                      "record = [0.0]\n[noise]\nsigma = 0.7\n[initial]\nmean = [0.0625]\ncovariance = 2.25e-6\n"
+                      "[noisy_gd]\neta = 0.1\nsteps = 10\ndiffusion = \"chapman_kolmogorov\"\n[output]\nevery = 5\n"
+                      "plots = false\nfields = false\n[divergence]\norders = [2]\n[accuracy]\ncertify = \"headline\"\n");
+  run(caseFile, tmp.path() / "out");
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  const std::string headline = json.substr(0, json.find("\"composition\""));
+  BOOST_TEST(headline.find("\"certified\": false") != std::string::npos, headline);
+  BOOST_TEST(headline.find("\"remedy\": \"the refinement stopped (the certify line): blocked: the solve on 48 cells "
+                           "failed") != std::string::npos, headline);
+  BOOST_TEST(headline.find("--certify") == std::string::npos, headline);
+}
+
 BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
   // The walls decide eps(1e-5) and the axis is graded, which --certify does not widen: the remedy is to widen the box
   // by hand, not to run --certify again.

@@ -112,6 +112,20 @@ int everyConservativeValueCoversTheTruth(const fs::path& out, const std::vector<
   return counted;
 }
 
+/// An unclipped linear loss under Poisson subsampling (the closed-form sweep's Poisson seed 18, run 6, without its
+/// clip norm): 400 records, one at 1.5, gamma = 0.01, K = 60, sigma = 0.05, enumerated, certify = "last_step".
+std::string linearPoissonCase(int cells, const std::string& orders, const std::string& deltas) {
+  std::string records = "[1.5]";
+  for (int i = 1; i < 400; ++i) records += ", [0.0]";
+  return "[case]\nname = \"poisson\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-4.5]\nupper = [10.5]\ncells = [" +
+         std::to_string(cells) + "]\n[loss]\ntype = \"expression\"\nexpression = \"-x1*theta1\"\ngradient = [\"-x1\"]\n"
+         "[data]\nrecords = [" + records + "]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.05\n"
+         "[initial]\nmean = [0.0]\ncovariance = 0.1\n[batch]\nsampling = \"poisson\"\nrate = 0.01\n"
+         "mixture = \"enumerate\"\n[noisy_gd]\neta = 0.5\nsteps = 60\ndiffusion = \"exact_convolution\"\n"
+         "[output]\nevery = 15\nplots = false\nfields = false\nvtk = false\n[divergence]\norders = [" + orders + "]\n"
+         "[privacy]\ndelta = 0.01\ndelta_grid = [" + deltas + "]\n[accuracy]\ncertify = \"last_step\"\n";
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_estimate_covers_the_true_error_of_a_langevin_ou_case) {
@@ -588,16 +602,8 @@ BOOST_AUTO_TEST_CASE(certify_judges_a_poisson_mixture_with_its_loss_constants) {
   // the loss constants. Without them the inclusion shift is unbounded and every R_alpha "rare_trajectories": the
   // refinement stopped at once (blocked), though the run's own judge certifies R_1.5.
   TemporaryDirectory tmp("fpdp-accuracy");
-  std::string records = "[1.5]";
-  for (int i = 1; i < 400; ++i) records += ", [0.0]";
   const fs::path caseFile = tmp.path() / "poisson.toml";
-  writeText(caseFile, "[case]\nname = \"poisson\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-4.5]\nupper = [10.5]\n"
-                      "cells = [1000]\n[loss]\ntype = \"expression\"\nexpression = \"-x1*theta1\"\ngradient = [\"-x1\"]\n"
-                      "[data]\nrecords = [" + records + "]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.05\n"
-                      "[initial]\nmean = [0.0]\ncovariance = 0.1\n[batch]\nsampling = \"poisson\"\nrate = 0.01\n"
-                      "mixture = \"enumerate\"\n[noisy_gd]\neta = 0.5\nsteps = 60\ndiffusion = \"exact_convolution\"\n"
-                      "[output]\nevery = 15\nplots = false\nfields = false\nvtk = false\n[divergence]\norders = [1.5]\n"
-                      "[privacy]\ndelta = 0.01\ndelta_grid = [0.01, 1e-08]\n[accuracy]\ncertify = \"last_step\"\n");
+  writeText(caseFile, linearPoissonCase(1000, "1.5", "0.01, 1e-08"));
   run(caseFile, tmp.path() / "out");
   const std::string json = readText(tmp.path() / "out" / "result.json");
   BOOST_TEST(json.find("\"outcome\": \"certified on") != std::string::npos, json);
@@ -609,16 +615,8 @@ BOOST_AUTO_TEST_CASE(certify_every_number_refines_past_the_numbers_no_mesh_certi
   // rare_trajectories on every mesh (no refinement removes it), and the other numbers need finer meshes than the
   // case's 250 cells. The refinement goes on for them and names R_5 with its reason (it stopped at once before).
   TemporaryDirectory tmp("fpdp-accuracy");
-  std::string records = "[1.5]";
-  for (int i = 1; i < 400; ++i) records += ", [0.0]";
   const fs::path caseFile = tmp.path() / "poisson.toml";
-  writeText(caseFile, "[case]\nname = \"poisson\"\ndynamics = \"noisy_gd\"\n[mesh]\nlower = [-4.5]\nupper = [10.5]\n"
-                      "cells = [250]\n[loss]\ntype = \"expression\"\nexpression = \"-x1*theta1\"\ngradient = [\"-x1\"]\n"
-                      "[data]\nrecords = [" + records + "]\n[neighbour]\nindex = 0\nrecord = [0.0]\n[noise]\nsigma = 0.05\n"
-                      "[initial]\nmean = [0.0]\ncovariance = 0.1\n[batch]\nsampling = \"poisson\"\nrate = 0.01\n"
-                      "mixture = \"enumerate\"\n[noisy_gd]\neta = 0.5\nsteps = 60\ndiffusion = \"exact_convolution\"\n"
-                      "[output]\nevery = 15\nplots = false\nfields = false\nvtk = false\n[divergence]\norders = [1.5, 5]\n"
-                      "[privacy]\ndelta = 0.01\ndelta_grid = [0.01]\n[accuracy]\ncertify = \"last_step\"\n");
+  writeText(caseFile, linearPoissonCase(250, "1.5, 5", "0.01"));
   run(caseFile, tmp.path() / "out");
   const std::string json = readText(tmp.path() / "out" / "result.json");
   BOOST_TEST(json.find("\"outcome\": \"certified on") != std::string::npos, json);

@@ -78,10 +78,12 @@ Case companionCase(const Case& c, int factor, std::string* timeUnrefined) {
 
 std::map<long, solver::DivergenceValues> solveForDivergences(const Case& coarse, long stepFactor, MPI_Comm comm,
                                                              std::string& fallback, const CompanionProgress& progress,
-                                                             const std::string& label, const std::string& phase) {
+                                                             const std::string& label, const std::string& phase,
+                                                             bool* exactFirstStep) {
   std::map<long, solver::DivergenceValues> values;
   const RunPlan plan(coarse, comm, nullptr);
   fallback = plan.autoFallback;
+  if (exactFirstStep) *exactFirstStep = plan.exactFirstStep;
   std::vector<double> orders;
   for (const auto& o : coarse.divergence.orders) orders.push_back(o.alpha);
   // The functionals the estimate compares: the divergences both ways and eps_exact, without histograms.

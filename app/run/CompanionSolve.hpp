@@ -51,10 +51,12 @@ struct CompanionProgress {
 /// The divergences at every output step of one case (a companion, or a level of --certify's refinement), keyed by
 /// step x `stepFactor` (a case with a `stepFactor` times longer time step reaches the run's step n at its n /
 /// stepFactor). Collective. `fallback` (out): why solver.ts_type = "auto" fell back from the exponential integrator
-/// to BDF, or "". `label` and `phase`: the progress line's words and the hook's phase name.
+/// to BDF, or "". `label` and `phase`: the progress line's words and the hook's phase name. `exactFirstStep` (out,
+/// where given): whether the solve took its first step exactly from the initial Gaussian (RunPlan::exactFirstStep).
 std::map<long, solver::DivergenceValues> solveForDivergences(const Case& c, long stepFactor, MPI_Comm comm,
                                                              std::string& fallback, const CompanionProgress& progress,
-                                                             const std::string& label, const std::string& phase);
+                                                             const std::string& label, const std::string& phase,
+                                                             bool* exactFirstStep = nullptr);
 
 /// The companion factors a case's mesh allows: 2 and 4 always (if the 4x coarser mesh keeps kSmallestCompanionCells
 /// per axis, else none), 8 where the 8x coarser one does too.

@@ -650,6 +650,31 @@ BOOST_AUTO_TEST_CASE(a_refinement_that_failed_is_the_headline_s_remedy) {
   BOOST_TEST(headline.find("--certify") == std::string::npos, headline);
 }
 
+BOOST_AUTO_TEST_CASE(certify_judges_a_start_taken_exactly_as_the_run_does) {
+  // A start of 0.001 standard deviation (the Figure 1 setting), far narrower than a cell: the run takes its first step
+  // exactly from the Gaussian, and its judge does not ask the cells to resolve the start. The refinement's judge did,
+  // and refined to 102400 cells where 800 certify eps (the Figure 1 cases: 32000 cells and 409 s, where the run
+  // certifies on its own 2000).
+  TemporaryDirectory tmp("fpdp-accuracy");
+  std::string text = fpdp::app::test::quadraticNoisyGd1d(
+      "narrow", "7.0", 400, "[[1.0]]", 20, "diffusion = \"exact_convolution\"\n",
+      "[output]\nevery = 10\nplots = false\nfields = false\n[divergence]\norders = [2]\n[accuracy]\n"
+      "certify = \"headline\"\n");
+  text.replace(text.find("covariance = 0.5"), 16, "covariance = 1e-6");
+  writeText(tmp.path() / "narrow.toml", text);
+  run(tmp.path() / "narrow.toml", tmp.path() / "out");
+  BOOST_TEST(readText(tmp.path() / "out.log").find("step 1 taken exactly") != std::string::npos);
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  const std::string key = "\"outcome\": \"certified on ";
+  const auto at = json.find(key);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, json);
+  BOOST_TEST(std::stol(json.substr(at + key.size())) <= 1600, json);
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  const Table exact = readCsv(tmp.path() / "out" / "exact.csv");
+  const double truth = exact.back().at("eps_exact_delta_1e-05_exact");
+  BOOST_TEST(std::fabs(accuracy.back().at("eps_exact_delta_1e-05") - truth) <= 1e-3 * truth);
+}
+
 BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
   // The walls decide eps(1e-5) and the axis is graded, which --certify does not widen: the remedy is to widen the box
   // by hand, not to run --certify again.

@@ -471,15 +471,15 @@ constexpr Parameter kParameters[] = {
      "Relative accuracy a number must reach to be certified: estimate <= rtol |value|.",
      "", numberIn(1e-12, 1)},
     {"accuracy", "certify", "string", "—", Presence::Default, R"("off")", "", "",
-     "Refine before the run until the numbers asked for are certified (docs/scheme.md §8, \"Certified on request\"): "
-     "headline, eps_exact at privacy.delta at the last output step; last_step, every number of accuracy.csv at the "
-     "last output step. The mesh is doubled per axis (the time step halved where the route has a time error), and "
-     "the box widened where the walls decide, until certified or a budget is reached; the run then takes the finest "
-     "mesh. `fpdp run --certify` sets headline.",
+     "Refine until the numbers asked for are certified (docs/scheme.md §8, \"Certified on request\"): headline, "
+     "eps_exact at privacy.delta at the last output step; last_step, every number of accuracy.csv at the last output "
+     "step. The mesh is doubled per axis (the time step halved where the route has a time error), and the box widened "
+     "where the walls decide, until certified or a budget is reached; each mesh of the sequence is a run judged when "
+     "it has taken its steps, and the output is the last one's. `fpdp run --certify` sets headline.",
      "", oneOf("off, headline, last_step")},
     {"accuracy", "certify_seconds", "number", "s", Presence::Default, "600", "", "",
-     "The refinement's wall-time budget: a finer mesh whose solve and run would end beyond it is not started (the "
-     "run then says what blocked the certification).",
+     "The refinement's wall-time budget: a finer mesh whose run would end beyond it is not started (the run then "
+     "says what blocked the certification).",
      "", numberIn(1, 1e7)},
     {"accuracy", "certify_max_cells", "integer", "—", Presence::Default, "4194304", "", "",
      "The largest mesh (cells in all, per density) the refinement may take.",

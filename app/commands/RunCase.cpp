@@ -90,7 +90,7 @@ struct RunOutputs {
     judge.setPoissonMixture(poissonMixtureModel(c, plan.constants.sensitivity, plan.constants.smoothness));
     accuracy = &observers.add<AccuracyOutput>(dir, writer, std::move(judge));
     privacy->consultAccuracy(*accuracy);
-    observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));
+    headline = &observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));
     if (!plan.noisyGd || c.noisyGd.tracing_substeps > 0)
       renyiRate = &observers.add<RenyiRateOutput>(
           dir, rank, plan.mesh,
@@ -130,6 +130,7 @@ struct RunOutputs {
   DivergenceSeries* series = nullptr;
   PrivacyOutput* privacy = nullptr;
   AccuracyOutput* accuracy = nullptr;
+  HeadlineOutput* headline = nullptr;
   RenyiRateOutput* renyiRate = nullptr;
   TracingOutput* tracing = nullptr;
 };
@@ -253,76 +254,104 @@ int runCase(const Case& requested, const RunOptions& options) {
   FPDP_PETSC(MPI_Comm_size(comm, &size));
   const io::CheckpointData* resume = options.resume.get();  // --restart: continue from this checkpoint
   if (resume) requireSameRanks(*resume, size);
-  // 0. Certified on request: the mesh (time step, box) refined until the numbers asked for are certified. A
-  // continued run's case is already the refined one (its checkpoint's).
-  std::optional<CertifiedCase> certified;
+  // 0. Certified on request: the mesh (time step, box) refined until the numbers asked for are certified. Each run
+  // below is the finest level of the sequence so far; one that does not end it is discarded and the next one runs.
+  // A continued run's case is already the refined one (its checkpoint's).
+  std::optional<CertifyRefinement> refinement;
   if (requested.accuracy.certify != "off" && !resume)
-    certified = certifyCase(requested, comm,
-                            CompanionProgress{rank == 0 && !options.quiet, rank == 0 ? options.progress : ProgressHook{}});
-  const Case& c = certified ? certified->c : requested;
-  // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
-  const RunPlan plan(c, comm, resume);
-  if (plan.noisyGd && rank == 0 && !options.quiet)
-    std::cout << "noisy GD '" << c.name << "' in both vocabularies:\n" << dpSgdVocabulary(c, plan.statedSensitivity()).text()
-              << std::flush;
-  const RunFunctionals functionals(plan);
-  double companionSeconds = 0.0;
-  const ProgressHook hook = rank == 0 ? options.progress : ProgressHook{};
-  CompanionValues companion = certified && certified->companion
-                                  ? std::move(*certified->companion)
-                                  : companionValues(c, plan, comm, rank == 0 && !options.quiet, hook, companionSeconds);
-  CertificationReport certification =
-      certified ? certified->report
-                : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify,
-                                      "", resume && requested.accuracy.certify != "off" ? "refined before the restart" : "", "", 0.0};
-  if (certified) companionSeconds = certified->report.seconds;
-  // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
-  RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
-  const std::string& dir = directory.workDir();
-  if (resume)
-    onRankZero<OutputDirectoryError>(comm, rank,
-                                     [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
-  io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
-  RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
-  NumericalFaultMonitor faults(c.faults, plan.mesh);
-  faults.setNegativeMassRemedy(plan.negativeMassRemedy());
-  out.accuracy->watchFaults(faults);
-  // 3. The stepping, with checkpoints and the progress line after every other observer.
-  RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-  addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir, rank == 0 && !options.quiet,
-                            options.progress);
-  std::optional<InterruptHint> interruptHint;
-  if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
-  stage.emplace(stages.stepping);
-  const auto stepStart = Clock::now();
-  double stepSeconds = 0.0;
-  std::string plotWarning;
-  double plotSeconds = 0.0;
-  keepingCheckpointOnFailure(directory, [&] {
-    if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank, rank == 0 && !options.quiet);
-    stepper.run();
-    stepSeconds = secondsSince(stepStart);
-    // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
-    stage.emplace(stages.finish);
-    out.observers.finish(h5);
-    if (c.output.plots && rank == 0) plotWarning = drawPlotsOfRun(dir, !options.quiet, plotSeconds);
-    directory.publish();
-  });
-  // 5. The summary.
-  if (rank == 0) {
-    const std::string summary = runSummaryText(
-        {plan, size, stepper, faults, functionals.divergences, out.observers, plotWarning,
-         RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
-                  stepper.observerSeconds(), companionSeconds, plotSeconds},
-         directory.finalDir()});
-    if (options.summary) {
-      options.summary(summary);
-    } else {
-      std::fputs(summary.c_str(), stdout);
-      std::fflush(stdout);
+    refinement.emplace(requested, comm,
+                       CompanionProgress{rank == 0 && !options.quiet, rank == 0 ? options.progress : ProgressHook{}});
+  bool vocabularyShown = false;
+  for (;;) {
+    std::optional<CertifyAttempt> attempt;
+    if (refinement) attempt = refinement->next();
+    const Case& c = attempt ? attempt->c : requested;
+    // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
+    stage.emplace(stages.setup);
+    const auto setupStart = Clock::now();
+    const RunPlan plan(c, comm, resume);
+    if (plan.noisyGd && rank == 0 && !options.quiet && !vocabularyShown)
+      std::cout << "noisy GD '" << c.name << "' in both vocabularies:\n"
+                << dpSgdVocabulary(c, plan.statedSensitivity()).text() << std::flush;
+    vocabularyShown = true;
+    const RunFunctionals functionals(plan);
+    double companionSeconds = 0.0;
+    const ProgressHook hook = rank == 0 ? options.progress : ProgressHook{};
+    CompanionValues companion = attempt && attempt->companion
+                                    ? std::move(*attempt->companion)
+                                    : companionValues(c, plan, comm, rank == 0 && !options.quiet, hook, companionSeconds);
+    CertificationReport certification =
+        refinement ? refinement->report()
+                   : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify, "",
+                                         resume && requested.accuracy.certify != "off" ? "refined before the restart" : "",
+                                         "", 0.0};
+    // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
+    RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
+    const std::string& dir = directory.workDir();
+    if (resume)
+      onRankZero<OutputDirectoryError>(comm, rank,
+                                       [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
+    io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
+    RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
+    // The refinement judges this run by its divergences at every output step.
+    std::map<long, solver::DivergenceValues> levelValues;
+    if (refinement) out.observers.add<DivergenceCollector>(levelValues, 1);
+    NumericalFaultMonitor faults(c.faults, plan.mesh);
+    faults.setNegativeMassRemedy(plan.negativeMassRemedy());
+    out.accuracy->watchFaults(faults);
+    // 3. The stepping, with checkpoints and the progress line after every other observer.
+    RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
+    addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir,
+                              rank == 0 && !options.quiet, options.progress);
+    std::optional<InterruptHint> interruptHint;
+    if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
+    stage.emplace(stages.stepping);
+    const auto stepStart = Clock::now();
+    double stepSeconds = 0.0;
+    std::string plotWarning;
+    double plotSeconds = 0.0;
+    bool accepted = true;
+    try {
+      keepingCheckpointOnFailure(directory, [&] {
+        if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank, rank == 0 && !options.quiet);
+        stepper.run();
+        stepSeconds = secondsSince(stepStart);
+        if (refinement) {
+          accepted = refinement->accept(std::move(levelValues), plan.exactFirstStep, plan.autoFallback,
+                                        secondsSince(setupStart));
+          // Not the final run: DIR.partial goes with `directory`, and the next mesh runs.
+          if (!accepted) return;
+          out.headline->setCertification(refinement->report());
+          companionSeconds = refinement->report().seconds;
+        }
+        // 4. The finish: every observer's part of fpdp.h5 and its files, the plots, and DIR.partial becomes DIR.
+        stage.emplace(stages.finish);
+        out.observers.finish(h5);
+        if (c.output.plots && rank == 0) plotWarning = drawPlotsOfRun(dir, !options.quiet, plotSeconds);
+        directory.publish();
+      });
+    } catch (const NumericalFault& fault) {
+      // A finer mesh of the sequence that fails: the finest one that ran is run again as the final one.
+      if (!refinement || !refinement->runFailed(fault.what())) throw;
+      continue;
     }
+    if (!accepted) continue;
+    // 5. The summary.
+    if (rank == 0) {
+      const std::string summary = runSummaryText(
+          {plan, size, stepper, faults, functionals.divergences, out.observers, plotWarning,
+           RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
+                    stepper.observerSeconds(), companionSeconds, plotSeconds},
+           directory.finalDir()});
+      if (options.summary) {
+        options.summary(summary);
+      } else {
+        std::fputs(summary.c_str(), stdout);
+        std::fflush(stdout);
+      }
+    }
+    return 0;
   }
-  return 0;
 }
 
 }  // namespace fpdp::app

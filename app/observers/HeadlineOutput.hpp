@@ -24,6 +24,8 @@ public:
   void observe(const OutputStep&) override {}
   /// Writes result.json into the output directory (before it is published).
   void writeHdf5(io::Hdf5Output&) override;
+  /// What --certify did, once it is known (after the run's steps, before the finish).
+  void setCertification(CertificationReport certification) { certification_ = std::move(certification); }
   /// The headline lines (the summary ends with them).
   void print(std::ostream& s) const;
   /// Headline: print()'s lines, the summary's last.

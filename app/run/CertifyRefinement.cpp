@@ -118,66 +118,83 @@ constexpr double kLargestCertifyCells = 2147483648.0;  // accuracy.certify_max_c
 // Solves shorter than this are dominated by their set-up: their ratios say nothing of how the cost grows.
 constexpr double kShortestTimedSolve = 0.05;
 
-class Refinement {
-public:
-  Refinement(const Case& requested, MPI_Comm comm, const CompanionProgress& progress)
-      : requested_(requested), comm_(comm), progress_(progress), announce_(progress.print), start_(Clock::now()) {}
+}  // namespace
 
-  CertifiedCase run() {
-    Case base = requested_;
+class CertifyRefinement::Sequence {
+public:
+  Sequence(const Case& requested, MPI_Comm comm, const CompanionProgress& progress)
+      : requested_(requested), comm_(comm), progress_(progress), announce_(progress.print), start_(Clock::now()),
+        base_(requested) {
+    report_.requested = requested.accuracy.certify;
     // The Poisson mixture is decided once, on the requested mesh (batch.mixture = "auto" decides by the cells).
-    if (base.batch.sampling == "poisson" && base.batch.mixture == "auto")
-      base.batch.mixture = companionCase(base, 1).batch.mixture;
+    if (base_.batch.sampling == "poisson" && base_.batch.mixture == "auto")
+      base_.batch.mixture = companionCase(base_, 1).batch.mixture;
     // Measured on cases/noisy-gd-box-2d.toml: the heat route stayed under_resolved at 256^2 (the next mesh over 600 s,
     // each refinement 11x the last); the exact convolution certified eps(1e-5) on 1024^2 in 400 s.
-    if (exactConvolutionServes(base)) {
+    if (exactConvolutionServes(base_)) {
       say("the noise step by exact convolution (noisy_gd.diffusion = \"exact_convolution\": the same Gaussian kernel "
           "without the heat equation's time error)");
-      base.noisyGd.diffusion = "exact_convolution";
-    }
-    for (int widenings = 0;; ++widenings) {
-      const auto outcome = refineFrom(base, widenings < kLargestWidening && widenedCase(base).has_value());
-      if (outcome.positiveSeries) {  // once: positiveSeriesMayHelp is false from here on
-        say("the noise floor decides " + outcome.what +
-            ": the exponential integrator's positive series (solver.exponential_series = \"positive\")");
-        base.solver.exponential_series = "positive";
-        levels_.clear();
-        settled_.clear();
-        --widenings;
-        continue;
-      }
-      if (outcome.widen && widenings < kLargestWidening) {
-        if (auto wider = widenedCase(base)) {
-          say("the box decides " + outcome.what + ": widening it to " + boxText(*wider));
-          base = *wider;
-          levels_.clear();
-          settled_.clear();
-          continue;
-        }
-        return finish("blocked: the box decides " + outcome.what + " and an axis is graded (widen mesh.lower and "
-                      "mesh.upper by hand)",
-                      "widen mesh.lower and mesh.upper by hand (--certify widens uniform axes only), or quote the "
-                      "conservative value");
-      }
-      return finish(outcome.widen ? "blocked: the box decides " + outcome.what + " after " +
-                                        std::to_string(kLargestWidening) + " widenings"
-                                  : outcome.text,
-                    outcome.widen ? "widen mesh.lower and mesh.upper beyond " + boxText(base) + " by hand (--certify "
-                                    "widened it " + std::to_string(kLargestWidening) + " times), or quote the "
-                                    "conservative value"
-                                  : outcome.remedy);
+      base_.noisyGd.diffusion = "exact_convolution";
     }
   }
 
-private:
-  struct Outcome {
-    std::string text;  // "certified", or what blocked it
-    bool widen = false;
-    std::string what{};    // the numbers the box decides
-    std::string remedy{};  // a budget that blocked it: the setting that lets the next mesh run
-    bool positiveSeries = false;  // the noise floor decides: the exponential integrator's positive series may help
-  };
+  CertifyAttempt next() {
+    while (!final_ && needCoarse_) solveCoarseLevels();
+    if (!final_ && levels_.empty() && !candidate_) candidate_ = base_;
+    CertifyAttempt out{final_ && !candidate_ ? base_ : *candidate_, std::nullopt};
+    out.c.resolvedToml = resolvedText(out.c);
+    // Its companions where the sequence solved them: the 2x, 4x and 8x coarser levels.
+    if (levels_.size() >= 2) {
+      CompanionValues companion;
+      for (std::size_t k = levels_.size(); k-- > 0 && companion.levels.size() < 3;) {
+        companion.levels.push_back(onFinestSteps(levels_[k], out.c));
+        companion.meshDescription += (companion.levels.size() > 1 ? ", " : "") + cellsText(levels_[k].c);
+      }
+      companion.meshDescription += " cells (the refinement's)";
+      if (hasTimeDiscretisationError(out.c))
+        companion.timeDescription = out.c.dynamics == "noisy_gd" ? "noisy_gd.diffusion_substeps / 2, / 4"
+                                                                 : "time.dt x 2, x 4";
+      out.companion = std::move(companion);
+    }
+    return out;
+  }
 
+  bool accept(std::map<long, solver::DivergenceValues> values, bool exactFirstStep, const std::string& fallback,
+              double seconds) {
+    if (final_) return finish(report_.outcome, report_.remedy, seconds, false);
+    if (!fallback.empty()) {
+      // "auto" fell back to BDF, a route with a time error: the whole sequence takes BDF explicitly, so that the time
+      // step is refined (and coarsened) with the mesh.
+      if (base_.solver.ts_type != "bdf") {
+        say("solver.ts_type = \"auto\" fell back to BDF on " + cellsText(*candidate_) +
+            " cells: the sequence starts again with solver.ts_type = \"bdf\"");
+        base_.solver.ts_type = "bdf";
+        restart();
+        return false;
+      }
+      return finish("blocked: the run on " + cellsText(*candidate_) + " cells fell back to BDF", "", seconds, false);
+    }
+    levels_.push_back(Level{*candidate_, std::move(values), seconds, exactFirstStep});
+    return decide(seconds);
+  }
+
+  bool runFailed(const std::string& what) {
+    // Only a refined mesh: the requested one failing fails the run as it would without --certify.
+    if (final_ || !candidate_ || levels_.empty() || totalCells(*candidate_) <= totalCells(base_)) return false;
+    const std::string failed = cellsText(*candidate_);
+    candidate_ = levels_.back().c;
+    levels_.pop_back();
+    final_ = true;
+    report_.outcome = "blocked: the run on " + failed + " cells failed (" + what + "); the output is the run on " +
+                      cellsText(*candidate_) + " cells" + settledText();
+    report_.remedy = "";
+    say(report_.outcome);
+    return true;
+  }
+
+  const CertificationReport& report() const { return report_; }
+
+private:
   void say(const std::string& line) const {
     if (announce_) {
       std::printf("fpdp: certify: %s\n", line.c_str());
@@ -193,7 +210,15 @@ private:
     return t + " (" + cellsText(c) + " cells)";
   }
 
-  /// Solves `c` (a level of the sequence); nullopt with `failure` set where it cannot be solved ("fallback": the
+  /// A new base (the requested one, a wider box, another solver setting): its coarser levels are solved again.
+  void restart() {
+    levels_.clear();
+    settled_.clear();
+    candidate_.reset();
+    needCoarse_ = true;
+  }
+
+  /// Solves `c` (a coarser level of the base); nullopt with `failure` set where it cannot be solved ("fallback": the
   /// exponential integrator of solver.ts_type = "auto" fell back to BDF).
   std::optional<Level> solve(const Case& c, std::string& failure) const {
     const auto start = Clock::now();
@@ -214,6 +239,44 @@ private:
       failure = "the solve on " + cellsText(c) + " cells failed: " + e.what();
       return std::nullopt;
     }
+  }
+
+  /// The coarser levels of the base, coarsest first, as far as their time step can be coarsened with the mesh; the
+  /// base is then the case to run. A failure ends the sequence: the base is run with its own companions.
+  void solveCoarseLevels() {
+    levels_.clear();
+    needCoarse_ = false;
+    candidate_ = base_;
+    for (int factor : companionFactors(base_)) {
+      std::string timeUnrefined, failure;
+      const Case coarse = companionCase(base_, factor, &timeUnrefined);
+      if (!timeUnrefined.empty()) break;
+      auto level = solve(coarse, failure);
+      if (!level && failure == "fallback" && base_.solver.ts_type != "bdf") {
+        say("solver.ts_type = \"auto\" fell back to BDF on " + cellsText(coarse) +
+            " cells: the sequence starts again with solver.ts_type = \"bdf\"");
+        base_.solver.ts_type = "bdf";
+        restart();
+        return;
+      }
+      // The 8h level only confirms faster orders: where its mesh is too coarse for the case (a numerical fault on a
+      // few cells), the sequence goes on with h, 2h and 4h.
+      if (!level && factor > 4) break;
+      if (!level) {
+        levels_.clear();
+        blocked("blocked: " + (failure == "fallback" ? "the solve on " + cellsText(coarse) + " cells fell back to BDF"
+                                                     : failure));
+        return;
+      }
+      levels_.insert(levels_.begin(), std::move(*level));
+    }
+  }
+
+  /// The sequence ends before the next run: that run is the final one, with `outcome`.
+  void blocked(const std::string& outcome, const std::string& remedy = "") {
+    final_ = true;
+    report_.outcome = outcome;
+    report_.remedy = remedy;
   }
 
   /// The numbers asked for that the finest level leaves uncertified, by reason, and how many it certifies.
@@ -282,114 +345,116 @@ private:
     return t;
   }
 
-  /// The sequence from `base`: its coarser companions, itself, then finer meshes until certified or blocked.
-  /// canWiden: whether the box may still be widened; where it may not, numbers the box decides are set aside (with
-  /// the reason) while others can still be refined.
-  Outcome refineFrom(Case base, bool canWiden) {
-    std::string failure;
-    auto first = solve(base, failure);
-    if (!first && failure == "fallback") {
-      // "auto" fell back to BDF, a route with a time error: the whole sequence takes BDF explicitly, so that the time
-      // step is refined (and coarsened) with the mesh.
-      base.solver.ts_type = "bdf";
-      first = solve(base, failure);
-    }
-    if (!first) return {"blocked: " + failure};
-    // The coarser levels of the base, coarsest first, as far as their time step can be coarsened with the mesh.
-    for (int factor : companionFactors(base)) {
-      std::string timeUnrefined;
-      const Case coarse = companionCase(base, factor, &timeUnrefined);
-      if (!timeUnrefined.empty()) break;
-      auto level = solve(coarse, failure);
-      // The 8h level only confirms faster orders: where its mesh is too coarse for the case (a numerical fault on a
-      // few cells), the sequence goes on with h, 2h and 4h.
-      if (!level && factor > 4) break;
-      if (!level) return {"blocked: " + failure};
-      levels_.insert(levels_.begin(), std::move(*level));
-    }
-    levels_.push_back(std::move(*first));
-    for (;;) {
-      // With fewer than 3 levels nothing is judged yet.
-      Verdict verdict;
-      if (levels_.size() >= 3) verdict = judge();
-      else verdict.uncertified[Uncertainty::NoEstimate] = {};
-      const Case& finest = levels_.back().c;
-      if (verdict.uncertified.empty()) return {"certified on " + cellsText(finest) + " cells"};
-      const auto& byReason = verdict.uncertified;
-      const bool othersRefinable = std::any_of(byReason.begin(), byReason.end(), [](const auto& entry) {
-        return refinementMayCertify(entry.first);
-      });
-      // Seen: --certify=last_step on the logistic noisy-GD case stopped when the box still decided R_10 after 3
-      // widenings, leaving its eps, which finer meshes certify, uncertified.
-      if (byReason.count(Uncertainty::BoxTruncation) && (canWiden || !othersRefinable))
-        return {"", true, namesText(byReason.at(Uncertainty::BoxTruncation))};
-      if (byReason.count(Uncertainty::NoiseFloor) && positiveSeriesMayHelp(finest))
-        return {"", false, namesText(byReason.at(Uncertainty::NoiseFloor)), "", true};
-      // Numbers that no refinement certifies keep their reason; the others are refined on (seen: every number of a
-      // Poisson case left at 240 cells because R_10 was rare_trajectories, while its eps(1e-5) needed 3840 cells).
-      std::string settled;
-      std::optional<Uncertainty> refinable;
-      std::vector<std::string> refined;
-      for (const auto& [why, list] : byReason) {
-        if (refinementMayCertify(why)) {
-          if (!refinable) refinable = why;
-          refined.insert(refined.end(), list.begin(), list.end());
-        } else {
-          settled += (settled.empty() ? "" : "; ") + namesText(list) + " " + uncertaintyName(why) + ": " +
-                     (why == Uncertainty::BoxTruncation
-                          ? "widen mesh.lower and mesh.upper beyond " + boxText(finest) + " by hand, or quote the "
-                            "conservative value"
-                          : uncertaintyRemedy(why, finest));
-        }
+  /// The run on the finest level has been judged with the levels below: the sequence ends with it (true), or goes
+  /// on with a finer mesh, a wider box or the positive series (false). `seconds`: the run's wall time.
+  bool decide(double seconds) {
+    // With fewer than 3 levels nothing is judged yet.
+    Verdict verdict;
+    if (levels_.size() >= 3) verdict = judge();
+    else verdict.uncertified[Uncertainty::NoEstimate] = {};
+    const Case& finest = levels_.back().c;
+    if (verdict.uncertified.empty()) return finish("certified on " + cellsText(finest) + " cells", "", seconds);
+    const auto& byReason = verdict.uncertified;
+    const bool othersRefinable = std::any_of(byReason.begin(), byReason.end(), [](const auto& entry) {
+      return refinementMayCertify(entry.first);
+    });
+    const bool canWiden = widenings_ < kLargestWidening && widenedCase(base_).has_value();
+    // Seen: --certify=last_step on the logistic noisy-GD case stopped when the box still decided R_10 after 3
+    // widenings, leaving its eps, which finer meshes certify, uncertified.
+    if (byReason.count(Uncertainty::BoxTruncation) && (canWiden || !othersRefinable)) {
+      const std::string what = namesText(byReason.at(Uncertainty::BoxTruncation));
+      if (canWiden) {
+        const Case wider = *widenedCase(base_);
+        say("the box decides " + what + ": widening it to " + boxText(wider));
+        base_ = wider;
+        ++widenings_;
+        restart();
+        return false;
       }
-      if (!refinable)
-        return {verdict.certified > 0 ? "certified on " + cellsText(finest) + " cells except " + settled
-                                      : "blocked: " + settled};
-      settled_ = settled;
-      const std::string which = namesText(refined);
-      // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far, or what the last
-      // refinement cost, where that grew faster: a route whose cost per cell grows with the cells (the
-      // chapman_kolmogorov quadrature sums, for each cell, a kernel of (s/h)^d cells: 16 times the cost per 2-D
-      // refinement) would otherwise overrun accuracy.certify_seconds (seen: a 2-D case past 600 s).
-      const Case finer = refinedCase(finest);
-      const double growth = std::max(totalCells(finer) / totalCells(finest) *
-                                         (hasTimeDiscretisationError(finest) ? 2.0 : 1.0),
-                                     observedGrowth());
-      const double predicted = levels_.back().seconds * growth;
-      const double elapsed = secondsSince(start_);
-      // A budget that blocks names the setting that lets the next mesh run (it may not be the last one needed).
-      const std::string cellsNeeded = formatNumber(totalCells(finer), "%.0f");
-      if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
-        return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                    uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
-                    " cells, exceeds accuracy.certify_max_cells = " + std::to_string(finest.accuracy.certifyMaxCells) +
-                    settledText(),
-                false, "",
-                totalCells(finer) <= kLargestCertifyCells
-                    ? "--certify --set accuracy.certify_max_cells=" + cellsNeeded + " lets the next mesh, " +
-                          cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
-                          " s; more may be needed; memory grows with the cells)"
-                    : "none within accuracy.certify_max_cells (at most 2^31 cells)"};
-      const double secondsNeeded = std::ceil(1.25 * (elapsed + 2.0 * predicted));
-      if (elapsed + 2.0 * predicted > finest.accuracy.certifySeconds)
-        return {"blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
-                    uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
-                    " cells, would take about " + formatNumber(predicted, "%.3g") +
-                    " s (twice: its solve and the run), beyond accuracy.certify_seconds = " +
-                    formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
-                    " s spent)" + settledText(),
-                false, "",
-                secondsNeeded <= kLargestCertifySeconds
-                    ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
-                          " lets the next mesh, " + cellsText(finer) + " cells, run (more may be needed)"
-                    : "none within accuracy.certify_seconds (at most " + formatNumber(kLargestCertifySeconds, "%g") +
-                          " s): the next mesh would take about " + formatNumber(predicted, "%.3g") + " s"};
-      say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*refinable) +
-          "): refining to " + cellsText(finer));
-      auto level = solve(finer, failure);
-      if (!level) return {"blocked: " + failure + settledText()};
-      levels_.push_back(std::move(*level));
+      if (widenings_ < kLargestWidening)
+        return finish("blocked: the box decides " + what + " and an axis is graded (widen mesh.lower and mesh.upper "
+                      "by hand)",
+                      "widen mesh.lower and mesh.upper by hand (--certify widens uniform axes only), or quote the "
+                      "conservative value",
+                      seconds);
+      return finish("blocked: the box decides " + what + " after " + std::to_string(kLargestWidening) + " widenings",
+                    "widen mesh.lower and mesh.upper beyond " + boxText(base_) + " by hand (--certify widened it " +
+                        std::to_string(kLargestWidening) + " times), or quote the conservative value",
+                    seconds);
     }
+    if (byReason.count(Uncertainty::NoiseFloor) && positiveSeriesMayHelp(finest)) {
+      // Once: positiveSeriesMayHelp is false from here on.
+      say("the noise floor decides " + namesText(byReason.at(Uncertainty::NoiseFloor)) +
+          ": the exponential integrator's positive series (solver.exponential_series = \"positive\")");
+      base_.solver.exponential_series = "positive";
+      restart();
+      return false;
+    }
+    // Numbers that no refinement certifies keep their reason; the others are refined on (seen: every number of a
+    // Poisson case left at 240 cells because R_10 was rare_trajectories, while its eps(1e-5) needed 3840 cells).
+    std::string settled;
+    std::optional<Uncertainty> refinable;
+    std::vector<std::string> refined;
+    for (const auto& [why, list] : byReason) {
+      if (refinementMayCertify(why)) {
+        if (!refinable) refinable = why;
+        refined.insert(refined.end(), list.begin(), list.end());
+      } else {
+        settled += (settled.empty() ? "" : "; ") + namesText(list) + " " + uncertaintyName(why) + ": " +
+                   (why == Uncertainty::BoxTruncation
+                        ? "widen mesh.lower and mesh.upper beyond " + boxText(finest) + " by hand, or quote the "
+                          "conservative value"
+                        : uncertaintyRemedy(why, finest));
+      }
+    }
+    if (!refinable)
+      return finish(verdict.certified > 0 ? "certified on " + cellsText(finest) + " cells except " + settled
+                                          : "blocked: " + settled,
+                    "", seconds);
+    settled_ = settled;
+    const std::string which = namesText(refined);
+    // The next level costs about 2^d (and 2 more with a time step halved) times the finest so far, or what the last
+    // refinement cost, where that grew faster: a route whose cost per cell grows with the cells (the
+    // chapman_kolmogorov quadrature sums, for each cell, a kernel of (s/h)^d cells: 16 times the cost per 2-D
+    // refinement) would otherwise overrun accuracy.certify_seconds (seen: a 2-D case past 600 s).
+    const Case finer = refinedCase(finest);
+    const double growth = std::max(totalCells(finer) / totalCells(finest) *
+                                       (hasTimeDiscretisationError(finest) ? 2.0 : 1.0),
+                                   observedGrowth());
+    const double predicted = levels_.back().seconds * growth;
+    const double elapsed = secondsSince(start_);
+    // A budget that blocks names the setting that lets the next mesh run (it may not be the last one needed).
+    const std::string cellsNeeded = formatNumber(totalCells(finer), "%.0f");
+    if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
+      return finish("blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
+                        uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
+                        " cells, exceeds accuracy.certify_max_cells = " +
+                        std::to_string(finest.accuracy.certifyMaxCells) + settledText(),
+                    totalCells(finer) <= kLargestCertifyCells
+                        ? "--certify --set accuracy.certify_max_cells=" + cellsNeeded + " lets the next mesh, " +
+                              cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
+                              " s; more may be needed; memory grows with the cells)"
+                        : "none within accuracy.certify_max_cells (at most 2^31 cells)",
+                    seconds);
+    const double secondsNeeded = std::ceil(1.25 * (elapsed + predicted));
+    if (elapsed + predicted > finest.accuracy.certifySeconds)
+      return finish("blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
+                        uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
+                        " cells, would take about " + formatNumber(predicted, "%.3g") +
+                        " s, beyond accuracy.certify_seconds = " +
+                        formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
+                        " s spent)" + settledText(),
+                    secondsNeeded <= kLargestCertifySeconds
+                        ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
+                              " lets the next mesh, " + cellsText(finer) + " cells, run (more may be needed)"
+                        : "none within accuracy.certify_seconds (at most " +
+                              formatNumber(kLargestCertifySeconds, "%g") + " s): the next mesh would take about " +
+                              formatNumber(predicted, "%.3g") + " s",
+                    seconds);
+    say(which + " not certified on " + cellsText(finest) + " cells (" + uncertaintyName(*refinable) +
+        "): refining to " + cellsText(finer));
+    candidate_ = finer;
+    return false;
   }
 
   /// The numbers left with a reason no refinement removes, for a message that stops the sequence.
@@ -402,30 +467,16 @@ private:
     return coarse >= kShortestTimedSolve ? fine / coarse : 0.0;
   }
 
-  CertifiedCase finish(const std::string& outcome, const std::string& remedy = "") {
-    CertifiedCase out{levels_.empty() ? requested_ : levels_.back().c, std::nullopt, {}};
-    out.c.resolvedToml = resolvedText(out.c);
-    out.report.requested = requested_.accuracy.certify;
-    for (const auto& level : levels_) out.report.levels += (out.report.levels.empty() ? "" : ", ") + cellsText(level.c);
-    out.report.outcome = outcome;
-    out.report.remedy = remedy;
-    out.report.seconds = secondsSince(start_);
-    // The companions of the final mesh where the sequence solved them: its 2x, 4x and 8x coarser levels.
-    if (levels_.size() >= 3) {
-      CompanionValues companion;
-      companion.meshDescription = "";
-      for (std::size_t k = levels_.size() - 1; k-- > 0 && companion.levels.size() < 3;) {
-        companion.levels.push_back(onFinestSteps(levels_[k], out.c));
-        companion.meshDescription += (companion.levels.size() > 1 ? ", " : "") + cellsText(levels_[k].c);
-      }
-      companion.meshDescription += " cells (the refinement's)";
-      if (hasTimeDiscretisationError(out.c))
-        companion.timeDescription = out.c.dynamics == "noisy_gd" ? "noisy_gd.diffusion_substeps / 2, / 4"
-                                                                 : "time.dt x 2, x 4";
-      out.companion = std::move(companion);
-    }
-    say(outcome + " (" + formatNumber(out.report.seconds, "%.1f") + " s)");
-    return out;
+  /// The sequence ends with the run just judged (`runSeconds` its wall time, not the refinement's).
+  bool finish(const std::string& outcome, const std::string& remedy, double runSeconds, bool listed = true) {
+    report_.levels.clear();
+    for (const auto& level : levels_) report_.levels += (report_.levels.empty() ? "" : ", ") + cellsText(level.c);
+    if (!listed && candidate_) report_.levels += (report_.levels.empty() ? "" : ", ") + cellsText(*candidate_);
+    report_.outcome = outcome;
+    report_.remedy = remedy;
+    report_.seconds = std::max(0.0, secondsSince(start_) - runSeconds);
+    say(outcome + " (" + formatNumber(report_.seconds, "%.1f") + " s besides the run)");
+    return true;
   }
 
   const Case& requested_;
@@ -433,14 +484,19 @@ private:
   CompanionProgress progress_;
   bool announce_;
   Clock::time_point start_;
-  std::vector<Level> levels_;  // coarsest first
-  std::string settled_;        // numbers no refinement certifies, with their reasons and remedies (the latest level's)
+  Case base_;                     // the sequence's base: the requested case, or its box widened, its solver changed
+  int widenings_ = 0;
+  bool needCoarse_ = true;        // the base's coarser levels are still to be solved
+  bool final_ = false;            // the sequence has ended: the next run is the final one
+  std::optional<Case> candidate_; // the case of the run next() gives (the finest level so far)
+  std::vector<Level> levels_;     // coarsest first; the runs judged so far are among them
+  std::string settled_;           // numbers no refinement certifies, with their reasons and remedies (the latest level's)
+  CertificationReport report_;
   // The Poisson mixture model of the box it was computed for (mesh.lower, mesh.upper).
   std::optional<std::pair<std::pair<std::array<double, 3>, std::array<double, 3>>, std::optional<PoissonMixtureModel>>>
       mixture_;
 };
 
-}  // namespace
 
 Case refinedCase(const Case& c) {
   Case fine = c;
@@ -471,8 +527,15 @@ std::optional<Case> widenedCase(const Case& c) {
   return wide;
 }
 
-CertifiedCase certifyCase(const Case& requested, MPI_Comm comm, const CompanionProgress& progress) {
-  return Refinement(requested, comm, progress).run();
+CertifyRefinement::CertifyRefinement(const Case& requested, MPI_Comm comm, const CompanionProgress& progress)
+    : sequence_(std::make_unique<Sequence>(requested, comm, progress)) {}
+CertifyRefinement::~CertifyRefinement() = default;
+CertifyAttempt CertifyRefinement::next() { return sequence_->next(); }
+bool CertifyRefinement::accept(std::map<long, solver::DivergenceValues> values, bool exactFirstStep,
+                               const std::string& fallback, double seconds) {
+  return sequence_->accept(std::move(values), exactFirstStep, fallback, seconds);
 }
+bool CertifyRefinement::runFailed(const std::string& what) { return sequence_->runFailed(what); }
+const CertificationReport& CertifyRefinement::report() const { return sequence_->report(); }
 
 }  // namespace fpdp::app

@@ -14,22 +14,6 @@
 
 namespace fpdp::app {
 
-namespace {
-
-/// Keeps the divergences of every output step, by the run's step number (a companion with a `stepFactor` times
-/// longer time step reaches the run's step n at its step n / stepFactor).
-class CompanionCollector final : public RunObserver {
-public:
-  CompanionCollector(std::map<long, solver::DivergenceValues>& values, long stepFactor)
-      : values_(values), stepFactor_(stepFactor) {}
-  void observe(const OutputStep& s) override { values_[s.step * stepFactor_] = s.values; }
-
-private:
-  std::map<long, solver::DivergenceValues>& values_;
-  long stepFactor_;
-};
-
-}  // namespace
 
 bool hasTimeDiscretisationError(const Case& c) {
   if (c.dynamics == "noisy_gd") return c.noisyGd.diffusion == "fokker_planck";
@@ -94,7 +78,7 @@ std::map<long, solver::DivergenceValues> solveForDivergences(const Case& coarse,
   settings.hockeyStickEps = models::uniformEpsGrid(coarse.divergence.hockeyStickEpsMax, coarse.divergence.hockeyStickEpsStep);
   const solver::DivergenceFunctionals divergences(plan.mesh, settings);
   RunObservers observers;
-  observers.add<CompanionCollector>(values, stepFactor);
+  observers.add<DivergenceCollector>(values, stepFactor);
   auto& reporter = observers.add<ProgressReporter>(plan.steps(), progress.print, label, progress.hook, phase);
   NumericalFaultMonitor faults(coarse.faults, plan.mesh);
   faults.setNegativeMassRemedy(plan.negativeMassRemedy());

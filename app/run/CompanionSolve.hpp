@@ -13,10 +13,24 @@
 #include <vector>
 
 #include "app/case/Case.hpp"
+#include "app/run/RunObserver.hpp"
 #include "app/run/RunProgress.hpp"
 #include "solver/functionals/Divergences.hpp"
 
 namespace fpdp::app {
+
+/// Keeps the divergences of every output step, by the run's step number (a companion with a `stepFactor` times
+/// longer time step reaches the run's step n at its step n / stepFactor).
+class DivergenceCollector final : public RunObserver {
+public:
+  DivergenceCollector(std::map<long, solver::DivergenceValues>& values, long stepFactor)
+      : values_(values), stepFactor_(stepFactor) {}
+  void observe(const OutputStep& s) override { values_[s.step * stepFactor_] = s.values; }
+
+private:
+  std::map<long, solver::DivergenceValues>& values_;
+  long stepFactor_;
+};
 
 struct CompanionValues {
   std::string unavailable;                             // why there is no estimate (empty: there is one)

@@ -1,5 +1,6 @@
 """fpdp.run end to end: the Result's tables against the run's files, eps(delta) and delta(eps) by the run's root and
 its hockey-stick grid, the composition baseline, the progress callback, the summary, PETSc options."""
+import json
 import math
 
 import numpy as np
@@ -128,6 +129,57 @@ def test_the_progress_callback_sees_the_companions_and_the_run(tmp_path, quick_c
     assert [p.step for p in run] == list(range(0, 41)) and run[-1].steps == 40
     assert run[-1].t == pytest.approx(4.0) and math.isfinite(run[-1].kl) and run[-1].fraction == 1.0
     assert "coarser mesh" in seen[0].description and "200 cells" in seen[0].description
+
+
+_COARSE_OU = """[case]
+name = "ou-coarse"
+[mesh]
+lower = [-6.0]
+upper = [6.0]
+cells = [24]
+[loss]
+type = "quadratic"
+[data]
+records = [[0.5]]
+[neighbour]
+index = 0
+record = [0.0]
+[noise]
+sigma = 0.7
+[initial]
+mean = [0.0]
+covariance = 0.5
+[time]
+t_end = 2.0
+dt = 0.05
+[output]
+every = 8
+plots = false
+fields = false
+[divergence]
+orders = [2, 10]
+"""
+
+
+def test_certify_solves_each_mesh_once_and_publishes_only_the_last_run(tmp_path):
+    """--certify: the run is the sequence's finest level. Only the requested mesh's coarser levels are solved for their
+    divergences alone; each finer mesh is a run, judged when it has taken its steps, so the mesh that certifies is solved
+    once; the runs that did not certify leave nothing behind."""
+    finished = []
+    result = fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True,
+                      progress=lambda p: finished.append((p.phase, p.description)) if p.step == p.steps else None,
+                      overrides={"accuracy.certify": "headline"})
+    outcome = json.loads((result.output_directory / "result.json").read_text())["certify"]["outcome"]
+    assert outcome.startswith("certified on "), outcome
+    final_cells = int(outcome.split()[2])
+    assert final_cells > 48  # the test needs refinement beyond the requested mesh
+    divergences_only = [d for phase, d in finished if phase.startswith("certify_")]
+    assert divergences_only == ["certify, 12 cells", "certify, 6 cells"], finished
+    runs = [d for phase, d in finished if phase == "run"]
+    assert len(runs) == int(round(math.log2(final_cells / 24))) + 1, finished
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    parameters = (result.output_directory / "parameters.toml").read_text()
+    assert f"cells = [ {final_cells} ]" in parameters
 
 
 def test_quiet_prints_nothing_and_the_default_prints_the_summary(tmp_path, quick_case, capfd):

@@ -371,13 +371,17 @@ private:
         restart();
         return false;
       }
+      // The numbers certified on this mesh are said first: "blocked" alone read as if nothing were certified.
+      const std::string head = verdict.certified > 0
+                                   ? "certified on " + cellsText(finest) + " cells except the numbers the box decides ("
+                                   : "blocked: the box decides ";
+      const std::string tail = verdict.certified > 0 ? ")" : "";
       if (widenings_ < kLargestWidening)
-        return finish("blocked: the box decides " + what + " and an axis is graded (widen mesh.lower and mesh.upper "
-                      "by hand)",
+        return finish(head + what + tail + " and an axis is graded (widen mesh.lower and mesh.upper by hand)",
                       "widen mesh.lower and mesh.upper by hand (--certify widens uniform axes only), or quote the "
                       "conservative value",
                       seconds);
-      return finish("blocked: the box decides " + what + " after " + std::to_string(kLargestWidening) + " widenings",
+      return finish(head + what + tail + " after " + std::to_string(kLargestWidening) + " widenings",
                     "widen mesh.lower and mesh.upper beyond " + boxText(base_) + " by hand (--certify widened it " +
                         std::to_string(kLargestWidening) + " times), or quote the conservative value",
                     seconds);

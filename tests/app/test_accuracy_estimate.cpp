@@ -694,6 +694,31 @@ BOOST_AUTO_TEST_CASE(certify_blocked_by_the_box_names_what_widens_it) {
   BOOST_TEST(headline.find("run with --certify") == std::string::npos, headline);
 }
 
+BOOST_AUTO_TEST_CASE(certify_every_number_refines_past_the_numbers_the_box_decides_for_good) {
+  // A graded axis, which --certify does not widen: R_10 both ways stays box_truncation on every mesh, while KL and
+  // eps(1e-5), under-resolved on the requested 48 cells, are certified by finer meshes. The box's numbers are set
+  // aside and the others refined; the outcome says both.
+  TemporaryDirectory tmp("fpdp-accuracy");
+  const fs::path caseFile = tmp.path() / "graded.toml";
+  std::string text = ouCase("graded", "5.5", 48, "0.7", "0.5", "2, 10", "[accuracy]\ncertify = \"last_step\"\n");
+  text.replace(text.find("cells = [48]"), 12, "cells = [48]\ngrading = [1.01]");
+  writeText(caseFile, text);
+  run(caseFile, tmp.path() / "out");
+  const std::string json = readText(tmp.path() / "out" / "result.json");
+  const std::string certify = json.substr(json.find("\"certify\""));
+  BOOST_TEST(certify.find("\"outcome\": \"certified on ") != std::string::npos, certify);
+  BOOST_TEST(certify.find("cells except the numbers the box decides (renyi_10") != std::string::npos, certify);
+  BOOST_TEST(certify.find("an axis is graded") != std::string::npos, certify);
+  BOOST_TEST(readText(tmp.path() / "out" / "parameters.toml").find("cells = [ 48 ]") == std::string::npos);
+  const Table accuracy = readCsv(tmp.path() / "out" / "accuracy.csv");
+  for (const char* q : {"kl", "renyi_2", "eps_exact_delta_1e-05"}) {
+    BOOST_TEST_INFO(q);
+    BOOST_TEST(accuracy.back().at(std::string(q) + "_certified") == 1.0);
+  }
+  BOOST_TEST(accuracy.back().at("renyi_10_certified") == 0.0);
+  BOOST_TEST(accuracy.back().at("renyi_10_reason") == 6.0);  // box_truncation
+}
+
 BOOST_AUTO_TEST_CASE(certify_switches_to_the_positive_series_where_the_noise_floor_decides) {
   // The shipped anisotropic case on 32^2: eps(1e-5), decided where q is far below 1e-12 of its peak, is noise_floor
   // under the exponential integrator's Chebyshev expansion; the remedy names the positive series, and --certify

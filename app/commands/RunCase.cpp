@@ -226,9 +226,10 @@ private:
 };
 
 // The checkpoint writer and the progress line, after every other observer: a checkpoint holds the whole step.
-void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFunctionals& functionals,
-                               RunStepper& stepper, io::Hdf5Output& h5, NumericalFaultMonitor& faults, MPI_Comm comm,
-                               int rank, const std::string& dir, bool progress, const ProgressHook& hook) {
+ProgressReporter& addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFunctionals& functionals,
+                                            RunStepper& stepper, io::Hdf5Output& h5, NumericalFaultMonitor& faults,
+                                            MPI_Comm comm, int rank, const std::string& dir, bool progress,
+                                            const ProgressHook& hook) {
   out.observers.add<FunctionalWorkRelease>(functionals.divergences);
   out.observers.add<CheckpointWriter>(
       comm, rank, dir, plan.c, plan.steps(), plan.noCheckpoints,
@@ -239,7 +240,7 @@ void addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan, const RunFu
         observers->saveState(ck);
         faults->saveState(ck);
       });
-  out.observers.add<ProgressReporter>(plan.steps(), progress, "", rank == 0 ? hook : ProgressHook{});
+  return out.observers.add<ProgressReporter>(plan.steps(), progress, "", rank == 0 ? hook : ProgressHook{});
 }
 
 }  // namespace
@@ -301,8 +302,8 @@ int runCase(const Case& requested, const RunOptions& options) {
     out.accuracy->watchFaults(faults);
     // 3. The stepping, with checkpoints and the progress line after every other observer.
     RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-    addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank, dir,
-                              rank == 0 && !options.quiet, options.progress);
+    ProgressReporter& progressLine = addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank,
+                                                               dir, rank == 0 && !options.quiet, options.progress);
     std::optional<InterruptHint> interruptHint;
     if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
     stage.emplace(stages.stepping);
@@ -317,6 +318,7 @@ int runCase(const Case& requested, const RunOptions& options) {
         stepper.run();
         stepSeconds = secondsSince(stepStart);
         if (refinement) {
+          progressLine.close();  // the refinement's lines follow
           accepted = refinement->accept(std::move(levelValues), plan.exactFirstStep, plan.autoFallback,
                                         secondsSince(setupStart));
           // Not the final run: DIR.partial goes with `directory`, and the next mesh runs.

@@ -267,52 +267,52 @@ int runCase(const Case& requested, const RunOptions& options) {
     std::optional<CertifyAttempt> attempt;
     if (refinement) attempt = refinement->next();
     const Case& c = attempt ? attempt->c : requested;
-    // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
-    stage.emplace(stages.setup);
-    const auto setupStart = Clock::now();
-    const RunPlan plan(c, comm, resume);
-    if (plan.noisyGd && rank == 0 && !options.quiet && !vocabularyShown)
-      std::cout << "noisy GD '" << c.name << "' in both vocabularies:\n"
-                << dpSgdVocabulary(c, plan.statedSensitivity()).text() << std::flush;
-    vocabularyShown = true;
-    const RunFunctionals functionals(plan);
-    double companionSeconds = 0.0;
-    const ProgressHook hook = rank == 0 ? options.progress : ProgressHook{};
-    CompanionValues companion = attempt && attempt->companion
-                                    ? std::move(*attempt->companion)
-                                    : companionValues(c, plan, comm, rank == 0 && !options.quiet, hook, companionSeconds);
-    CertificationReport certification =
-        refinement ? refinement->report()
-                   : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify, "",
-                                         resume && requested.accuracy.certify != "off" ? "refined before the restart" : "",
-                                         "", 0.0};
-    // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
-    RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
-    const std::string& dir = directory.workDir();
-    if (resume)
-      onRankZero<OutputDirectoryError>(comm, rank,
-                                       [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
-    io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
-    RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
-    // The refinement judges this run by its divergences at every output step.
-    std::map<long, solver::DivergenceValues> levelValues;
-    if (refinement) out.observers.add<DivergenceCollector>(levelValues, 1);
-    NumericalFaultMonitor faults(c.faults, plan.mesh);
-    faults.setNegativeMassRemedy(plan.negativeMassRemedy());
-    out.accuracy->watchFaults(faults);
-    // 3. The stepping, with checkpoints and the progress line after every other observer.
-    RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
-    ProgressReporter& progressLine = addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank,
-                                                               dir, rank == 0 && !options.quiet, options.progress);
-    std::optional<InterruptHint> interruptHint;
-    if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
-    stage.emplace(stages.stepping);
-    const auto stepStart = Clock::now();
-    double stepSeconds = 0.0;
-    std::string plotWarning;
-    double plotSeconds = 0.0;
-    bool accepted = true;
     try {
+      // 1. The plan: models, mesh, discretisation, propagator, exact oracle; the companions of the error estimate.
+      stage.emplace(stages.setup);
+      const auto setupStart = Clock::now();
+      const RunPlan plan(c, comm, resume);
+      if (plan.noisyGd && rank == 0 && !options.quiet && !vocabularyShown)
+        std::cout << "noisy GD '" << c.name << "' in both vocabularies:\n"
+                  << dpSgdVocabulary(c, plan.statedSensitivity()).text() << std::flush;
+      vocabularyShown = true;
+      const RunFunctionals functionals(plan);
+      double companionSeconds = 0.0;
+      const ProgressHook hook = rank == 0 ? options.progress : ProgressHook{};
+      CompanionValues companion = attempt && attempt->companion
+                                      ? std::move(*attempt->companion)
+                                      : companionValues(c, plan, comm, rank == 0 && !options.quiet, hook, companionSeconds);
+      CertificationReport certification =
+          refinement ? refinement->report()
+                     : CertificationReport{requested.accuracy.certify == "off" ? "" : requested.accuracy.certify, "",
+                                           resume && requested.accuracy.certify != "off" ? "refined before the restart" : "",
+                                           "", 0.0};
+      // 2. The output: DIR.partial, fpdp.h5, and the observers of every output step (a continued run appends).
+      RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, resume != nullptr);
+      const std::string& dir = directory.workDir();
+      if (resume)
+        onRankZero<OutputDirectoryError>(comm, rank,
+                                         [&] { io::CsvTable::setContinuedPaths(continuedCsvPaths(*resume, dir)); });
+      io::Hdf5Output h5(dir + "/fpdp.h5", plan.mesh, c.resolvedToml, plan.solverDescription);
+      RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
+      // The refinement judges this run by its divergences at every output step.
+      std::map<long, solver::DivergenceValues> levelValues;
+      if (refinement) out.observers.add<DivergenceCollector>(levelValues, 1);
+      NumericalFaultMonitor faults(c.faults, plan.mesh);
+      faults.setNegativeMassRemedy(plan.negativeMassRemedy());
+      out.accuracy->watchFaults(faults);
+      // 3. The stepping, with checkpoints and the progress line after every other observer.
+      RunStepper stepper(plan, functionals.divergences, faults, out.observers, out.series->columns(), out.tracing, &h5);
+      ProgressReporter& progressLine = addCheckpointsAndProgress(out, plan, functionals, stepper, h5, faults, comm, rank,
+                                                                 dir, rank == 0 && !options.quiet, options.progress);
+      std::optional<InterruptHint> interruptHint;
+      if (options.interruptHint) interruptHint.emplace(directory.finalDir(), rank == 0);
+      stage.emplace(stages.stepping);
+      const auto stepStart = Clock::now();
+      double stepSeconds = 0.0;
+      std::string plotWarning;
+      double plotSeconds = 0.0;
+      bool accepted = true;
       keepingCheckpointOnFailure(directory, [&] {
         if (resume) resumeRun(*resume, plan, stepper, out, h5, faults, dir, rank, rank == 0 && !options.quiet);
         stepper.run();
@@ -332,27 +332,31 @@ int runCase(const Case& requested, const RunOptions& options) {
         if (c.output.plots && rank == 0) plotWarning = drawPlotsOfRun(dir, !options.quiet, plotSeconds);
         directory.publish();
       });
-    } catch (const NumericalFault& fault) {
-      // A finer mesh of the sequence that fails: the finest one that ran is run again as the final one.
-      if (!refinement || !refinement->runFailed(fault.what())) throw;
-      continue;
-    }
-    if (!accepted) continue;
-    // 5. The summary.
-    if (rank == 0) {
-      const std::string summary = runSummaryText(
-          {plan, size, stepper, faults, functionals.divergences, out.observers, plotWarning,
-           RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
-                    stepper.observerSeconds(), companionSeconds, plotSeconds},
-           directory.finalDir()});
-      if (options.summary) {
-        options.summary(summary);
-      } else {
-        std::fputs(summary.c_str(), stdout);
-        std::fflush(stdout);
+      if (!accepted) continue;
+      // 5. The summary.
+      if (rank == 0) {
+        const std::string summary = runSummaryText(
+            {plan, size, stepper, faults, functionals.divergences, out.observers, plotWarning,
+             RunTimes{secondsSince(wallStart), std::chrono::duration<double>(stepStart - wallStart).count(), stepSeconds,
+                      stepper.observerSeconds(), companionSeconds, plotSeconds},
+             directory.finalDir()});
+        if (options.summary) {
+          options.summary(summary);
+        } else {
+          std::fputs(summary.c_str(), stdout);
+          std::fflush(stdout);
+        }
       }
+      return 0;
+    } catch (const RunInterrupted&) {
+      throw;
+    } catch (const OutputDirectoryError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A refined mesh whose run cannot be set up or fails (seen: a spectral route's kernel table beyond its limit at
+      // 76800 cells): the finest mesh that ran before it is run again as the final one. Anything else is the run's.
+      if (!refinement || !refinement->runFailed(e.what())) throw;
     }
-    return 0;
   }
 }
 

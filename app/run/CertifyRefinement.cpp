@@ -179,8 +179,11 @@ public:
   }
 
   bool runFailed(const std::string& what) {
-    // Only a refined mesh: the requested one failing fails the run as it would without --certify.
-    if (final_ || !candidate_ || levels_.empty() || totalCells(*candidate_) <= totalCells(base_)) return false;
+    // Only a mesh the refinement made: the requested one failing fails the run as it would without --certify.
+    if (final_ || !candidate_ || levels_.empty() ||
+        (candidate_->mesh.cells == requested_.mesh.cells && candidate_->mesh.lower == requested_.mesh.lower &&
+         candidate_->mesh.upper == requested_.mesh.upper))
+      return false;
     const std::string failed = cellsText(*candidate_);
     candidate_ = levels_.back().c;
     levels_.pop_back();

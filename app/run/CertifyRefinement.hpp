@@ -65,8 +65,9 @@ public:
   /// sequence ends with this run, report() says how; false: the run is discarded and next() gives the next one.
   bool accept(std::map<long, solver::DivergenceValues> values, bool exactFirstStep, const std::string& fallback,
               double seconds);
-  /// The run of next()'s case failed with a numerical fault (`what`): true where it was a refined mesh, whose
-  /// predecessor next() then gives as the final run; false: the failure is the run's.
+  /// The run of next()'s case could not be set up or failed (`what`): true where its mesh is one the refinement made
+  /// (finer or wider than the requested one) and another ran before it, which next() then gives as the final run;
+  /// false: the failure is the run's.
   bool runFailed(const std::string& what);
   /// What the refinement did (final once accept() returned true; `seconds` then excludes the final run).
   const CertificationReport& report() const;

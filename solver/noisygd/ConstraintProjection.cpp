@@ -1,5 +1,6 @@
 #include "solver/noisygd/ConstraintProjection.hpp"
 
+#include "meshes/BallCellIntersection.hpp"
 #include "solver/numerics/StableFunctions.hpp"
 
 #include <algorithm>
@@ -239,7 +240,12 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
           allIn = inBall(x);
         }
         if (allIn) continue;
-        int kept = 0;
+        // The kept share is the cell's exact measure inside the ball (second order overall: the density's variation
+        // within a cut cell is all that is left); the sub-cells outside only say which bins the rest goes to.
+        double volume = 1.0;
+        for (int a = 0; a < d; ++a) volume *= hi[a] - lo[a];
+        const double keep = std::clamp(meshes::cellMeasureInBall(lo, hi, c, bins.radius(), d) / volume, 0.0, 1.0);
+        int outside = 0;
         std::map<std::size_t, int> count;
         for (int s = 0; s < subPoints; ++s) {
           Point3 x{0, 0, 0};
@@ -248,12 +254,16 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
             x[a] = lo[a] + (rest % S + 0.5) * (hi[a] - lo[a]) / S;
             rest /= S;
           }
-          if (inBall(x)) ++kept;
-          else ++count[bins.ballBin(x)];
+          if (!inBall(x)) ++outside, ++count[bins.ballBin(x)];
+        }
+        if (outside == 0) {  // a sliver beyond every sub-cell's midpoint: the bin of the farthest corner
+          Point3 far{0, 0, 0};
+          for (int a = 0; a < d; ++a) far[a] = std::fabs(lo[a] - c[a]) > std::fabs(hi[a] - c[a]) ? lo[a] : hi[a];
+          count[bins.ballBin(far)] = outside = 1;
         }
         cell_.push_back(index);
-        keep_.push_back(static_cast<double>(kept) / subPoints);
-        for (const auto& [b, n] : count) shares_.push_back({b, static_cast<double>(n) / subPoints});
+        keep_.push_back(keep);
+        for (const auto& [b, n] : count) shares_.push_back({b, (1.0 - keep) * n / outside});
         shareStart_.push_back(shares_.size());
       }
 }

@@ -16,11 +16,12 @@
 //
 // Ball C = B(c, r) (2-D and 3-D; a 1-D ball is the box [c - r, c + r]). Angular bins on the sphere: 2-D, N_theta
 // equal angles; 3-D, N_band bands of equal height in z (equal areas, Archimedes) times N_phi equal azimuths. Cells
-// whose corners are all in C are kept; every other cell is split into kSubcellPoints^d equal sub-cells whose midpoints
-// carry equal shares of its mass: shares whose point lies in C stay in the cell, the others go to the bin of the
-// projected point. The sphere cuts cells, so the split is exact only as the sub-cell count grows: its error is
-// O(h / kSubcellPoints) in the mass moved per cut cell (first order in h overall; measured in
-// tests/solver/test_projection.cpp against direct sampling). Conservative to round-off.
+// whose corners are all in C are kept; every other cell keeps the share of its mass given by its exact measure inside
+// C (meshes/BallCellIntersection), and the rest goes to the bins of the projected midpoints of those of its
+// kSubcellPoints^d equal sub-cells that lie outside C, in equal parts. The split assumes the density constant on a cut
+// cell: O(h) of the cell's mass moved wrongly on O(1/h^(d-1)) cut cells of mass O(h^d), second order in h overall.
+// (Before, the kept share was the count of sub-cell midpoints in C, an O(h / kSubcellPoints) error per cut cell: first
+// order; the 2-D ball case's eps stayed pre_asymptotic through 1024^2.) Conservative to round-off.
 //
 // Bins are laid out independently of the mesh they are applied on (BoundaryBins), so that the same bins serve the
 // run's mesh and the padded mesh of the exact-convolution route (NoisyGradientDescent.cpp).

@@ -502,8 +502,10 @@ BOOST_AUTO_TEST_CASE(a_number_deep_in_the_tails_needs_finer_companions) {
                             companions({values(x[1], {0.5}), values(x[2], {0.5}), values(x[3], {0.5})}, step), false);
   const auto fine = values(x[0], {0.5});
   const auto n = judge.numbers(step, fine, judge.profile(step, fine, false), false);
-  // KL = 6: depth 3.46, 2.31 standard deviations per cell needed: 2h and 4h are read, certified.
-  BOOST_TEST(n[0].certified);
+  // KL = 6: depth 3.46, 2.31 standard deviations per cell needed: 2h and 4h are read, 8h is not, and without its
+  // check of a chance agreement of the finer three the number is under-resolved too (an_8h_level_left_out_...).
+  BOOST_TEST(!n[0].certified);
+  BOOST_TEST(n[0].reason == Uncertainty::UnderResolved);
   // R_2 = 6: depth 4.90 (3.27 per cell needed), R_10 = 6: depth 11.0: their 4h (2h) meshes do not resolve them.
   for (std::size_t k : {std::size_t{2}, std::size_t{3}}) {
     BOOST_TEST(!n[k].certified);
@@ -570,6 +572,33 @@ BOOST_AUTO_TEST_CASE(a_start_narrower_than_the_companions_cells_bounds_nothing) 
   BOOST_TEST(exact[0].certified);
 }
 
+BOOST_AUTO_TEST_CASE(an_8h_level_left_out_takes_its_check_with_it) {
+  // The sweep's case: R_10 15.319, 15.328, 15.366 on h, 2h, 4h (ratio 4.4, an order-2 estimate of 6.4e-3), and 15.394
+  // on 8h (ratio 0.74: the finer three agree by chance), against a truth of 15.542. Where the 8h level is left out
+  // (its cells do not resolve the start), its check goes with it: the number is under-resolved, not certified from the
+  // three finer levels.
+  auto c = oneDimensionalCase();  // cells of 0.1: 2h 0.2, 4h 0.4, 8h 0.8 wide
+  c.accuracy.rtol = 1e-2;
+  c.initial.mean = fpdp::models::Vector::Zero(1);
+  const long step = 5;
+  const std::vector<double> x{15.319148591699097, 15.327813676004853, 15.366101482977573, 15.394334944805232};
+  const auto judged = [&](double startVariance) {
+    c.initial.covariance = fpdp::models::Matrix::Constant(1, 1, startVariance);
+    AccuracyJudge judge(c, {0.0}, companions({values(x[1], {0.5}), values(x[2], {0.5}), values(x[3], {0.5})}, step),
+                        false);
+    auto fine = values(x[0], {0.5});
+    fine.p.spread = fine.q.spread = {5.0, 5.0, 5.0};  // the densities resolved on every level, KL's depth too
+    return judge.numbers(step, fine, judge.profile(step, fine, false), false)[0];  // KL
+  };
+  const auto resolved = judged(5.0 * 5.0);  // the start resolved by every level: the 8h ratio decides
+  BOOST_TEST(!resolved.certified);
+  BOOST_TEST(resolved.reason == Uncertainty::PreAsymptotic);
+  const auto leftOut = judged(0.5 * 0.5);  // sd 0.5: 2h and 4h resolve it (2.5, 1.25 per cell), 8h does not
+  BOOST_TEST(!leftOut.certified);
+  BOOST_TEST(leftOut.reason == Uncertainty::UnderResolved);
+  BOOST_TEST(std::isinf(leftOut.conservative));
+}
+
 // A delta(eps) the meshes cannot judge (here one resting on the walls) keeps the limit, or the last judged value's
 // bound, as its conservative value: 0.2 at eps = 1 below. The conservative R_alpha of the same direction bound it too
 // (models::cksDelta, MATH.md §7): 6e-6 from R_10 = 0.02, an upper bound of any delta(1) those R_alpha allow. Not
@@ -632,6 +661,7 @@ BOOST_AUTO_TEST_CASE(the_integrators_error_bound_moves_delta_by_a_tv_bound) {
                             companions({converged(1e-7), converged(4e-7), converged(1.6e-6)}, step), false);
   auto v = values(0.2, profile);
   v.p.mass = v.q.mass = 1.0;
+  v.p.spread = v.q.spread = {5.0, 5.0, 5.0};  // delta(1)'s depth resolved on every level
   const auto clean = judge.profile(step, v, false);
   BOOST_TEST_REQUIRE(clean[4].certified);  // delta(1) = 1e-7, p || q
   v.stateErrorFloor = 1e-9;                // a TV bound of 2e-8 per density

@@ -14,6 +14,15 @@ double rootAntiderivative(double x, double r) {
   return 0.5 * r * r * (t * std::sqrt(std::max(0.0, 1.0 - t * t)) + std::asin(t));
 }
 
+/// Adds to `cuts` the points +-sqrt(r^2 - d^2) strictly inside (a, b): where a circle of radius r about 0 meets the
+/// line at distance d (or where the slice circle of a sphere passes distance d).
+void addCrossings(std::vector<double>& cuts, double d, double r, double a, double b) {
+  if (std::fabs(d) >= r) return;
+  const double x = std::sqrt(r * r - d * d);
+  for (const double c : {-x, x})
+    if (c > a && c < b) cuts.push_back(c);
+}
+
 /// The area of [x0, x1] x [y0, y1] inside the disc x^2 + y^2 <= r^2 (centred coordinates).
 double rectangleInDisc(double x0, double x1, double y0, double y1, double r) {
   if (r <= 0.0) return 0.0;
@@ -21,12 +30,7 @@ double rectangleInDisc(double x0, double x1, double y0, double y1, double r) {
   if (a >= b || y0 >= y1) return 0.0;
   // Where the chord's expression changes: the circle meets y = y0 or y = y1 at x = +-sqrt(r^2 - y^2).
   std::vector<double> cuts{a, b};
-  for (const double y : {y0, y1})
-    if (std::fabs(y) < r) {
-      const double x = std::sqrt(r * r - y * y);
-      for (const double c : {-x, x})
-        if (c > a && c < b) cuts.push_back(c);
-    }
+  for (const double y : {y0, y1}) addCrossings(cuts, y, r, a, b);
   std::sort(cuts.begin(), cuts.end());
   double area = 0.0;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
@@ -66,12 +70,7 @@ double cellMeasureInBall(const std::array<double, 3>& lo, const std::array<doubl
   std::vector<double> distances{std::fabs(x0), std::fabs(x1), std::fabs(y0), std::fabs(y1)};
   for (const double x : {x0, x1})
     for (const double y : {y0, y1}) distances.push_back(std::hypot(x, y));
-  for (const double d : distances)
-    if (d < r) {
-      const double z = std::sqrt(r * r - d * d);
-      for (const double c : {-z, z})
-        if (c > z0 && c < z1) cuts.push_back(c);
-    }
+  for (const double d : distances) addCrossings(cuts, d, r, z0, z1);
   std::sort(cuts.begin(), cuts.end());
   double volume = 0.0;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {

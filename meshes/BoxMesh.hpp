@@ -33,7 +33,12 @@ public:
   /// Distance between the centres of cells i and i+1 (the length the face flux between them sees).
   double centreDistance(int i) const { return centre(i + 1) - centre(i); }
   const std::vector<double>& faces() const { return faces_; }
+  /// Whether all cells are equally wide: within relTol of the mean width plus the rounding of face coordinates of
+  /// the box's magnitude (which, against a small width, exceeds any relative tolerance).
   bool isUniform(double relTol = 1e-12) const;
+  /// Whether cells first..last (inclusive, clipped to the axis) are equally wide: within relTol of the first one's
+  /// width plus the rounding of face coordinates, as in isUniform.
+  bool equalWidths(int first, int last, double relTol = 1e-12) const;
   /// Index of the cell [x_i, x_{i+1}) holding x (the last cell is closed: x = upper is in it); -1 below the axis
   /// (or NaN), cells() above it. Binary search over the faces.
   int locate(double x) const;

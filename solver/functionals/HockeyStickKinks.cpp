@@ -18,12 +18,7 @@ HockeyStickKinks::HockeyStickKinks(const meshes::DistributedBoxMesh& mesh, const
   const int N = axis.cells();
   // Windows i-1 .. i+2 of equal widths (the lattice of the Euler–Maclaurin expansion), inside the box.
   std::vector<char> uniform(static_cast<std::size_t>(std::max(N, 0)), 0);
-  for (int i = 1; i + 2 < N; ++i) {
-    const double h = axis.width(i);
-    bool same = true;
-    for (int m = -1; m <= 2; ++m) same = same && std::fabs(axis.width(i + m) - h) <= 1e-12 * h;
-    uniform[static_cast<std::size_t>(i)] = same;
-  }
+  for (int i = 1; i + 2 < N; ++i) uniform[static_cast<std::size_t>(i)] = axis.equalWidths(i - 1, i + 2);
   // Counted first, then stored: the windows are about one per cell, and a growing vector would hold up to twice
   // their size at an output step's peak (docs/scaling.md §6).
   auto forEachWindow = [&](auto&& keep) {

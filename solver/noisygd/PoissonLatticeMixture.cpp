@@ -88,9 +88,7 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
   // On a uniform line the spacing is refined to h / M (M whole), so that M lattice points make one cell
   // (depositOnUniformLine).
   const double h = ax.width(0);
-  bool uniform = true;
-  for (int i = 0; i < ax.cells(); ++i) uniform = uniform && std::fabs(ax.width(i) - h) <= 1e-12 * h;
-  if (uniform) {
+  if (ax.isUniform()) {
     if (!(h / settings_.spacing < 0x1p40)) {
       std::ostringstream why;
       why << "the displacement lattice (spacing " << settings_.spacing << ") needs more than 2^40 points per cell";

@@ -32,9 +32,16 @@ BOOST_AUTO_TEST_CASE(fine_uniform_axes_far_from_zero_stay_uniform) {
     for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(a.width(i) * n / (hi - lo) - 1.0));
     BOOST_TEST_INFO(n << " cells on [" << lo << ", " << hi << "], widths off by " << worst);
     BOOST_TEST(a.isUniform());
+    // Every window of cells too (the hockey-stick kink windows, HockeyStickKinks.cpp).
+    bool everyWindow = true;
+    for (int i = 1; i + 2 < n; ++i) everyWindow = everyWindow && a.equalWidths(i - 1, i + 2);
+    BOOST_TEST(everyWindow);
   }
-  // A grading far below a cell's width in ratio is still seen.
-  BOOST_TEST(!Axis::graded(-7.75, 9.25, 7680, 1.0 + 1e-9).isUniform());
+  // A grading far below a cell's width in ratio is still seen, in the whole axis and in its windows.
+  const Axis graded = Axis::graded(-7.75, 9.25, 7680, 1.0 + 1e-9);
+  BOOST_TEST(!graded.isUniform());
+  BOOST_TEST(!graded.equalWidths(0, 3));
+  BOOST_TEST(!graded.equalWidths(7676, 7679));
 }
 
 BOOST_AUTO_TEST_CASE(graded_axis_grows_geometrically_from_the_middle) {

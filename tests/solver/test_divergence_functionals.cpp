@@ -151,6 +151,26 @@ BOOST_AUTO_TEST_CASE(unequal_variances_1d) {
                   0.5 * models::Matrix::Identity(1, 1), true, 4.0, 4.0);
 }
 
+BOOST_AUTO_TEST_CASE(tv_and_delta_keep_their_kink_correction_on_fine_meshes) {
+  // On 16000 cells of [-12, 12] the faces -12 + h i round at 12's magnitude, more than 1e-12 of h: the kink windows
+  // must still be taken as uniform (Axis::equalWidths), or TV and delta(eps) fall back to the plain midpoint sum and
+  // its O(h^2) kink error (about 1e-8 here; seen as TV changing by 3.4e-8 between 9600 and 19200 cells).
+  const models::Gaussian p(vec({0.6}), models::Matrix::Identity(1, 1));
+  const models::Gaussian q(vec({0.0}), models::Matrix::Identity(1, 1));
+  const std::vector<double> eps{0.0, 0.5};
+  solver::FunctionalSettings s{{2.0}, eps, 0, 0.5 * models::Matrix::Identity(1, 1)};
+  const auto v = testing::functionalsOfExactAverages(p, q, 12.0, 16000, s);
+  const auto &m1 = p.mean(), &m2 = q.mean();
+  const auto &S1 = p.covariance(), &S2 = q.covariance();
+  const double tv = models::gaussianHockeyStick(m1, S1, m2, S2, 0.0);
+  BOOST_TEST_MESSAGE("TV on 16000 cells: " << v.tv << " against " << tv);
+  BOOST_TEST(std::fabs(v.tv - tv) <= 1e-11);
+  for (std::size_t k = 0; k < eps.size(); ++k) {
+    BOOST_TEST(std::fabs(v.hockeyStickPQ[k] - models::gaussianHockeyStick(m1, S1, m2, S2, eps[k])) <= 1e-11);
+    BOOST_TEST(std::fabs(v.hockeyStickQP[k] - models::gaussianHockeyStick(m2, S2, m1, S1, eps[k])) <= 1e-11);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(unequal_rotated_covariances_2d) {
   // S1 = R diag(1.5, 0.5) R^T (p), S2 = R diag(1, 0.5) R^T (q), R = 30 degrees: finite iff alpha < 3.
   const double angle = std::numbers::pi / 6;

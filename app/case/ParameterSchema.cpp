@@ -478,8 +478,9 @@ constexpr Parameter kParameters[] = {
      "it has taken its steps, and the output is the last one's. `fpdp run --certify` sets headline.",
      "", oneOf("off, headline, last_step")},
     {"accuracy", "certify_seconds", "number", "s", Presence::Default, "600", "", "",
-     "The refinement's wall-time budget: a finer mesh whose run would end beyond it is not started (the run then "
-     "says what blocked the certification).",
+     "The refinement's wall-time budget: a finer mesh whose run would end beyond it is not started, and one still "
+     "stepping when it is spent stops at its next output step, the last run that took its steps standing in for it "
+     "(the run then says what blocked the certification).",
      "", numberIn(1, 1e7)},
     {"accuracy", "certify_max_cells", "integer", "—", Presence::Default, "4194304", "", "",
      "The largest mesh (cells in all, per density) the refinement may take.",

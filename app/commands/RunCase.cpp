@@ -190,6 +190,33 @@ CompanionValues companionValues(const Case& c, const RunPlan& plan, MPI_Comm com
   return values;
 }
 
+/// A refined run of --certify stopped at accuracy.certify_seconds (CertifyDeadline): the run before it stands in.
+struct CertifyBudgetStop : std::runtime_error {
+  CertifyBudgetStop(long step, long steps, double seconds)
+      : std::runtime_error("accuracy.certify_seconds reached"), step(step), steps(steps), seconds(seconds) {}
+  long step, steps;  // where it stopped, of how many
+  double seconds;    // the run's wall time when it stopped
+};
+
+/// Stops a run of the refinement that has outrun accuracy.certify_seconds while a run that took its steps can stand in
+/// for it (CertifyRefinement::overBudget): the budget's prediction of a mesh's cost can be short (seen: a 3-D BDF run
+/// on 64^3 cells still stepping after 1500 s under a 600 s budget). Checked at every output step (collective).
+class CertifyDeadline final : public RunObserver {
+public:
+  CertifyDeadline(const CertifyRefinement& refinement, long steps, Clock::time_point start)
+      : refinement_(refinement), steps_(steps), start_(start) {}
+  void observe(const OutputStep& s) override {
+    // Not at the last step: a run that took its steps is judged whatever it cost.
+    if (s.step > 0 && s.step < steps_ && refinement_.overBudget())
+      throw CertifyBudgetStop(s.step, steps_, secondsSince(start_));
+  }
+
+private:
+  const CertifyRefinement& refinement_;
+  long steps_;
+  Clock::time_point start_;
+};
+
 /// A numerical fault recurs on a restart: its DIR.partial goes. Any other failure after a checkpoint (a full disk, a
 /// lost permission) keeps DIR.partial and its checkpoint for `fpdp run --restart DIR`.
 /// A run stopped by its progress hook (RunInterrupted) keeps DIR.partial as a signal does (app/run/InterruptHint) and
@@ -200,6 +227,8 @@ void keepingCheckpointOnFailure(RunOutputDirectory& directory, Work&& work) {
     work();
   } catch (const NumericalFault&) {
     throw;
+  } catch (const CertifyBudgetStop&) {
+    throw;  // a run the refinement discards: nothing to continue
   } catch (const RunInterrupted&) {
     directory.keepForRestart();
     throw RunInterrupted(InterruptHint::message(directory.finalDir(), directory.holdsCheckpoint()));
@@ -297,7 +326,10 @@ int runCase(const Case& requested, const RunOptions& options) {
       RunOutputs out(plan, functionals, dir, rank, h5, std::move(companion), std::move(certification));
       // The refinement judges this run by its divergences at every output step.
       std::map<long, solver::DivergenceValues> levelValues;
-      if (refinement) out.observers.add<DivergenceCollector>(levelValues, 1);
+      if (refinement) {
+        out.observers.add<DivergenceCollector>(levelValues, 1);
+        out.observers.add<CertifyDeadline>(*refinement, plan.steps(), setupStart);
+      }
       NumericalFaultMonitor faults(c.faults, plan.mesh);
       faults.setNegativeMassRemedy(plan.negativeMassRemedy());
       out.accuracy->watchFaults(faults);
@@ -352,6 +384,8 @@ int runCase(const Case& requested, const RunOptions& options) {
       throw;
     } catch (const OutputDirectoryError&) {
       throw;
+    } catch (const CertifyBudgetStop& e) {
+      refinement->stoppedByBudget(e.step, e.steps, e.seconds);
     } catch (const std::exception& e) {
       // A refined mesh whose run cannot be set up or fails (seen: a spectral route's kernel table beyond its limit at
       // 76800 cells): the finest mesh that ran before it is run again as the final one. Anything else is the run's.

@@ -184,7 +184,10 @@ public:
     return decide(seconds);
   }
 
-  bool runFailed(const std::string& what) {
+  bool runFailed(const std::string& what) { return standIn("failed (" + what + ")"); }
+
+  /// The last run that took its steps becomes the final one in place of next()'s case, which `ended` says how.
+  bool standIn(const std::string& ended) {
     // Only after a run that worked: the requested case failing fails the run as it would without --certify.
     if (final_ || !candidate_ || !lastRun_) return false;
     const std::string failed = cellsText(*candidate_);
@@ -193,16 +196,44 @@ public:
     if (lastRunIsFinest_) levels_.pop_back();
     else levels_.clear();
     final_ = true;
-    report_.outcome = "blocked: the run on " + failed + " cells failed (" + what + "); the output is the run on " +
+    report_.outcome = "blocked: the run on " + failed + " cells " + ended + "; the output is the run on " +
                       cellsText(*candidate_) + " cells, run again" + settledText();
     report_.remedy = "";
     say(report_.outcome);
     return true;
   }
 
+  bool overBudget() const {
+    int over = 0;
+    if (!final_ && candidate_ && lastRun_ && rank0())
+      over = secondsSince(start_) > candidate_->accuracy.certifySeconds ? 1 : 0;
+    FPDP_PETSC(MPI_Bcast(&over, 1, MPI_INT, 0, comm_));
+    return over != 0;
+  }
+
+  void stoppedByBudget(long step, long steps, double seconds) {
+    const double budget = candidate_->accuracy.certifySeconds, elapsed = secondsSince(start_);
+    // The run's whole time at its pace so far, beside what the sequence spent before it.
+    const double fraction = steps > 0 && step > 0 ? static_cast<double>(step) / static_cast<double>(steps) : 0.0;
+    const double needed = fraction > 0.0 ? std::ceil(1.25 * (elapsed - seconds + seconds / fraction)) : INFINITY;
+    const std::string mesh = cellsText(*candidate_);
+    standIn("stopped at step " + std::to_string(step) + " of " + std::to_string(steps) + ": accuracy.certify_seconds = " +
+            formatNumber(budget, "%g") + " spent (" + formatNumber(elapsed, "%.3g") + " s)");
+    report_.remedy = std::isfinite(needed) && needed <= kLargestCertifySeconds
+                         ? "--certify --set accuracy.certify_seconds=" + formatNumber(needed, "%.0f") +
+                               " lets the run on " + mesh + " cells finish (more may be needed)"
+                         : "quote the conservative value";
+  }
+
   const CertificationReport& report() const { return report_; }
 
 private:
+  bool rank0() const {
+    int rank = 0;
+    MPI_Comm_rank(comm_, &rank);
+    return rank == 0;
+  }
+
   void say(const std::string& line) const {
     if (announce_) {
       std::printf("fpdp: certify: %s\n", line.c_str());
@@ -582,6 +613,10 @@ bool CertifyRefinement::accept(std::map<long, solver::DivergenceValues> values, 
   return sequence_->accept(std::move(values), exactFirstStep, fallback, seconds);
 }
 bool CertifyRefinement::runFailed(const std::string& what) { return sequence_->runFailed(what); }
+bool CertifyRefinement::overBudget() const { return sequence_->overBudget(); }
+void CertifyRefinement::stoppedByBudget(long step, long steps, double seconds) {
+  sequence_->stoppedByBudget(step, steps, seconds);
+}
 const CertificationReport& CertifyRefinement::report() const { return sequence_->report(); }
 
 }  // namespace fpdp::app

@@ -1,6 +1,7 @@
 """fpdp.run end to end: the Result's tables against the run's files, eps(delta) and delta(eps) by the run's root and
 its hockey-stick grid, the composition baseline, the progress callback, the summary, PETSc options."""
 import json
+import time
 import math
 
 import numpy as np
@@ -180,6 +181,35 @@ def test_certify_solves_each_mesh_once_and_publishes_only_the_last_run(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     parameters = (result.output_directory / "parameters.toml").read_text()
     assert f"cells = [ {final_cells} ]" in parameters
+
+
+def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_it(tmp_path):
+    """accuracy.certify_seconds is a limit, not only the prediction that admits the next mesh: a refined run still
+    stepping when the budget is spent stops at its next output step, and the last run that took its steps is the
+    output, run again; the outcome says so and the remedy names a budget that lets the stopped run finish. The progress
+    hook slows the second run (48 cells) down, as a solver slower than predicted would."""
+    runs = []
+
+    def slow_second_run(p):
+        if p.phase != "run":
+            return
+        if not runs or p.step < runs[-1]:
+            runs.append(p.step)
+        runs[-1] = p.step
+        if len(runs) == 2:
+            time.sleep(1.0)
+
+    result = fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True, progress=slow_second_run,
+                      overrides={"accuracy.certify": "headline", "accuracy.certify_seconds": 3.0})
+    report = json.loads((result.output_directory / "result.json").read_text())["certify"]
+    assert report["outcome"].startswith("blocked: the run on 48 cells stopped at step "), report
+    assert "accuracy.certify_seconds = 3 spent" in report["outcome"], report
+    assert report["outcome"].endswith("the output is the run on 24 cells, run again"), report
+    assert report["remedy"].startswith("--certify --set accuracy.certify_seconds="), report
+    assert int(report["remedy"].split("=")[1].split()[0]) > 3, report
+    assert len(runs) == 3 and runs[1] < 40 and runs[2] == 40, runs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert "cells = [ 24 ]" in (result.output_directory / "parameters.toml").read_text()
 
 
 def test_quiet_prints_nothing_and_the_default_prints_the_summary(tmp_path, quick_case, capfd):

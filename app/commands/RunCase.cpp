@@ -200,7 +200,8 @@ struct CertifyBudgetStop : std::runtime_error {
 
 /// Stops a run of the refinement that has outrun accuracy.certify_seconds while a run that took its steps can stand in
 /// for it (CertifyRefinement::overBudget): the budget's prediction of a mesh's cost can be short (seen: a 3-D BDF run
-/// on 64^3 cells still stepping after 1500 s under a 600 s budget). Checked at every output step (collective).
+/// on 64^3 cells still stepping after 1500 s under a 600 s budget). Checked at every output step (collective): a run
+/// whose first output interval outlasts the budget is not stopped (that run's first BDF step took over 13 minutes).
 class CertifyDeadline final : public RunObserver {
 public:
   CertifyDeadline(const CertifyRefinement& refinement, long steps, Clock::time_point start)

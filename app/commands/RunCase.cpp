@@ -208,8 +208,9 @@ public:
       : refinement_(refinement), steps_(steps), start_(start) {}
   void observe(const OutputStep& s) override {
     // Not at the last step: a run that took its steps is judged whatever it cost.
-    if (s.step > 0 && s.step < steps_ && refinement_.overBudget())
-      throw CertifyBudgetStop(s.step, steps_, secondsSince(start_));
+    const double seconds = secondsSince(start_);
+    if (s.step > 0 && s.step < steps_ && refinement_.overBudget(s.step, steps_, seconds))
+      throw CertifyBudgetStop(s.step, steps_, seconds);
   }
 
 private:

@@ -180,6 +180,7 @@ public:
     }
     levels_.push_back(Level{*candidate_, std::move(values), seconds, exactFirstStep});
     lastRun_ = *candidate_;
+    lastRunSeconds_ = seconds;
     lastRunIsFinest_ = true;
     return decide(seconds);
   }
@@ -203,10 +204,15 @@ public:
     return true;
   }
 
-  bool overBudget() const {
+  bool overBudget(long step, long steps, double runSeconds) const {
     int over = 0;
-    if (!final_ && candidate_ && lastRun_ && rank0())
-      over = secondsSince(start_) > candidate_->accuracy.certifySeconds ? 1 : 0;
+    // Only where running the last run again costs less than finishing this one at its pace so far (seen: a cheap
+    // run after a restart stopped, and a 512^2 run of ten minutes run again in its place).
+    if (!final_ && candidate_ && lastRun_ && rank0() && step > 0 && step < steps)
+      over = secondsSince(start_) > candidate_->accuracy.certifySeconds &&
+                     runSeconds * static_cast<double>(steps - step) / static_cast<double>(step) > lastRunSeconds_
+                 ? 1
+                 : 0;
     FPDP_PETSC(MPI_Bcast(&over, 1, MPI_INT, 0, comm_));
     return over != 0;
   }
@@ -565,6 +571,7 @@ private:
   bool final_ = false;            // the sequence has ended: the next run is the final one
   std::optional<Case> candidate_; // the case of the run next() gives (the finest level so far)
   std::optional<Case> lastRun_;   // the case of the latest run that took its steps (judged, then discarded)
+  double lastRunSeconds_ = 0.0;   // its wall time
   bool lastRunIsFinest_ = false;  // whether it is still levels_.back()
   std::vector<Level> levels_;     // coarsest first; the runs judged so far are among them
   std::string settled_;           // numbers no refinement certifies, with their reasons and remedies (the latest level's)
@@ -613,7 +620,9 @@ bool CertifyRefinement::accept(std::map<long, solver::DivergenceValues> values, 
   return sequence_->accept(std::move(values), exactFirstStep, fallback, seconds);
 }
 bool CertifyRefinement::runFailed(const std::string& what) { return sequence_->runFailed(what); }
-bool CertifyRefinement::overBudget() const { return sequence_->overBudget(); }
+bool CertifyRefinement::overBudget(long step, long steps, double runSeconds) const {
+  return sequence_->overBudget(step, steps, runSeconds);
+}
 void CertifyRefinement::stoppedByBudget(long step, long steps, double seconds) {
   sequence_->stoppedByBudget(step, steps, seconds);
 }

@@ -69,10 +69,11 @@ public:
   /// (finer or wider than the requested one) and another ran before it, which next() then gives as the final run;
   /// false: the failure is the run's.
   bool runFailed(const std::string& what);
-  /// Whether the run of next()'s case has outrun accuracy.certify_seconds (the budget's prediction can be short: a
-  /// solver whose iterations grow with the mesh) while a run that took its steps can stand in for it. Rank 0's clock
+  /// Whether the run of next()'s case, at step `step` of `steps` after `runSeconds`, has outrun
+  /// accuracy.certify_seconds (the budget's prediction can be short: a solver whose iterations grow with the mesh)
+  /// while a run that took its steps, and costs less than the rest of this one, can stand in for it. Rank 0's clock
   /// decides for every rank (collective).
-  bool overBudget() const;
+  bool overBudget(long step, long steps, double runSeconds) const;
   /// The run of next()'s case stopped at step `step` of `steps` by overBudget(): as runFailed, and the remedy names the
   /// budget that lets it finish (`seconds` the run's wall time so far).
   void stoppedByBudget(long step, long steps, double seconds);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <initializer_list>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -263,10 +264,9 @@ std::string optionOr(const char* name, const std::string& fallback) {
 }  // namespace
 
 namespace {
-/// Whether a PETSc time-stepping or linear-solver option is set (command line or solver.petsc_options), or the case
-/// names a linear solver: the user is configuring a stepping integrator.
-bool steppingOptionsGiven(const SolverSpec& solver) {
-  if (solver.ksp_type != SolverSpec{}.ksp_type || solver.pc_type != SolverSpec{}.pc_type) return true;
+/// Whether a PETSc option beginning with one of `prefixes` is set (command line or solver.petsc_options), diagnostics
+/// (-ts_view, -ksp_monitor, -ksp_converged_reason, ...) and -ts_type aside.
+bool optionGivenWithPrefix(std::initializer_list<const char*> prefixes) {
   // Every option set, used or not (reading an option marks it used, so PetscOptionsLeftGet would depend on who asked
   // first): PetscOptionsGetAll gives them as one command-line string.
   char* all = nullptr;
@@ -275,15 +275,23 @@ bool steppingOptionsGiven(const SolverSpec& solver) {
   FPDP_PETSC(PetscFree(all));
   bool given = false;
   for (std::string token; tokens >> token;) {
-    // Diagnostics (-ts_view, -ksp_monitor, -ksp_converged_reason, ...) do not choose an integrator.
     const bool diagnostic = token.find("_view") != std::string::npos || token.find("_monitor") != std::string::npos ||
                             token.find("_converged_reason") != std::string::npos;
-    for (const char* prefix : {"-ts_", "-ksp_", "-pc_", "-snes_", "-mg_", "-sub_"})
+    for (const char* prefix : prefixes)
       if (token.rfind(prefix, 0) == 0 && token != "-ts_type" && !diagnostic) given = true;
   }
   return given;
 }
+
+/// Whether a PETSc time-stepping or linear-solver option is set (command line or solver.petsc_options), or the case
+/// names a linear solver: the user is configuring a stepping integrator.
+bool steppingOptionsGiven(const SolverSpec& solver) {
+  if (solver.ksp_type != SolverSpec{}.ksp_type || solver.pc_type != SolverSpec{}.pc_type) return true;
+  return optionGivenWithPrefix({"-ts_", "-ksp_", "-pc_", "-snes_", "-mg_", "-sub_"});
+}
 }  // namespace
+
+bool linearSolverOptionsGiven() { return optionGivenWithPrefix({"-ksp_", "-pc_", "-snes_", "-mg_", "-sub_"}); }
 
 std::string requestedTsType(const SolverSpec& solver) { return optionOr("-ts_type", solver.ts_type); }
 

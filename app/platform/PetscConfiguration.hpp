@@ -100,6 +100,9 @@ void insertCaseOptions(const SolverSpec& solver);
 /// to "exponential" (solver::ExponentialEvolution) for Langevin runs with Sigma and Sigma' multiples of the identity and
 /// solver.spatial_order = 2, and to "bdf" otherwise. Reading -ts_type marks it used.
 std::string effectiveTsType(const Case& c);
+/// Whether a PETSc linear-solver option (-ksp_*, -pc_*, -snes_*, -mg_*, -sub_*; diagnostics aside) is set on the
+/// command line or in solver.petsc_options.
+bool linearSolverOptionsGiven();
 /// -ts_type from the command line or petsc_options, else solver.ts_type, unresolved ("auto" stays "auto").
 std::string requestedTsType(const SolverSpec& solver);
 /// Checks the TS/KSP/PC type names of the case and of the command line against PETSc's registries.

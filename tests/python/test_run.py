@@ -212,6 +212,65 @@ def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_
     assert "cells = [ 24 ]" in (result.output_directory / "parameters.toml").read_text()
 
 
+_BDF_3D = """[case]
+name = "bdf-3d"
+dynamics = "langevin"
+[mesh]
+lower = [-8.0, -8.0, -8.0]
+upper = [8.0, 8.0, 8.0]
+cells = [16, 16, 16]
+[loss]
+type = "quadratic"
+lambda = 1.0
+[data]
+records = [[0.6, 0.3, -0.2]]
+[neighbour]
+index = 0
+record = [0.0, 0.0, 0.0]
+[noise]
+sigma = 0.7
+[initial]
+mean = [0.0, 0.0, 0.0]
+covariance = 0.5
+[time]
+t_end = 0.4
+dt = 0.05
+[output]
+every = 4
+plots = false
+fields = false
+[solver]
+ts_type = "bdf"
+[divergence]
+orders = [2]
+"""
+
+
+def test_certify_solves_refined_3d_implicit_steps_iteratively_unless_the_case_chose_a_solver(tmp_path):
+    """In 3-D a direct factorisation's cost grows about as the square of the cells: a refined level of --certify takes
+    GMRES with ILU(0) instead of the default LU, and says so; a linear solver the case chose stays."""
+    import h5py
+
+    def final_run(overrides, name):
+        result = fpdp.run(_BDF_3D, output=tmp_path / name, quiet=True,
+                          overrides={"accuracy.certify": "headline", "accuracy.rtol": 1e-9,
+                                     "accuracy.certify_max_cells": 32768, **overrides})
+        report = json.loads((result.output_directory / "result.json").read_text())["certify"]
+        assert report["levels"].endswith("16x16x16, 32x32x32"), report
+        parameters = (result.output_directory / "parameters.toml").read_text()
+        with h5py.File(result.output_directory / "fpdp.h5") as f:
+            solver = f.attrs["solver"]
+        return parameters, solver.decode() if isinstance(solver, bytes) else solver
+
+    parameters, solver = final_run({}, "default")
+    assert "cells = [ 32, 32, 32 ]" in parameters
+    assert "ksp_type = 'gmres'" in parameters and "pc_type = 'ilu'" in parameters, parameters
+    assert "ksp_type=gmres pc_type=ilu" in solver, solver
+    parameters, solver = final_run({"solver.ksp_type": "gmres", "solver.pc_type": "jacobi"}, "chosen")
+    assert "cells = [ 32, 32, 32 ]" in parameters
+    assert "pc_type = 'jacobi'" in parameters and "pc_type=jacobi" in solver, (parameters, solver)
+
+
 def test_quiet_prints_nothing_and_the_default_prints_the_summary(tmp_path, quick_case, capfd):
     fpdp.run(quick_case, output=tmp_path / "a", quiet=True)
     out, err = capfd.readouterr()

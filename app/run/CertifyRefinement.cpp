@@ -454,8 +454,9 @@ private:
       restart();
       return false;
     }
-    // The displacement lattice's TV bound (density_bound) shrinks with batch.mixture_tolerance: the lattice spacing
-    // with its square root, so a tolerance 16 times smaller costs about 4 times the lattice points (seen:
+    // The displacement lattice's TV bound (density_bound) shrinks with batch.mixture_tolerance: in 2-D the lattice
+    // spacing with its square root, so a tolerance 16 times smaller costs about 4 times the lattice points; in 1-D
+    // (a third-order bound) about 2.5 times (seen:
     // cases/dpsgd-poisson-large-n-1d.toml, whose bound of 3.3e-6 per density moved eps(1e-5) by 0.037). The mesh stays;
     // its coarser levels are solved again with the new lattice. A lattice beyond its set-up budget fails the run, and
     // the last run is the output (runFailed).

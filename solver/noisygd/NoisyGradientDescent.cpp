@@ -72,6 +72,14 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
                        std::sqrt(2.0 * settings.eta * smallestNoiseVariance(settings, mesh.dim())),
                        drift.lattice.gradientLipschitz, drift.lattice.monotoneGradients, drift.lattice.workBudget,
                        drift.lattice.pointBudget};
+    // 1-D: both laws carry the rounding variance of the larger rounded count, which the one noise step gives up.
+    const auto rounded = [](const auto& records, long differing) {
+      long n = 0;
+      for (const auto& g : records) n += g.count;
+      return n - (differing >= 0 ? 1 : 0);
+    };
+    ls.roundedRecords = std::max(rounded(drift.D.records, drift.D.differingGroup),
+                                 rounded(drift.DPrime.records, drift.DPrime.differingGroup));
     latticeD_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.D.records), drift.D.differingGroup,
                                                         drift.rate, drift.expectedSize, settings.eta, ls);
     latticeDPrime_ = std::make_unique<PoissonLatticeMixture>(mesh.box(), std::move(drift.DPrime.records),
@@ -95,12 +103,19 @@ NoisyGradientDescent::NoisyGradientDescent(const meshes::DistributedBoxMesh& mes
       pushDPrime_.emplace_back(mesh.box(), std::move(drift.DPrime.batches[b]), settings.eta);
     }
   }
-  // The noise kernel N(0, 2 eta Sigma): its standard deviation per axis (diagonal part).
-  for (int a = 0; a < mesh.dim(); ++a) kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a]);
+  // The noise kernel N(0, 2 eta Sigma): its standard deviation per axis (diagonal part). After the 1-D displacement
+  // lattice, N(0, 2 eta Sigma - V): the lattice's rounding added V to every displacement (PoissonLatticeMixture::
+  // addedVariance, the same for D and D'; docs/noisy-gd.md §9.2).
+  const double added = latticeD_ ? latticeD_->addedVariance() : 0.0;
+  if (latticeD_ && latticeDPrime_->addedVariance() != added)
+    throw std::logic_error("the displacement lattices of D and D' add different variances");
+  for (int a = 0; a < mesh.dim(); ++a)
+    kernelStdDev_[a] = std::sqrt(2.0 * settings_.eta * settings_.noiseVariance[a] - added);
   if (settings_.diffusion == DiffusionMethod::FokkerPlanck) {
     DriftDiffusionEquation heat;
     heat.potential = [](const Point&) { return 0.0; };
     heat.diffusion = settings_.noiseVariance;
+    for (int a = 0; a < mesh.dim(); ++a) heat.diffusion[static_cast<std::size_t>(a)] -= added / (2.0 * settings_.eta);
     heat.crossDiffusion = settings_.noiseCross;
     heat_ = std::make_unique<FokkerPlanckOperator>(mesh, std::vector<DriftDiffusionEquation>{heat, heat},
                                                    FaceFluxScheme::ScharfetterGummel);

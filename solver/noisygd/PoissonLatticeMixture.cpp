@@ -1,6 +1,7 @@
 #include "solver/noisygd/PoissonLatticeMixture.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,42 @@ namespace {
 
 /// phi(1) of the standard normal density: ||phi_s''||_1 = 4 phi(1) / s^2 (docs/noisy-gd.md §9.2).
 const double kPhiOne = std::exp(-0.5) / std::sqrt(2.0 * M_PI);
+
+/// The L1 norms of the third and fourth derivatives of the standard normal density (those of phi_s are these over s^3
+/// and s^4). phi''' = -He_3 phi changes sign at 0 and +-sqrt(3), where phi'' = (z^2 - 1) phi is -phi(0) and
+/// 2 phi(sqrt(3)): 2 (phi(0) + 4 phi(sqrt(3))) = 1.5100. phi'''' = He_4 phi changes sign at z^2 = 3 -+ sqrt(6), where
+/// phi''' = -(z^3 - 3 z) phi takes the values summed below: 2.8006.
+double normalDensity(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
+double thirdDerivativeNorm() { return 2.0 * (normalDensity(0.0) + 4.0 * normalDensity(std::sqrt(3.0))); }
+double fourthDerivativeNorm() {
+  const auto d3 = [](double z) { return -(z * z * z - 3.0 * z) * normalDensity(z); };
+  const double r1 = std::sqrt(3.0 - std::sqrt(6.0)), r2 = std::sqrt(3.0 + std::sqrt(6.0));
+  return 2.0 * (std::fabs(d3(r1)) + std::fabs(d3(r2) - d3(r1)) + std::fabs(d3(r2)));
+}
+
+/// A rounded record's law on the line's lattice, relative to k0 (its displacement being (k0 + f) Delta): the two-point
+/// split of mean f (k0 w.p. 1 - f, k0 + 1 w.p. f) spread by a symmetric step of variance c = (f - 1/2)^2 (to k0 - 1
+/// and k0 + 2), so that its variance is 1/4 (of Delta^2) for every f: weights at k0 - 1, k0, k0 + 1, k0 + 2.
+std::array<double, 4> includedSplit(double f) {
+  const double c = (f - 0.5) * (f - 0.5);
+  return {(1.0 - f) * c / 2.0, (1.0 - f) * (1.0 - c) + f * c / 2.0, f * (1.0 - c) + (1.0 - f) * c / 2.0, f * c / 2.0};
+}
+
+/// An excluded record's (and a phantom's) symmetric spread on the line: -1, 0, +1 with 1/8, 3/4, 1/8 (variance 1/4).
+constexpr std::array<double, 3> kExcludedSpread{0.125, 0.75, 0.125};
+
+/// Per unit Delta^3 and Delta^4, a rounded record's contribution to the line lattice's bound (docs/noisy-gd.md §9.2):
+/// gamma |E e^3 | included| and E e^4 + 3 (E e^2)^2 averaged over inclusion (E e^4 = 1/4 when excluded).
+std::array<double, 2> lineRoundingMoments(double f, double rate) {
+  const auto w = includedSplit(f);
+  double third = 0.0, fourth = 0.0;
+  for (int k = 0; k < 4; ++k) {
+    const double e = static_cast<double>(k - 1) - f;
+    third += w[static_cast<std::size_t>(k)] * e * e * e;
+    fourth += w[static_cast<std::size_t>(k)] * e * e * e * e;
+  }
+  return {rate * std::fabs(third), rate * fourth + (1.0 - rate) * 0.25 + 3.0 / 16.0};
+}
 
 /// Moves the end points lighter than `eps` to their inner neighbour; returns the mass moved.
 double prune(LatticeLaw& law, double eps) {
@@ -97,6 +134,18 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
     cellsPerStep_ = static_cast<long>(std::ceil(h / settings_.spacing * (1.0 - 1e-12)));
     settings_.spacing = h / static_cast<double>(cellsPerStep_);
   }
+  // Every law carries the rounding variance of roundedRecords_ records (phantom spreads fill it up to the settings'
+  // count), which the step's noise gives up: sigma^2 = s^2 - V (addedVariance).
+  roundedRecords_ = std::max(settings_.roundedRecords, records_ - (exactGroup_ >= 0 ? 1 : 0));
+  const double s = settings_.noiseStdDev;
+  addedVariance_ = static_cast<double>(roundedRecords_) * 0.25 * settings_.spacing * settings_.spacing;
+  if (!(addedVariance_ < 0.5 * s * s)) {
+    std::ostringstream why;
+    why << "the displacement lattice (spacing " << settings_.spacing << ", " << roundedRecords_
+        << " rounded records) adds a variance " << addedVariance_ << " beyond half the step's noise variance " << s * s;
+    throw LatticeBudgetExceeded(why.str());
+  }
+  compensatedStdDev_ = std::sqrt(s * s - addedVariance_);
   exactShift_.assign(nc, 0.0);
   double work = 0.0, stored = 0.0;
   for (std::size_t i = 0; i < nc; ++i) {
@@ -105,7 +154,7 @@ PoissonLatticeMixture::PoissonLatticeMixture(const meshes::BoxMesh& mesh, std::v
     checkPoints(stored, i);
     if (exactGroup_ >= 0)
       exactShift_[i] = -(eta_ / expectedSize_) * centreGradients_[static_cast<std::size_t>(exactGroup_)][i];
-    latticeBound_.push_back(latticeTerm(laws_.back().roundingVariance, laws_.back().pruned));
+    latticeBound_.push_back(lineLatticeTerm(laws_.back()));
     // sum_j w_j^2 over the records: the Lipschitz bound, or for nondecreasing gradients the faces' values if smaller.
     const double half = 0.5 * settings_.gradientLipschitz * ax.width(static_cast<int>(i));
     double squares = static_cast<double>(records_) * half * half;
@@ -130,6 +179,21 @@ double PoissonLatticeMixture::latticeTerm(double roundingVariance, double pruned
   return std::min(kPhiOne * roundingVariance / (s * s) + perMove * pruned, 1.0);
 }
 
+double PoissonLatticeMixture::lineLatticeTerm(const LatticeLaw& law) const {
+  // Given the batch, R = sum_j e_j with independent e_j of mean 0 and variance Delta^2 / 4 each, and the noise that
+  // follows is N(0, sigma^2) with sigma^2 = s^2 - V. Swapping one e_j at a time for N(0, Delta^2 / 4) (the sum of all
+  // of them with N(0, sigma^2) is the step's N(0, s^2)) changes the law by at most
+  //   (1/2) (|E e_j^3| ||G'''||_1 / 6 + (E e_j^4 + 3 (Delta^2/4)^2) ||G''''||_1 / 24)
+  // in TV (Taylor's formula with the integral remainder; G, phi_sigma convolved with the rest, has ||G^(k)||_1 <=
+  // ||phi_sigma^(k)||_1), summed over the records and averaged over the batches (docs/noisy-gd.md §9.2).
+  const double sigma = compensatedStdDev_;
+  const double rounding = 0.5 * (thirdDerivativeNorm() / 6.0 * law.thirdMoments / (sigma * sigma * sigma) +
+                                 fourthDerivativeNorm() / 24.0 * law.fourthMoments / (sigma * sigma * sigma * sigma));
+  // Each pruning moves its mass by one lattice step; the noise after it is N(0, sigma^2) (and more).
+  const double perMove = std::erf(settings_.spacing / (2.0 * std::sqrt(2.0) * sigma));
+  return std::min(rounding + perMove * law.pruned, 1.0);
+}
+
 double PoissonLatticeMixture::withinCellTerm(double squares) const {
   // E|A|^2 = (eta/b)^2 gamma (1 - gamma) sum_j w_j^2; TV of two Gaussians N(0, s^2 I) shifted by |A|, then Jensen.
   const double rms = (eta_ / expectedSize_) * std::sqrt(rate_ * (1.0 - rate_) * squares);
@@ -137,9 +201,36 @@ double PoissonLatticeMixture::withinCellTerm(double squares) const {
 }
 
 double PoissonLatticeMixture::spacingFor(double tolerance, double noiseStdDev, double rate, long records, int dim) {
-  // E|R|^2 <= gamma n dim Delta^2 / 4 (f (1 - f) <= 1/4 per axis).
-  return noiseStdDev *
-         std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records) * static_cast<double>(dim)));
+  if (dim != 1) {
+    // E|R|^2 <= gamma n dim Delta^2 / 4 (f (1 - f) <= 1/4 per axis).
+    return noiseStdDev *
+           std::sqrt(4.0 * tolerance / (kPhiOne * rate * static_cast<double>(records) * static_cast<double>(dim)));
+  }
+  // The line's bound (lineLatticeTerm) per unit mass at its worst over the fractions, in x = Delta / sigma:
+  //   (1/2) (c3/6 gamma n x^3 / (6 sqrt 3) + c4/24 n x^4 / 2)
+  // (|E e^3| <= Delta^3 / (6 sqrt 3) when included; E e^4 + 3/16 Delta^4 <= (5/16 + 3/16) Delta^4), with
+  // sigma^2 = s^2 / (1 + n x^2 / 4) once the noise gives up the rounding's variance n Delta^2 / 4. x by bisection.
+  const double n = static_cast<double>(records);
+  const double third = 0.5 * thirdDerivativeNorm() / 6.0 * rate * n / (6.0 * std::sqrt(3.0)),
+               fourth = 0.5 * fourthDerivativeNorm() / 24.0 * n * 0.5;
+  const auto bound = [&](double x) { return third * x * x * x + fourth * x * x * x * x; };
+  // Where each term is half the tolerance the bound holds; at twice the smaller of those x it does not (one term has
+  // grown 8 or 16 times): the root lies between, found to a relative 2^-100 whatever the tolerance's magnitude.
+  double lo = std::min(std::cbrt(0.5 * tolerance / third), std::pow(0.5 * tolerance / fourth, 0.25));
+  double hi = 2.0 * lo;
+  // At most n x^2 / 4 = 1/2: the noise keeps at least two thirds of its variance.
+  const double largest = std::min(1.0, std::sqrt(2.0 / std::max(n, 1.0)));
+  if (lo >= largest) {
+    lo = hi = largest;
+  } else {
+    hi = std::min(hi, largest);
+    if (bound(hi) <= tolerance) lo = hi;
+  }
+  for (int i = 0; i < 100 && lo < hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (bound(mid) <= tolerance ? lo : hi) = mid;
+  }
+  return lo * noiseStdDev / std::sqrt(1.0 + n * lo * lo / 4.0);
 }
 
 LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work) const {
@@ -147,41 +238,59 @@ LatticeLaw PoissonLatticeMixture::displacementLaw(std::size_t cell, double& work
   law.prob = {1.0};
   const double delta = settings_.spacing, g = rate_;
   std::vector<double> next;
+  // Convolves the law with `weights` at lattice offsets first, first + 1, ... (checked against the budget first).
+  auto convolve = [&](long first, const double* weights, std::size_t count) {
+    const std::size_t n = law.prob.size();
+    const long lo = std::min(0L, first), hi = static_cast<long>(n) - 1 + std::max(0L, first + static_cast<long>(count) - 1);
+    // Checked before the allocation: a tiny spacing makes hi - lo (and the work) as large as any budget.
+    work += static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
+    checkWork(work, cell);
+    next.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
+    const double* src = law.prob.data();
+    // Contiguous scaled additions (vectorisable): the law shifted by each offset.
+    for (std::size_t k = 0; k < count; ++k) {
+      if (weights[k] == 0.0) continue;
+      double* dst = next.data() + (first + static_cast<long>(k) - lo);
+      for (std::size_t j = 0; j < n; ++j) dst[j] += weights[k] * src[j];
+    }
+    law.prob.swap(next);
+    law.first += lo;
+    law.pruned += prune(law, settings_.pruneMass);
+  };
+  long rounded = 0;
   for (std::size_t r = 0; r < groups_.size(); ++r) {
     const long copies = groups_[r].count - (static_cast<long>(r) == exactGroup_ ? 1 : 0);
     if (copies == 0) continue;
     const double t = -(eta_ / expectedSize_) * centreGradients_[r][cell] / delta;
     const double kf = std::floor(t);
     // A record's displacement beyond 2^52 lattice steps cannot be held (nor its law built): refused like the budget.
-    if (!(std::fabs(kf) < 0x1p52))
-    {
+    if (!(std::fabs(kf) < 0x1p52)) {
       std::ostringstream why;
       why << "the displacement lattice (spacing " << delta << ") puts one record's displacement beyond 2^52 points";
       throw LatticeBudgetExceeded(why.str());
     }
     const long k0 = static_cast<long>(kf);
     const double f = t - kf;
-    law.roundingVariance += static_cast<double>(copies) * g * f * (1.0 - f) * delta * delta;
-    // One record: 0 w.p. 1 - gamma, k0 w.p. gamma (1 - f), k0 + 1 w.p. gamma f.
-    const double w0 = 1.0 - g, w1 = g * (1.0 - f), w2 = g * f;
-    for (long copy = 0; copy < copies; ++copy) {
-      const std::size_t n = law.prob.size();
-      const long lo = std::min(0L, k0), hi = static_cast<long>(n) - 1 + std::max(0L, k0 + 1);
-      // Checked before the allocation: a tiny spacing makes hi - lo (and the work) as large as any budget.
-      work += static_cast<double>(hi) - static_cast<double>(lo) + 1.0;
-      checkWork(work, cell);
-      next.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
-      // Three contiguous scaled additions (vectorisable): the law shifted by 0, k0 and k0 + 1 points.
-      const double* src = law.prob.data();
-      for (const auto& [offset, weight] : {std::pair{-lo, w0}, std::pair{k0 - lo, w1}, std::pair{k0 + 1 - lo, w2}}) {
-        double* dst = next.data() + offset;
-        for (std::size_t j = 0; j < n; ++j) dst[j] += weight * src[j];
-      }
-      law.prob.swap(next);
-      law.first += lo;
-      law.pruned += prune(law, settings_.pruneMass);
-    }
+    const auto moments = lineRoundingMoments(f, g);
+    law.thirdMoments += static_cast<double>(copies) * moments[0] * delta * delta * delta;
+    law.fourthMoments += static_cast<double>(copies) * moments[1] * delta * delta * delta * delta;
+    rounded += copies;
+    // One record: excluded (1 - gamma), spread symmetrically about 0; included (gamma), its split about k0 + f.
+    const auto split = includedSplit(f);
+    // The window from min(-1, k0 - 1) to max(1, k0 + 2); the zero weights between the two parts are skipped.
+    const long first = std::min(-1L, k0 - 1), last = std::max(1L, k0 + 2);
+    std::vector<double> w(static_cast<std::size_t>(last - first + 1), 0.0);
+    for (long k = 0; k < 3; ++k) w[static_cast<std::size_t>(k - 1 - first)] += (1.0 - g) * kExcludedSpread[static_cast<std::size_t>(k)];
+    for (long k = 0; k < 4; ++k) w[static_cast<std::size_t>(k0 - 1 + k - first)] += g * split[static_cast<std::size_t>(k)];
+    for (long copy = 0; copy < copies; ++copy) convolve(first, w.data(), w.size());
   }
+  // Phantom spreads: every law carries the same rounding variance (settings_.roundedRecords of 1/4 Delta^2), which the
+  // step's noise gives up (addedVariance), so that D's and D''s noise is one.
+  for (long extra = rounded; extra < roundedRecords_; ++extra) {
+    convolve(-1, kExcludedSpread.data(), kExcludedSpread.size());
+    law.fourthMoments += (0.25 + 3.0 / 16.0) * delta * delta * delta * delta;
+  }
+  law.roundingVariance = static_cast<double>(std::max(rounded, roundedRecords_)) * 0.25 * delta * delta;
   return law;
 }
 

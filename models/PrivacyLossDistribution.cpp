@@ -17,6 +17,11 @@ namespace fpdp::models {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+/// The largest |loss| on a grid: e^L must stay finite in the discretisations (e^700 = 1e304). What lies above goes to
+/// infinity (pessimistic: P(L > 700) - e^700 Q(L > 700) is infinity mass) or is rounded down onto the top node
+/// (optimistic). Before, nodes above 709 made e^L infinite and the masses NaN: z = 0.018, gamma = 0.3, K = 8 gave
+/// eps(1e-3) = 2.9 where it is above 1000.
+constexpr double kLargestGridLoss = 700.0;
 /// The largest grid a discretisation or a composition may hold (doubles): the FFT's memory is a few times this.
 constexpr std::size_t kMaxGridPoints = std::size_t{1} << 24;
 /// Compositions with a factor of at most this many bins are summed directly (exact up to long double round-off).
@@ -42,7 +47,12 @@ public:
   double xOf(double l) const {
     if (l == kInf) return p_.direction == SubsampledDirection::Remove ? kInf : -kInf;
     if (l == -kInf) return p_.direction == SubsampledDirection::Remove ? -kInf : kInf;
-    const double r = std::expm1(p_.direction == SubsampledDirection::Remove ? l : -l) / p_.gamma;
+    // e^s = 1 - gamma + gamma e^(mu x - mu^2/2) (s = L for Remove, -L for Add): mu x - mu^2/2 = log1p(expm1(s) / gamma),
+    // and where expm1(s) overflows, s - log(gamma) + log1p(-(1 - gamma) e^-s). (Before, every loss beyond 709 went
+    // to x = +inf and its mass was lost: z = 0.018, gamma = 0.3, K = 8 gave eps(1e-3) = 2.9 where it is above 1000.)
+    const double s = p_.direction == SubsampledDirection::Remove ? l : -l;
+    if (s > 700.0) return 0.5 * p_.mu + (s - std::log(p_.gamma) + std::log1p(-(1.0 - p_.gamma) * std::exp(-s))) / p_.mu;
+    const double r = std::expm1(s) / p_.gamma;
     if (!(r > -1.0)) return -kInf;
     return 0.5 * p_.mu + std::log1p(r) / p_.mu;
   }
@@ -267,7 +277,10 @@ DiscretePld subsampledGaussianPld(double mu, double gamma, SubsampledDirection d
     throw std::invalid_argument("subsampledGaussianPld: needs mu > 0 finite, gamma in (0, 1], h > 0, tailMass in "
                                 "(0, 0.5); got mu = " + std::to_string(mu) + ", gamma = " + std::to_string(gamma));
   const SubsampledGaussianPair pair{mu, gamma, direction};
-  const auto [lo, hi] = lossRange(pair, grid.tailMass);
+  const auto [bottom, top] = lossRange(pair, grid.tailMass);
+  // Below -700 the loss's mass is at most e^-700 of Q's: the lowest node takes it (pessimistic) or it is dropped
+  // (optimistic), as below any grid.
+  const double lo = std::max(bottom, -kLargestGridLoss), hi = std::min(top, kLargestGridLoss);
   checkGridSize(hi - lo, grid.h, "one mechanism's loss range");
   const long i0 = static_cast<long>(std::floor(lo / grid.h)), i1 = std::max(static_cast<long>(std::ceil(hi / grid.h)), i0 + 1);
   const PairMasses masses(pair);
@@ -361,7 +374,7 @@ DiscretePld selfComposePld(const DiscretePld& single, long K, PldBound bound, do
 double subsampledGaussianDelta(double mu, double gamma, SubsampledDirection direction, double eps) {
   const PairMasses m(SubsampledGaussianPair{mu, gamma, direction});
   const double P = m.massP(eps, kInf), Q = m.massQ(eps, kInf);
-  return std::max(P - std::exp(eps) * Q, 0.0);
+  return std::max(Q > 0.0 ? P - std::exp(eps) * Q : P, 0.0);  // e^eps may overflow where Q is 0
 }
 
 PldGrid pldGridFor(double mu, double gamma) {

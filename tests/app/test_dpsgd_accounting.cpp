@@ -126,4 +126,15 @@ BOOST_AUTO_TEST_CASE(poisson_baseline_beyond_the_grid_is_not_computed) {
   BOOST_TEST(base.unavailable().find("grid points") != std::string::npos, base.unavailable());
 }
 
+// A mechanism whose loss reaches far beyond 709, where e^L overflows: its eps(1e-3) is far above 100 (delta(eps) >=
+// gamma (1 - o(1)) for eps below mu^2/2 at the first step already), and the upper bound must say so. Before the grid
+// stopped at |L| = 700, z = 0.018 and 0.0054 (gamma = 0.3, K = 8) gave NaN masses and eps(1e-3) = 2.9 and 2.9.
+BOOST_AUTO_TEST_CASE(poisson_baseline_of_a_loss_beyond_exp_overflow_stays_an_upper_bound) {
+  for (double z : {0.054, 0.018, 0.0054}) {
+    const auto far = fpdp::models::subsampledGaussianEpsilons(1.0 / z, 0.3, 8, {1e-3});
+    BOOST_TEST(far[0].pessimistic > 100.0, "z " << z << ": " << far[0].pessimistic);
+    BOOST_TEST(!std::isnan(far[0].optimistic));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

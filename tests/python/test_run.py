@@ -271,6 +271,59 @@ def test_certify_solves_refined_3d_implicit_steps_iteratively_unless_the_case_ch
     assert "pc_type = 'jacobi'" in parameters and "pc_type=jacobi" in solver, (parameters, solver)
 
 
+_LATTICE_FEW_RECORDS = """[case]
+name = "lattice-few-records"
+dynamics = "noisy_gd"
+[mesh]
+lower = [-9.0]
+upper = [11.0]
+cells = [200]
+[loss]
+type = "expression"
+expression = "-x1*theta1"
+gradient = ["-x1"]
+[data]
+records = [[1.0], [0.0], [0.0]]
+[neighbour]
+index = 0
+record = [0.5]
+[noise]
+sigma = 0.3
+[initial]
+mean = [0.0]
+covariance = 0.1
+[noisy_gd]
+eta = 0.5
+steps = 4
+clip_norm = 2.0
+diffusion = "exact_convolution"
+[batch]
+sampling = "poisson"
+rate = 0.3
+mixture = "lattice"
+mixture_tolerance = 1e-2
+[output]
+every = 2
+plots = false
+fields = false
+[divergence]
+orders = [2]
+[privacy]
+delta = 1e-3
+"""
+
+
+def test_certify_enumerates_the_batches_where_the_lattice_bound_decides_and_the_enumeration_fits(tmp_path):
+    """The displacement lattice bounds TV only: KL and R_alpha on it are never certified (density_bound). Three records
+    enumerate in 2^3 batches, within the enumeration's budget: --certify=last_step switches to the exact enumeration,
+    which certifies KL, instead of tightening a lattice that can never certify it."""
+    result = fpdp.run(_LATTICE_FEW_RECORDS, output=tmp_path / "out", quiet=True,
+                      overrides={"accuracy.certify": "last_step"})
+    assert "mixture = 'enumerate'" in (result.output_directory / "parameters.toml").read_text()
+    numbers = json.loads((result.output_directory / "result.json").read_text())["numbers"]
+    assert numbers["kl"]["certified"] is True, numbers["kl"]
+
+
 def test_quiet_prints_nothing_and_the_default_prints_the_summary(tmp_path, quick_case, capfd):
     fpdp.run(quick_case, output=tmp_path / "a", quiet=True)
     out, err = capfd.readouterr()

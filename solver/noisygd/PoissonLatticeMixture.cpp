@@ -18,11 +18,17 @@ const double kPhiOne = std::exp(-0.5) / std::sqrt(2.0 * M_PI);
 /// 2 phi(sqrt(3)): 2 (phi(0) + 4 phi(sqrt(3))) = 1.5100. phi'''' = He_4 phi changes sign at z^2 = 3 -+ sqrt(6), where
 /// phi''' = -(z^3 - 3 z) phi takes the values summed below: 2.8006.
 double normalDensity(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
-double thirdDerivativeNorm() { return 2.0 * (normalDensity(0.0) + 4.0 * normalDensity(std::sqrt(3.0))); }
+double thirdDerivativeNorm() {
+  static const double norm = 2.0 * (normalDensity(0.0) + 4.0 * normalDensity(std::sqrt(3.0)));
+  return norm;
+}
 double fourthDerivativeNorm() {
-  const auto d3 = [](double z) { return -(z * z * z - 3.0 * z) * normalDensity(z); };
-  const double r1 = std::sqrt(3.0 - std::sqrt(6.0)), r2 = std::sqrt(3.0 + std::sqrt(6.0));
-  return 2.0 * (std::fabs(d3(r1)) + std::fabs(d3(r2) - d3(r1)) + std::fabs(d3(r2)));
+  static const double norm = [] {
+    const auto d3 = [](double z) { return -(z * z * z - 3.0 * z) * normalDensity(z); };
+    const double r1 = std::sqrt(3.0 - std::sqrt(6.0)), r2 = std::sqrt(3.0 + std::sqrt(6.0));
+    return 2.0 * (std::fabs(d3(r1)) + std::fabs(d3(r2) - d3(r1)) + std::fabs(d3(r2)));
+  }();
+  return norm;
 }
 
 /// A rounded record's law on the line's lattice, relative to k0 (its displacement being (k0 + f) Delta): the two-point

@@ -479,7 +479,7 @@ constexpr Parameter kParameters[] = {
      "", oneOf("off, headline, last_step")},
     {"accuracy", "certify_seconds", "number", "s", Presence::Default, "600", "", "",
      "The refinement's wall-time budget: a finer mesh whose run would end beyond it is not started, and one still "
-     "stepping when it is spent stops at its next output step, the last run that took its steps standing in for it "
+     "stepping when it is spent stops at its next time step, the last run that took its steps standing in for it "
      "(the run then says what blocked the certification).",
      "", numberIn(1, 1e7)},
     {"accuracy", "certify_max_cells", "integer", "—", Presence::Default, "4194304", "", "",

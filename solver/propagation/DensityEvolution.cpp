@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "solver/propagation/BoolOption.hpp"
@@ -223,8 +224,26 @@ PetscErrorCode DensityEvolution::monitor(TS, PetscInt step, PetscReal time, Vec 
   auto* self = static_cast<DensityEvolution*>(ctx);
   self->stepsTaken_ = step;
   if (step == self->skipObserverAt_) PetscFunctionReturn(0);
-  if (self->observer_) PetscCallCXX((*self->observer_)(static_cast<long>(step), static_cast<double>(time), u));
+  if (!self->observer_) PetscFunctionReturn(0);
+  // An observer's exception (a stop its caller asked for: a progress hook's RunInterrupted, a --certify budget) must
+  // reach the caller as itself, not as PETSc's "error in external library" (which PetscCallCXX would make of it).
+  try {
+    (*self->observer_)(static_cast<long>(step), static_cast<double>(time), u);
+  } catch (...) {
+    self->observerException_ = std::current_exception();
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "the run's observer stopped the time integration");
+  }
   PetscFunctionReturn(0);
+}
+
+void DensityEvolution::solveObserved(Vec u) {
+  observerException_ = nullptr;
+  try {
+    FPDP_PETSC(TSSolve(ts_, u));
+  } catch (...) {
+    if (auto e = std::exchange(observerException_, nullptr)) std::rethrow_exception(e);
+    throw;
+  }
 }
 
 void DensityEvolution::setUp(Vec u) {
@@ -239,7 +258,7 @@ void DensityEvolution::run(Vec u, const Observer& observer, double startTime) {
   FPDP_PETSC(TSSetSolution(ts_, u));
   FPDP_PETSC(TSSetUp(ts_));
   try {
-    FPDP_PETSC(TSSolve(ts_, u));
+    solveObserved(u);
   } catch (...) {
     observer_ = nullptr;
     throw;
@@ -337,7 +356,7 @@ void DensityEvolution::resume(Vec u, const Observer& observer, const IntegratorS
   observer_ = &observer;
   skipObserverAt_ = state.step;
   try {
-    FPDP_PETSC(TSSolve(ts_, u));
+    solveObserved(u);
   } catch (...) {
     observer_ = nullptr;
     skipObserverAt_ = -1;

@@ -15,6 +15,7 @@
 // Observers run from a TS monitor after each completed step (never inside a residual).
 #include <petscts.h>
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -61,6 +62,7 @@ public:
 private:
   void restoreState(const IntegratorState& state, Vec u);
   static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal time, Vec u, void* ctx);
+  void solveObserved(Vec u);  // TSSolve, rethrowing what the observer threw as itself
   static PetscErrorCode implicitFunction(TS ts, PetscReal t, Vec u, Vec udot, Vec F, void* ctx);
   static PetscErrorCode implicitJacobian(TS ts, PetscReal t, Vec u, Vec udot, PetscReal shift, Mat J, Mat P,
                                          void* ctx);
@@ -90,6 +92,8 @@ private:
   PetscHandle<TS, TSDestroy> ts_;
   TimeIntegration ti_;
   const Observer* observer_ = nullptr;
+  // What the observer threw inside TSSolve's monitor: it crosses PETSc as an error and is rethrown as itself.
+  std::exception_ptr observerException_;
   long stepsTaken_ = 0;
   long skipObserverAt_ = -1;  // resume(): the step whose observer call the uninterrupted run already made
 };

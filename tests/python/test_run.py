@@ -183,9 +183,11 @@ def test_certify_solves_each_mesh_once_and_publishes_only_the_last_run(tmp_path)
     assert f"cells = [ {final_cells} ]" in parameters
 
 
-def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_it(tmp_path):
+@pytest.mark.parametrize("every", [8, 40])
+def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_it(tmp_path, every):
     """accuracy.certify_seconds is a limit, not only the prediction that admits the next mesh: a refined run still
-    stepping when the budget is spent stops at its next output step, and the last run that took its steps is the
+    stepping when the budget is spent stops at its next time step (also between output steps: with every = 40 and a
+    stepping integrator the run has a single output interval of 40 steps), and the last run that took its steps is the
     output, run again; the outcome says so and the remedy names a budget that lets the stopped run finish. The progress
     hook slows the second run (48 cells) down, as a solver slower than predicted would."""
     runs = []
@@ -200,7 +202,8 @@ def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_
             time.sleep(1.0)
 
     result = fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True, progress=slow_second_run,
-                      overrides={"accuracy.certify": "headline", "accuracy.certify_seconds": 3.0})
+                      overrides={"accuracy.certify": "headline", "accuracy.certify_seconds": 3.0,
+                                 "output.every": every, "solver.ts_type": "bdf" if every == 40 else "auto"})
     report = json.loads((result.output_directory / "result.json").read_text())["certify"]
     assert report["outcome"].startswith("blocked: the run on 48 cells stopped at step "), report
     assert "accuracy.certify_seconds = 3 spent" in report["outcome"], report
@@ -211,6 +214,26 @@ def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert "cells = [ 24 ]" in (result.output_directory / "parameters.toml").read_text()
 
+
+
+def test_a_stop_from_the_progress_hook_in_a_stepping_integrator_is_an_interrupt_not_a_petsc_error(tmp_path):
+    """A Langevin run by BDF steps inside PETSc's TSSolve, whose monitor calls the run's observers: a stop raised there
+    (Ctrl-C, or a --certify budget) must reach the caller as itself. Before, it crossed TSSolve as PETSc's "error in
+    external library", and the caller saw a failed run (a bare KeyboardInterrupt here) instead of fpdp.RunInterrupted
+    with its restart hint."""
+    def ctrl_c_at_step_5(p):
+        if p.phase == "run" and p.step == 5:
+            raise KeyboardInterrupt
+
+    raised = None
+    try:
+        fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True, progress=ctrl_c_at_step_5,
+                 overrides={"solver.ts_type": "bdf", "accuracy.estimate": False})
+    except BaseException as e:  # a bare KeyboardInterrupt must not end the test session
+        raised = e
+    assert isinstance(raised, fpdp.RunInterrupted), repr(raised)
+    assert "PETSc" not in str(raised), str(raised)
+    assert not (tmp_path / "out").exists()
 
 _BDF_3D = """[case]
 name = "bdf-3d"

@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
+#include "app/case/ResourceEstimate.hpp"
 #include "app/platform/PetscConfiguration.hpp"
 #include "app/run/NumberFormat.hpp"
 #include "app/run/Certification.hpp"
@@ -240,8 +242,8 @@ public:
     standIn("stopped at step " + std::to_string(step) + " of " + std::to_string(steps) + ": accuracy.certify_seconds = " +
             formatNumber(budget, "%g") + " spent (" + formatNumber(elapsed, "%.3g") + " s)");
     report_.remedy = std::isfinite(needed) && needed <= kLargestCertifySeconds
-                         ? "--certify --set accuracy.certify_seconds=" + formatNumber(needed, "%.0f") +
-                               " lets the run on " + mesh + " cells finish (more may be needed)"
+                         ? budgetFlags(std::nullopt, needed) + " lets the run on " + mesh +
+                               " cells finish (more may be needed)"
                          : "quote the conservative value";
   }
 
@@ -493,8 +495,7 @@ private:
                           formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
                           " s spent)",
                       secondsNeeded <= kLargestCertifySeconds
-                          ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
-                                " lets the tighter lattice run (more may be needed)"
+                          ? budgetFlags(std::nullopt, secondsNeeded) + " lets the tighter lattice run (more may be needed)"
                           : "quote the conservative value (the lattice's TV bound is in it)",
                       seconds);
       }
@@ -538,19 +539,13 @@ private:
     const double predicted = levels_.back().seconds * growth;
     const double elapsed = secondsSince(start_);
     // A budget that blocks names the setting that lets the next mesh run (it may not be the last one needed).
-    const std::string cellsNeeded = formatNumber(totalCells(finer), "%.0f");
+    const double secondsNeeded = std::ceil(1.25 * (elapsed + predicted));
     if (totalCells(finer) > static_cast<double>(finest.accuracy.certifyMaxCells))
       return finish("blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
                         uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
                         " cells, exceeds accuracy.certify_max_cells = " +
                         std::to_string(finest.accuracy.certifyMaxCells) + settledText(),
-                    totalCells(finer) <= kLargestCertifyCells
-                        ? "--certify --set accuracy.certify_max_cells=" + cellsNeeded + " lets the next mesh, " +
-                              cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
-                              " s; more may be needed; memory grows with the cells)"
-                        : "none within accuracy.certify_max_cells (at most 2^31 cells)",
-                    seconds);
-    const double secondsNeeded = std::ceil(1.25 * (elapsed + predicted));
+                    cellsRemedy(finer, totalCells(finer), predicted, secondsNeeded), seconds);
     if (elapsed + predicted > finest.accuracy.certifySeconds)
       return finish("blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
                         uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
@@ -559,8 +554,8 @@ private:
                         formatNumber(finest.accuracy.certifySeconds, "%g") + " (" + formatNumber(elapsed, "%.3g") +
                         " s spent)" + settledText(),
                     secondsNeeded <= kLargestCertifySeconds
-                        ? "--certify --set accuracy.certify_seconds=" + formatNumber(secondsNeeded, "%.0f") +
-                              " lets the next mesh, " + cellsText(finer) + " cells, run (more may be needed)"
+                        ? budgetFlags(std::nullopt, secondsNeeded) + " lets the next mesh, " + cellsText(finer) +
+                              " cells, run (more may be needed)"
                         : "none within accuracy.certify_seconds (at most " +
                               formatNumber(kLargestCertifySeconds, "%g") + " s): the next mesh would take about " +
                               formatNumber(predicted, "%.3g") + " s",
@@ -583,6 +578,48 @@ private:
     return std::string("; its implicit steps by GMRES with ") + (size > 1 ? "block-Jacobi ILU(0)" : "ILU(0)") +
            " (solver.ksp_type, solver.pc_type) instead of the direct factorisation, whose cost in 3-D grows about as "
            "the square of the cells";
+  }
+
+  /// The remedy where the next mesh, `finer`, exceeds accuracy.certify_max_cells: the setting that admits it, with
+  /// the time budget too where its predicted time (with the 1.25 margin of the time budget's own remedy) would not
+  /// fit (seen: the 3-D anisotropic case's remedy named the cells alone; followed on a busy machine, its 256^3 run,
+  /// predicted at 506 s beside 79 s spent, was stopped by the 600 s budget at step 40 of 50). It names the run's
+  /// memory (the lower estimate that refuses runs, app/case/ResourceEstimate) and says where that exceeds this
+  /// machine's.
+  std::string cellsRemedy(const Case& finer, double cellsNeeded, double predicted,
+                          double secondsNeeded) const {
+    if (totalCells(finer) > kLargestCertifyCells) return "none within accuracy.certify_max_cells (at most 2^31 cells)";
+    PetscMPIInt size = 1;
+    MPI_Comm_size(comm_, &size);
+    const MemoryEstimate memory = estimateRunMemory(finer, size, false);
+    const std::string gigabytes = formatNumber(static_cast<double>(memory.bytes) / 1e9, "%.3g");
+    const auto available = availableMemory();
+    if (available && memory.bytes > *available)
+      return "none on this machine: the next mesh, " + cellsText(finer) + " cells, needs at least " + gigabytes +
+             " GB of memory (" + formatNumber(static_cast<double>(*available) / 1e9, "%.3g") +
+             " GB available); run on more nodes, or quote the conservative value";
+    const bool moreTime = secondsNeeded > finer.accuracy.certifySeconds && secondsNeeded <= kLargestCertifySeconds;
+    return budgetFlags(cellsNeeded, moreTime ? std::optional<double>(secondsNeeded) : std::nullopt) +
+           " lets the next mesh, " + cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
+           " s and at least " + gigabytes + " GB of memory; more may be needed)";
+  }
+
+  /// The flags of a budget's remedy, to be given as printed: the request (--certify or --certify=last_step), then
+  /// accuracy.certify_max_cells and accuracy.certify_seconds, each where the remedy raises it (`cells`, `seconds`) or
+  /// the case set it away from its default. A remedy that named only the budget it raised lost the other one the user
+  /// had raised (seen: the 3-D anisotropic case, given certify_max_cells for 256^3 cells, was told to run with
+  /// certify_seconds alone, which stops at 128^3 again).
+  std::string budgetFlags(std::optional<double> cells, std::optional<double> seconds) const {
+    const AccuracySpec defaults;
+    const AccuracySpec& given = requested_.accuracy;
+    std::string flags = given.certify == "last_step" ? "--certify=last_step" : "--certify";
+    if (cells || given.certifyMaxCells != defaults.certifyMaxCells)
+      flags += " --set accuracy.certify_max_cells=" +
+               formatNumber(cells ? *cells : static_cast<double>(given.certifyMaxCells), "%.0f");
+    if (seconds || given.certifySeconds != defaults.certifySeconds)
+      flags += " --set accuracy.certify_seconds=" +
+               (seconds ? formatNumber(*seconds, "%.0f") : formatNumber(given.certifySeconds, "%.15g"));
+    return flags;
   }
 
   /// The numbers left with a reason no refinement removes, for a message that stops the sequence.

@@ -188,8 +188,9 @@ def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_
     """accuracy.certify_seconds is a limit, not only the prediction that admits the next mesh: a refined run still
     stepping when the budget is spent stops at its next time step (also between output steps: with every = 40 and a
     stepping integrator the run has a single output interval of 40 steps), and the last run that took its steps is the
-    output, run again; the outcome says so and the remedy names a budget that lets the stopped run finish. The progress
-    hook slows the second run (48 cells) down, as a solver slower than predicted would."""
+    output, run again; the outcome says so and the remedy names a budget that lets the stopped run finish, keeping the
+    cell limit the case set. The progress hook slows the second run (48 cells) down, as a solver slower than
+    predicted would."""
     runs = []
 
     def slow_second_run(p):
@@ -203,18 +204,41 @@ def test_certify_stops_a_refined_run_at_its_budget_and_publishes_the_run_before_
 
     result = fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True, progress=slow_second_run,
                       overrides={"accuracy.certify": "headline", "accuracy.certify_seconds": 3.0,
+                                 "accuracy.certify_max_cells": 1000,
                                  "output.every": every, "solver.ts_type": "bdf" if every == 40 else "auto"})
     report = json.loads((result.output_directory / "result.json").read_text())["certify"]
     assert report["outcome"].startswith("blocked: the run on 48 cells stopped at step "), report
     assert "accuracy.certify_seconds = 3 spent" in report["outcome"], report
     assert report["outcome"].endswith("the output is the run on 24 cells, run again"), report
-    assert report["remedy"].startswith("--certify --set accuracy.certify_seconds="), report
-    assert int(report["remedy"].split("=")[1].split()[0]) > 3, report
+    # followed as printed, the remedy keeps the cell limit the case raised
+    prefix = "--certify --set accuracy.certify_max_cells=1000 --set accuracy.certify_seconds="
+    assert report["remedy"].startswith(prefix), report
+    assert int(report["remedy"][len(prefix):].split()[0]) > 3, report
     assert len(runs) == 3 and runs[1] < 40 and runs[2] == 40, runs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert "cells = [ 24 ]" in (result.output_directory / "parameters.toml").read_text()
 
 
+
+def test_a_remedy_that_raises_the_cell_limit_raises_the_time_budget_where_the_next_mesh_needs_it(tmp_path):
+    """A refinement blocked by accuracy.certify_max_cells names the setting that admits the next mesh, and with it the
+    time budget where the next mesh's predicted time would not fit in accuracy.certify_seconds (the remedy must work
+    when followed: a remedy naming the cells alone had its next run stopped by the budget), and the memory that mesh
+    needs. The progress hook slows the run on the requested mesh down, so that the next mesh's prediction exceeds
+    the budget."""
+    def slow_run(p):
+        if p.phase == "run":
+            time.sleep(0.05)
+
+    result = fpdp.run(_COARSE_OU, output=tmp_path / "out", quiet=True, progress=slow_run,
+                      overrides={"accuracy.certify": "headline", "accuracy.certify_max_cells": 30,
+                                 "accuracy.certify_seconds": 5.0, "solver.ts_type": "bdf"})
+    report = json.loads((result.output_directory / "result.json").read_text())["certify"]
+    assert "exceeds accuracy.certify_max_cells = 30" in report["outcome"], report
+    prefix = "--certify --set accuracy.certify_max_cells=48 --set accuracy.certify_seconds="
+    assert report["remedy"].startswith(prefix), report
+    assert int(report["remedy"][len(prefix):].split()[0]) > 5, report
+    assert "GB of memory" in report["remedy"], report
 
 def test_a_stop_from_the_progress_hook_in_a_stepping_integrator_is_an_interrupt_not_a_petsc_error(tmp_path):
     """A Langevin run by BDF steps inside PETSc's TSSolve, whose monitor calls the run's observers: a stop raised there

@@ -43,9 +43,10 @@ struct CertifyAttempt {
 /// x 2).
 Case refinedCase(const Case& c);
 
-/// The case `c` with a box twice as wide per axis about its centre and twice the cells (the same cell widths).
-/// Uniform axes only (nullopt where an axis is graded).
-std::optional<Case> widenedCase(const Case& c);
+/// The case `c` with its box widened about its centre by about `factor` per axis, with cells of the same width added
+/// on each side (a multiple of 4 per side, at least the factor's share). Uniform axes only (nullopt where an axis is
+/// graded).
+std::optional<Case> widenedCase(const Case& c, double factor);
 
 /// The refinement, driven by the run (collective calls): next() gives the case to run, accept() judges the run's
 /// values once it has taken its steps.

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "app/run/CertifyRefinement.hpp"
 #include "app/run/Certification.hpp"
 
 namespace fpdp::app {
@@ -690,4 +691,32 @@ BOOST_AUTO_TEST_CASE(the_integrators_error_bound_moves_delta_by_a_tv_bound) {
   BOOST_TEST(floored[0].estimate >= clean[0].estimate + 4e-8 - 1e-15);
   v.stateErrorFloor = 1e-20;
   BOOST_TEST(judge.profile(step, v, false)[4].certified);
+}
+
+BOOST_AUTO_TEST_CASE(certify_widens_the_box_by_a_quarter_first_keeping_the_cell_width_and_the_coarser_levels) {
+  // --certify's first widening adds a quarter of the width (about the centre, cells of the same width, a multiple of
+  // 4 per side so that the 2x, 4x and 8x coarser levels still divide the mesh); doubling it first cost the shipped
+  // logistic-2d case a 768^2 mesh where 480^2 certifies. Graded axes are not widened.
+  fpdp::app::Case c = oneDimensionalCase();
+  c.mesh.cells[0] = 96;
+  const auto wide = fpdp::app::widenedCase(c, 1.25);
+  BOOST_REQUIRE(wide.has_value());
+  BOOST_TEST(wide->mesh.cells[0] == 120);
+  BOOST_TEST(wide->mesh.lower[0] == -6.25, boost::test_tools::tolerance(1e-14));
+  BOOST_TEST(wide->mesh.upper[0] == 6.25, boost::test_tools::tolerance(1e-14));
+  // then to twice the given width: 1.6 x 1.25
+  const auto twice = fpdp::app::widenedCase(*wide, 1.6);
+  BOOST_REQUIRE(twice.has_value());
+  BOOST_TEST(twice->mesh.cells[0] == 192);
+  BOOST_TEST(twice->mesh.upper[0] - twice->mesh.lower[0] == 20.0, boost::test_tools::tolerance(1e-14));
+  // an odd count of cells keeps its residue modulo 8; the width per cell stays
+  c.mesh.cells[0] = 100;
+  const auto odd = fpdp::app::widenedCase(c, 1.25);
+  BOOST_REQUIRE(odd.has_value());
+  BOOST_TEST(odd->mesh.cells[0] % 8 == 100 % 8);
+  BOOST_TEST(odd->mesh.cells[0] >= 125);
+  BOOST_TEST((odd->mesh.upper[0] - odd->mesh.lower[0]) / odd->mesh.cells[0] == 0.1,
+             boost::test_tools::tolerance(1e-14));
+  c.mesh.grading[0] = 1.05;
+  BOOST_TEST(!fpdp::app::widenedCase(c, 1.25).has_value());
 }

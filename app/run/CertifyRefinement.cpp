@@ -549,7 +549,7 @@ private:
                         uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
                         " cells, exceeds accuracy.certify_max_cells = " +
                         std::to_string(finest.accuracy.certifyMaxCells) + settledText(),
-                    cellsRemedy(finer, totalCells(finer), predicted, secondsNeeded), seconds);
+                    cellsRemedy(finer, predicted, secondsNeeded), seconds);
     if (elapsed + predicted > finest.accuracy.certifySeconds)
       return finish("blocked: " + which + " not certified on " + cellsText(finest) + " cells (" +
                         uncertaintyName(*refinable) + "); the next mesh, " + cellsText(finer) +
@@ -590,8 +590,7 @@ private:
   /// predicted at 506 s beside 79 s spent, was stopped by the 600 s budget at step 40 of 50). It names the run's
   /// memory (the lower estimate that refuses runs, app/case/ResourceEstimate) and says where that exceeds this
   /// machine's.
-  std::string cellsRemedy(const Case& finer, double cellsNeeded, double predicted,
-                          double secondsNeeded) const {
+  std::string cellsRemedy(const Case& finer, double predicted, double secondsNeeded) const {
     if (totalCells(finer) > kLargestCertifyCells) return "none within accuracy.certify_max_cells (at most 2^31 cells)";
     PetscMPIInt size = 1;
     MPI_Comm_size(comm_, &size);
@@ -603,7 +602,7 @@ private:
              " GB of memory (" + formatNumber(static_cast<double>(*available) / 1e9, "%.3g") +
              " GB available); run on more nodes, or quote the conservative value";
     const bool moreTime = secondsNeeded > finer.accuracy.certifySeconds && secondsNeeded <= kLargestCertifySeconds;
-    return budgetFlags(cellsNeeded, moreTime ? std::optional<double>(secondsNeeded) : std::nullopt) +
+    return budgetFlags(totalCells(finer), moreTime ? std::optional<double>(secondsNeeded) : std::nullopt) +
            " lets the next mesh, " + cellsText(finer) + " cells, run (about " + formatNumber(predicted, "%.3g") +
            " s and at least " + gigabytes + " GB of memory; more may be needed)";
   }

@@ -17,7 +17,9 @@ PrivacyLossDistribution.create_from_rounded_probability(..., symmetric=False) ta
    delta(eps) decreases with eps), so that a point without a bound of its own (conservative 1) takes its bound from
    the eps before it; "pointwise" covers the values as written.
 
-So the PLD's delta(eps) is at or above the run's conservative curve at every eps of its grid, in both directions.
+So the PLD's delta(eps) is at or above the run's conservative curve at every eps of its grid, in both directions, and
+at or above what that curve allows between its eps (the chord in e^eps) and beyond its last eps (its last bound, or the
+conservative R_alpha's CKS bound where accuracy.csv is given): coverage_requirements.
 """
 import math
 
@@ -87,15 +89,91 @@ def profile_delta(pmf, inf_mass, interval, eps):
     return inf_mass + float(np.sum(mass[above] * -np.expm1(eps - losses[above])))
 
 
-def cover_curve(pmf, inf_mass, interval, eps_grid, curve):
-    """Moves mass from the lowest losses to +infinity until the PLD's delta(eps) is at or above `curve` at every eps
-    of `eps_grid` (eps >= 0). A point at loss L <= eps adds nothing to delta(eps), so moving m from it adds m; from a
-    higher loss less, hence the repetition. Returns (pmf, inf_mass, moved)."""
+def profile_deltas(pmf, inf_mass, interval, eps):
+    """profile_delta at every eps of an array, at once."""
+    eps = np.asarray(eps, dtype=float)
+    if not pmf:
+        return np.full(eps.shape, inf_mass)
+    losses = np.fromiter(pmf.keys(), dtype=float) * interval
+    mass = np.fromiter(pmf.values(), dtype=float)
+    out = np.full(eps.shape, inf_mass)
+    for start in range(0, eps.size, 512):  # 512 x (points) at a time
+        e = eps[start:start + 512, None]
+        gap = np.minimum(e - losses[None, :], 0.0)  # only losses above eps count; there -expm1 is in (0, 1]
+        out[start:start + 512] += np.sum(mass[None, :] * -np.expm1(gap), axis=1)
+    return out
+
+
+def rdp_tail(orders, renyi):
+    """An upper bound of delta(eps) from upper bounds of R_alpha (MATH.md §7, the CKS conversion, models::cksDelta):
+    min over the orders alpha > 1 with finite R of exp((alpha - 1)(R - eps + log(1 - 1/alpha)) - log alpha); None
+    where no order gives one."""
+    terms = [(a, r) for a, r in zip(orders, renyi) if a > 1 and np.isfinite(r)]
+    if not terms:
+        return None
+
+    def bound(eps):
+        return min(1.0, min(math.exp(min(700.0, (a - 1) * (r - eps + math.log1p(-1 / a)) - math.log(a)))
+                            for a, r in terms))
+    return bound
+
+
+def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
+    """The points (eps, value) at which a PLD's delta(eps) must reach `value` so that it lies at or above every
+    delta(eps) that the curve (upper bounds of delta at the eps of eps_grid) and `tail` (an upper bound beyond the grid,
+    or None) allow, at EVERY eps >= 0, not only at the grid's:
+      * between two grid points, the chord in e^eps of their bounds: a true delta(eps) = sup_A P(A) - e^eps Q(A) is
+        convex in e^eps, so it lies below that chord; the PLD's delta is affine in e^eps between its losses i w, so the
+        chord is checked there and at the grid points;
+      * beyond the last grid point e_m, the bound U(eps) = min(curve(e_m), tail(eps)) does not increase, so for
+        consecutive points b_k < b_(k+1) (spaced by w) from e_m to the largest loss the PLD's delta(b_(k+1)) (at most
+        its delta on [b_k, b_(k+1)]) must reach U(b_k); past the largest loss the PLD's delta is its mass at
+        +infinity, which must reach U there.
+    Before, the curve was checked at the grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson
+    case lay below the true 14.356."""
+    grid = np.asarray(eps_grid, dtype=float)
+    values = np.asarray(curve, dtype=float)
+    keep = (grid >= 0) & np.isfinite(values)
+    grid, values = grid[keep], values[keep]
+    if grid.size == 0:
+        return np.zeros(0), np.zeros(0)
+    order = np.argsort(grid)
+    grid, values = grid[order], values[order]
+    losses = np.sort(np.fromiter(pmf.keys(), dtype=float)) * interval if pmf else np.zeros(0)
+    points, needs = [grid], [values]
+    inside = losses[(losses > grid[0]) & (losses < grid[-1])]
+    if inside.size:
+        j = np.searchsorted(grid, inside, side="right") - 1  # grid[j] < loss < grid[j + 1]
+        share = np.expm1(inside - grid[j]) / np.expm1(grid[j + 1] - grid[j])
+        points.append(inside)
+        needs.append(values[j] + (values[j + 1] - values[j]) * share)
+    last_eps, last = grid[-1], values[-1]
+
+    def bound(eps):
+        return min(last, tail(eps)) if tail is not None else last
+    # every multiple of w from the last eps to the largest loss (at most 20,000 points): the bound is then at most one
+    # spacing late, as the PLD's own losses lie on that grid
+    top = losses[-1] if losses.size else last_eps
+    spacing = max(interval, (top - last_eps) / 20000.0)
+    beyond = np.arange(last_eps, top + 0.5 * spacing, spacing) if top > last_eps else np.array([last_eps])
+    if beyond.size > 1:
+        points.append(beyond[1:])
+        needs.append(np.array([bound(e) for e in beyond[:-1]]))
+    points.append(np.array([beyond[-1] + 1.0]))  # past the largest loss: the mass at +infinity
+    needs.append(np.array([bound(beyond[-1])]))
+    return np.concatenate(points), np.concatenate(needs)
+
+
+def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None):
+    """Moves mass from the lowest losses to +infinity until the PLD's delta(eps) is at or above every bound the curve
+    (and `tail` beyond it) allows at every eps >= 0 (coverage_requirements). A point at loss L <= eps adds nothing to
+    delta(eps), so moving m from it adds m; from a higher loss less, hence the repetition. Returns (pmf, inf_mass,
+    moved)."""
     pmf = dict(pmf)
     moved_total = 0.0
+    points, needs = coverage_requirements(pmf, interval, eps_grid, curve, tail)
     for _ in range(200):
-        deficit = max((c - profile_delta(pmf, inf_mass, interval, e) for e, c in zip(eps_grid, curve)
-                       if e >= 0 and np.isfinite(c)), default=0.0)
+        deficit = float(np.max(needs - profile_deltas(pmf, inf_mass, interval, points), initial=0.0))
         if deficit <= 0:
             break
         # a relative and an absolute margin, so that round-off in the sums cannot leave the PLD below the curve
@@ -105,6 +183,10 @@ def cover_curve(pmf, inf_mass, interval, eps_grid, curve):
         if not pmf:
             inf_mass = 1.0  # every finite point is at +inf: the whole mass, without the sums' round-off
             break
+    else:
+        # still short after 200 moves: nothing finite is left (delta = 1 bounds every delta)
+        moved_total += sum(pmf.values())
+        pmf, inf_mass = {}, 1.0
     return pmf, inf_mass, moved_total
 
 
@@ -119,8 +201,31 @@ def conservative_curve(rows, column, cover):
     raise ValueError(f"cover = {cover!r}; allowed: 'monotone', 'pointwise'")
 
 
+def renyi_bounds(accuracy, step, direction):
+    """(orders, conservative R_alpha) of one direction ("pq" or "qp") at an output step, from accuracy.csv as a
+    DataFrame (renyi_<alpha>_conservative, renyi_qp_<alpha>_conservative); empty lists without it."""
+    if accuracy is None:
+        return [], []
+    rows = accuracy[accuracy["step"] == step]
+    if rows.empty:
+        return [], []
+    prefix = "renyi_" if direction == "pq" else "renyi_qp_"
+    orders, values = [], []
+    for column in rows.columns:
+        if not (column.startswith(prefix) and column.endswith("_conservative")):
+            continue
+        label = column[len(prefix):-len("_conservative")]
+        try:
+            alpha = float(label)
+        except ValueError:  # renyi_qp_... seen from the "renyi_" prefix
+            continue
+        orders.append(alpha)
+        values.append(float(rows[column].iloc[0]))
+    return orders, values
+
+
 def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interval=None, discretisation=True,
-           cover="monotone"):
+           cover="monotone", accuracy=None):
     """The arguments of dp_accounting's create_from_rounded_probability for the run's PLD at output step `step`
     (both directions on one grid), with a report of what went to +infinity.
 
@@ -128,7 +233,9 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
     error estimate); masses: {"pq": mass_p, "qp": mass_q} at the step (divergence.csv); neighbour_kind: the case's
     neighbour.kind; interval: the grid width (default: the finer of the two histograms' bin widths);
     discretisation: cover the run's conservative curve (step 3 of the module's description), made non-increasing
-    (cover = "monotone") or as written ("pointwise"). Raises ValueError naming what is missing."""
+    (cover = "monotone") or as written ("pointwise"), at every eps >= 0 (coverage_requirements); accuracy: the run's
+    accuracy.csv as a DataFrame, whose conservative R_alpha bound delta(eps) beyond the curve's last eps (rdp_tail;
+    without it the curve's last value bounds it there). Raises ValueError naming what is missing."""
     import h5py
 
     with h5py.File(h5_path, "r") as f:
@@ -161,7 +268,8 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
                                  "densities, not of the true ones)")
             rows = hockey_stick_accuracy[hockey_stick_accuracy["step"] == step].sort_values("eps")
             pmf, inf_mass, moved = cover_curve(pmf, inf_mass, w, rows["eps"].to_numpy(dtype=float),
-                                               conservative_curve(rows, f"delta_{d}_conservative", cover))
+                                               conservative_curve(rows, f"delta_{d}_conservative", cover),
+                                               rdp_tail(*renyi_bounds(accuracy, step, d)))
         out[d] = {"pmf": dict(sorted(pmf.items())), "infinity_mass": min(1.0, inf_mass),
                   "moved_to_infinity_for_the_conservative_curve": moved}
     first, second = SLOTS[neighbour_kind]
@@ -184,7 +292,8 @@ def privacy_loss_distribution(result, step, interval=None, discretisation=True, 
     row = div[div["step"] == step].iloc[0]
     exported = export(result.output_directory / "fpdp.h5", result.table("hockey_stick_accuracy"),
                       {"pq": float(row["mass_p"]), "qp": float(row["mass_q"])}, step,
-                      result.parameters["neighbour"]["kind"], interval, discretisation, cover)
+                      result.parameters["neighbour"]["kind"], interval, discretisation, cover,
+                      result.table("accuracy") if discretisation else None)
     kwargs = exported["create_from_rounded_probability"]
     try:
         from dp_accounting.pld import privacy_loss_distribution as pld_module

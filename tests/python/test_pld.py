@@ -177,6 +177,47 @@ def test_the_conservative_curve_is_covered_by_moving_mass_to_infinity():
     assert not covered and inf3 == pytest.approx(1.0)
 
 
+def test_the_cover_holds_between_the_curves_eps_by_the_chord_in_e_to_the_eps():
+    # losses 0.5 and 1 (w = 0.5): the PLD's delta is convex in e^eps with a kink at 0.5, so a curve met exactly at
+    # eps = 0 and 1 leaves it below the chord between them at 0.5, where a true delta (convex in e^eps, e.g. the
+    # chord itself: one loss at 1 and mass at infinity) may lie
+    pmf, inf, w = {1: 0.5, 2: 0.5}, 0.0, 0.5
+    grid = np.array([0.0, 1.0])
+    curve = np.array([pld.profile_delta(pmf, inf, w, e) for e in grid])
+    share = math.expm1(0.5) / math.expm1(1.0)
+    chord = curve[0] + (curve[1] - curve[0]) * share
+    assert pld.profile_delta(pmf, inf, w, 0.5) < chord * (1 - 1e-3)
+    covered, inf2, moved = pld.cover_curve(pmf, inf, w, grid, curve)
+    assert moved > 0
+    for e in np.linspace(0.0, 1.0, 101):
+        bound = curve[0] + (curve[1] - curve[0]) * math.expm1(e) / math.expm1(1.0)
+        assert pld.profile_delta(covered, inf2, w, e) >= bound * (1 - 1e-12)
+
+
+def test_beyond_the_curves_last_eps_the_cover_holds_its_last_bound_or_the_renyi_tail():
+    # the curve ends at eps = 2 with the bound 0.3 while the PLD's losses reach 6: nothing of the curve bounds
+    # delta(5), so past eps = 2 the PLD must keep 0.3 (at +infinity), unless conservative R_alpha bound the tail
+    w = 0.05
+    pmf, inf = {0: 0.5, 80: 0.4995, 120: 0.0005}, 0.0  # losses 0, 4, 6
+    grid, curve = np.array([0.0, 1.0, 2.0]), np.array([0.45, 0.4, 0.3])
+    assert all(pld.profile_delta(pmf, inf, w, e) >= c for e, c in zip(grid, curve))
+    assert pld.profile_delta(pmf, inf, w, 5.0) < 0.3
+    covered, inf2, _ = pld.cover_curve(pmf, inf, w, grid, curve)
+    for e in (2.0, 3.0, 5.0, 6.0, 50.0):
+        assert pld.profile_delta(covered, inf2, w, e) >= 0.3 * (1 - 1e-12), e
+    assert inf2 >= 0.3
+    # an R_2 of at most 0.01 bounds delta(eps) by exp(0.01 - eps + log(1/2)) / 2 (CKS): far less at infinity
+    tail = pld.rdp_tail([2.0, 10.0], [0.01, math.inf])
+    assert tail(3.0) == pytest.approx(math.exp(0.01 - 3.0 + math.log(0.5)) / 2)
+    covered, inf3, _ = pld.cover_curve(pmf, inf, w, grid, curve, tail)
+    # (past the loss at 4 only the point at 6 is left: the tail's bound at 4, 4.6e-3, is what +infinity must make up)
+    assert inf3 <= tail(4.0) * (1 + 1e-6) + 1e-15 and inf3 < 0.02 * inf2
+    for e in np.linspace(2.0, 12.0, 201):
+        previous = max(2.0, e - w)  # checked at the multiples of w: one interval late at most
+        assert pld.profile_delta(covered, inf3, w, e) >= min(0.3, tail(previous)) * (1 - 1e-12), e
+    assert pld.rdp_tail([2.0], [math.inf]) is None
+
+
 def test_mass_the_histogram_does_not_hold_goes_to_infinity():
     # the walls removed 0.1 of the density: the histogram holds 0.9
     pmf, inf = pld.rounded_pmf(-1.0, 1.0, [0.3, 0.3, 0.3, 0.0], 0.0, 0.0, 0.5, missing=0.1)

@@ -146,7 +146,10 @@ def resume_sweep(output, *, jobs=None, quiet=False):
 def _study_table(kind, directory, status):
     import pandas as pd
 
-    table = pd.read_csv(directory / f"{kind}.csv")
+    from .files import open_regular
+
+    with open_regular(directory / f"{kind}.csv") as f:
+        table = pd.read_csv(f)
     table.attrs["output_directory"] = directory
     table.attrs["exit_status"] = status
     if status != 0:

@@ -1,6 +1,7 @@
 """A run's results, read from its output directory (docs/output.md) as NumPy arrays and pandas DataFrames, with the
 error estimate, certification and conservative value of accuracy.csv beside every number that has one."""
 import math
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
+from .files import open_regular, read_regular_text
 
 _ACCURACY_SUFFIXES = ("error_estimate", "certified", "conservative")
 _EPS_ACCURACY = re.compile(r"^eps_exact_delta_(.+)_(error_estimate|certified|conservative)$")
@@ -29,7 +31,12 @@ class Estimate(dict):
 
 
 def _read_csv(path):
-    return pd.read_csv(path, keep_default_na=True) if path.exists() else None
+    """The CSV file as a DataFrame, None where the run did not write it (a dangling link is refused like a live one:
+    files.open_regular)."""
+    if not os.path.lexists(path):
+        return None
+    with open_regular(path) as f:
+        return pd.read_csv(f, keep_default_na=True)
 
 
 class Result:
@@ -47,9 +54,9 @@ class Result:
     def __init__(self, output_directory, summary=""):
         self.output_directory = Path(output_directory)
         self.summary = summary
-        if not (self.output_directory / "parameters.toml").is_file():
+        if not os.path.lexists(self.output_directory / "parameters.toml"):
             raise FileNotFoundError(f"{self.output_directory}: not an fpdp output directory (no parameters.toml)")
-        self.parameters = tomllib.loads((self.output_directory / "parameters.toml").read_text())
+        self.parameters = tomllib.loads(read_regular_text(self.output_directory / "parameters.toml"))
         self._tables = {}
 
     def __repr__(self):

@@ -43,6 +43,39 @@ def test_the_result_reads_every_table_of_the_run(quick):
     assert "quick" in repr(quick) and "eps exact" in quick.summary
 
 
+@pytest.mark.parametrize("plant", ["fifo", "link", "device"])
+def test_a_fifo_a_link_or_a_device_in_a_runs_directory_is_refused_not_read(quick, tmp_path, plant):
+    # A shared machine: someone puts a FIFO (which would block the reader until a writer comes), a link (another
+    # file read as the run's) or a device (/dev/zero never ends) where the run's table or fpdp.h5 was. Each read is
+    # refused at once, naming the file and what it is; read in a child process so that a hang fails the test.
+    import os
+    import shutil
+    import subprocess
+    import sys
+    copy = tmp_path / "out"
+    shutil.copytree(quick.output_directory, copy)
+    for name in ("divergence.csv", "fpdp.h5", "parameters.toml"):
+        target = copy / name
+        target.rename(copy / (name + ".moved"))
+        if plant == "fifo":
+            os.mkfifo(target)
+        elif plant == "link":
+            target.symlink_to(copy / (name + ".moved"))
+        else:
+            target.symlink_to("/dev/zero")
+        code = ("import fpdp, sys\n"
+                "r = fpdp.Result(sys.argv[1])\n"
+                "r.table('divergence'); r.privacy_loss_distribution(int(r.steps[-1]))\n")
+        child = subprocess.run([sys.executable, "-c", code, str(copy)], capture_output=True, text=True, timeout=60)
+        assert child.returncode != 0, (plant, name)
+        what = "a FIFO" if plant == "fifo" else "a symbolic link"
+        assert f"{target}: {what}" in child.stderr, (plant, name, child.stderr[-500:])
+        target.unlink()
+        (copy / (name + ".moved")).rename(target)
+    # put back as regular files, the directory reads again
+    assert fpdp.Result(copy).table("divergence") is not None
+
+
 def test_eps_at_a_delta_of_the_grid_is_the_runs_root(quick):
     eps = pd.read_csv(quick.output_directory / "epsilon.csv")
     acc = pd.read_csv(quick.output_directory / "accuracy.csv")

@@ -89,6 +89,7 @@ void AccuracyOutput::observe(const OutputStep& s) {
   lastProfile_ = judge_.profile(s.step, s.values, faulted());
   last_ = judge_.numbers(s.step, s.values, lastProfile_, faulted());
   judge_.boundProfileByRenyi(lastProfile_, last_);
+  judge_.boundProfileByEpsilons(lastProfile_, last_);
   absorbedMass_ = s.values.absorbedMass;
   startTruncation_ = s.values.startTruncation;
   faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";
@@ -125,6 +126,7 @@ void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredSt
   lastProfile_ = judge_.profile(at.step, at.values, faulted());
   last_ = judge_.numbers(at.step, at.values, lastProfile_, faulted());
   judge_.boundProfileByRenyi(lastProfile_, last_);
+  judge_.boundProfileByEpsilons(lastProfile_, last_);
   absorbedMass_ = at.values.absorbedMass;
   startTruncation_ = at.values.startTruncation;
   faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";

@@ -934,6 +934,24 @@ void AccuracyJudge::boundProfileByRenyi(std::vector<NumberAccuracy>& profile,
     }
 }
 
+void AccuracyJudge::boundProfileByEpsilons(std::vector<NumberAccuracy>& profile,
+                                           const std::vector<NumberAccuracy>& numbers) const {
+  const std::size_t first = 2 + case_.divergence.orders.size();
+  const auto& deltas = case_.privacy.deltaGrid;
+  if (numbers.size() < first + deltas.size()) return;
+  for (std::size_t j = 0; j < deltas.size(); ++j) {
+    const double bound = numbers[first + j].conservative;  // >= the pair's true eps(delta_j), or +inf / NaN
+    if (!(bound < INFINITY)) continue;
+    for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k) {
+      if (!(eps_[k] >= bound)) continue;
+      for (std::size_t dir = 0; dir < 2; ++dir) {
+        NumberAccuracy& a = profile[2 * k + dir];
+        if (!std::isnan(a.value)) a.conservative = std::min(a.conservative, deltas[j]);
+      }
+    }
+  }
+}
+
 void AccuracyJudge::boundZeroEpsilons(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
                                       std::vector<NumberAccuracy>& out) const {
   // eps = 0 (delta(0) = TV <= delta) is only as sure as TV: where TV's conservative value exceeds delta, eps may be

@@ -184,6 +184,13 @@ public:
   /// matters where the profile has none of its own (a value the box or the meshes cannot judge, whose conservative
   /// value was the last judged one's): delta(4) of the default case, 1.9e-16, had 2.2e-11.
   void boundProfileByRenyi(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
+  /// The profile's conservative values bounded by numbers()'s conservative eps_exact: where eps >= the conservative
+  /// eps(delta_j) of the pair (at least either direction's true eps(delta_j)), each direction's true delta(eps) is at
+  /// most delta_j, since delta(eps) does not increase. It matters where the profile's own bound is the last judged
+  /// value while eps(delta) is certified by its roots' shift (epsilonShiftBound): cases/dpsgd-poisson-1d.toml
+  /// certified eps(1e-5) = 1.4750 while its conservative delta_qp(eps) stayed at 0.019 from eps = 1 on, and the PLD
+  /// export, which covers that curve, could not give an eps at 1e-5.
+  void boundProfileByEpsilons(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
 
 private:
   /// The companions' divergences at one step, coarsest last (null where a level has none), as far as their meshes

@@ -11,8 +11,8 @@ PrivacyLossDistribution.create_from_rounded_probability(..., symmetric=False) ta
    (divergence.csv; docs/noisy-gd.md §4.1), whichever is larger;
 3. the discretisation error: the profile is checked against the run's conservative delta(eps) curve
    (hockey_stick_accuracy.csv's delta_pq_conservative, delta_qp_conservative: value + error estimate, 1 where a
-   value has no bound), and where the rounded PLD lies below it, mass is moved from the lowest losses to +infinity
-   until it does not. A margin the run cannot bound thus becomes infinity mass. By default the curve is first made
+   value has no bound), and where the rounded PLD lies below it, mass is moved from the lowest losses up until it does
+   not: to the next eps of the curve, to +infinity past its last (cover_curve). By default the curve is first made
    non-increasing ("monotone": at each eps the smallest conservative value at or below it, a bound because the true
    delta(eps) decreases with eps), so that a point without a bound of its own (conservative 1) takes its bound from
    the eps before it; "pointwise" covers the values as written.
@@ -129,24 +129,29 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
         consecutive points b_k < b_(k+1) (spaced by w) from e_m to the largest loss the PLD's delta(b_(k+1)) (at most
         its delta on [b_k, b_(k+1)]) must reach U(b_k); past the largest loss the PLD's delta is its mass at
         +infinity, which must reach U there.
-    Before, the curve was checked at the grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson
-    case lay below the true 14.356."""
+    Returns (points, values, targets): targets[i] is the loss to which mass moves to lift delta at points[i]: the next
+    eps of the grid (which lifts delta below that eps only), +inf from the grid's last eps on. Before, the curve was checked at the
+    grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson case lay below the true 14.356."""
     grid = np.asarray(eps_grid, dtype=float)
     values = np.asarray(curve, dtype=float)
     keep = (grid >= 0) & np.isfinite(values)
     grid, values = grid[keep], values[keep]
     if grid.size == 0:
-        return np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), np.zeros(0)
     order = np.argsort(grid)
     grid, values = grid[order], values[order]
     losses = np.sort(np.fromiter(pmf.keys(), dtype=float)) * interval if pmf else np.zeros(0)
-    points, needs = [grid], [values]
+    # a shortfall at or after an eps of the grid moves mass up to the next eps of the grid (+infinity after the last):
+    # it lifts delta below that eps only. To +infinity, it would lift every delta: the margin the companions leave at
+    # delta(0.5) (7e-3 in cases/dpsgd-poisson-1d.toml) would decide the export's eps(1e-5)
+    points, needs, targets = [grid], [values], [np.append(grid[1:], np.inf)]
     inside = losses[(losses > grid[0]) & (losses < grid[-1])]
     if inside.size:
         j = np.searchsorted(grid, inside, side="right") - 1  # grid[j] < loss < grid[j + 1]
         share = np.expm1(inside - grid[j]) / np.expm1(grid[j + 1] - grid[j])
         points.append(inside)
         needs.append(values[j] + (values[j + 1] - values[j]) * share)
+        targets.append(grid[j + 1])
     last_eps, last = grid[-1], values[-1]
 
     def bound(eps):
@@ -159,34 +164,66 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
     if beyond.size > 1:
         points.append(beyond[1:])
         needs.append(np.array([bound(e) for e in beyond[:-1]]))
+        targets.append(np.full(beyond.size - 1, np.inf))
     points.append(np.array([beyond[-1] + 1.0]))  # past the largest loss: the mass at +infinity
     needs.append(np.array([bound(beyond[-1])]))
-    return np.concatenate(points), np.concatenate(needs)
+    targets.append(np.array([np.inf]))
+    return np.concatenate(points), np.concatenate(needs), np.concatenate(targets)
+
+
+def move_lowest_up(pmf, amount, index):
+    """Moves up to `amount` of mass from the lowest losses of `pmf` below loss index `index` to that index (in place);
+    returns how much it moved. Moving mass to a higher loss never lowers delta(eps) at any eps (each point adds
+    p (1 - e^(eps - L))_+, which grows with L), and keeps E[e^(-L)] <= 1: the PLD of a pair still."""
+    taken = 0.0
+    for i in sorted(pmf):
+        if i >= index or taken >= amount:
+            break
+        take = min(pmf[i], amount - taken)
+        pmf[i] -= take
+        taken += take
+        if pmf[i] <= 0:
+            del pmf[i]
+    if taken > 0:
+        pmf[index] = pmf.get(index, 0.0) + taken
+    return taken
 
 
 def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None):
-    """Moves mass from the lowest losses to +infinity until the PLD's delta(eps) is at or above every bound the curve
-    (and `tail` beyond it) allows at every eps >= 0 (coverage_requirements). A point at loss L <= eps adds nothing to
-    delta(eps), so moving m from it adds m; from a higher loss less, hence the repetition. Returns (pmf, inf_mass,
-    moved)."""
+    """Lifts the PLD's delta(eps) to every bound the curve (and `tail` beyond it) allows at every eps >= 0
+    (coverage_requirements), from the largest eps down. A shortfall at or between eps of the grid moves mass from the
+    lowest losses up to the next eps of the grid, which lifts delta(eps) by (1 - e^(eps - next)) per unit of mass and
+    leaves delta from that eps on as it was: the larger eps, where small deltas are read, do not pay for a margin at
+    small eps. Past the grid's last eps the mass goes to +infinity (a unit there lifts every delta(eps) by one).
+    Returns (pmf, inf_mass, moved): moved is the mass moved, at most what delta(eps) rose at any eps."""
     pmf = dict(pmf)
     moved_total = 0.0
-    points, needs = coverage_requirements(pmf, interval, eps_grid, curve, tail)
-    for _ in range(200):
-        deficit = float(np.max(needs - profile_deltas(pmf, inf_mass, interval, points), initial=0.0))
-        if deficit <= 0:
-            break
-        # a relative and an absolute margin, so that round-off in the sums cannot leave the PLD below the curve
-        taken = move_lowest_to_infinity(pmf, deficit * (1 + 1e-9) + 1e-15)
-        inf_mass += taken
-        moved_total += taken
+    points, needs, targets = coverage_requirements(pmf, interval, eps_grid, curve, tail)
+    for k in np.argsort(-points, kind="stable"):
+        x, need, target = float(points[k]), float(needs[k]), float(targets[k])
+        for _ in range(50):
+            deficit = need - profile_delta(pmf, inf_mass, interval, x)
+            if deficit <= 0:
+                break
+            # a relative and an absolute margin, so that round-off in the sums cannot leave the PLD short
+            deficit = deficit * (1 + 1e-9) + 1e-15
+            index = math.ceil(target / interval - 1e-9) if np.isfinite(target) else None
+            gain = -math.expm1(x - index * interval) if index is not None else 1.0
+            if index is not None and gain > 0 and any(i < index for i in pmf):
+                taken = move_lowest_up(pmf, deficit / gain, index)
+            else:
+                taken = move_lowest_to_infinity(pmf, deficit)
+                inf_mass += taken
+            moved_total += taken
+            if not pmf:
+                inf_mass = 1.0  # every finite point is at +inf: the whole mass, without the sums' round-off
+                break
+        else:
+            # still short after 50 moves: nothing finite is kept (delta = 1 bounds every delta)
+            moved_total += sum(pmf.values())
+            pmf, inf_mass = {}, 1.0
         if not pmf:
-            inf_mass = 1.0  # every finite point is at +inf: the whole mass, without the sums' round-off
             break
-    else:
-        # still short after 200 moves: nothing finite is left (delta = 1 bounds every delta)
-        moved_total += sum(pmf.values())
-        pmf, inf_mass = {}, 1.0
     return pmf, inf_mass, moved_total
 
 
@@ -238,7 +275,9 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
     without it the curve's last value bounds it there). Raises ValueError naming what is missing."""
     import h5py
 
-    with h5py.File(h5_path, "r") as f:
+    from .files import open_regular
+
+    with open_regular(h5_path) as raw, h5py.File(raw, "r") as f:
         if "privacy_loss" not in f:
             raise ValueError(f"{h5_path} has no /privacy_loss (divergence.privacy_loss_bins = 0): no privacy loss "
                              f"distribution to export")
@@ -271,7 +310,7 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
                                                conservative_curve(rows, f"delta_{d}_conservative", cover),
                                                rdp_tail(*renyi_bounds(accuracy, step, d)))
         out[d] = {"pmf": dict(sorted(pmf.items())), "infinity_mass": min(1.0, inf_mass),
-                  "moved_to_infinity_for_the_conservative_curve": moved}
+                  "moved_for_the_conservative_curve": moved}
     first, second = SLOTS[neighbour_kind]
     out["create_from_rounded_probability"] = {
         "rounded_probability_mass_function": out[first]["pmf"],

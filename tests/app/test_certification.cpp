@@ -661,6 +661,49 @@ BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_d
   BOOST_TEST(q[4].conservative == before.conservative);
 }
 
+// Where eps >= the conservative eps(delta_j) of the pair, each direction's true delta(eps) is at most delta_j (delta(eps)
+// does not increase, and the conservative eps is at least either direction's true eps): the profile's conservative
+// values there are capped at delta_j, also where their own bound is the last judged value's (the box or the meshes
+// cannot judge them). Nothing changes below that eps, nor where eps(delta_j) has no bound.
+BOOST_AUTO_TEST_CASE(a_profile_beyond_a_bounded_eps_of_delta_is_bounded_by_that_delta) {
+  const auto c = oneDimensionalCase();  // orders 2 and 10
+  const long step = 5;
+  const auto x = sequence(0.02, 1e-2, 2.0, 0.0, 4);
+  const std::vector<double> profile{0.1, 0.01, 1e-7};
+  const auto judged = [&](double r, bool walls) {
+    auto v = values(r, profile);
+    if (walls) v.hockeyStickStatusPQ[2] = static_cast<int>(fpdp::models::ExactEpsilonStatus::TruncatedSuspect);
+    return v;
+  };
+  const AccuracyJudge judge(
+      c, {0.0, 0.5, 1.0},
+      companions({judged(x[1], false), judged(x[2], false), judged(x[3], false)}, step), false);
+  const auto v = judged(x[0], true);
+  auto p = judge.profile(step, v, false);
+  auto numbers = judge.numbers(step, v, p, false);
+  const std::size_t firstEps = 2 + c.divergence.orders.size();
+  const auto& deltas = c.privacy.deltaGrid;
+  BOOST_TEST_REQUIRE(!deltas.empty());
+  const double before = p[4].conservative;  // eps = 1, p || q: the last judged value's bound
+  BOOST_TEST_REQUIRE(before > deltas.back());
+  // Say eps(delta_last) is bounded by 0.8 and the others by nothing: from eps = 1 on, both directions are capped at
+  // delta_last; eps = 0 and 0.5 keep theirs
+  for (std::size_t j = 0; j < deltas.size(); ++j)
+    numbers[firstEps + j].conservative = std::numeric_limits<double>::infinity();
+  numbers[firstEps + deltas.size() - 1].conservative = 0.8;
+  const auto unchanged = p;
+  judge.boundProfileByEpsilons(p, numbers);
+  BOOST_TEST(p[4].conservative == std::min(before, deltas.back()));
+  BOOST_TEST(p[5].conservative == std::min(unchanged[5].conservative, deltas.back()));
+  for (std::size_t k = 0; k < 4; ++k) BOOST_TEST(p[k].conservative == unchanged[k].conservative);
+  BOOST_TEST(!p[4].certified);
+  // an eps(delta) bounded beyond the grid's last eps caps nothing
+  auto q = unchanged;
+  numbers[firstEps + deltas.size() - 1].conservative = 1.5;
+  judge.boundProfileByEpsilons(q, numbers);
+  for (std::size_t k = 0; k < q.size(); ++k) BOOST_TEST(q[k].conservative == unchanged[k].conservative);
+}
+
 // The exponential integrator's error bound on every cell value (DivergenceValues::stateErrorFloor) is a TV bound of
 // each density, 2 floor |box| / mass: delta(eps) moves by at most that plus e^eps times it. Where that alone exceeds
 // rtol the number is noise_floor (no finer mesh helps; the remedy is the integrator's), with a conservative value

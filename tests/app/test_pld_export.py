@@ -66,7 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
         for p in (covered, computed):
             total = sum(p["pmf"].values()) + p["infinity_mass"]
             check(abs(total - 1.0) <= 1e-12, f"{direction}: masses sum to {total}")
-        moved = covered["moved_to_infinity_for_the_conservative_curve"]
+        moved = covered["moved_for_the_conservative_curve"]
 
         def curve_at(e):  # the run's curve between grid points, linear in log delta (it is log-concave-like)
             k = max(j for j in range(len(eps)) if eps[j] <= e)

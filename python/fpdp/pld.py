@@ -261,6 +261,40 @@ def renyi_bounds(accuracy, step, direction):
     return orders, values
 
 
+def epsilon_bounds(accuracy, step):
+    """(eps, delta) pairs from accuracy.csv at an output step: the conservative eps(delta) of the pair at each delta of
+    privacy.delta_grid where it is finite. At that eps each direction's true delta(eps) is at most delta (delta(eps)
+    does not increase, and the conservative eps is at least either direction's true one): points of the curve off
+    the hockey-stick grid, where the run's roots put them."""
+    if accuracy is None:
+        return []
+    rows = accuracy[accuracy["step"] == step]
+    if rows.empty:
+        return []
+    out = []
+    prefix, suffix = "eps_exact_delta_", "_conservative"
+    for column in rows.columns:
+        if column.startswith(prefix) and column.endswith(suffix):
+            bound = float(rows[column].iloc[0])
+            if math.isfinite(bound) and bound >= 0:
+                out.append((bound, float(column[len(prefix):-len(suffix)])))
+    return sorted(out)
+
+
+def curve_with_epsilon_bounds(eps_grid, curve, bounds, cover):
+    """The curve (upper bounds of delta at eps_grid) with the points of epsilon_bounds added, sorted by eps; "monotone"
+    takes the running minimum again, so that every eps after such a point is bounded by its delta too."""
+    if not bounds:
+        return np.asarray(eps_grid, dtype=float), np.asarray(curve, dtype=float)
+    eps = np.concatenate([np.asarray(eps_grid, dtype=float), [e for e, _ in bounds]])
+    values = np.concatenate([np.asarray(curve, dtype=float), [d for _, d in bounds]])
+    order = np.argsort(eps, kind="stable")
+    eps, values = eps[order], values[order]
+    if cover == "monotone":
+        values = np.minimum.accumulate(values)
+    return eps, values
+
+
 def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interval=None, discretisation=True,
            cover="monotone", accuracy=None):
     """The arguments of dp_accounting's create_from_rounded_probability for the run's PLD at output step `step`
@@ -271,8 +305,9 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
     neighbour.kind; interval: the grid width (default: the finer of the two histograms' bin widths);
     discretisation: cover the run's conservative curve (step 3 of the module's description), made non-increasing
     (cover = "monotone") or as written ("pointwise"), at every eps >= 0 (coverage_requirements); accuracy: the run's
-    accuracy.csv as a DataFrame, whose conservative R_alpha bound delta(eps) beyond the curve's last eps (rdp_tail;
-    without it the curve's last value bounds it there). Raises ValueError naming what is missing."""
+    accuracy.csv as a DataFrame, whose conservative eps(delta) add points to the curve (epsilon_bounds) and whose
+    conservative R_alpha bound delta(eps) beyond the curve's last eps (rdp_tail; without it the curve's last value
+    bounds it there). Raises ValueError naming what is missing."""
     import h5py
 
     from .files import open_regular
@@ -306,8 +341,10 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
                                  "the error estimate, or export with discretisation=False (the PLD of the computed "
                                  "densities, not of the true ones)")
             rows = hockey_stick_accuracy[hockey_stick_accuracy["step"] == step].sort_values("eps")
-            pmf, inf_mass, moved = cover_curve(pmf, inf_mass, w, rows["eps"].to_numpy(dtype=float),
-                                               conservative_curve(rows, f"delta_{d}_conservative", cover),
+            eps_grid, curve = curve_with_epsilon_bounds(rows["eps"].to_numpy(dtype=float),
+                                                        conservative_curve(rows, f"delta_{d}_conservative", cover),
+                                                        epsilon_bounds(accuracy, step), cover)
+            pmf, inf_mass, moved = cover_curve(pmf, inf_mass, w, eps_grid, curve,
                                                rdp_tail(*renyi_bounds(accuracy, step, d)))
         out[d] = {"pmf": dict(sorted(pmf.items())), "infinity_mass": min(1.0, inf_mass),
                   "moved_for_the_conservative_curve": moved}

@@ -616,26 +616,36 @@ BOOST_AUTO_TEST_CASE(an_8h_level_left_out_takes_its_check_with_it) {
   BOOST_TEST(std::isinf(leftOut.conservative));
 }
 
+// A profile at eps = 0, 0.5, 1 whose delta(1) rests on the walls (the meshes cannot judge it), R_2 and R_10 converging
+// at second order on three companions (certified).
+struct ProfileOnTheWalls {
+  static constexpr long step = 5;
+  static DivergenceValues judged(double r, bool walls) {
+    auto v = values(r, {0.1, 0.01, 1e-7});
+    if (walls) v.hockeyStickStatusPQ[2] = static_cast<int>(fpdp::models::ExactEpsilonStatus::TruncatedSuspect);
+    return v;
+  }
+  fpdp::app::Case c = oneDimensionalCase();  // orders 2 and 10
+  std::vector<double> x = sequence(0.02, 1e-2, 2.0, 0.0, 4);
+  AccuracyJudge judge{c, {0.0, 0.5, 1.0},
+                      companions({judged(x[1], false), judged(x[2], false), judged(x[3], false)}, step), false};
+  DivergenceValues v = judged(x[0], true);
+  std::vector<NumberAccuracy> p = judge.profile(step, v, false);
+  std::vector<NumberAccuracy> numbers = judge.numbers(step, v, p, false);
+};
+
 // A delta(eps) the meshes cannot judge (here one resting on the walls) keeps the limit, or the last judged value's
 // bound, as its conservative value: 0.2 at eps = 1 below. The conservative R_alpha of the same direction bound it too
 // (models::cksDelta, MATH.md §7): 6e-6 from R_10 = 0.02, an upper bound of any delta(1) those R_alpha allow. Not
 // certified by it; and R_alpha that nothing bounds (+inf) leave it as it was.
 BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_divergences) {
-  const auto c = oneDimensionalCase();  // orders 2 and 10
-  const long step = 5;
-  const auto x = sequence(0.02, 1e-2, 2.0, 0.0, 4);  // second order: the R_alpha are certified
-  const std::vector<double> profile{0.1, 0.01, 1e-7};
-  const auto judged = [&](double r, bool walls) {
-    auto v = values(r, profile);
-    if (walls) v.hockeyStickStatusPQ[2] = static_cast<int>(fpdp::models::ExactEpsilonStatus::TruncatedSuspect);
-    return v;
-  };
-  const AccuracyJudge judge(
-      c, {0.0, 0.5, 1.0},
-      companions({judged(x[1], false), judged(x[2], false), judged(x[3], false)}, step), false);
-  const auto v = judged(x[0], true);
-  auto p = judge.profile(step, v, false);
-  const auto numbers = judge.numbers(step, v, p, false);
+  ProfileOnTheWalls w;
+  const auto& c = w.c;
+  const auto& judge = w.judge;
+  const auto& v = w.v;
+  const long step = w.step;
+  auto& p = w.p;
+  const auto& numbers = w.numbers;
   BOOST_TEST_REQUIRE(numbers[2].certified);  // R_2
   BOOST_TEST_REQUIRE(numbers[3].certified);  // R_10
   const NumberAccuracy before = p[4];        // eps = 1, p || q
@@ -666,21 +676,11 @@ BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_d
 // values there are capped at delta_j, also where their own bound is the last judged value's (the box or the meshes
 // cannot judge them). Nothing changes below that eps, nor where eps(delta_j) has no bound.
 BOOST_AUTO_TEST_CASE(a_profile_beyond_a_bounded_eps_of_delta_is_bounded_by_that_delta) {
-  const auto c = oneDimensionalCase();  // orders 2 and 10
-  const long step = 5;
-  const auto x = sequence(0.02, 1e-2, 2.0, 0.0, 4);
-  const std::vector<double> profile{0.1, 0.01, 1e-7};
-  const auto judged = [&](double r, bool walls) {
-    auto v = values(r, profile);
-    if (walls) v.hockeyStickStatusPQ[2] = static_cast<int>(fpdp::models::ExactEpsilonStatus::TruncatedSuspect);
-    return v;
-  };
-  const AccuracyJudge judge(
-      c, {0.0, 0.5, 1.0},
-      companions({judged(x[1], false), judged(x[2], false), judged(x[3], false)}, step), false);
-  const auto v = judged(x[0], true);
-  auto p = judge.profile(step, v, false);
-  auto numbers = judge.numbers(step, v, p, false);
+  ProfileOnTheWalls w;
+  const auto& c = w.c;
+  const auto& judge = w.judge;
+  auto& p = w.p;
+  auto& numbers = w.numbers;
   const std::size_t firstEps = 2 + c.divergence.orders.size();
   const auto& deltas = c.privacy.deltaGrid;
   BOOST_TEST_REQUIRE(!deltas.empty());

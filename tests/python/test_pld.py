@@ -229,6 +229,22 @@ def test_beyond_the_curves_last_eps_the_cover_holds_its_last_bound_or_the_renyi_
     assert pld.rdp_tail([2.0], [math.inf]) is None
 
 
+def test_the_runs_conservative_eps_of_delta_are_points_of_the_curve():
+    # the conservative eps(1e-3) = 0.7 of accuracy.csv: delta(0.7) <= 1e-3 in both directions, and every later eps
+    # with it ("monotone"), while the grid's own bounds stay where they are smaller
+    accuracy = pd.DataFrame({"step": [5, 10], "eps_exact_delta_0.001_conservative": [0.2, 0.7],
+                             "eps_exact_delta_1e-06_conservative": [np.inf, np.inf]})
+    bounds = pld.epsilon_bounds(accuracy, 10)
+    assert bounds == [(0.7, 0.001)]
+    eps, curve = pld.curve_with_epsilon_bounds(np.array([0.0, 0.5, 1.0]), np.array([0.3, 0.01, 0.004]), bounds,
+                                               "monotone")
+    assert list(eps) == [0.0, 0.5, 0.7, 1.0] and list(curve) == [0.3, 0.01, 0.001, 0.001]
+    eps, curve = pld.curve_with_epsilon_bounds(np.array([0.0, 0.5, 1.0]), np.array([0.3, 0.01, 0.004]), bounds,
+                                               "pointwise")
+    assert list(curve) == [0.3, 0.01, 0.001, 0.004]
+    assert pld.epsilon_bounds(None, 10) == [] and pld.epsilon_bounds(accuracy, 7) == []
+
+
 def test_mass_the_histogram_does_not_hold_goes_to_infinity():
     # the walls removed 0.1 of the density: the histogram holds 0.9
     pmf, inf = pld.rounded_pmf(-1.0, 1.0, [0.3, 0.3, 0.3, 0.0], 0.0, 0.0, 0.5, missing=0.1)

@@ -189,7 +189,8 @@ public:
   /// most delta_j, since delta(eps) does not increase. It matters where the profile's own bound is the last judged
   /// value while eps(delta) is certified by its roots' shift (epsilonShiftBound): cases/dpsgd-poisson-1d.toml
   /// certified eps(1e-5) = 1.4750 while its conservative delta_qp(eps) stayed at 0.019 from eps = 1 on, and the PLD
-  /// export, which covers that curve, could not give an eps at 1e-5.
+  /// export, which covers that curve, could not give an eps at 1e-5. Then, delta(eps) being convex in e^eps, by the
+  /// lower convex envelope (in e^eps) of all those bounds: the chords between the points of eps(delta).
   void boundProfileByEpsilons(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
 
 private:

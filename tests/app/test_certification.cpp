@@ -640,7 +640,6 @@ struct ProfileOnTheWalls {
 // certified by it; and R_alpha that nothing bounds (+inf) leave it as it was.
 BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_divergences) {
   ProfileOnTheWalls w;
-  const auto& c = w.c;
   const auto& judge = w.judge;
   const auto& v = w.v;
   const long step = w.step;
@@ -697,11 +696,62 @@ BOOST_AUTO_TEST_CASE(a_profile_beyond_a_bounded_eps_of_delta_is_bounded_by_that_
   BOOST_TEST(p[5].conservative == std::min(unchanged[5].conservative, deltas.back()));
   for (std::size_t k = 0; k < 4; ++k) BOOST_TEST(p[k].conservative == unchanged[k].conservative);
   BOOST_TEST(!p[4].certified);
-  // an eps(delta) bounded beyond the grid's last eps caps nothing
+  // an eps(delta) bounded beyond the grid's last eps caps nothing by monotonicity; by convexity (delta(eps) is convex
+  // in e^eps) the chord from eps = 0.5's bound to that point's bounds eps = 1 (the envelope is checked against the
+  // chord itself)
   auto q = unchanged;
   numbers[firstEps + deltas.size() - 1].conservative = 1.5;
   judge.boundProfileByEpsilons(q, numbers);
-  for (std::size_t k = 0; k < q.size(); ++k) BOOST_TEST(q[k].conservative == unchanged[k].conservative);
+  for (std::size_t k = 0; k < 4; ++k) BOOST_TEST(q[k].conservative <= unchanged[k].conservative);
+  for (std::size_t dir = 0; dir < 2; ++dir) {
+    const double a = unchanged[2 + dir].conservative, b = deltas.back();
+    const double share = (std::exp(1.0) - std::exp(0.5)) / (std::exp(1.5) - std::exp(0.5));
+    const double chord = a + (b - a) * share;
+    BOOST_TEST_MESSAGE("delta(1), direction " << dir << ": " << unchanged[4 + dir].conservative << " -> "
+                                               << q[4 + dir].conservative << " (chord " << chord << ")");
+    BOOST_TEST(q[4 + dir].conservative <= std::min(unchanged[4 + dir].conservative, chord * (1 + 1e-9)));
+    BOOST_TEST(q[4 + dir].conservative >= std::min(unchanged[4 + dir].conservative, chord) * (1 - 1e-9));
+  }
+}
+
+// The lower convex envelope (in e^eps) of bounds of a convex profile lies at or above the profile: random convex
+// profiles delta(x) = sum_i w_i (1 - x e^-L_i)_+ (point losses L_i, x = e^eps) with random bounds at or above them on
+// a grid of eps, and the envelope never falls below the profile anywhere on the grid.
+BOOST_AUTO_TEST_CASE(the_convex_envelope_of_bounds_stays_above_a_convex_profile) {
+  ProfileOnTheWalls w;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> L(5), weight(5);
+    for (int i = 0; i < 5; ++i) {
+      L[i] = 3.0 * u(rng);
+      weight[i] = u(rng) / 5.0;
+    }
+    const auto delta = [&](double eps) {
+      double d = 0.0;
+      for (int i = 0; i < 5; ++i) d += weight[i] * std::max(0.0, 1.0 - std::exp(eps - L[i]));
+      return d;
+    };
+    std::vector<double> eps;
+    for (double e = 0.0; e <= 3.0 + 1e-12; e += 0.1) eps.push_back(e);
+    const AccuracyJudge judge(w.c, eps, w.judge.companion(), false);
+    std::vector<NumberAccuracy> profile;
+    for (double e : eps)
+      for (int dir = 0; dir < 2; ++dir) {
+        const double truth = delta(e);
+        // some bounds tight, some loose, some unknown (the limit 1)
+        const double r = u(rng);
+        const double bound = r < 0.3 ? truth : (r < 0.9 ? truth * (1.0 + 5.0 * u(rng)) + 1e-3 * u(rng) : 1.0);
+        profile.push_back(NumberAccuracy{truth, 0.0, bound, false, Uncertainty::OrderUnconfirmed});
+      }
+    auto numbers = w.numbers;  // eps(delta) bounded by nothing: the envelope of the grid's bounds alone
+    for (std::size_t j = 0; j < w.c.privacy.deltaGrid.size(); ++j)
+      numbers[2 + w.c.divergence.orders.size() + j].conservative = std::numeric_limits<double>::infinity();
+    judge.boundProfileByEpsilons(profile, numbers);
+    for (std::size_t k = 0; k < eps.size(); ++k)
+      for (int dir = 0; dir < 2; ++dir)
+        BOOST_TEST(profile[2 * k + static_cast<std::size_t>(dir)].conservative >= delta(eps[k]) * (1 - 1e-12));
+  }
 }
 
 // The exponential integrator's error bound on every cell value (DivergenceValues::stateErrorFloor) is a TV bound of

@@ -161,7 +161,7 @@ def test_the_profile_lies_at_or_above_the_conservative_curve_in_both_directions(
     # the grid at or above the last bound
     last = acc[acc["step"] == quick.steps[-1]]
     excess = (last["delta_pq_conservative"] - last["delta_pq"]).max()
-    assert excess > 1e-3
+    assert excess > 1e-4  # 6.1e-4 with the bounds from eps(delta) and convexity (5.4e-3 without)
     assert pointwise <= excess + 1e-3, (excess, pointwise)
     exported = quick.privacy_loss_distribution()
     w = exported["value_discretization_interval"]

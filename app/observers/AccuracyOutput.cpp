@@ -90,6 +90,7 @@ void AccuracyOutput::observe(const OutputStep& s) {
   last_ = judge_.numbers(s.step, s.values, lastProfile_, faulted());
   judge_.boundProfileByRenyi(lastProfile_, last_);
   judge_.boundProfileByEpsilons(lastProfile_, last_);
+  judge_.boundEpsilonsByProfile(last_, lastProfile_);
   absorbedMass_ = s.values.absorbedMass;
   startTruncation_ = s.values.startTruncation;
   faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";
@@ -127,6 +128,7 @@ void AccuracyOutput::restoreState(const io::CheckpointData& ck, const RestoredSt
   last_ = judge_.numbers(at.step, at.values, lastProfile_, faulted());
   judge_.boundProfileByRenyi(lastProfile_, last_);
   judge_.boundProfileByEpsilons(lastProfile_, last_);
+  judge_.boundEpsilonsByProfile(last_, lastProfile_);
   absorbedMass_ = at.values.absorbedMass;
   startTruncation_ = at.values.startTruncation;
   faultsAtLast_ = faults_ ? faults_->faultsSoFar() : "";

@@ -1026,6 +1026,41 @@ void AccuracyJudge::boundProfileByEpsilons(std::vector<NumberAccuracy>& profile,
   }
 }
 
+void AccuracyJudge::boundEpsilonsByProfile(std::vector<NumberAccuracy>& numbers,
+                                           const std::vector<NumberAccuracy>& profile) const {
+  const std::size_t first = 2 + case_.divergence.orders.size();
+  const auto& deltas = case_.privacy.deltaGrid;
+  if (numbers.size() < first + deltas.size() || eps_.empty() || profile.size() < 2 * eps_.size()) return;
+  // The grid's eps in increasing order (the case's grid is; sorted here all the same).
+  std::vector<std::size_t> order(eps_.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return eps_[a] < eps_[b]; });
+  const auto directionBound = [&](std::size_t dir, double delta) {
+    // the smallest eps at which the chord (in e^eps) of the conservative values at consecutive grid eps reaches delta
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::size_t k = order[i];
+      const NumberAccuracy& b = profile[2 * k + dir];
+      if (std::isnan(b.value) || !(eps_[k] >= 0.0) || !(b.conservative <= delta)) continue;
+      if (i == 0) return eps_[k];
+      const std::size_t j = order[i - 1];
+      const NumberAccuracy& a = profile[2 * j + dir];
+      if (std::isnan(a.value) || !std::isfinite(a.conservative) || !(a.conservative > b.conservative))
+        return eps_[k];
+      // x = e^(eps - eps_k) on [e^(eps_j - eps_k), 1]: the chord from (x_a, A) to (1, B) meets delta at x*
+      const double xa = std::exp(eps_[j] - eps_[k]);
+      const double x = xa + (a.conservative - delta) / (a.conservative - b.conservative) * (1.0 - xa);
+      return std::min(eps_[k], eps_[k] + std::log(x) + 1e-12 * std::max(1.0, std::fabs(eps_[k])));
+    }
+    return static_cast<double>(INFINITY);
+  };
+  for (std::size_t j = 0; j < deltas.size(); ++j) {
+    NumberAccuracy& a = numbers[first + j];
+    if (std::isnan(a.value)) continue;
+    const double bound = std::max(directionBound(0, deltas[j]), directionBound(1, deltas[j]));
+    if (bound < a.conservative) a.conservative = std::max(bound, 0.0);
+  }
+}
+
 void AccuracyJudge::boundZeroEpsilons(const solver::DivergenceValues& v, const std::vector<NumberAccuracy>& profile,
                                       std::vector<NumberAccuracy>& out) const {
   // eps = 0 (delta(0) = TV <= delta) is only as sure as TV: where TV's conservative value exceeds delta, eps may be

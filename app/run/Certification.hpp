@@ -192,6 +192,12 @@ public:
   /// export, which covers that curve, could not give an eps at 1e-5. Then, delta(eps) being convex in e^eps, by the
   /// lower convex envelope (in e^eps) of all those bounds: the chords between the points of eps(delta).
   void boundProfileByEpsilons(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
+  /// numbers()'s conservative eps_exact bounded by the profile's conservative values (after boundProfileByRenyi and
+  /// boundProfileByEpsilons): each direction's true delta(eps) lies below the chord in e^eps of its bounds at two eps
+  /// of the grid (convexity), so where that chord reaches delta_j, the direction's true eps(delta_j) is at most that
+  /// eps; the pair's is at most the larger of the two. cases/ou-1d.toml: eps(1e-5) = 0.9141, not certified, had the
+  /// conservative value 1.223 from its own estimate while its conservative profile reached 1e-5 by eps = 0.97.
+  void boundEpsilonsByProfile(std::vector<NumberAccuracy>& numbers, const std::vector<NumberAccuracy>& profile) const;
 
 private:
   /// The companions' divergences at one step, coarsest last (null where a level has none), as far as their meshes

@@ -5,6 +5,7 @@
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -712,6 +713,47 @@ BOOST_AUTO_TEST_CASE(a_profile_beyond_a_bounded_eps_of_delta_is_bounded_by_that_
     BOOST_TEST(q[4 + dir].conservative <= std::min(unchanged[4 + dir].conservative, chord * (1 + 1e-9)));
     BOOST_TEST(q[4 + dir].conservative >= std::min(unchanged[4 + dir].conservative, chord) * (1 - 1e-9));
   }
+}
+
+// A conservative eps(delta) from the conservative profile: where the chord (in e^eps) of the bounds at two grid eps
+// reaches delta, each direction's true delta is at most delta (convexity), so eps(delta) is at most there. The larger
+// direction's point bounds the pair; an eps(delta) bounded more tightly already keeps its bound; a profile whose bounds
+// never reach delta bounds nothing.
+BOOST_AUTO_TEST_CASE(a_conservative_eps_of_delta_comes_from_the_chord_of_the_conservative_profile) {
+  ProfileOnTheWalls w;
+  const auto& deltas = w.c.privacy.deltaGrid;
+  BOOST_TEST_REQUIRE(!deltas.empty());
+  const double delta = deltas.back();
+  const std::size_t j = 2 + w.c.divergence.orders.size() + deltas.size() - 1;
+  auto profile = w.p;  // eps 0, 0.5, 1
+  const std::array<double, 3> pq{0.3, 10.0 * delta, 0.1 * delta}, qp{0.3, 20.0 * delta, 0.5 * delta};
+  for (std::size_t k = 0; k < 3; ++k) {
+    profile[2 * k].conservative = pq[k];
+    profile[2 * k + 1].conservative = qp[k];
+  }
+  auto numbers = w.numbers;
+  numbers[j] = NumberAccuracy{0.9, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                              false, Uncertainty::OrderUnconfirmed};
+  w.judge.boundEpsilonsByProfile(numbers, profile);
+  const auto root = [&](double a, double b) {  // the chord from (e^0.5, a) to (e^1, b) at delta
+    const double x = std::exp(0.5) + (a - delta) / (a - b) * (std::exp(1.0) - std::exp(0.5));
+    return std::log(x);
+  };
+  const double expected = std::max(root(pq[1], pq[2]), root(qp[1], qp[2]));
+  BOOST_TEST_MESSAGE("eps(" << delta << ") conservative " << numbers[j].conservative << ", chord " << expected);
+  BOOST_TEST(numbers[j].conservative == expected, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(numbers[j].conservative >= expected);
+  BOOST_TEST(numbers[j].conservative > 0.5);
+  BOOST_TEST(numbers[j].conservative < 1.0);
+  // a tighter bound of its own stays
+  numbers[j].conservative = 0.6;
+  w.judge.boundEpsilonsByProfile(numbers, profile);
+  BOOST_TEST(numbers[j].conservative == 0.6);
+  // bounds that never reach delta: nothing
+  numbers[j].conservative = std::numeric_limits<double>::infinity();
+  profile[4].conservative = 2.0 * delta;
+  w.judge.boundEpsilonsByProfile(numbers, profile);
+  BOOST_TEST(std::isinf(numbers[j].conservative));
 }
 
 // The lower convex envelope (in e^eps) of bounds of a convex profile lies at or above the profile: random convex

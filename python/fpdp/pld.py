@@ -118,7 +118,10 @@ def rdp_tail(orders, renyi):
     return bound
 
 
-def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
+MARGINS = ("next_eps", "infinity")
+
+
+def coverage_requirements(pmf, interval, eps_grid, curve, tail=None, margins="next_eps"):
     """The points (eps, value) at which a PLD's delta(eps) must reach `value` so that it lies at or above every
     delta(eps) that the curve (upper bounds of delta at the eps of eps_grid) and `tail` (an upper bound beyond the grid,
     or None) allow, at EVERY eps >= 0, not only at the grid's:
@@ -130,7 +133,9 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
         its delta on [b_k, b_(k+1)]) must reach U(b_k); past the largest loss the PLD's delta is its mass at
         +infinity, which must reach U there.
     Returns (points, values, targets): targets[i] is the loss to which mass moves to lift delta at points[i]: the next
-    eps of the grid (which lifts delta below that eps only), +inf from the grid's last eps on. Before, the curve was checked at the
+    eps of the grid (which lifts delta below that eps only), +inf from the grid's last eps on; with margins =
+    "infinity", +inf everywhere (every margin the run does not certify, and every chord's, is mass at infinity: it
+    lifts every delta, and the largest margin bounds the export's delta at every eps from below). Before, the curve was checked at the
     grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson case lay below the true 14.356."""
     grid = np.asarray(eps_grid, dtype=float)
     values = np.asarray(curve, dtype=float)
@@ -144,14 +149,17 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None):
     # a shortfall at or after an eps of the grid moves mass up to the next eps of the grid (+infinity after the last):
     # it lifts delta below that eps only. To +infinity, it would lift every delta: the margin the companions leave at
     # delta(0.5) (7e-3 in cases/dpsgd-poisson-1d.toml) would decide the export's eps(1e-5)
-    points, needs, targets = [grid], [values], [np.append(grid[1:], np.inf)]
+    if margins not in MARGINS:
+        raise ValueError(f"margins = {margins!r}; allowed: {', '.join(map(repr, MARGINS))}")
+    at_grid = np.append(grid[1:], np.inf) if margins == "next_eps" else np.full(grid.size, np.inf)
+    points, needs, targets = [grid], [values], [at_grid]
     inside = losses[(losses > grid[0]) & (losses < grid[-1])]
     if inside.size:
         j = np.searchsorted(grid, inside, side="right") - 1  # grid[j] < loss < grid[j + 1]
         share = np.expm1(inside - grid[j]) / np.expm1(grid[j + 1] - grid[j])
         points.append(inside)
         needs.append(values[j] + (values[j + 1] - values[j]) * share)
-        targets.append(grid[j + 1])
+        targets.append(grid[j + 1] if margins == "next_eps" else np.full(inside.size, np.inf))
     last_eps, last = grid[-1], values[-1]
 
     def bound(eps):
@@ -189,7 +197,7 @@ def move_lowest_up(pmf, amount, index):
     return taken
 
 
-def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None):
+def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None, margins="next_eps"):
     """Lifts the PLD's delta(eps) to every bound the curve (and `tail` beyond it) allows at every eps >= 0
     (coverage_requirements), from the largest eps down. A shortfall at or between eps of the grid moves mass from the
     lowest losses up to the next eps of the grid, which lifts delta(eps) by (1 - e^(eps - next)) per unit of mass and
@@ -198,7 +206,7 @@ def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None):
     Returns (pmf, inf_mass, moved): moved is the mass moved, at most what delta(eps) rose at any eps."""
     pmf = dict(pmf)
     moved_total = 0.0
-    points, needs, targets = coverage_requirements(pmf, interval, eps_grid, curve, tail)
+    points, needs, targets = coverage_requirements(pmf, interval, eps_grid, curve, tail, margins)
     for k in np.argsort(-points, kind="stable"):
         x, need, target = float(points[k]), float(needs[k]), float(targets[k])
         for _ in range(50):
@@ -296,7 +304,7 @@ def curve_with_epsilon_bounds(eps_grid, curve, bounds, cover):
 
 
 def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interval=None, discretisation=True,
-           cover="monotone", accuracy=None):
+           cover="monotone", accuracy=None, margins="next_eps"):
     """The arguments of dp_accounting's create_from_rounded_probability for the run's PLD at output step `step`
     (both directions on one grid), with a report of what went to +infinity.
 
@@ -307,7 +315,8 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
     (cover = "monotone") or as written ("pointwise"), at every eps >= 0 (coverage_requirements); accuracy: the run's
     accuracy.csv as a DataFrame, whose conservative eps(delta) add points to the curve (epsilon_bounds) and whose
     conservative R_alpha bound delta(eps) beyond the curve's last eps (rdp_tail; without it the curve's last value
-    bounds it there). Raises ValueError naming what is missing."""
+    bounds it there); margins: where a shortfall's mass goes, "next_eps" (default) or "infinity" (cover_curve). Raises
+    ValueError naming what is missing."""
     import h5py
 
     from .files import open_regular
@@ -345,7 +354,7 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
                                                         conservative_curve(rows, f"delta_{d}_conservative", cover),
                                                         epsilon_bounds(accuracy, step), cover)
             pmf, inf_mass, moved = cover_curve(pmf, inf_mass, w, eps_grid, curve,
-                                               rdp_tail(*renyi_bounds(accuracy, step, d)))
+                                               rdp_tail(*renyi_bounds(accuracy, step, d)), margins)
         out[d] = {"pmf": dict(sorted(pmf.items())), "infinity_mass": min(1.0, inf_mass),
                   "moved_for_the_conservative_curve": moved}
     first, second = SLOTS[neighbour_kind]
@@ -361,7 +370,8 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
     return out
 
 
-def privacy_loss_distribution(result, step, interval=None, discretisation=True, cover="monotone"):
+def privacy_loss_distribution(result, step, interval=None, discretisation=True, cover="monotone",
+                              margins="next_eps"):
     """A dp_accounting PrivacyLossDistribution of the run's last iterate at `step` where dp_accounting is importable,
     else the keyword arguments of PrivacyLossDistribution.create_from_rounded_probability."""
     div = result.table("divergence")
@@ -369,7 +379,7 @@ def privacy_loss_distribution(result, step, interval=None, discretisation=True, 
     exported = export(result.output_directory / "fpdp.h5", result.table("hockey_stick_accuracy"),
                       {"pq": float(row["mass_p"]), "qp": float(row["mass_q"])}, step,
                       result.parameters["neighbour"]["kind"], interval, discretisation, cover,
-                      result.table("accuracy") if discretisation else None)
+                      result.table("accuracy") if discretisation else None, margins)
     kwargs = exported["create_from_rounded_probability"]
     try:
         from dp_accounting.pld import privacy_loss_distribution as pld_module

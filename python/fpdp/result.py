@@ -341,14 +341,16 @@ class Result:
 
     # ---- the privacy loss distribution for dp_accounting --------------------------------------------------------------
     def privacy_loss_distribution(self, step=None, value_discretization_interval=None, discretisation=True,
-                                  cover="monotone"):
+                                  cover="monotone", margins="next_eps"):
         """The last iterate's privacy loss distribution at an output step (default: the last) for dp_accounting
         (fpdp.pld): a dp_accounting PrivacyLossDistribution (both directions on one grid, symmetric=False,
         pessimistic) where dp_accounting is importable, else the keyword arguments of its
         create_from_rounded_probability. Its delta(eps) lies at or above the run's conservative curve in both
         directions, made non-increasing (cover="monotone": a bound, since delta(eps) decreases) or as written
         ("pointwise"); discretisation=False leaves out that cover (the PLD of the computed densities, not of the
-        true ones: for runs without the error estimate)."""
+        true ones: for runs without the error estimate). margins: where the cover moves the mass it needs, "next_eps"
+        (up to the next eps of the curve: the larger eps keep their deltas) or "infinity" (every margin the run does
+        not certify at +infinity, which lifts every delta; fpdp.pld.cover_curve)."""
         from . import pld
         return pld.privacy_loss_distribution(self, self.output_step(step), value_discretization_interval,
-                                             discretisation, cover)
+                                             discretisation, cover, margins)

@@ -174,6 +174,30 @@ def test_the_profile_lies_at_or_above_the_conservative_curve_in_both_directions(
             >= top_bound * (1 - 1e-12)
 
 
+def test_margins_at_infinity_hold_every_margin_of_the_curve_at_infinity(quick):
+    # margins="infinity" (scripts/pld-for-dp-accounting --margins-at-infinity): every shortfall of the computed
+    # densities' PLD below the conservative curve is mass at +infinity, so the mass there is at least the largest one;
+    # the default moves it up to the next eps of the curve and holds no more at infinity than that
+    step = int(quick.steps[-1])
+    at_infinity = quick.privacy_loss_distribution(step=step, margins="infinity")
+    default = quick.privacy_loss_distribution(step=step)
+    computed = quick.privacy_loss_distribution(step=step, discretisation=False)
+    w = computed["value_discretization_interval"]
+    acc = quick.table("hockey_stick_accuracy")
+    rows = acc[acc["step"] == step].sort_values("eps")
+    curve = pld.conservative_curve(rows, "delta_pq_conservative", "monotone")
+    shortfall = max(c - pld.profile_delta(computed["rounded_probability_mass_function"], computed["infinity_mass"], w, e)
+                    for e, c in zip(rows["eps"], curve))
+    assert shortfall > 0
+    assert at_infinity["infinity_mass"] >= computed["infinity_mass"] + shortfall * (1 - 1e-9) - 1e-15
+    assert default["infinity_mass"] <= at_infinity["infinity_mass"]
+    for eps, c in zip(rows["eps"], curve):
+        assert pld.profile_delta(at_infinity["rounded_probability_mass_function"], at_infinity["infinity_mass"], w,
+                                 eps) >= c * (1 - 1e-12)
+    with pytest.raises(ValueError, match="margins = 'nowhere'"):
+        quick.privacy_loss_distribution(step=step, margins="nowhere")
+
+
 def test_the_conservative_curve_is_covered_by_moving_mass_to_infinity():
     # a PLD at 1, 2 (w = 1) against a curve above it at eps = 0.5: mass moves from the lowest loss
     pmf, inf = {1: 0.5, 2: 0.5}, 0.0

@@ -135,8 +135,9 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None, margins="ne
     Returns (points, values, targets): targets[i] is the loss to which mass moves to lift delta at points[i]: the next
     eps of the grid (which lifts delta below that eps only), +inf from the grid's last eps on; with margins =
     "infinity", +inf everywhere (every margin the run does not certify, and every chord's, is mass at infinity: it
-    lifts every delta, and the largest margin bounds the export's delta at every eps from below). Before, the curve was checked at the
-    grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson case lay below the true 14.356."""
+    lifts every delta, and the largest margin bounds the export's delta at every eps from below). Before, the curve
+    was checked at the grid's eps only: past the grid the export's eps(1e-8) = 14.348 of a Poisson case lay below the
+    true 14.356."""
     grid = np.asarray(eps_grid, dtype=float)
     values = np.asarray(curve, dtype=float)
     keep = (grid >= 0) & np.isfinite(values)
@@ -146,9 +147,9 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None, margins="ne
     order = np.argsort(grid)
     grid, values = grid[order], values[order]
     losses = np.sort(np.fromiter(pmf.keys(), dtype=float)) * interval if pmf else np.zeros(0)
-    # a shortfall at or after an eps of the grid moves mass up to the next eps of the grid (+infinity after the last):
-    # it lifts delta below that eps only. To +infinity, it would lift every delta: the margin the companions leave at
-    # delta(0.5) (7e-3 in cases/dpsgd-poisson-1d.toml) would decide the export's eps(1e-5)
+    # By default a shortfall at or after an eps of the grid moves mass up to the next eps of the grid (+infinity after
+    # the last): it lifts delta below that eps only. To +infinity, it would lift every delta: the margin the companions
+    # leave at delta(0.5) (7e-3 in cases/dpsgd-poisson-1d.toml) would decide the export's eps(1e-5)
     if margins not in MARGINS:
         raise ValueError(f"margins = {margins!r}; allowed: {', '.join(map(repr, MARGINS))}")
     at_grid = np.append(grid[1:], np.inf) if margins == "next_eps" else np.full(grid.size, np.inf)
@@ -202,7 +203,8 @@ def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None, margins="ne
     (coverage_requirements), from the largest eps down. A shortfall at or between eps of the grid moves mass from the
     lowest losses up to the next eps of the grid, which lifts delta(eps) by (1 - e^(eps - next)) per unit of mass and
     leaves delta from that eps on as it was: the larger eps, where small deltas are read, do not pay for a margin at
-    small eps. Past the grid's last eps the mass goes to +infinity (a unit there lifts every delta(eps) by one).
+    small eps. Past the grid's last eps (and everywhere with margins="infinity") the mass goes to +infinity (a unit
+    there lifts every delta(eps) by one).
     Returns (pmf, inf_mass, moved): moved is the mass moved, at most what delta(eps) rose at any eps."""
     pmf = dict(pmf)
     moved_total = 0.0

@@ -89,6 +89,23 @@ def profile_delta(pmf, inf_mass, interval, eps):
     return inf_mass + float(np.sum(mass[above] * -np.expm1(eps - losses[above])))
 
 
+def profile_epsilon(pmf, inf_mass, interval, delta):
+    """The smallest eps >= 0 with profile_delta <= delta (+inf where the mass at infinity exceeds delta): the PLD's
+    eps(delta), by bisection to 1e-12 of the largest loss (profile_delta does not increase in eps)."""
+    if inf_mass > delta:
+        return math.inf
+    if profile_delta(pmf, inf_mass, interval, 0.0) <= delta:
+        return 0.0
+    hi = max(pmf) * interval if pmf else 0.0  # at the largest loss only the mass at infinity is left
+    lo = 0.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if profile_delta(pmf, inf_mass, interval, mid) > delta else (lo, mid)
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+    return hi
+
+
 def profile_deltas(pmf, inf_mass, interval, eps):
     """profile_delta at every eps of an array, at once."""
     eps = np.asarray(eps, dtype=float)

@@ -269,6 +269,14 @@ def test_the_runs_conservative_eps_of_delta_are_points_of_the_curve():
     assert pld.epsilon_bounds(None, 10) == [] and pld.epsilon_bounds(accuracy, 7) == []
 
 
+def test_the_exports_eps_of_delta_is_the_root_of_its_profile():
+    # one loss at 1 with mass 0.5: delta(eps) = 0.5 (1 - e^(eps - 1)), eps(0.1) = 1 + log(0.8)
+    assert pld.profile_epsilon({1: 0.5}, 0.0, 1.0, 0.1) == pytest.approx(1.0 + math.log(0.8), abs=1e-11)
+    assert pld.profile_epsilon({1: 0.5}, 0.0, 1.0, 0.6) == 0.0  # delta(0) = 0.316 is within 0.6
+    assert pld.profile_epsilon({1: 0.5}, 0.2, 1.0, 0.1) == math.inf  # the mass at infinity exceeds delta
+    assert pld.profile_epsilon({}, 0.0, 1.0, 1e-5) == 0.0
+
+
 def test_mass_the_histogram_does_not_hold_goes_to_infinity():
     # the walls removed 0.1 of the density: the histogram holds 0.9
     pmf, inf = pld.rounded_pmf(-1.0, 1.0, [0.3, 0.3, 0.3, 0.0], 0.0, 0.0, 0.5, missing=0.1)
@@ -319,6 +327,12 @@ def test_the_script_writes_the_same_export(quick, tmp_path, source):
     assert {int(i): p for i, p in args["rounded_probability_mass_function"].items()} == \
         kwargs["rounded_probability_mass_function"]
     assert args["infinity_mass_add"] == kwargs["infinity_mass_add"] and args["symmetric"] is False
+    # the export's eps at the case's delta, beside the run's
+    w = kwargs["value_discretization_interval"]
+    pair = max(pld.profile_epsilon(kwargs["rounded_probability_mass_function"], kwargs["infinity_mass"], w, 1e-5),
+               pld.profile_epsilon(kwargs["rounded_probability_mass_function_add"], kwargs["infinity_mass_add"], w,
+                                   1e-5))
+    assert f"the pair's {pair:.6g}; the run's {quick.eps(1e-5):.6g}" in r.stdout, r.stdout
     r = subprocess.run([sys.executable, str(source / "scripts" / "pld-for-dp-accounting"), str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "not an fpdp output directory" in r.stdout + r.stderr

@@ -197,7 +197,8 @@ class Result:
 
     # ---- eps(delta), delta(eps) --------------------------------------------------------------------------------------
     def _profile(self, step, direction, conservative):
-        """The run's hockey-stick grid at `step`: eps, delta (the larger direction for "max"), status."""
+        """The run's hockey-stick grid at `step`: eps and delta (the larger direction for "max"); conservative: the
+        conservative values made non-increasing, with the conservative eps(delta) of accuracy.csv as points."""
         hs = self.hockey_stick
         if hs is None:
             raise ValueError("this run wrote no hockey_stick.csv (divergence.hockey_stick_eps_max = 0?): delta(eps) "
@@ -211,6 +212,11 @@ class Result:
                                  "accuracy.estimate = false?)")
             names = tuple(n + "_conservative" for n in names)
         delta = np.max(np.vstack([rows[n].to_numpy(dtype=float) for n in names]), axis=0)
+        if conservative:
+            # the run's conservative eps(delta) are points of the bound too, where its roots put them (fpdp.pld)
+            from . import pld
+            return pld.curve_with_epsilon_bounds(rows["eps"].to_numpy(dtype=float), np.minimum.accumulate(delta),
+                                                 pld.epsilon_bounds(self.table("accuracy"), step), "monotone")
         return rows["eps"].to_numpy(dtype=float), delta
 
     def estimate_eps(self, delta=None, step=None, direction="max"):
@@ -220,7 +226,7 @@ class Result:
         conservative value. At any other delta: from the run's hockey-stick grid (hockey_stick.csv,
         divergence.hockey_stick_eps_step apart), the root of the chord in e^eps between the grid points around it,
         which is at or above the root of the computed curve; its conservative value is the same with
-        hockey_stick_accuracy.csv's conservative values. Beyond the grid's last eps no finite eps is known (+inf)."""
+        hockey_stick_accuracy.csv's conservative values and accuracy.csv's conservative eps(delta) as points. Beyond the grid's last eps no finite eps is known (+inf)."""
         delta = self.privacy_delta if delta is None else float(delta)
         step = self.output_step(step)
         direction = self._direction(direction)

@@ -935,10 +935,9 @@ void AccuracyJudge::boundProfileByRenyi(std::vector<NumberAccuracy>& profile,
 }
 
 namespace {
-/// The lower convex envelope of the points (x_i, y_i), evaluated at each x_i (Andrew's monotone chain over the points
-/// sorted by x; of points with equal x the lowest counts).
-std::vector<double> lowerConvexEnvelope(std::vector<std::pair<double, double>> points) {
-  std::sort(points.begin(), points.end());
+/// The lower convex envelope of the points (x_i, y_i), sorted by x then y, evaluated at each x_i (Andrew's monotone
+/// chain; of points with equal x the lowest counts).
+std::vector<double> lowerConvexEnvelope(const std::vector<std::pair<double, double>>& points) {
   std::vector<std::pair<double, double>> hull;
   for (const auto& p : points) {
     if (!hull.empty() && hull.back().first == p.first) continue;  // the same x, a larger y
@@ -999,29 +998,30 @@ void AccuracyJudge::boundProfileByEpsilons(std::vector<NumberAccuracy>& profile,
   double top = -INFINITY;
   for (double e : eps_) top = std::max(top, e);
   for (const auto& b : epsBounds) top = std::max(top, b.first);
+  constexpr std::size_t kNotOnTheGrid = static_cast<std::size_t>(-1);
   for (std::size_t dir = 0; dir < 2; ++dir) {
-    std::vector<std::pair<double, double>> points;
-    std::vector<std::size_t> gridIndex;  // points[i] for i < gridIndex.size() is grid eps gridIndex[i]
+    struct Bound {
+      double x, delta;
+      std::size_t k;  // the grid's index, or kNotOnTheGrid
+    };
+    std::vector<Bound> bounds;
     for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k) {
       const NumberAccuracy& a = profile[2 * k + dir];
-      if (std::isnan(a.value) || !std::isfinite(a.conservative) || !(eps_[k] >= top - 700.0)) continue;
-      points.emplace_back(std::exp(eps_[k] - top), a.conservative);
-      gridIndex.push_back(k);
+      if (!std::isnan(a.value) && std::isfinite(a.conservative) && eps_[k] >= top - 700.0)
+        bounds.push_back({std::exp(eps_[k] - top), a.conservative, k});
     }
     for (const auto& b : epsBounds)
-      if (b.first >= top - 700.0) points.emplace_back(std::exp(b.first - top), b.second);
-    if (points.size() < 3) continue;
-    // lowerConvexEnvelope sorts its copy: evaluate it at the grid's points, each found by its x
-    const std::vector<std::pair<double, double>> grid(points.begin(),
-                                                      points.begin() + static_cast<std::ptrdiff_t>(gridIndex.size()));
-    auto sorted = points;
-    std::sort(sorted.begin(), sorted.end());
+      if (b.first >= top - 700.0) bounds.push_back({std::exp(b.first - top), b.second, kNotOnTheGrid});
+    if (bounds.size() < 3) continue;
+    std::sort(bounds.begin(), bounds.end(),
+              [](const Bound& a, const Bound& b) { return a.x < b.x || (a.x == b.x && a.delta < b.delta); });
+    std::vector<std::pair<double, double>> points;
+    for (const auto& b : bounds) points.emplace_back(b.x, b.delta);
     const std::vector<double> envelope = lowerConvexEnvelope(points);
-    for (std::size_t i = 0; i < grid.size(); ++i) {
-      const auto at = std::lower_bound(sorted.begin(), sorted.end(), grid[i]);
-      const double bound = envelope[static_cast<std::size_t>(at - sorted.begin())] * (1.0 + 1e-12);
-      NumberAccuracy& a = profile[2 * gridIndex[i] + dir];
-      a.conservative = std::min(a.conservative, std::max(bound, 0.0));
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+      if (bounds[i].k == kNotOnTheGrid) continue;
+      NumberAccuracy& a = profile[2 * bounds[i].k + dir];
+      a.conservative = std::min(a.conservative, std::max(envelope[i] * (1.0 + 1e-12), 0.0));
     }
   }
 }

@@ -122,16 +122,17 @@ def profile_deltas(pmf, inf_mass, interval, eps):
 
 
 def rdp_tail(orders, renyi):
-    """An upper bound of delta(eps) from upper bounds of R_alpha (MATH.md §7, the CKS conversion, models::cksDelta):
-    min over the orders alpha > 1 with finite R of exp((alpha - 1)(R - eps + log(1 - 1/alpha)) - log alpha); None
-    where no order gives one."""
+    """An upper bound of delta(eps) from upper bounds of R_alpha (MATH.md §7, the CKS conversion: models::cksDelta,
+    the bound the run's own conservative delta(eps) take), as a function of eps; None where no order alpha > 1 has a
+    finite R."""
     terms = [(a, r) for a, r in zip(orders, renyi) if a > 1 and np.isfinite(r)]
     if not terms:
         return None
+    from . import _core
+    alphas, values = [a for a, _ in terms], [r for _, r in terms]
 
     def bound(eps):
-        return min(1.0, min(math.exp(min(700.0, (a - 1) * (r - eps + math.log1p(-1 / a)) - math.log(a)))
-                            for a, r in terms))
+        return min(1.0, _core.cks_delta(alphas, values, float(eps)))
     return bound
 
 

@@ -32,6 +32,7 @@
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/OutputLock.hpp"
 #include "models/GaussianComposition.hpp"
+#include "models/RdpConversion.hpp"
 
 namespace py = pybind11;
 using namespace fpdp::app;
@@ -360,6 +361,14 @@ PYBIND11_MODULE(_core, m) {
   // The composition baseline's closed form (mu-GDP), for deltas and eps between the run's own.
   m.def("gdp_epsilon", &fpdp::models::gdpEpsilon, py::arg("mu"), py::arg("delta"));
   m.def("gdp_delta", &fpdp::models::gdpDelta, py::arg("mu"), py::arg("eps"));
+  // An upper bound of delta(eps) from upper bounds of R_alpha (MATH.md §7, CKS), for the PLD export past the
+  // hockey-stick grid (fpdp.pld.rdp_tail).
+  m.def(
+      "cks_delta",
+      [](const std::vector<double>& orders, const std::vector<double>& renyi, double eps) {
+        return fpdp::models::cksDelta(orders, renyi, eps);
+      },
+      py::arg("orders"), py::arg("renyi"), py::arg("eps"));
   m.attr("executable") = FPDP_EXECUTABLE;
   m.attr("source_tree") = FPDP_SOURCE_TREE;
   m.attr("version") = FPDP_VERSION;

@@ -63,18 +63,20 @@ def rounded_pmf(lower, upper, masses, infinity, clamped, interval, missing=0.0):
     return pmf, inf_mass
 
 
-def move_lowest_to_infinity(pmf, amount):
-    """Takes up to `amount` of mass from the lowest losses of `pmf` (in place); returns how much it took. A point at
-    loss L adds p (1 - e^(eps - L))_+ <= p to delta(eps): at +inf it adds p, so delta(eps) can only rise."""
+def take_lowest(pmf, amount, below=None):
+    """Takes up to `amount` of mass from the lowest losses of `pmf` (in place), only from loss indices below `below`
+    where given; returns how much it took. The caller puts it at a higher loss or at +infinity: a point at loss L adds
+    p (1 - e^(eps - L))_+ to delta(eps), which grows with L, so delta(eps) can only rise, at every eps; and
+    E[e^(-L)] <= 1 still holds (the PLD of a pair)."""
     taken = 0.0
     for index in sorted(pmf):
+        if (below is not None and index >= below) or taken >= amount:
+            break
         take = min(pmf[index], amount - taken)
         pmf[index] -= take
         taken += take
         if pmf[index] <= 0:
             del pmf[index]
-        if taken >= amount:
-            break
     return taken
 
 
@@ -104,21 +106,6 @@ def profile_epsilon(pmf, inf_mass, interval, delta):
         if hi - lo <= 1e-12 * max(1.0, hi):
             break
     return hi
-
-
-def profile_deltas(pmf, inf_mass, interval, eps):
-    """profile_delta at every eps of an array, at once."""
-    eps = np.asarray(eps, dtype=float)
-    if not pmf:
-        return np.full(eps.shape, inf_mass)
-    losses = np.fromiter(pmf.keys(), dtype=float) * interval
-    mass = np.fromiter(pmf.values(), dtype=float)
-    out = np.full(eps.shape, inf_mass)
-    for start in range(0, eps.size, 512):  # 512 x (points) at a time
-        e = eps[start:start + 512, None]
-        gap = np.minimum(e - losses[None, :], 0.0)  # only losses above eps count; there -expm1 is in (0, 1]
-        out[start:start + 512] += np.sum(mass[None, :] * -np.expm1(gap), axis=1)
-    return out
 
 
 def rdp_tail(orders, renyi):
@@ -198,24 +185,6 @@ def coverage_requirements(pmf, interval, eps_grid, curve, tail=None, margins="ne
     return np.concatenate(points), np.concatenate(needs), np.concatenate(targets)
 
 
-def move_lowest_up(pmf, amount, index):
-    """Moves up to `amount` of mass from the lowest losses of `pmf` below loss index `index` to that index (in place);
-    returns how much it moved. Moving mass to a higher loss never lowers delta(eps) at any eps (each point adds
-    p (1 - e^(eps - L))_+, which grows with L), and keeps E[e^(-L)] <= 1: the PLD of a pair still."""
-    taken = 0.0
-    for i in sorted(pmf):
-        if i >= index or taken >= amount:
-            break
-        take = min(pmf[i], amount - taken)
-        pmf[i] -= take
-        taken += take
-        if pmf[i] <= 0:
-            del pmf[i]
-    if taken > 0:
-        pmf[index] = pmf.get(index, 0.0) + taken
-    return taken
-
-
 def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None, margins="next_eps"):
     """Lifts the PLD's delta(eps) to every bound the curve (and `tail` beyond it) allows at every eps >= 0
     (coverage_requirements), from the largest eps down. A shortfall at or between eps of the grid moves mass from the
@@ -238,9 +207,11 @@ def cover_curve(pmf, inf_mass, interval, eps_grid, curve, tail=None, margins="ne
             index = math.ceil(target / interval - 1e-9) if np.isfinite(target) else None
             gain = -math.expm1(x - index * interval) if index is not None else 1.0
             if index is not None and gain > 0 and any(i < index for i in pmf):
-                taken = move_lowest_up(pmf, deficit / gain, index)
+                taken = take_lowest(pmf, deficit / gain, below=index)
+                if taken > 0:
+                    pmf[index] = pmf.get(index, 0.0) + taken
             else:
-                taken = move_lowest_to_infinity(pmf, deficit)
+                taken = take_lowest(pmf, deficit)
                 inf_mass += taken
             moved_total += taken
             if not pmf:

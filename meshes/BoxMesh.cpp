@@ -100,13 +100,39 @@ int Axis::locate(double x) const {
 
 BoxMesh::BoxMesh(std::vector<Axis> axes)
     : dim_(static_cast<int>(axes.size())),
-      axes_{Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1)} {
-  if (dim_ < 1 || dim_ > 3) throw std::invalid_argument("BoxMesh: dimension must be 1, 2 or 3");
+      axes_{Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1),
+            Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1), Axis::uniform(0, 1, 1)} {
+  if (dim_ < 1 || dim_ > kMaxDimension)
+    throw std::invalid_argument("BoxMesh: the dimension must be 1 to " + std::to_string(kMaxDimension) + ", got " +
+                                std::to_string(dim_));
   for (int a = 0; a < dim_; ++a) axes_[a] = std::move(axes[a]);
 }
 
 std::size_t BoxMesh::totalCells() const {
-  return static_cast<std::size_t>(cells(0)) * cells(1) * cells(2);
+  std::size_t n = 1;
+  for (int a = 0; a < kMaxDimension; ++a) n *= static_cast<std::size_t>(cells(a));
+  return n;
+}
+
+std::ptrdiff_t BoxMesh::stride(int axis) const {
+  std::ptrdiff_t s = 1;
+  for (int a = 0; a < axis; ++a) s *= cells(a);
+  return s;
+}
+
+std::array<double, kMaxDimension> BoxMesh::centreAt(const CellIndex& index) const {
+  std::array<double, kMaxDimension> c{};
+  for (int a = 0; a < dim_; ++a) c[a] = axes_[a].centre(index[a]);
+  return c;
+}
+
+CellIndex BoxMesh::indexOf(std::size_t offset) const {
+  CellIndex index{};
+  for (int a = 0; a < dim_; ++a) {
+    index[a] = static_cast<int>(offset % static_cast<std::size_t>(cells(a)));
+    offset /= static_cast<std::size_t>(cells(a));
+  }
+  return index;
 }
 
 double BoxMesh::cellVolume(int i, int j, int k) const {

@@ -1,9 +1,11 @@
 #pragma once
-// Cell-centred tensor-product box meshes in 1, 2 and 3 dimensions: geometry only.
+// Cell-centred tensor-product box meshes in 1 to kMaxDimension (6) dimensions: geometry only.
 //
 // An axis is a strictly increasing list of face coordinates x_0 < x_1 < ... < x_N; cell i is [x_i, x_{i+1}],
 // its centre is the midpoint and its width x_{i+1} - x_i. A box mesh is the tensor product of dim axes.
-// Cells are numbered x-fastest (i + nx*(j + ny*k)), which is PETSc DMDA's natural order and HDF5's C order.
+// Cells are numbered x-fastest (i + nx*(j + ny*k), and so on for further axes), which is PETSc DMDA's natural order
+// and HDF5's C order (with the axes reversed). PETSc's DMDA holds at most three axes: the (i, j, k) accessors below
+// serve the distributed meshes of d <= 3; whole fields of any dimension use the index-array accessors and lines.
 // Nothing here knows about densities, losses or privacy.
 #include <array>
 #include <cstddef>
@@ -11,6 +13,13 @@
 #include <vector>
 
 namespace fpdp::meshes {
+
+/// The most axes a box mesh holds.
+inline constexpr int kMaxDimension = 6;
+/// A cell index or a point with one entry per axis (entries >= the mesh's dimension: 0).
+using CellIndex = std::array<int, kMaxDimension>;
+/// One number per axis (entries >= the mesh's dimension: 0), e.g. a kernel's standard deviations.
+using AxisValues = std::array<double, kMaxDimension>;
 
 /// Face coordinates of one axis; uniform or graded.
 class Axis {
@@ -52,8 +61,8 @@ private:
   std::vector<double> faces_;
 };
 
-/// Tensor product of dim (1..3) axes. Unused axes (index >= dim) are a single unit cell [0, 1],
-/// so code can loop over three indices whatever the dimension.
+/// Tensor product of dim (1..kMaxDimension) axes. Unused axes (index >= dim) are a single unit cell [0, 1],
+/// so code for d <= 3 can loop over three indices whatever the dimension.
 class BoxMesh {
 public:
   explicit BoxMesh(std::vector<Axis> axes);
@@ -62,6 +71,9 @@ public:
   const Axis& axis(int a) const { return axes_[static_cast<std::size_t>(a)]; }
   int cells(int a) const { return axes_[a].cells(); }
   std::size_t totalCells() const;
+  /// Distance in the natural order between neighbours along `axis` (1 for axis 0).
+  std::ptrdiff_t stride(int axis) const;
+  /// (i, j, k) accessors: the first three axes (meshes of d <= 3).
   double cellVolume(int i, int j, int k) const;
   /// Centre of cell (i, j, k); components >= dim are 0.
   std::array<double, 3> centre(int i, int j, int k) const;
@@ -71,9 +83,14 @@ public:
   std::array<double, 3> upper() const;
   double minWidth() const;
 
+  /// Centre of the cell with the given index (entries >= dim: 0), any dimension.
+  std::array<double, kMaxDimension> centreAt(const CellIndex& index) const;
+  /// The index of the cell at position `offset` of the natural order.
+  CellIndex indexOf(std::size_t offset) const;
+
   /// A grid line along one axis of a whole field stored in natural order (x fastest).
   struct Line {
-    std::array<int, 3> index;  // cell index of the line's first cell (index[axis] = 0)
+    CellIndex index;           // cell index of the line's first cell (index[axis] = 0)
     std::ptrdiff_t offset;     // position of that cell in the field
     std::ptrdiff_t stride;     // distance between consecutive cells of the line
     double crossSection;       // product of the other axes' widths (1 in 1-D)
@@ -81,23 +98,38 @@ public:
   /// Calls f(line) for every line along `axis`.
   template <class F>
   void forEachLine(int axis, F&& f) const {
-    const std::array<std::ptrdiff_t, 3> strides{1, cells(0), static_cast<std::ptrdiff_t>(cells(0)) * cells(1)};
-    const int o1 = (axis + 1) % 3, o2 = (axis + 2) % 3;
-    for (int j2 = 0; j2 < cells(o2); ++j2)
-      for (int j1 = 0; j1 < cells(o1); ++j1) {
-        Line line{{0, 0, 0}, 0, strides[axis], 1.0};
-        line.index[o1] = j1;
-        line.index[o2] = j2;
-        line.offset = line.index[0] * strides[0] + line.index[1] * strides[1] + line.index[2] * strides[2];
-        for (int a = 0; a < dim_; ++a)
-          if (a != axis) line.crossSection *= axes_[a].width(line.index[a]);
-        f(line);
+    // The other axes' indices run like an odometer. For d <= 3, (axis + 1) % 3 runs fastest, then (axis + 2) % 3 (the
+    // order in which callers' per-line caches are built); beyond, the lowest axis first: natural order.
+    std::array<int, kMaxDimension> others{};
+    int count = 0;
+    if (dim_ <= 3) {
+      for (int o : {(axis + 1) % 3, (axis + 2) % 3}) others[count++] = o;
+    } else {
+      for (int a = 0; a < dim_; ++a)
+        if (a != axis) others[count++] = a;
+    }
+    Line line{CellIndex{}, 0, stride(axis), 1.0};
+    for (;;) {
+      line.offset = 0;
+      line.crossSection = 1.0;
+      for (int a = 0; a < dim_; ++a) {
+        line.offset += line.index[a] * stride(a);
+        if (a != axis) line.crossSection *= axes_[a].width(line.index[a]);
       }
+      f(line);
+      int c = 0;
+      for (; c < count; ++c) {
+        const int o = others[c];
+        if (++line.index[o] < cells(o)) break;
+        line.index[o] = 0;
+      }
+      if (c == count) return;
+    }
   }
 
 private:
   int dim_;
-  std::array<Axis, 3> axes_;
+  std::array<Axis, kMaxDimension> axes_;
 };
 
 }  // namespace fpdp::meshes

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <stdexcept>
+#include <string>
 
 namespace fpdp::meshes {
 
@@ -10,6 +11,9 @@ DistributedBoxMesh::DistributedBoxMesh(MPI_Comm comm, BoxMesh mesh, int fields, 
     : mesh_(std::move(mesh)), fields_(fields), stencil_(stencil), stencilWidth_(stencilWidth) {
   if (fields < 1) throw std::invalid_argument("DistributedBoxMesh: fields must be >= 1");
   if (stencilWidth < 1 || stencilWidth > 2) throw std::invalid_argument("DistributedBoxMesh: stencil width must be 1 or 2");
+  if (mesh_.dim() > 3)
+    throw std::invalid_argument("DistributedBoxMesh: PETSc's DMDA holds at most 3 axes, the mesh has " +
+                                std::to_string(mesh_.dim()));
   const PetscInt sw = stencilWidth;
   const DMBoundaryType none = DM_BOUNDARY_NONE;
   const PetscInt nx = mesh_.cells(0), ny = mesh_.cells(1), nz = mesh_.cells(2);

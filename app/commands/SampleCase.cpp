@@ -81,7 +81,7 @@ std::vector<std::int64_t> binCounts(const validation::ParticleHistogram& h) {
 /// along its patch (one cell width, variance h^2/12) is not counted: an O(h^2) term, as the bins' own.
 validation::GaussianReference::Moments withBoundaryBins(const validation::GaussianReference::Moments& cells,
                                                         const std::vector<double>& masses,
-                                                        const std::vector<solver::Point3>& points) {
+                                                        const std::vector<solver::ParameterPoint>& points) {
   if (masses.empty()) return cells;
   const Eigen::Index d = cells.mean.size();
   double total = cells.mass;

@@ -42,7 +42,7 @@ ParaViewOutput::ParaViewOutput(const std::string& directory, const meshes::Distr
   driftP_.resize(3 * n);
   driftQ_.resize(3 * n);
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const auto c = mesh.box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    const auto c = mesh.box().centreAt({static_cast<int>(i), static_cast<int>(j), static_cast<int>(k)});
     const auto gD = gradientD(c), gDp = gradientDPrime(c);
     for (int a = 0; a < 3; ++a) {
       driftP_[3 * static_cast<std::size_t>(l) + a] = a < mesh.dim() ? -gD[a] : 0.0;

@@ -47,8 +47,8 @@ std::vector<long> groupCounts(const models::Dataset& data) {
 solver::GradientField recordGradient(const std::shared_ptr<const models::EmpiricalLoss>& whole, models::Record r) {
   const std::shared_ptr<const models::Loss> loss(whole, &whole->loss());
   auto single = std::make_shared<const models::EmpiricalLoss>(loss, models::Dataset({std::move(r)}), whole->clipNorm());
-  return [single](const solver::Point3& t) {
-    solver::Point3 out{0, 0, 0};
+  return [single](const solver::ParameterPoint& t) {
+    solver::ParameterPoint out{0, 0, 0};
     single->gradientInto(t.data(), out.data());
     return out;
   };
@@ -58,15 +58,15 @@ solver::GradientField recordGradient(const std::shared_ptr<const models::Empiric
 /// drift: a single batch of all n records with b = n gives gradientField(L_D) bit for bit, the factor being 1).
 solver::GradientField batchGradient(const std::shared_ptr<const models::EmpiricalLoss>& whole,
                                     std::vector<models::Record> batch, double b, int dim) {
-  if (batch.empty()) return [](const solver::Point3&) { return solver::Point3{0, 0, 0}; };
+  if (batch.empty()) return [](const solver::ParameterPoint&) { return solver::ParameterPoint{0, 0, 0}; };
   const double factor = static_cast<double>(batch.size()) / b;
   const std::shared_ptr<const models::Loss> loss(whole, &whole->loss());
   auto g = gradientField(std::make_shared<const models::EmpiricalLoss>(loss, models::Dataset(std::move(batch)),
                                                                        whole->clipNorm()),
                          dim);
   if (factor == 1.0) return g;
-  return [g = std::move(g), factor](const solver::Point3& t) {
-    solver::Point3 v = g(t);
+  return [g = std::move(g), factor](const solver::ParameterPoint& t) {
+    solver::ParameterPoint v = g(t);
     for (double& c : v) c *= factor;
     return v;
   };

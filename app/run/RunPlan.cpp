@@ -32,17 +32,17 @@ solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss>
     const double lambda = q->lambda();
     std::array<double, 3> c{0, 0, 0};
     for (int a = 0; a < dim; ++a) c[a] = xbar[a];
-    return [lambda, c, dim](const solver::Point3& t) {
-      solver::Point3 g{0, 0, 0};
+    return [lambda, c, dim](const solver::ParameterPoint& t) {
+      solver::ParameterPoint g{0, 0, 0};
       for (int a = 0; a < dim; ++a) g[a] = lambda * (t[a] - c[a]);
       return g;
     };
   }
-  return [L, dim](const solver::Point3& t) {
+  return [L, dim](const solver::ParameterPoint& t) {
     models::Vector x(dim);
     for (int a = 0; a < dim; ++a) x[a] = t[a];
     const models::Vector g = L->gradient(x);
-    solver::Point3 out{0, 0, 0};
+    solver::ParameterPoint out{0, 0, 0};
     for (int a = 0; a < dim; ++a) out[a] = g[a];
     return out;
   };

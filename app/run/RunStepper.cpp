@@ -109,7 +109,7 @@ void RunStepper::runNoisyGd() {
     if (tracing_) tracing_->traceStep(k - 1, u_, lastStep_ == k - 1 ? last_ : divergences_.evaluate(u_));
     const auto report = k == 1 && plan_.exactFirstStep ? plan_.gd->stepFromGaussian(u_, plan_.disc.problem().initial)
                                                         : plan_.gd->step(u_, k - 1);  // cyclic: batch (k-1) mod m
-    for (int i = 0; i < 6; ++i) {
+    for (std::size_t i = 0; i < outflowP_.mass.size(); ++i) {
       outflowP_.mass[i] += report.pushP.mass[i] + report.diffP.mass[i];
       outflowQ_.mass[i] += report.pushQ.mass[i] + report.diffQ.mass[i];
     }
@@ -151,8 +151,10 @@ void RunStepper::saveState(io::CheckpointData& ck, long step, double t, Vec u) c
     for (std::size_t i = 0; i < s.history.size(); ++i)
       ck.put("/integrator/history_" + std::to_string(i), gatherNatural(plan_.mesh, s.history[i]));
   }
-  ck.put("/run/outflow_p", std::vector<double>(outflowP_.mass.begin(), outflowP_.mass.end()));
-  ck.put("/run/outflow_q", std::vector<double>(outflowQ_.mass.begin(), outflowQ_.mass.end()));
+  // The walls of the DMDA's (at most three) axes: the checkpoint's format.
+  constexpr std::ptrdiff_t sides = 6;
+  ck.put("/run/outflow_p", std::vector<double>(outflowP_.mass.begin(), outflowP_.mass.begin() + sides));
+  ck.put("/run/outflow_q", std::vector<double>(outflowQ_.mass.begin(), outflowQ_.mass.begin() + sides));
   ck.put("/run/largest_wall_mass", {largestWallMass_});
   if (plan_.gd && plan_.gd->boundsMixture())
     ck.put("/run/mixture_tv_bound", {mixtureTvBound_[0], mixtureTvBound_[1], withinCellTvBound_[0],

@@ -10,21 +10,21 @@
 namespace fpdp::solver {
 
 std::shared_ptr<const CellDriftGap> gradientGapAtCells(const meshes::DistributedBoxMesh& mesh,
-                                                       const std::function<Point3(const Point3&)>& gradD,
-                                                       const std::function<Point3(const Point3&)>& gradDPrime) {
+                                                       const GradientField& gradD,
+                                                       const GradientField& gradDPrime) {
   auto gap = std::make_shared<CellDriftGap>(static_cast<std::size_t>(mesh.owned().size()), std::array<double, 3>{});
   const int d = mesh.dim();
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const Point3 x = mesh.box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
-    const Point3 g = gradD(x), gp = gradDPrime(x);
+    const ParameterPoint x = mesh.box().centreAt({static_cast<int>(i), static_cast<int>(j), static_cast<int>(k)});
+    const ParameterPoint g = gradD(x), gp = gradDPrime(x);
     for (int a = 0; a < d; ++a) (*gap)[static_cast<std::size_t>(l)][a] = g[a] - gp[a];
   });
   return gap;
 }
 
 KlRateFunctional::KlRateFunctional(const meshes::DistributedBoxMesh& mesh,
-                                   const std::function<Point3(const Point3&)>& gradD,
-                                   const std::function<Point3(const Point3&)>& gradDPrime, const models::Matrix& Sigma,
+                                   const GradientField& gradD,
+                                   const GradientField& gradDPrime, const models::Matrix& Sigma,
                                    const models::Matrix& SigmaPrime)
     : KlRateFunctional(mesh, gradientGapAtCells(mesh, gradD, gradDPrime), Sigma, SigmaPrime) {}
 

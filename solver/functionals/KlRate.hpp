@@ -30,14 +30,14 @@ struct KlRate {
 /// (RenyiRate.hpp). Computed once per run and shared between them (24 B per cell, docs/scaling.md §6).
 using CellDriftGap = std::vector<std::array<double, 3>>;
 std::shared_ptr<const CellDriftGap> gradientGapAtCells(const meshes::DistributedBoxMesh& mesh,
-                                                       const std::function<Point3(const Point3&)>& gradD,
-                                                       const std::function<Point3(const Point3&)>& gradDPrime);
+                                                       const GradientField& gradD,
+                                                       const GradientField& gradDPrime);
 
 class KlRateFunctional {
 public:
   /// gradients: grad L_D and grad L_D' (b = -grad L).
-  KlRateFunctional(const meshes::DistributedBoxMesh& mesh, const std::function<Point3(const Point3&)>& gradD,
-                   const std::function<Point3(const Point3&)>& gradDPrime, const models::Matrix& Sigma,
+  KlRateFunctional(const meshes::DistributedBoxMesh& mesh, const GradientField& gradD,
+                   const GradientField& gradDPrime, const models::Matrix& Sigma,
                    const models::Matrix& SigmaPrime);
   /// gradientGap: gradientGapAtCells of the two losses.
   KlRateFunctional(const meshes::DistributedBoxMesh& mesh, std::shared_ptr<const CellDriftGap> gradientGap,

@@ -15,7 +15,7 @@ constexpr double kPi = 3.14159265358979323846;
 }  // namespace
 
 ChapmanKolmogorovQuadrature::ChapmanKolmogorovQuadrature(const meshes::BoxMesh& mesh, const PushForward& map,
-                                                         std::array<double, 3> stddev)
+                                                         meshes::AxisValues stddev)
     : mesh_(mesh) {
   const int d = mesh.dim();
   std::array<double, 3> h{1, 1, 1};
@@ -53,15 +53,15 @@ ChapmanKolmogorovQuadrature::ChapmanKolmogorovQuadrature(const meshes::BoxMesh& 
   for (int k = 0; k < n_[2]; ++k)
     for (int j = 0; j < n_[1]; ++j)
       for (int i = 0; i < n_[0]; ++i, ++c) {
-        const Point3 x = mesh.centre(i, j, k);
-        const Point3 T = map.map(x);
+        const ParameterPoint x = mesh.centreAt({i, j, k});
+        const ParameterPoint T = map.map(x);
         for (int a = 0; a < d; ++a) {
           // Central difference of T along axis a (step: a thousandth of a cell).
-          Point3 xp = x, xm = x;
+          ParameterPoint xp = x, xm = x;
           const double delta = 1e-3 * h[a];
           xp[a] += delta;
           xm[a] -= delta;
-          const Point3 Tp = map.map(xp), Tm = map.map(xm);
+          const ParameterPoint Tp = map.map(xp), Tm = map.map(xm);
           double s = 0.0;
           for (int b = 0; b < d; ++b) s += std::fabs(Tp[b] - Tm[b]) / (2.0 * delta) / stddev[b];
           slope[a] = std::max(slope[a], s);

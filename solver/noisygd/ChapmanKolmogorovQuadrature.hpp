@@ -35,7 +35,7 @@ public:
   /// `map`: T_D (PushForward::map, the one home of the noisy-GD map); stddev[a] = sqrt(2 eta Sigma_aa) > 0 on every
   /// axis of the mesh. Throws std::invalid_argument for a non-uniform axis, a missing noise axis, or a kernel table
   /// beyond kMaxKernelEntries.
-  ChapmanKolmogorovQuadrature(const meshes::BoxMesh& mesh, const PushForward& map, std::array<double, 3> stddev);
+  ChapmanKolmogorovQuadrature(const meshes::BoxMesh& mesh, const PushForward& map, meshes::AxisValues stddev);
 
   /// Point values at the cell centres (natural order, non-negative) of p_k -> p_{k+1}, in place. Returns the mass
   /// the kernel puts beyond each wall (axis by axis: source mass times the kernel's tail beyond that wall).

@@ -83,7 +83,7 @@ BoundaryBins::BoundaryBins(const meshes::BoxMesh& mesh, const models::Constraint
       pieceSize_[id] = n;
       for (std::size_t b = 0; b < n; ++b) {
         std::size_t rest = b;
-        Point3 x{0, 0, 0};
+        ParameterPoint x{0, 0, 0};
         for (int a = 0; a < dim_; ++a) {
           if (cls[a] == 0) x[a] = lo_[a];
           else if (cls[a] == 2) x[a] = hi_[a];
@@ -132,7 +132,7 @@ std::size_t BoundaryBins::boxBin(const std::array<int, 3>& classes, const std::a
   return pieceOffset_[id] + index;
 }
 
-std::size_t BoundaryBins::ballBin(const Point3& x) const {
+std::size_t BoundaryBins::ballBin(const ParameterPoint& x) const {
   const double v0 = x[0] - c_[0], v1 = x[1] - c_[1], v2 = x[2] - c_[2];
   const double ph = std::atan2(v1, v0);  // [-pi, pi]
   if (dim_ == 2) return static_cast<std::size_t>(std::clamp(static_cast<int>((ph + kPi) / (2 * kPi) * nTheta_), 0,
@@ -206,7 +206,7 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
     for (int a = 0; a < d; ++a) loIndex[a] = faceIndex(mesh.axis(a), bins.lower()[a], a, "lower face");
   const double r2 = bins.radius() * bins.radius();
   const auto& c = bins.centre();
-  auto inBall = [&](const Point3& x) {
+  auto inBall = [&](const ParameterPoint& x) {
     double s = 0;
     for (int a = 0; a < d; ++a) s += (x[a] - c[a]) * (x[a] - c[a]);
     return s <= r2;
@@ -235,7 +235,7 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
         const auto [lo, hi] = mesh.cellBounds(i, j, k);
         bool allIn = true;
         for (int corner = 0; corner < (1 << d) && allIn; ++corner) {
-          Point3 x{0, 0, 0};
+          ParameterPoint x{0, 0, 0};
           for (int a = 0; a < d; ++a) x[a] = (corner >> a) & 1 ? hi[a] : lo[a];
           allIn = inBall(x);
         }
@@ -248,7 +248,7 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
         int outside = 0;
         std::map<std::size_t, int> count;
         for (int s = 0; s < subPoints; ++s) {
-          Point3 x{0, 0, 0};
+          ParameterPoint x{0, 0, 0};
           int rest = s;
           for (int a = 0; a < d; ++a) {
             x[a] = lo[a] + (rest % S + 0.5) * (hi[a] - lo[a]) / S;
@@ -257,7 +257,7 @@ ConstraintProjection::ConstraintProjection(const meshes::BoxMesh& mesh, const Bo
           if (!inBall(x)) ++outside, ++count[bins.ballBin(x)];
         }
         if (outside == 0) {  // a sliver beyond every sub-cell's midpoint: the bin of the farthest corner
-          Point3 far{0, 0, 0};
+          ParameterPoint far{0, 0, 0};
           for (int a = 0; a < d; ++a) far[a] = std::fabs(lo[a] - c[a]) > std::fabs(hi[a] - c[a]) ? lo[a] : hi[a];
           count[bins.ballBin(far)] = outside = 1;
         }
@@ -299,7 +299,7 @@ void depositTensor(const meshes::BoxMesh& mesh, const std::array<AxisWeights, 3>
 }
 }  // namespace
 
-void depositLinear(const meshes::BoxMesh& mesh, const Point3& y, double mass, std::vector<double>& field) {
+void depositLinear(const meshes::BoxMesh& mesh, const ParameterPoint& y, double mass, std::vector<double>& field) {
   std::array<AxisWeights, 3> w{AxisWeights{{0, 1.0}}, AxisWeights{{0, 1.0}}, AxisWeights{{0, 1.0}}};
   for (int a = 0; a < mesh.dim(); ++a) {
     const auto& ax = mesh.axis(a);
@@ -319,7 +319,7 @@ void depositLinear(const meshes::BoxMesh& mesh, const Point3& y, double mass, st
   depositTensor(mesh, w, mass, field);
 }
 
-void depositGaussian(const meshes::BoxMesh& mesh, const Point3& y, double mass, const std::array<double, 3>& s,
+void depositGaussian(const meshes::BoxMesh& mesh, const ParameterPoint& y, double mass, const meshes::AxisValues& s,
                      std::vector<double>& field) {
   std::array<AxisWeights, 3> w{AxisWeights{{0, 1.0}}, AxisWeights{{0, 1.0}}, AxisWeights{{0, 1.0}}};
   for (int a = 0; a < mesh.dim(); ++a) {

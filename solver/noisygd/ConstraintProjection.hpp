@@ -51,7 +51,7 @@ public:
   bool empty() const { return points_.empty(); }
   /// Bin b's representative point: box, the centre of the bin's patch of the boundary (cell centres along the inside
   /// axes, the clamped coordinate on the others); ball, the point of the sphere at the bin's mid angles.
-  const std::vector<Point3>& points() const { return points_; }
+  const std::vector<ParameterPoint>& points() const { return points_; }
   /// The piece of the boundary bin b belongs to: box, one character per axis, '-' below, '0' inside, '+' above
   /// (e.g. "-0": the edge x = lower_x; "-+": the corner (lower_x, upper_y)); ball, "sphere".
   std::string pieceName(std::size_t b) const;
@@ -68,7 +68,7 @@ public:
   /// the inside axes (0-based from C's lower face).
   std::size_t boxBin(const std::array<int, 3>& classes, const std::array<int, 3>& insideOffset) const;
   /// Ball: the bin of a point of the sphere (or any point other than the centre: its radial projection's bin).
-  std::size_t ballBin(const Point3& x) const;
+  std::size_t ballBin(const ParameterPoint& x) const;
 
   static constexpr std::size_t kInterior = std::numeric_limits<std::size_t>::max();
   /// The bin of a point theta = Pi_C(x) (dim() coordinates), or kInterior when theta is in the interior of C (its
@@ -90,7 +90,7 @@ private:
   std::array<std::size_t, 27> pieceOffset_{};
   std::array<std::size_t, 27> pieceSize_{};
   int nTheta_ = 0, nBand_ = 0, nPhi_ = 0;  // ball bins
-  std::vector<Point3> points_;
+  std::vector<ParameterPoint> points_;
   std::vector<int> pieceOfBin_;
 };
 
@@ -123,12 +123,12 @@ private:
 /// Adds `mass` at point y to `field` (cell averages, natural order) by the linear (cloud-in-cell) weights between
 /// neighbouring cell centres: conservative, non-negative, and exact for the first moment away from the walls (a
 /// point beyond the outermost centre goes to the outermost cell).
-void depositLinear(const meshes::BoxMesh& mesh, const Point3& y, double mass, std::vector<double>& field);
+void depositLinear(const meshes::BoxMesh& mesh, const ParameterPoint& y, double mass, std::vector<double>& field);
 
 /// Adds mass * N(y, diag(s^2)) integrated over each cell to `field` (cell averages): the exact convolution of a point
 /// mass with the Gaussian. Kernel mass beyond the outermost faces goes to the outermost cells (conservative); the
 /// kernel is cut at 9 standard deviations (Phi(-9) = 1e-19). s[a] = 0 on unused axes.
-void depositGaussian(const meshes::BoxMesh& mesh, const Point3& y, double mass, const std::array<double, 3>& s,
+void depositGaussian(const meshes::BoxMesh& mesh, const ParameterPoint& y, double mass, const meshes::AxisValues& s,
                      std::vector<double>& field);
 
 }  // namespace fpdp::solver

@@ -47,7 +47,7 @@ double tailMass(const CellQuadratic& q, double T0, double s, bool above) {
 }
 }  // namespace
 
-GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev, Route route)
+GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, meshes::AxisValues stddev, Route route)
     : mesh_(mesh), s_(stddev) {
   for (int axis = 0; axis < mesh_.dim(); ++axis) {
     const double s = s_[static_cast<std::size_t>(axis)];
@@ -123,7 +123,8 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
                                        std::vector<Outflow>* passiveOutflow) const {
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
-  const std::array<int, 3> n{mesh_.cells(0), mesh_.cells(1), mesh_.cells(2)};
+  meshes::CellIndex n{};
+  for (int a = 0; a < meshes::kMaxDimension; ++a) n[a] = mesh_.cells(a);
   Outflow outflow;
   std::vector<double> next(field.size());
   std::vector<std::vector<double>> passiveNext(np, std::vector<double>(field.size()));

@@ -46,7 +46,7 @@ public:
   /// Automatic: per axis, the cheaper by TiltedConvolution::costRelativeToDirect().
   enum class Route { Automatic, Direct, Transform };
   /// stddev[a]: standard deviation along axis a (0 leaves the axis alone).
-  GaussianConvolution(const meshes::BoxMesh& mesh, std::array<double, 3> stddev, Route route = Route::Automatic);
+  GaussianConvolution(const meshes::BoxMesh& mesh, meshes::AxisValues stddev, Route route = Route::Automatic);
   ~GaussianConvolution();
   Outflow apply(std::vector<double>& field) const;
   /// Convolve a non-negative density in place and co-transport the passive signed fields (cell averages, each of the
@@ -65,13 +65,13 @@ private:
   void transformAxis(int axis, const std::vector<double>& field, std::vector<double>& next, Outflow& outflow) const;
 
   const meshes::BoxMesh& mesh_;
-  std::array<double, 3> s_;
+  meshes::AxisValues s_;
   // Uniform axes: the tail-mass kernels K(offset) for offsets -reach..reach+1 cells (reach_[a] + offset indexes them).
-  std::array<std::vector<std::array<double, 3>>, 3> tails_;
-  std::array<int, 3> reach_{0, 0, 0};
+  std::array<std::vector<std::array<double, 3>>, meshes::kMaxDimension> tails_;
+  std::array<int, meshes::kMaxDimension> reach_{};
   // Transform route: sources 0..first-1 lose mass below the mesh, sources second..n-1 above it.
-  std::array<std::pair<int, int>, 3> wallSources_{};
-  std::array<std::unique_ptr<TiltedConvolution>, 3> transform_;
+  std::array<std::pair<int, int>, meshes::kMaxDimension> wallSources_{};
+  std::array<std::unique_ptr<TiltedConvolution>, meshes::kMaxDimension> transform_;
 };
 
 }  // namespace fpdp::solver

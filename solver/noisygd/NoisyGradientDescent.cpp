@@ -216,8 +216,8 @@ Outflow NoisyGradientDescent::push(int field, long k, std::vector<double>& value
   return (field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].apply(values);
 }
 
-void NoisyGradientDescent::forEachImage(int field, long k, const Point3& x,
-                                        const std::function<void(const Point3&, double)>& f) const {
+void NoisyGradientDescent::forEachImage(int field, long k, const ParameterPoint& x,
+                                        const std::function<void(const ParameterPoint&, double)>& f) const {
   if (latticeD_) throw std::logic_error("the Poisson displacement lattice has no point images");
   if (sampling_ == BatchSampling::Poisson) return (field == 0 ? mixtureD_ : mixtureDPrime_)->forEachImage(x, f);
   f((field == 0 ? pushD_ : pushDPrime_)[batchIndex(k)].map(x), 1.0);
@@ -244,7 +244,7 @@ Outflow NoisyGradientDescent::convolveAndProject(std::vector<double>& values, st
   const auto& points = bins_.points();
   for (std::size_t b = 0; b < bins.size(); ++b) {
     if (bins[b] == 0.0) continue;
-    forEachImage(field, stepIndex, points[b], [&](const Point3& y, double w) {
+    forEachImage(field, stepIndex, points[b], [&](const ParameterPoint& y, double w) {
       depositGaussian(*padded_, y, w * bins[b], kernelStdDev_, big);
     });
     bins[b] = 0.0;
@@ -290,11 +290,11 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::step(Vec u, long stepInde
       for (std::size_t b = 0; b < bins_.size(); ++b) {
         const auto& x = bins_.points()[b];
         if (boundary_.p[b] != 0.0)
-          forEachImage(0, stepIndex, x, [&](const Point3& y, double w) {
+          forEachImage(0, stepIndex, x, [&](const ParameterPoint& y, double w) {
             depositLinear(mesh_.box(), y, w * boundary_.p[b], p);
           });
         if (boundary_.q[b] != 0.0)
-          forEachImage(1, stepIndex, x, [&](const Point3& y, double w) {
+          forEachImage(1, stepIndex, x, [&](const ParameterPoint& y, double w) {
             depositLinear(mesh_.box(), y, w * boundary_.q[b], q);
           });
         boundary_.p[b] = boundary_.q[b] = 0.0;
@@ -391,11 +391,11 @@ NoisyGradientDescent::StepReport NoisyGradientDescent::stepFromGaussian(Vec u, c
       rest /= n;
     }
     const models::Vector x = start.mean() + L * zn;
-    Point3 theta{0, 0, 0};
+    ParameterPoint theta{0, 0, 0};
     for (int a = 0; a < dim; ++a) theta[a] = x(a);
     for (int field = 0; field < 2; ++field) {
       // Step 0's map (cyclic: batch 0), or every Poisson batch's with its weight.
-      forEachImage(field, 0, theta, [&](const Point3& y, double weight) {
+      forEachImage(field, 0, theta, [&](const ParameterPoint& y, double weight) {
         const double wy = w * weight;
         Outflow& out = field == 0 ? report.diffP : report.diffQ;
         for (int a = 0; a < dim; ++a) {

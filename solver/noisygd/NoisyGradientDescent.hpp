@@ -168,7 +168,7 @@ private:
   BoundaryBins bins_;
   std::unique_ptr<ConstraintProjection> projection_;
   SingularMasses boundary_;
-  std::array<double, 3> kernelStdDev_{0, 0, 0};  // sqrt(2 eta Sigma_aa): the noise kernel of every route
+  meshes::AxisValues kernelStdDev_{};  // sqrt(2 eta Sigma_aa): the noise kernel of every route
   std::array<int, 3> pad_{0, 0, 0};
   std::unique_ptr<meshes::BoxMesh> padded_;  // exact convolution with a constraint
   std::unique_ptr<ConstraintProjection> paddedProjection_;
@@ -177,7 +177,8 @@ private:
   /// bound (out): the Poisson lattice's TV bounds of the push-forward (0 otherwise).
   Outflow push(int field, long k, std::vector<double>& values, PoissonLatticeMixture::StepBound& bound) const;
   /// The images of a point mass at x under step k's map(s) with their weights (one image of weight 1 unless Poisson).
-  void forEachImage(int field, long k, const Point3& x, const std::function<void(const Point3&, double)>& f) const;
+  void forEachImage(int field, long k, const ParameterPoint& x,
+                    const std::function<void(const ParameterPoint&, double)>& f) const;
   std::size_t batchIndex(long k) const { return static_cast<std::size_t>(k % static_cast<long>(pushD_.size())); }
   /// Exact-convolution route with a constraint: noise and Pi_C on the padded mesh; the bins (p_k's) enter as pushed
   /// point masses and leave holding p_{k+1}'s.

@@ -235,11 +235,11 @@ Outflow PoissonBatchMixture::apply(std::vector<double>& field) const {
     if (w == 0.0) return;
     const PushForward push(
         mesh_,
-        [this, k](const Point3& theta) {
-          Point3 g{0, 0, 0};
+        [this, k](const ParameterPoint& theta) {
+          ParameterPoint g{0, 0, 0};
           for (std::size_t r = 0; r < k.size(); ++r) {
             if (k[r] == 0) continue;
-            const Point3 gr = groups_[r].gradient(theta);
+            const ParameterPoint gr = groups_[r].gradient(theta);
             for (int a = 0; a < 3; ++a) g[a] += static_cast<double>(k[r]) * gr[a];
           }
           for (int a = 0; a < 3; ++a) g[a] /= expectedSize_;
@@ -249,21 +249,22 @@ Outflow PoissonBatchMixture::apply(std::vector<double>& field) const {
     pushed = field;
     const Outflow lost = push.apply(pushed);
     for (std::size_t c = 0; c < out.size(); ++c) out[c] += w * pushed[c];
-    for (int s = 0; s < 6; ++s) outflow.mass[s] += w * lost.mass[s];
+    for (std::size_t s = 0; s < outflow.mass.size(); ++s) outflow.mass[s] += w * lost.mass[s];
   });
   field.swap(out);
   return outflow;
 }
 
-void PoissonBatchMixture::forEachImage(const Point3& x, const std::function<void(const Point3&, double)>& f) const {
-  std::vector<Point3> g;
+void PoissonBatchMixture::forEachImage(const ParameterPoint& x,
+                                       const std::function<void(const ParameterPoint&, double)>& f) const {
+  std::vector<ParameterPoint> g;
   for (const auto& r : groups_) g.push_back(r.gradient(x));
-  Point3 sum{0, 0, 0};
+  ParameterPoint sum{0, 0, 0};
   enumerate([&](const std::vector<long>&, double w, int changed, int delta) {
     if (changed >= 0)
       for (int a = 0; a < 3; ++a) sum[a] += delta * g[static_cast<std::size_t>(changed)][a];
     if (w == 0.0) return;
-    Point3 y = x;
+    ParameterPoint y = x;
     for (int a = 0; a < mesh_.dim(); ++a) y[a] -= eta_ * (sum[a] / expectedSize_);
     f(y, w);
   });

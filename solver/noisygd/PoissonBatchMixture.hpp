@@ -46,7 +46,7 @@ public:
   /// (weighted like the mass it belongs to).
   Outflow apply(std::vector<double>& field) const;
   /// Calls f(T_B(x), w_B) for every batch of non-zero weight (the point masses of Pi_C's boundary bins).
-  void forEachImage(const Point3& x, const std::function<void(const Point3&, double)>& f) const;
+  void forEachImage(const ParameterPoint& x, const std::function<void(const ParameterPoint&, double)>& f) const;
 
   /// prod_r (c_r + 1): the distinct batch maps enumerated per application.
   double batchMaps() const { return batchMaps(counts_); }

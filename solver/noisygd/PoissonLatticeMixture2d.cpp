@@ -179,10 +179,10 @@ void PoissonLatticeMixture::setUpPlane() {
   }
   // The mean map x - (eta gamma / b) sum_j g_j(x): x-images of the x-faces on every row (y at the row's centres),
   // y-images of the y-faces on every column.
-  const auto meanSum = [&](const Point3& x) {
-    Point3 sum{0, 0, 0};
+  const auto meanSum = [&](const ParameterPoint& x) {
+    ParameterPoint sum{0, 0, 0};
     for (const auto& g : groups_) {
-      const Point3 v = g.gradient(x);
+      const ParameterPoint v = g.gradient(x);
       for (int a = 0; a < 2; ++a) sum[a] += static_cast<double>(g.count) * v[a];
     }
     return sum;
@@ -206,9 +206,9 @@ void PoissonLatticeMixture::setUpPlane() {
   planeExactShift_.assign(2 * nc, 0.0);
   bool constant = true;  // every record's gradient the same at every centre: one law for all cells
   for (std::size_t c = 0; c < nc; ++c) {
-    const Point3 x{ax.centre(static_cast<int>(c % nx)), ay.centre(static_cast<int>(c / nx)), 0};
+    const ParameterPoint x{ax.centre(static_cast<int>(c % nx)), ay.centre(static_cast<int>(c / nx)), 0};
     for (std::size_t r = 0; r < groups_.size(); ++r) {
-      const Point3 g = groups_[r].gradient(x);
+      const ParameterPoint g = groups_[r].gradient(x);
       for (std::size_t a = 0; a < 2; ++a) {
         centreGradients_[r][2 * c + a] = g[a];
         planeMeanSum_[2 * c + a] += scale * static_cast<double>(groups_[r].count) * g[a];

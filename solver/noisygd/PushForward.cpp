@@ -220,29 +220,30 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
                        passiveMasses.data(), passiveOut.data(), passiveOutflow.data());
 }
 
-PushForward::PushForward(const meshes::BoxMesh& mesh, std::function<Point3(const Point3&)> gradient, double eta)
+PushForward::PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta)
     : mesh_(mesh), gradient_(std::move(gradient)), eta_(eta), cache_(std::make_unique<MapCache>()) {}
 
-Point3 PushForward::map(const Point3& theta) const {
-  const Point3 g = gradient_(theta);
-  Point3 t = theta;
+ParameterPoint PushForward::map(const ParameterPoint& theta) const {
+  const ParameterPoint g = gradient_(theta);
+  ParameterPoint t = theta;
   for (int a = 0; a < mesh_.dim(); ++a) t[a] -= eta_ * g[a];
   return t;
 }
 
-Point3 PushForward::original(int axis, Point3 c) const {
+ParameterPoint PushForward::original(int axis, ParameterPoint c) const {
   // Coordinates > axis hold images c_k = theta_k - eta g_k(theta); solve for theta_k (k > axis) by Newton's method
-  // with a finite-difference Jacobian (at most 2 x 2), starting from c.
+  // with a finite-difference Jacobian (at most (d - 1) x (d - 1)), starting from c.
+  constexpr int kMax = meshes::kMaxDimension - 1;
   const int d = mesh_.dim();
   const int m = d - 1 - axis;
   if (m <= 0) return c;
-  Point3 th = c;
-  auto residual = [&](const Point3& p, double* r) {
-    const Point3 g = gradient_(p);
+  ParameterPoint th = c;
+  auto residual = [&](const ParameterPoint& p, double* r) {
+    const ParameterPoint g = gradient_(p);
     for (int k = 0; k < m; ++k) r[k] = p[axis + 1 + k] - eta_ * g[axis + 1 + k] - c[axis + 1 + k];
   };
   for (int it = 0; it < 60; ++it) {
-    double r[2];
+    double r[kMax];
     residual(th, r);
     double scale = 0.0, rn = 0.0;
     for (int k = 0; k < m; ++k) {
@@ -250,33 +251,47 @@ Point3 PushForward::original(int axis, Point3 c) const {
       scale = std::max(scale, std::fabs(th[axis + 1 + k]));
     }
     if (rn <= 1e-15 * std::max(1.0, scale)) return th;
-    double J[2][2];
+    double J[kMax][kMax];
     for (int k = 0; k < m; ++k) {
-      Point3 pp = th;
+      ParameterPoint pp = th;
       const double dh = 1e-7 * std::max(1.0, std::fabs(th[axis + 1 + k]));
       pp[axis + 1 + k] += dh;
-      double rp[2];
+      double rp[kMax];
       residual(pp, rp);
       for (int l = 0; l < m; ++l) J[l][k] = (rp[l] - r[l]) / dh;
     }
-    double dx[2];
-    if (m == 1) {
-      dx[0] = r[0] / J[0][0];
-    } else {
-      const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
-      dx[0] = (J[1][1] * r[0] - J[0][1] * r[1]) / det;
-      dx[1] = (-J[1][0] * r[0] + J[0][0] * r[1]) / det;
+    // J dx = r by Gaussian elimination with partial pivoting (m <= 5).
+    double dx[kMax];
+    for (int k = 0; k < m; ++k) dx[k] = r[k];
+    for (int col = 0; col < m; ++col) {
+      int pivot = col;
+      for (int row = col + 1; row < m; ++row)
+        if (std::fabs(J[row][col]) > std::fabs(J[pivot][col])) pivot = row;
+      if (pivot != col) {
+        std::swap(J[pivot], J[col]);
+        std::swap(dx[pivot], dx[col]);
+      }
+      for (int row = col + 1; row < m; ++row) {
+        const double f = J[row][col] / J[col][col];
+        for (int k = col; k < m; ++k) J[row][k] -= f * J[col][k];
+        dx[row] -= f * dx[col];
+      }
+    }
+    for (int row = m; row-- > 0;) {
+      for (int k = row + 1; k < m; ++k) dx[row] -= J[row][k] * dx[k];
+      dx[row] /= J[row][row];
     }
     for (int k = 0; k < m; ++k) th[axis + 1 + k] -= dx[k];
     if (!std::isfinite(th[axis + 1])) break;
   }
-  throw std::runtime_error("push-forward: the gradient map could not be inverted near (" + std::to_string(c[0]) + ", " +
-                           std::to_string(c[1]) + ", " + std::to_string(c[2]) +
+  std::string at;
+  for (int a = 0; a < d; ++a) at += (a ? ", " : "") + std::to_string(c[static_cast<std::size_t>(a)]);
+  throw std::runtime_error("push-forward: the gradient map could not be inverted near (" + at +
                            "); in d >= 2 the noisy-GD push-forward needs an invertible map (eta * beta < 1)");
 }
 
-double PushForward::shearImage(int axis, const Point3& current) const {
-  const Point3 theta = original(axis, current);
+double PushForward::shearImage(int axis, const ParameterPoint& current) const {
+  const ParameterPoint theta = original(axis, current);
   return current[axis] - eta_ * gradient_(theta)[axis];
 }
 
@@ -284,7 +299,7 @@ PushForward::LineMaps PushForward::lineMaps(int axis, const meshes::BoxMesh::Lin
   const std::vector<double>& faces = mesh_.axis(axis).faces();
   LineMaps maps;
   maps.images.resize(faces.size());
-  Point3 pt{0, 0, 0};
+  ParameterPoint pt{};
   for (int a = 0; a < mesh_.dim(); ++a)
     if (a != axis) pt[a] = mesh_.axis(a).centre(line.index[a]);
   for (std::size_t f = 0; f < faces.size(); ++f) {
@@ -298,7 +313,7 @@ PushForward::LineMaps PushForward::lineMaps(int axis, const meshes::BoxMesh::Lin
 const std::vector<PushForward::LineMaps>* PushForward::cachedMaps(int axis) const {
   const double values = 2.0 * static_cast<double>(mesh_.totalCells()) * mesh_.dim() *
                         (1.0 + 1.0 / static_cast<double>(mesh_.cells(axis)));
-  if (values > kMaxCachedValues) return nullptr;
+  if (values > (mesh_.dim() > 3 ? kMaxCachedValuesBeyondDmda : kMaxCachedValues)) return nullptr;
   const std::lock_guard<std::mutex> lock(cache_->mutex);
   auto& slot = cache_->maps[static_cast<std::size_t>(axis)];
   if (!slot) {
@@ -331,7 +346,8 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
                                std::vector<std::vector<double>>* passive, std::vector<Outflow>* passiveOutflow) const {
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
-  const std::array<int, 3> n{mesh_.cells(0), mesh_.cells(1), mesh_.cells(2)};
+  meshes::CellIndex n{};
+  for (int a = 0; a < meshes::kMaxDimension; ++a) n[a] = mesh_.cells(a);
   Outflow outflow;
   std::vector<double> next(field.size());
   std::vector<std::vector<double>> passiveNext(np, std::vector<double>(field.size()));

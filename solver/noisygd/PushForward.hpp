@@ -42,13 +42,14 @@
 
 namespace fpdp::solver {
 
-using Point3 = std::array<double, 3>;
-/// A gradient field g on R^3 (components >= the mesh's dimension are 0): the map T(theta) = theta - eta g(theta).
-using GradientField = std::function<Point3(const Point3&)>;
+/// A point of parameter space (entries >= the mesh's dimension are 0).
+using ParameterPoint = meshes::AxisValues;
+/// A gradient field g on R^d (components >= the mesh's dimension are 0): the map T(theta) = theta - eta g(theta).
+using GradientField = std::function<ParameterPoint(const ParameterPoint&)>;
 
 /// Mass carried beyond the mesh by a push-forward, per axis and side (index 2a = lower wall of axis a, 2a+1 = upper).
 struct Outflow {
-  std::array<double, 6> mass{0, 0, 0, 0, 0, 0};
+  std::array<double, 2 * meshes::kMaxDimension> mass{};
   double total() const {
     double s = 0;
     for (double m : mass) s += m;
@@ -94,7 +95,7 @@ std::vector<double> faceDensities(const std::vector<double>& faces, const double
 class PushForward {
 public:
   /// g: the gradient field; T(theta) = theta - eta g(theta).
-  PushForward(const meshes::BoxMesh& mesh, std::function<Point3(const Point3&)> gradient, double eta);
+  PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta);
 
   /// Push cell averages `field` (natural order) through T in place. Non-negative data stays non-negative; signed
   /// data (allowSigned) is remapped linearly with the same weights' construction but no clamping.
@@ -106,31 +107,34 @@ public:
   CoTransportOutflow coTransport(std::vector<double>& density, std::vector<std::vector<double>>& passive) const;
 
   /// T(theta) = theta - eta g(theta).
-  Point3 map(const Point3& theta) const;
+  ParameterPoint map(const ParameterPoint& theta) const;
 
 private:
   /// Image of coordinate `axis` under shear stage for axis `axis`, at point `current` (other coordinates current).
-  double shearImage(int axis, const Point3& current) const;
+  double shearImage(int axis, const ParameterPoint& current) const;
   /// Recover the original point from a point on which the shears of axes > axis have been applied.
-  Point3 original(int axis, Point3 current) const;
+  ParameterPoint original(int axis, ParameterPoint current) const;
   Outflow applyImpl(std::vector<double>& field, bool allowSigned, std::vector<std::vector<double>>* passive,
                     std::vector<Outflow>* passiveOutflow) const;
 
   /// The face images and slopes of every line of every shear (in forEachLine's order): they depend on the mesh and
-  /// the map only, so they are computed on the first application and kept, where they take at most kMaxCachedValues.
+  /// the map only, so they are computed on the first application and kept, where they take at most kMaxCachedValues
+  /// (kMaxCachedValuesBeyondDmda on meshes of more than 3 axes, where each face's image costs a Newton solve in up to
+  /// d - 1 coordinates and recomputing the maps was half of a step: 32^4 cells, 1.8 of 3.6 s).
   struct LineMaps {
     std::vector<double> images, slopes;
   };
   const std::vector<LineMaps>* cachedMaps(int axis) const;
   LineMaps lineMaps(int axis, const meshes::BoxMesh::Line& line) const;
-  static constexpr double kMaxCachedValues = 2097152.0;  // 16 MiB of doubles
+  static constexpr double kMaxCachedValues = 2097152.0;              // 16 MiB of doubles
+  static constexpr double kMaxCachedValuesBeyondDmda = 134217728.0;  // 1 GiB of doubles (24^5 cells: 0.66 GiB)
 
   const meshes::BoxMesh& mesh_;
-  std::function<Point3(const Point3&)> gradient_;
+  GradientField gradient_;
   double eta_;
   struct MapCache {
     std::mutex mutex;
-    std::array<std::unique_ptr<std::vector<LineMaps>>, 3> maps;
+    std::array<std::unique_ptr<std::vector<LineMaps>>, meshes::kMaxDimension> maps;
   };
   std::unique_ptr<MapCache> cache_;  // behind a pointer: PushForward stays movable
 };

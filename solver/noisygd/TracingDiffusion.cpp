@@ -19,8 +19,8 @@ TracingDiffusion::TracingDiffusion(const meshes::BoxMesh& mesh, GradientField gr
     for (int j = 0; j < mesh_.cells(1); ++j)
       for (int i = 0; i < mesh_.cells(0); ++i, ++c) {
         volumes_[c] = mesh_.cellVolume(i, j, k);
-        const Point3 x = mesh_.centre(i, j, k);
-        const Point3 a = gD_(x), b = gDPrime_(x);
+        const ParameterPoint x = mesh_.centreAt({i, j, k});
+        const ParameterPoint a = gD_(x), b = gDPrime_(x);
         double n2 = 0.0;
         for (int l = 0; l < d; ++l) {
           u2_[c * d + l] = 0.5 * (a[l] - b[l]);
@@ -73,9 +73,9 @@ TracingState TracingDiffusion::at(double s) const {
   // psi'_s = id - eta G'_s with G'_s = U1 - (s/eta) U2.
   const double wa = 0.5 * (1.0 + sigma), wb = 0.5 * (1.0 - sigma);
   auto blend = [this](double x, double y) {
-    return [this, x, y](const Point3& t) {
-      const Point3 a = gD_(t), b = gDPrime_(t);
-      return Point3{x * a[0] + y * b[0], x * a[1] + y * b[1], x * a[2] + y * b[2]};
+    return [this, x, y](const ParameterPoint& t) {
+      const ParameterPoint a = gD_(t), b = gDPrime_(t);
+      return ParameterPoint{x * a[0] + y * b[0], x * a[1] + y * b[1], x * a[2] + y * b[2]};
     };
   };
   const PushForward push(mesh_, blend(wa, wb), settings_.eta);
@@ -89,7 +89,7 @@ TracingState TracingDiffusion::at(double s) const {
   st.pushP = push.coTransport(st.p, w);
   st.pushPPrime = pushPrime.coTransport(st.pPrime, wPrime);
   if (s > 0) {
-    std::array<double, 3> stddev{0, 0, 0};
+    meshes::AxisValues stddev{};
     for (int a = 0; a < d; ++a) stddev[a] = std::sqrt(2.0 * s * settings_.noiseVariance[a]);  // as NoisyGradientDescent
     // The direct route: co-transport deposits the passive fields with the density's own deposits.
     const GaussianConvolution conv(mesh_, stddev, GaussianConvolution::Route::Direct);

@@ -37,11 +37,11 @@ inline std::shared_ptr<const models::EmpiricalLoss> empiricalLoss(const Setup& s
 }
 
 inline solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss> L, int dim) {
-  return [L, dim](const solver::Point3& t) {
+  return [L, dim](const solver::ParameterPoint& t) {
     models::Vector x(dim);
     for (int a = 0; a < dim; ++a) x[a] = t[a];
     const models::Vector g = L->gradient(x);
-    solver::Point3 out{0, 0, 0};
+    solver::ParameterPoint out{0, 0, 0};
     for (int a = 0; a < dim; ++a) out[a] = g[a];
     return out;
   };
@@ -52,7 +52,7 @@ struct SolverOutcome {
   std::vector<double> p, q, binsP, binsQ;
   double maxMassDrift = 0.0;  // max over steps of |cells + bins - initial| (both densities)
   double minValue = 0.0;
-  std::vector<solver::Point3> binPoints;
+  std::vector<solver::ParameterPoint> binPoints;
 };
 
 inline SolverOutcome runSolver(const Setup& s, long K, MPI_Comm comm = PETSC_COMM_WORLD) {

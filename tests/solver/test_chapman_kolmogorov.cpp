@@ -46,8 +46,8 @@ Outcome run(const QuadraticCase& c, long K, MPI_Comm comm = PETSC_COMM_WORLD) {
   for (int a = 0; a < c.dim; ++a) axes.push_back(meshes::Axis::uniform(-c.halfWidth, c.halfWidth, c.cells));
   const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(std::move(axes)), 2);
   auto grad = [&](std::array<double, 3> xb) {
-    return [xb, lambda = c.lambda](const solver::Point3& t) {
-      return solver::Point3{lambda * (t[0] - xb[0]), lambda * (t[1] - xb[1]), lambda * (t[2] - xb[2])};
+    return [xb, lambda = c.lambda](const solver::ParameterPoint& t) {
+      return solver::ParameterPoint{lambda * (t[0] - xb[0]), lambda * (t[1] - xb[1]), lambda * (t[2] - xb[2])};
     };
   };
   solver::NoisyGdSettings s;
@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(refuses_what_point_values_cannot_carry) {
   const meshes::DistributedBoxMesh uniform(PETSC_COMM_WORLD, meshes::BoxMesh({meshes::Axis::uniform(-3, 3, 40)}), 2);
   const meshes::DistributedBoxMesh graded(PETSC_COMM_WORLD,
                                           meshes::BoxMesh({meshes::Axis::graded(-3, 3, 40, 1.05)}), 2);
-  auto zero = [](const solver::Point3&) { return solver::Point3{0, 0, 0}; };
+  auto zero = [](const solver::ParameterPoint&) { return solver::ParameterPoint{0, 0, 0}; };
   solver::NoisyGdSettings s;
   s.diffusion = solver::DiffusionMethod::ChapmanKolmogorov;
   BOOST_CHECK_THROW(solver::NoisyGradientDescent(graded, zero, zero, s), std::invalid_argument);

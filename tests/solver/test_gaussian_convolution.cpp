@@ -38,7 +38,8 @@ double massOf(const meshes::BoxMesh& mesh, const std::vector<double>& v) {
   return m;
 }
 
-Comparison compare(const meshes::BoxMesh& mesh, std::array<double, 3> s, const std::vector<double>& start) {
+Comparison compare(const meshes::BoxMesh& mesh, meshes::AxisValues s,
+                   const std::vector<double>& start) {
   const solver::GaussianConvolution direct(mesh, s, Route::Direct), transform(mesh, s, Route::Transform);
   auto a = start, b = start;
   const auto outA = direct.apply(a);

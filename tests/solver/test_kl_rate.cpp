@@ -36,11 +36,11 @@ Measured measure(int dim, int cells, double T) {
   disc.setInitialState(u);
   evo.run(u, [](long, double, Vec) {});
   auto grad = [&](const models::EmpiricalLoss& L) {
-    return [&L, dim](const solver::Point3& x) {
+    return [&L, dim](const solver::ParameterPoint& x) {
       models::Vector v(dim);
       for (int a = 0; a < dim; ++a) v[a] = x[a];
       const models::Vector g = L.gradient(v);
-      solver::Point3 out{0, 0, 0};
+      solver::ParameterPoint out{0, 0, 0};
       for (int a = 0; a < dim; ++a) out[a] = g[a];
       return out;
     };

@@ -61,14 +61,14 @@ std::vector<double> mixtureAverages(const meshes::BoxMesh& box, const std::vecto
 }
 
 solver::GradientField constantField(double g) {
-  return [g](const solver::Point3&) { return solver::Point3{g, 0, 0}; };
+  return [g](const solver::ParameterPoint&) { return solver::ParameterPoint{g, 0, 0}; };
 }
 
 /// The per-example gradient of the 1-D logistic loss with regulariser mu (label y): a smooth nonlinear field.
 solver::GradientField logisticField(double x, double y, double mu) {
-  return [x, y, mu](const solver::Point3& t) {
+  return [x, y, mu](const solver::ParameterPoint& t) {
     const double s = 1.0 / (1.0 + std::exp(y * t[0] * x));
-    return solver::Point3{-y * s * x + mu * t[0], 0, 0};
+    return solver::ParameterPoint{-y * s * x + mu * t[0], 0, 0};
   };
 }
 
@@ -92,10 +92,10 @@ BOOST_AUTO_TEST_CASE(cyclic_quadratic_follows_the_gaussian_recursion_of_its_batc
   const std::vector<std::vector<int>> batches{{0, 1}, {2, 3}, {4}};
   const auto mesh = lineMesh(-8, 8, 1200);
   auto field = [&](const std::vector<double>& data, const std::vector<int>& B) {
-    return [data, B, lambda, b](const solver::Point3& t) {
+    return [data, B, lambda, b](const solver::ParameterPoint& t) {
       double g = 0;
       for (int i : B) g += lambda * (t[0] - data[static_cast<std::size_t>(i)]);
-      return solver::Point3{g / b, 0, 0};
+      return solver::ParameterPoint{g / b, 0, 0};
     };
   };
   solver::MinibatchDrift drift;
@@ -224,11 +224,11 @@ BOOST_AUTO_TEST_CASE(poisson_rate_one_is_full_batch_noisy_gd_to_round_off) {
   const double mu = 0.5, eta = 0.1, sigma2 = 0.1;
   const auto mesh = lineMesh(-4, 5, 300);
   auto full = [&](bool prime) {
-    return [=](const solver::Point3& t) {
+    return [=](const solver::ParameterPoint& t) {
       double g = 0;
       for (std::size_t i = 0; i < x.size(); ++i)
         g += logisticField(prime && i == 0 ? -2.0 : x[i], y[i], mu)(t)[0];
-      return solver::Point3{g / static_cast<double>(x.size()), 0, 0};
+      return solver::ParameterPoint{g / static_cast<double>(x.size()), 0, 0};
     };
   };
   solver::MinibatchDrift drift;
@@ -335,9 +335,9 @@ BOOST_AUTO_TEST_CASE(poisson_enumerations_conserve_mass_n16_1d_and_n12_2d) {
     d.rate = gamma;
     d.expectedSize = 12 * gamma;
     auto record = [mu](double x1, double x2, double y) {
-      return solver::RecordGroup{[=](const solver::Point3& t) {
+      return solver::RecordGroup{[=](const solver::ParameterPoint& t) {
                                    const double s = 1.0 / (1.0 + std::exp(y * (t[0] * x1 + t[1] * x2)));
-                                   return solver::Point3{-y * s * x1 + mu * t[0], -y * s * x2 + mu * t[1], 0};
+                                   return solver::ParameterPoint{-y * s * x1 + mu * t[0], -y * s * x2 + mu * t[1], 0};
                                  },
                                  1};
     };
@@ -382,8 +382,8 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
       for (std::size_t r = 0; r < n; ++r) w *= (mask >> r) & 1u ? gamma : 1 - gamma;
       const solver::PushForward push(
           box,
-          [&, mask](const solver::Point3& t) {
-            solver::Point3 s{0, 0, 0};
+          [&, mask](const solver::ParameterPoint& t) {
+            solver::ParameterPoint s{0, 0, 0};
             for (std::size_t r = 0; r < n; ++r)
               if ((mask >> r) & 1u) s[0] += g[r](t)[0] / b;
             return s;
@@ -411,7 +411,7 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
     std::vector<solver::GradientField> g;
     std::vector<solver::RecordGroup> groups;
     for (int r = 0; r < 4; ++r) {
-      g.push_back([r](const solver::Point3& t) { return solver::Point3{t[0] - r, 0, 0}; });
+      g.push_back([r](const solver::ParameterPoint& t) { return solver::ParameterPoint{t[0] - r, 0, 0}; });
       groups.push_back({g.back(), 1});
     }
     const solver::PoissonBatchMixture mix(box, groups, gamma, 4 * gamma, eta);
@@ -432,8 +432,9 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
     // Gradients constant up to rounding (a finite-difference gradient of a linear expression varies by a few ulps
     // from face to face): still translations; one varying by 1e-10 is not.
     auto ulps = [](double g) {
-      return [g](const solver::Point3& t) {
-        return solver::Point3{g * (1.0 + std::ldexp(static_cast<double>(static_cast<long>(std::floor(7 * t[0])) & 3), -52)), 0, 0};
+      return [g](const solver::ParameterPoint& t) {
+        const auto jitter = static_cast<double>(static_cast<long>(std::floor(7 * t[0])) & 3);
+        return solver::ParameterPoint{g * (1.0 + std::ldexp(jitter, -52)), 0, 0};
       };
     };
     std::vector<solver::GradientField> g{ulps(-1.0), ulps(-1.5), ulps(0.5)};
@@ -442,7 +443,8 @@ BOOST_AUTO_TEST_CASE(poisson_mixture_applies_coinciding_maps_once_and_translatio
     const solver::PoissonBatchMixture mix(box, groups, gamma, 3 * gamma, eta);
     BOOST_TEST(mix.translations());
     check(g, "constant to rounding", mix);
-    groups.push_back({[](const solver::Point3& t) { return solver::Point3{-1.0 + 1e-10 * t[0], 0, 0}; }, 1});
+    groups.push_back(
+        {[](const solver::ParameterPoint& t) { return solver::ParameterPoint{-1.0 + 1e-10 * t[0], 0, 0}; }, 1});
     BOOST_TEST(!solver::PoissonBatchMixture(box, groups, gamma, 4 * gamma, eta).translations());
   }
 }

@@ -50,8 +50,8 @@ Result run(const QuadraticGd& c, long K, double alpha, MPI_Comm comm = PETSC_COM
   const meshes::DistributedBoxMesh mesh(comm, meshes::BoxMesh(std::move(axes)), 2,
                                         c.crossXY != 0.0 ? meshes::StencilShape::Box : meshes::StencilShape::Star);
   auto grad = [&](std::array<double, 3> xb) {
-    return [xb, lambda = c.lambda](const solver::Point3& t) {
-      return solver::Point3{lambda * (t[0] - xb[0]), lambda * (t[1] - xb[1]), lambda * (t[2] - xb[2])};
+    return [xb, lambda = c.lambda](const solver::ParameterPoint& t) {
+      return solver::ParameterPoint{lambda * (t[0] - xb[0]), lambda * (t[1] - xb[1]), lambda * (t[2] - xb[2])};
     };
   };
   solver::NoisyGdSettings s;

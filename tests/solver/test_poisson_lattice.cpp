@@ -22,7 +22,7 @@
 #include "solver/noisygd/PoissonLatticeMixture.hpp"
 
 using namespace fpdp;
-using solver::Point3;
+using solver::ParameterPoint;
 using solver::GradientField;
 using solver::RecordGroup;
 
@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(bound_holds_against_the_exact_enumeration) {
       std::vector<RecordGroup> groups;
       for (int j = 0; j < n; ++j) {
         const double x = -1.0 + 2.0 * j / (n - 1);
-        groups.push_back({[x](const Point3& t) { return Point3{std::tanh(t[0] - x), 0, 0}; }, 1});
+        groups.push_back({[x](const ParameterPoint& t) { return ParameterPoint{std::tanh(t[0] - x), 0, 0}; }, 1});
       }
       // tanh is increasing: the within-cell term from the gradients at the faces (at most the Lipschitz one).
       const auto c = compare(box, groups, 0, 0.25, 0.5, 0.3, 1.0, 1e-5, 3, 1e-16, true);
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(rounding_bound_is_third_order_for_constant_gradients) {
   std::vector<RecordGroup> groups;
   for (int j = 0; j < 14; ++j) {
     const double g = 0.37 + 0.113 * j * (j % 2 ? 1 : -1);
-    groups.push_back({[g](const Point3&) { return Point3{g, 0, 0}; }, 1});
+    groups.push_back({[g](const ParameterPoint&) { return ParameterPoint{g, 0, 0}; }, 1});
   }
   const double rate = 0.25, s = 0.3, phiOne = std::exp(-0.5) / std::sqrt(2.0 * M_PI);
   double lastError = INFINITY, lastSpacing = INFINITY;
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(differing_record_is_exact) {
   const long n = 1;
   const double b = 4.2;
   const solver::LatticeSettings ls{solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, 21), 0.0, s, 0.0};
-  const std::vector<RecordGroup> groups{{[](const Point3&) { return Point3{0.8137, 0, 0}; }, n}};
+  const std::vector<RecordGroup> groups{{[](const ParameterPoint&) { return ParameterPoint{0.8137, 0, 0}; }, n}};
   const solver::PoissonBatchMixture exact(box, groups, rate, b, eta);
   const solver::PoissonLatticeMixture withExact(box, groups, 0, rate, b, eta, ls);
   const solver::PoissonLatticeMixture rounded(box, groups, -1, rate, b, eta, ls);
@@ -226,7 +226,7 @@ void budgetsRefuseBeforeTheWork(const meshes::BoxMesh& box, const GradientField&
 BOOST_AUTO_TEST_CASE(set_up_budgets_refuse_before_the_work) {
   const double s = 0.3;
   budgetsRefuseBeforeTheWork(meshes::BoxMesh({meshes::Axis::uniform(-4.0, 4.0, 40)}),
-                             [](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), 0, 0}; },
+                             [](const ParameterPoint& x) { return ParameterPoint{std::tanh(x[0] - 0.3), 0, 0}; },
                              {solver::PoissonLatticeMixture::spacingFor(1e-6, s, 0.1, 30), 0.0, s, 1.0}, 100.0);
 }
 
@@ -288,7 +288,8 @@ std::vector<RecordGroup> constantGradients2d(int n) {
   std::vector<RecordGroup> groups;
   for (int j = 0; j < n; ++j) {
     const double a = 0.7 + 2.3 * j, r = 0.6 + 0.29 * (j % 3);
-    groups.push_back({[g = Point3{r * std::cos(a), r * std::sin(a), 0}](const Point3&) { return g; }, 1});
+    groups.push_back(
+        {[g = ParameterPoint{r * std::cos(a), r * std::sin(a), 0}](const ParameterPoint&) { return g; }, 1});
   }
   return groups;
 }
@@ -322,7 +323,8 @@ BOOST_AUTO_TEST_CASE(plane_bound_holds_with_theta_dependent_gradients) {
   std::vector<RecordGroup> groups;
   for (int j = 0; j < 8; ++j) {
     const double x = -1.0 + 2.0 * j / 7.0, y = 0.8 * std::sin(1.7 * j);
-    groups.push_back({[x, y](const Point3& t) { return Point3{std::tanh(t[0] - x), std::tanh(t[1] - y), 0}; }, 1});
+    groups.push_back(
+        {[x, y](const ParameterPoint& t) { return ParameterPoint{std::tanh(t[0] - x), std::tanh(t[1] - y), 0}; }, 1});
   }
   double lastError = INFINITY;
   for (int cells : {24, 48}) {
@@ -347,10 +349,10 @@ BOOST_AUTO_TEST_CASE(plane_differing_record_is_exact) {
   const double rate = 0.2, eta = 0.5, s = 0.3, h = 0.25;
   const long n = 21;
   const double b = rate * n, delta = h / 8.0;
-  const Point3 onLattice{-3.0 * delta * b / eta, -8.0 * delta * b / eta, 0};
-  const Point3 differing{0.8137, -2.0 * h * b / eta, 0};
-  std::vector<RecordGroup> groups{{[onLattice](const Point3&) { return onLattice; }, 20},
-                                  {[differing](const Point3&) { return differing; }, 1}};
+  const ParameterPoint onLattice{-3.0 * delta * b / eta, -8.0 * delta * b / eta, 0};
+  const ParameterPoint differing{0.8137, -2.0 * h * b / eta, 0};
+  std::vector<RecordGroup> groups{{[onLattice](const ParameterPoint&) { return onLattice; }, 20},
+                                  {[differing](const ParameterPoint&) { return differing; }, 1}};
   solver::LatticeSettings ls{delta, 0.0, s, 0.0};
   const solver::PoissonBatchMixture exact(box, groups, rate, b, eta);
   const solver::PoissonLatticeMixture withExact(box, groups, 1, rate, b, eta, ls);
@@ -374,7 +376,9 @@ BOOST_AUTO_TEST_CASE(plane_differing_record_is_exact) {
 BOOST_AUTO_TEST_CASE(plane_set_up_budgets_refuse_before_the_work) {
   const double rate = 0.1, eta = 0.5, s = 0.3;
   const long n = 30;
-  const auto gradient = [](const Point3& x) { return Point3{std::tanh(x[0] - 0.3), std::tanh(x[1] + 0.2), 0}; };
+  const auto gradient = [](const ParameterPoint& x) {
+    return ParameterPoint{std::tanh(x[0] - 0.3), std::tanh(x[1] + 0.2), 0};
+  };
   budgetsRefuseBeforeTheWork(
       meshes::BoxMesh({meshes::Axis::uniform(-4.0, 4.0, 12), meshes::Axis::uniform(-4.0, 4.0, 12)}), gradient,
       {solver::PoissonLatticeMixture::spacingFor(1e-4, s, rate, n, 2), 1e-12, s, 1.0}, 1000.0);

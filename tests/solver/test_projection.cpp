@@ -52,7 +52,7 @@ struct Histogrammer {
     const auto& ax = mesh.axis(a);
     return std::clamp(static_cast<int>(std::floor((x - ax.lower()) / ax.width(0))), 0, ax.cells() - 1);
   }
-  std::size_t slot(const solver::Point3& x) const {
+  std::size_t slot(const solver::ParameterPoint& x) const {
     const int d = mesh.dim();
     std::array<int, 3> idx{0, 0, 0};
     for (int a = 0; a < d; ++a) idx[a] = cellIndex(a, x[a]);
@@ -95,7 +95,7 @@ std::vector<double> monteCarlo(const Setup& s, long K, long particles, const His
       for (int a = 0; a < s.dim; ++a) th[a] += -s.eta * g[a] + noise * Z(rng);
       s.C.projectInPlace(th.data(), s.dim);
     }
-    solver::Point3 x{0, 0, 0};
+    solver::ParameterPoint x{0, 0, 0};
     for (int a = 0; a < s.dim; ++a) x[a] = th[a];
     count[h.slot(x)] += 1.0;
   }
@@ -553,7 +553,7 @@ BOOST_AUTO_TEST_CASE(a_projected_point_falls_in_the_bin_of_its_cell) {
           if (f[c] != 0.0) {
             if (f[c] == 1.0 / mesh.cellVolume(i, j, k)) {  // wholly kept: its points are interior points of C
               ++kept;
-              solver::Point3 x = lo;
+              solver::ParameterPoint x{};
               for (int a = 0; a < d; ++a) x[a] = lo[a] + U(rng) * (hi[a] - lo[a]);
               BOOST_TEST((bins.projectedPointBin(x.data(), false) == solver::BoundaryBins::kInterior));
             }
@@ -568,7 +568,7 @@ BOOST_AUTO_TEST_CASE(a_projected_point_falls_in_the_bin_of_its_cell) {
           ++checkedCells;
           const int points = bins.isBox() ? 8 : 1;
           for (int n = 0; n < points; ++n) {
-            solver::Point3 x{0, 0, 0}, theta{0, 0, 0};
+            solver::ParameterPoint x{0, 0, 0}, theta{0, 0, 0};
             for (int a = 0; a < d; ++a) x[a] = bins.isBox() ? lo[a] + U(rng) * (hi[a] - lo[a]) : 0.5 * (lo[a] + hi[a]);
             theta = x;
             C.projectInPlace(theta.data(), d);

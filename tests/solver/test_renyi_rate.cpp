@@ -52,11 +52,11 @@ double exactOuRate(const testing::OuSetup& s, const validation::GaussianReferenc
 }
 
 solver::GradientField gradientOf(const models::EmpiricalLoss& L, int dim) {
-  return [&L, dim](const solver::Point3& x) {
+  return [&L, dim](const solver::ParameterPoint& x) {
     models::Vector v(dim);
     for (int a = 0; a < dim; ++a) v[a] = x[a];
     const models::Vector g = L.gradient(v);
-    solver::Point3 out{0, 0, 0};
+    solver::ParameterPoint out{0, 0, 0};
     for (int a = 0; a < dim; ++a) out[a] = g[a];
     return out;
   };
@@ -93,7 +93,7 @@ OuMeasurement measureOu(const testing::OuSetup& s, double T, long steps, long J,
   std::vector<std::array<double, 3>> gap(static_cast<std::size_t>(mesh.owned().size()));
   const auto gD = gradientOf(*problem.lossD, s.dim), gDp = gradientOf(*problem.lossDPrime, s.dim);
   mesh.forEachOwnedCell([&](PetscInt i, PetscInt j, PetscInt k, PetscInt l) {
-    const auto x = mesh.box().centre(static_cast<int>(i), static_cast<int>(j), static_cast<int>(k));
+    const auto x = mesh.box().centreAt({static_cast<int>(i), static_cast<int>(j), static_cast<int>(k)});
     const auto a = gD(x), b = gDp(x);
     for (int c = 0; c < 3; ++c) gap[l][c] = a[c] - b[c];
   });
@@ -252,8 +252,10 @@ BOOST_AUTO_TEST_CASE(lemma2_on_the_tracing_diffusions_of_quadratic_noisy_gd) {
   for (int cells : {400, 800}) {
     const meshes::DistributedBoxMesh mesh(PETSC_COMM_WORLD,
                                           meshes::BoxMesh({meshes::Axis::uniform(-6.0, 6.0, cells)}), 2);
-    auto gD = [=](const solver::Point3& t) { return solver::Point3{lambda * (t[0] - xbar), 0, 0}; };
-    auto gDp = [=](const solver::Point3& t) { return solver::Point3{lambda * (t[0] - xbarPrime), 0, 0}; };
+    auto gD = [=](const solver::ParameterPoint& t) { return solver::ParameterPoint{lambda * (t[0] - xbar), 0, 0}; };
+    auto gDp = [=](const solver::ParameterPoint& t) {
+      return solver::ParameterPoint{lambda * (t[0] - xbarPrime), 0, 0};
+    };
     solver::TracingSettings ts;
     ts.eta = eta;
     ts.noiseVariance = {sigma2, sigma2, sigma2};

@@ -36,17 +36,17 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 }
 
 solver::GradientField quadraticGradient(double lambda, std::array<double, 3> xbar) {
-  return [lambda, xbar](const solver::Point3& t) {
-    return solver::Point3{lambda * (t[0] - xbar[0]), lambda * (t[1] - xbar[1]), lambda * (t[2] - xbar[2])};
+  return [lambda, xbar](const solver::ParameterPoint& t) {
+    return solver::ParameterPoint{lambda * (t[0] - xbar[0]), lambda * (t[1] - xbar[1]), lambda * (t[2] - xbar[2])};
   };
 }
 
 solver::GradientField empiricalGradient(std::shared_ptr<const models::EmpiricalLoss> L, int dim) {
-  return [L, dim](const solver::Point3& t) {
+  return [L, dim](const solver::ParameterPoint& t) {
     models::Vector th(dim);
     for (int a = 0; a < dim; ++a) th[a] = t[a];
     const models::Vector g = L->gradient(th);
-    solver::Point3 r{0, 0, 0};
+    solver::ParameterPoint r{0, 0, 0};
     for (int a = 0; a < dim; ++a) r[a] = g[a];
     return r;
   };
@@ -168,7 +168,7 @@ double meshGradientGap(const meshes::BoxMesh& m, const solver::GradientField& a,
   for (int k = 0; k < m.cells(2); ++k)
     for (int j = 0; j < m.cells(1); ++j)
       for (int i = 0; i < m.cells(0); ++i) {
-        const auto x = m.centre(i, j, k);
+        const auto x = m.centreAt({i, j, k});
         const auto ga = a(x), gb = b(x);
         double n2 = 0;
         for (int d = 0; d < m.dim(); ++d) n2 += (ga[d] - gb[d]) * (ga[d] - gb[d]);
@@ -282,9 +282,9 @@ BOOST_AUTO_TEST_CASE(logistic_lemma4_and_renyi_continuity) {
     const double bound = meshGradientGap(probe, lg.gD, lg.gDPrime);
     Run r(dim, cells, 6.0, eta, variance, lg.gD, lg.gDPrime, bound, {0.2, -0.1, 0}, 0.5);
     BOOST_TEST(std::fabs(r.tracing.discreteLemma4Bound() - bound) <= 1e-14 * bound);
-    const solver::GradientField U1 = [&lg](const solver::Point3& t) {
+    const solver::GradientField U1 = [&lg](const solver::ParameterPoint& t) {
       const auto a = lg.gD(t), b = lg.gDPrime(t);
-      return solver::Point3{0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2])};
+      return solver::ParameterPoint{0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2])};
     };
     const solver::PushForward phi(r.mesh.box(), U1, eta);
     const int m = 4, K = 4;
@@ -395,8 +395,8 @@ BOOST_AUTO_TEST_CASE(co_transport_primitives) {
         ratio[c] = std::tanh(x[0] - 0.3 * x[1]) + 0.2 * std::cos(3 * x[1]);
       }
     const double eta = dim == 1 ? 1.6 : 0.4;  // 1-D: f(x) = x - eta g(x) folds where g' > 1/eta
-    const solver::GradientField g = [](const solver::Point3& t) {
-      return solver::Point3{t[0] - 0.8 * std::sin(t[0]) + 0.1 * t[1], 0.7 * t[1] + 0.2 * std::tanh(t[0]), 0};
+    const solver::GradientField g = [](const solver::ParameterPoint& t) {
+      return solver::ParameterPoint{t[0] - 0.8 * std::sin(t[0]) + 0.1 * t[1], 0.7 * t[1] + 0.2 * std::tanh(t[0]), 0};
     };
     const solver::PushForward push(mesh, g, eta);
     const solver::GaussianConvolution conv(mesh, {0.3, 0.2, 0}, solver::GaussianConvolution::Route::Direct);

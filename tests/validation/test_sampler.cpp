@@ -357,10 +357,10 @@ BOOST_AUTO_TEST_CASE(logistic_agrees_with_the_solver) {
   auto problem = testing::logisticProblem(eta, K, sigma);
   const meshes::DistributedBoxMesh mesh(PETSC_COMM_SELF, meshes::BoxMesh({meshes::Axis::uniform(-3, 4, 700)}), 2);
   auto field = [](std::shared_ptr<const models::EmpiricalLoss> L) {
-    return [L](const solver::Point3& t) {
+    return [L](const solver::ParameterPoint& t) {
       double g;
       L->gradientInto(t.data(), &g);
-      return solver::Point3{g, 0, 0};
+      return solver::ParameterPoint{g, 0, 0};
     };
   };
   solver::NoisyGdSettings settings;

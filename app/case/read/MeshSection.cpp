@@ -18,7 +18,10 @@ void CaseParser::readMesh(Case& c) {
   const toml::node& lowerNode = required(lowerParameter);
   const toml::array& lowerArray = array(lowerNode, "mesh.lower", lowerParameter.allowed);
   if (lowerArray.empty() || lowerArray.size() > kMaxDimension) {
-    fail("mesh.lower", lowerNode, "has " + entries(lowerArray.size()) + "; the dimension d must be 1, 2 or 3",
+    fail("mesh.lower", lowerNode,
+         "has " + entries(lowerArray.size()) +
+             "; the dimension d must be 1, 2 or 3 (a run's mesh is a PETSc DMDA, of at most three axes; the noisy-GD "
+             "step's operators run on up to six, its divergences and outputs not yet: docs/scaling.md §9)",
          lowerParameter.allowed);
   }
   dim_ = lowerArray.size();

@@ -1,0 +1,136 @@
+// Cost of one noisy-GD step on whole fields of 4 to 6 axes (the operators of solver/noisygd beyond PETSc's DMDA):
+// the push-forward by shears and the exact Gaussian convolution, for the two densities p (dataset D) and q (D'), on
+// the quadratic loss with lambda = 1 of a two-record dataset (D' moves one record), eta = 0.1, sigma = 0.5 (the noise
+// kernel's standard deviation sqrt(2 eta) sigma = 0.22), start N(0, 0.3 I), box [-3, 3]^d.
+//
+//   bench_noisy_gd_many_axes [--dim D] [--cells N] [--steps K]
+//
+// Prints one JSON object:
+//   cells, dim, steps
+//   setup_s        the first step (it builds the convolution's kernels and, within their memory cap, the push-forward's
+//                  face maps), wall time
+//   step_s         mean wall time of the later steps, both densities; step_cpu_s their processor time
+//   push_share     share of step_s in the push-forward
+//   rss_peak_mib   peak resident set; bytes_per_cell its growth over the resident set before the fields were made,
+//                  per cell (both densities and every work array)
+//   mass_drift     |mass + outflow - start mass| of p after the steps (round-off)
+// Timings are measured here; no test asserts them.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "solver/noisygd/GaussianConvolution.hpp"
+#include "solver/noisygd/PushForward.hpp"
+
+using namespace fpdp;
+
+namespace {
+
+double residentMiB(bool peak) {
+  if (peak) {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;
+  }
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0);
+}
+
+double cpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+int usage(const char* why) {
+  std::fprintf(stderr, "bench_noisy_gd_many_axes: %s\nusage: bench_noisy_gd_many_axes [--dim 4|5|6] [--cells N >= 4] "
+                       "[--steps K >= 2]\n", why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int dim = 4, cells = 32, steps = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage(("option " + arg + " needs a value").c_str());
+    const int value = std::atoi(argv[++i]);
+    if (arg == "--dim") dim = value;
+    else if (arg == "--cells") cells = value;
+    else if (arg == "--steps") steps = value;
+    else return usage(("unknown option " + arg).c_str());
+  }
+  if (dim < 1 || dim > meshes::kMaxDimension) return usage("--dim must be 1 to 6");
+  if (cells < 4) return usage("--cells must be at least 4");
+  if (steps < 2) return usage("--steps must be at least 2");
+
+  const double before = residentMiB(false);
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < dim; ++a) axes.push_back(meshes::Axis::uniform(-3.0, 3.0, cells));
+  const meshes::BoxMesh mesh(std::move(axes));
+  const double eta = 0.1, sigma = 0.5;
+  auto quadratic = [](double shift) {
+    // L_D = (1/2) mean_i |theta - x_i|^2 over records x_1 = (0.5, 0.25, ...), x_2 = (shift, 0, ...).
+    return [shift](const solver::ParameterPoint& t) {
+      solver::ParameterPoint g{};
+      for (int a = 0; a < meshes::kMaxDimension; ++a) g[a] = t[a] - 0.5 * (0.5 / (a + 1) + (a == 0 ? shift : 0.0));
+      return g;
+    };
+  };
+  const solver::PushForward pushD(mesh, quadratic(-0.5), eta), pushDPrime(mesh, quadratic(0.0), eta);
+  meshes::AxisValues s{};
+  for (int a = 0; a < dim; ++a) s[a] = std::sqrt(2.0 * eta) * sigma;
+  const solver::GaussianConvolution noise(mesh, s);
+
+  std::vector<double> p(mesh.totalCells()), q;
+  double volume = 1.0;
+  for (int a = 0; a < dim; ++a) volume *= mesh.axis(a).width(0);
+  for (std::size_t c = 0; c < p.size(); ++c) {
+    const auto x = mesh.centreAt(mesh.indexOf(c));
+    double r2 = 0.0;
+    for (int a = 0; a < dim; ++a) r2 += x[a] * x[a];
+    p[c] = std::exp(-0.5 * r2 / 0.3) / std::pow(2.0 * M_PI * 0.3, 0.5 * dim);
+  }
+  q = p;
+  double startMass = 0.0;
+  for (double v : p) startMass += v * volume;
+
+  using Clock = std::chrono::steady_clock;
+  double setup = 0.0, stepping = 0.0, pushing = 0.0, cpu = 0.0, outflow = 0.0;
+  for (int k = 0; k < steps; ++k) {
+    const auto t0 = Clock::now();
+    const double c0 = cpuSeconds();
+    outflow += pushD.apply(p).total();
+    pushDPrime.apply(q);
+    const auto t1 = Clock::now();
+    outflow += noise.apply(p).total();
+    noise.apply(q);
+    const auto t2 = Clock::now();
+    const double wall = std::chrono::duration<double>(t2 - t0).count();
+    if (k == 0) {
+      setup = wall;
+    } else {
+      stepping += wall;
+      pushing += std::chrono::duration<double>(t1 - t0).count();
+      cpu += cpuSeconds() - c0;
+    }
+  }
+  double mass = 0.0;
+  for (double v : p) mass += v * volume;
+  const double n = static_cast<double>(mesh.totalCells()), later = steps - 1;
+  std::printf("{\"dim\": %d, \"cells\": %.0f, \"cells_per_axis\": %d, \"steps\": %d, \"setup_s\": %.4g, \"step_s\": %.4g, "
+              "\"step_cpu_s\": %.4g, \"push_share\": %.3f, \"rss_peak_mib\": %.1f, \"bytes_per_cell\": %.1f, "
+              "\"mass_drift\": %.3g}\n",
+              dim, n, cells, steps, setup, stepping / later, cpu / later, pushing / stepping, residentMiB(true),
+              (residentMiB(true) - before) * 1024.0 * 1024.0 / n, std::fabs(mass + outflow - startMass));
+  return 0;
+}

@@ -1,0 +1,222 @@
+// The noisy-GD step's operators on whole fields of 4 to 6 axes (meshes::BoxMesh beyond PETSc's DMDA): the push-forward
+// by shears (PushForward) and the exact Gaussian convolution (GaussianConvolution), against the exact Gaussian
+// recursion of MATH.md §6 for quadratic losses L(theta) = (1/2) (theta - c)^T H (theta - c):
+//   m <- m - eta H (m - c),   V <- (I - eta H) V (I - eta H)^T + 2 eta sigma^2 I.
+// Diagonal H: the exact cell averages (products of the axis probabilities), their L1 error and its order on
+// refinement. A full H (the shears' inversions couple every axis): the mean and covariance of the computed law.
+// Mass: what the mesh holds plus the outflow is 1 to round-off, and no cell is negative.
+#define BOOST_TEST_MODULE noisy_gd_many_axes
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "models/Gaussian.hpp"
+#include "solver/noisygd/GaussianConvolution.hpp"
+#include "solver/noisygd/PushForward.hpp"
+
+using namespace fpdp;
+
+namespace {
+
+constexpr double kEta = 0.2, kSigma = 0.5;
+
+meshes::BoxMesh cube(int dim, int cells, double halfWidth) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < dim; ++a) axes.push_back(meshes::Axis::uniform(-halfWidth, halfWidth, cells));
+  return meshes::BoxMesh(std::move(axes));
+}
+
+/// Cell averages of N(m, diag(v)) on the mesh: products of the axis probabilities over the cell volumes.
+std::vector<double> diagonalGaussianAverages(const meshes::BoxMesh& mesh, const models::Vector& m,
+                                             const models::Vector& v) {
+  const int d = mesh.dim();
+  models::Matrix S = models::Matrix::Zero(d, d);
+  for (int a = 0; a < d; ++a) S(a, a) = v(a);
+  const models::Gaussian g(m, S);
+  std::vector<std::vector<double>> axisAverage(static_cast<std::size_t>(d));
+  for (int a = 0; a < d; ++a)
+    for (int i = 0; i < mesh.cells(a); ++i) {
+      const auto& ax = mesh.axis(a);
+      axisAverage[a].push_back(g.axisProbability(a, ax.face(i), ax.face(i + 1)) / ax.width(i));
+    }
+  std::vector<double> out(mesh.totalCells());
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    const auto idx = mesh.indexOf(c);
+    double f = 1.0;
+    for (int a = 0; a < d; ++a) f *= axisAverage[a][static_cast<std::size_t>(idx[a])];
+    out[c] = f;
+  }
+  return out;
+}
+
+double cellVolume(const meshes::BoxMesh& mesh) {
+  double v = 1.0;
+  for (int a = 0; a < mesh.dim(); ++a) v *= mesh.axis(a).width(0);
+  return v;
+}
+
+solver::GradientField quadraticGradient(const models::Matrix& H, const models::Vector& c) {
+  return [H, c](const solver::ParameterPoint& t) {
+    solver::ParameterPoint g{};
+    const int d = static_cast<int>(c.size());
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) g[a] += H(a, b) * (t[b] - c(b));
+    return g;
+  };
+}
+
+struct StepResult {
+  std::vector<double> field;
+  double startMass = 0.0;  // the start's cell averages hold the Gaussian's mass in the box only
+  double outflow = 0.0;
+};
+
+double massOf(const meshes::BoxMesh& mesh, const std::vector<double>& field) {
+  double mass = 0.0;
+  for (double f : field) mass += f;
+  return mass * cellVolume(mesh);
+}
+
+/// K noisy-GD steps on whole fields: push-forward through theta - eta H (theta - c), then the exact convolution.
+StepResult noisyGd(const meshes::BoxMesh& mesh, std::vector<double> field, const models::Matrix& H,
+                   const models::Vector& c, int K) {
+  const solver::PushForward push(mesh, quadraticGradient(H, c), kEta);
+  meshes::AxisValues s{};
+  for (int a = 0; a < mesh.dim(); ++a) s[a] = std::sqrt(2.0 * kEta) * kSigma;
+  const solver::GaussianConvolution noise(mesh, s);
+  StepResult r;
+  r.startMass = massOf(mesh, field);
+  for (int k = 0; k < K; ++k) {
+    r.outflow += push.apply(field).total();
+    r.outflow += noise.apply(field).total();
+  }
+  r.field = std::move(field);
+  return r;
+}
+
+/// The exact law after K steps from N(m0, V0).
+models::Gaussian exactLaw(const models::Matrix& H, const models::Vector& c, models::Vector m, models::Matrix V, int K) {
+  const int d = static_cast<int>(c.size());
+  const models::Matrix A = models::Matrix::Identity(d, d) - kEta * H;
+  for (int k = 0; k < K; ++k) {
+    m = c + A * (m - c);
+    V = A * V * A.transpose() + 2.0 * kEta * kSigma * kSigma * models::Matrix::Identity(d, d);
+  }
+  return models::Gaussian(m, V);
+}
+
+void checkMassAndSign(const meshes::BoxMesh& mesh, const StepResult& r) {
+  double smallest = 0.0;
+  for (double f : r.field) smallest = std::min(smallest, f);
+  const double mass = massOf(mesh, r.field);
+  BOOST_TEST(std::fabs(mass + r.outflow - r.startMass) < 1e-12,  // round-off of sums of 10^5 cells
+             "mass + outflow - start mass = " << mass + r.outflow - r.startMass);
+  BOOST_TEST(smallest == 0.0, "smallest cell value " << smallest);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(lines_of_a_six_axis_mesh_cover_every_cell_once) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < 6; ++a) axes.push_back(meshes::Axis::graded(-1.0, 1.0 + a, 3 + a % 3, 1.0 + 0.1 * a));
+  const meshes::BoxMesh mesh(std::move(axes));
+  double volume = 1.0;
+  for (int a = 0; a < 6; ++a) volume *= mesh.axis(a).upper() - mesh.axis(a).lower();
+  for (int axis = 0; axis < 6; ++axis) {
+    std::vector<int> seen(mesh.totalCells(), 0);
+    double swept = 0.0;
+    mesh.forEachLine(axis, [&](const meshes::BoxMesh::Line& line) {
+      BOOST_TEST(line.index[axis] == 0);
+      for (int i = 0; i < mesh.cells(axis); ++i) {
+        const auto at = static_cast<std::size_t>(line.offset + i * line.stride);
+        ++seen[at];
+        auto idx = line.index;
+        idx[axis] = i;
+        BOOST_TEST((mesh.indexOf(at) == idx));
+        swept += line.crossSection * mesh.axis(axis).width(i);
+      }
+    });
+    for (int n : seen) BOOST_TEST(n == 1);
+    BOOST_TEST(std::fabs(swept - volume) < 1e-12 * volume);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(four_axes_diagonal_quadratic_converges_to_the_exact_cell_averages) {
+  // L1 errors of the cell averages after K steps on 8^4, 12^4 and 16^4 cells: the push-forward is third order, the
+  // convolution exact for the within-cell quadratics, so the order is at least 2.
+  const int d = 4, K = 3;
+  models::Matrix H = models::Matrix::Zero(d, d);
+  const double lambda[4] = {1.0, 1.5, 0.7, 1.2};
+  for (int a = 0; a < d; ++a) H(a, a) = lambda[a];
+  models::Vector c(d), m0 = models::Vector::Zero(d), v0 = models::Vector::Constant(d, 0.3);
+  c << 0.3, -0.2, 0.1, 0.0;
+  const models::Gaussian exact = exactLaw(H, c, m0, v0.asDiagonal(), K);
+  const models::Vector vK = exact.covariance().diagonal();
+  std::vector<double> errors;
+  for (int n : {8, 12, 16}) {
+    const auto mesh = cube(d, n, 3.0);
+    const auto r = noisyGd(mesh, diagonalGaussianAverages(mesh, m0, v0), H, c, K);
+    checkMassAndSign(mesh, r);
+    const auto want = diagonalGaussianAverages(mesh, exact.mean(), vK);
+    double l1 = 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) l1 += std::fabs(r.field[i] - want[i]);
+    errors.push_back(l1 * cellVolume(mesh));
+    std::printf("4-D diagonal, %d^4 cells: L1 error %.3e\n", n, errors.back());
+  }
+  const double order1 = std::log(errors[0] / errors[1]) / std::log(12.0 / 8.0);
+  const double order2 = std::log(errors[1] / errors[2]) / std::log(16.0 / 12.0);
+  std::printf("observed orders %.2f, %.2f\n", order1, order2);
+  BOOST_TEST(order1 > 1.8);
+  BOOST_TEST(order2 > 1.8);
+  BOOST_TEST(errors[2] < 2e-2);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_hessian_in_four_and_five_axes_converges_to_the_exact_moments) {
+  // A rotated H couples every axis: each shear's inversion solves for up to d - 1 coordinates. The computed law's
+  // mean and covariance (cell-average moments, with the uniform cells' h^2/12 added to the variances) against the
+  // exact recursion on two meshes: each shear is taken at the other coordinates' cell centres, an O(h^2) error.
+  for (int d : {4, 5}) {
+    const int K = 2;
+    models::Matrix H = models::Matrix::Identity(d, d);
+    for (int a = 0; a + 1 < d; ++a) H(a, a + 1) = H(a + 1, a) = 0.3;
+    models::Vector c = models::Vector::LinSpaced(d, -0.2, 0.2), m0 = models::Vector::Zero(d);
+    const models::Vector v0 = models::Vector::Constant(d, 0.3);
+    const models::Gaussian exact = exactLaw(H, c, m0, v0.asDiagonal(), K);
+    const std::array<int, 2> cells = d == 4 ? std::array<int, 2>{12, 16} : std::array<int, 2>{8, 10};
+    std::array<double, 2> meanError{}, covError{};
+    for (int level = 0; level < 2; ++level) {
+      const int n = cells[static_cast<std::size_t>(level)];
+      const auto mesh = cube(d, n, 3.0);
+      const auto r = noisyGd(mesh, diagonalGaussianAverages(mesh, m0, v0), H, c, K);
+      checkMassAndSign(mesh, r);
+      const double vol = cellVolume(mesh), h = mesh.axis(0).width(0);
+      double mass = 0.0;
+      models::Vector mean = models::Vector::Zero(d);
+      models::Matrix second = models::Matrix::Zero(d, d);
+      for (std::size_t cell = 0; cell < r.field.size(); ++cell) {
+        const auto x = mesh.centreAt(mesh.indexOf(cell));
+        const double w = r.field[cell] * vol;
+        mass += w;
+        for (int a = 0; a < d; ++a) {
+          mean(a) += w * x[a];
+          for (int b = 0; b < d; ++b) second(a, b) += w * x[a] * x[b];
+        }
+      }
+      mean /= mass;
+      models::Matrix cov = second / mass - mean * mean.transpose();
+      cov.diagonal().array() += h * h / 12.0;
+      meanError[level] = (mean - exact.mean()).cwiseAbs().maxCoeff();
+      covError[level] = (cov - exact.covariance()).cwiseAbs().maxCoeff();
+      std::printf("%d-D full H, %d^%d cells: mean error %.2e, covariance error %.2e (h^2 = %.2e)\n", d, n, d,
+                  meanError[level], covError[level], h * h);
+      BOOST_TEST(covError[level] < 0.3 * h * h);
+    }
+    const double covOrder = std::log(covError[0] / covError[1]) / std::log(static_cast<double>(cells[1]) / cells[0]);
+    std::printf("%d-D full H: observed order of the covariance %.2f\n", d, covOrder);
+    BOOST_TEST(covOrder > 1.8);
+  }
+}

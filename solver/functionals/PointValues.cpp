@@ -7,10 +7,6 @@
 
 namespace fpdp::solver {
 
-namespace {
-constexpr double kLargestCurvatureCorrection = 1.0;  // in the exponent: a factor e
-}
-
 PointValueReconstruction::PointValueReconstruction(const meshes::DistributedBoxMesh& mesh) : mesh_(mesh) {
   for (int a = 0; a < mesh.dim(); ++a) {
     auto& g = axes_[static_cast<std::size_t>(a)];
@@ -66,17 +62,8 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
           if (!(um >= DBL_MIN && up1 >= DBL_MIN)) continue;
           // g_a and g_aa of g = log u by the three-point formulas on the (possibly graded) centres.
           const std::size_t n = static_cast<std::size_t>(c[a] - geo.first);
-          const double lm = logU[im], l0 = logU[centre * F + f], lp = logU[ip];
-          const double g1 = (lp - lm) * geo.inverseSpan[n];
-          const double g2 = 2.0 * ((lp - l0) * geo.inverseUpper[n] - (l0 - lm) * geo.inverseLower[n]) * geo.inverseSpan[n];
-          const double h = geo.width[n];
-          // The correction is O(h^2) where log u is resolved on the mesh. Its curvature part h^2 g_aa / 24 beyond 1
-          // (a factor e) means log u is not resolved there: a spike or cliff in the far tail (next to underflow, or
-          // a kernel narrower than the cell), where extrapolating could scale a 1e-300 average up by e^38 or more;
-          // such an axis gets no correction. (The slope part h^2 g_a^2 / 24 only ever lowers the value, and is the
-          // right correction for the steep but resolved log-linear flanks of a tail.)
-          if (std::fabs(h * h * g2) > 24.0 * kLargestCurvatureCorrection) continue;
-          exponent += h * h * (g2 + g1 * g1) / 24.0;
+          exponent += pointValueExponent(logU[im], logU[centre * F + f], logU[ip], geo.inverseLower[n],
+                                         geo.inverseUpper[n], geo.inverseSpan[n], geo.width[n]);
         }
       }
       up[l * F + f] = uc * std::exp(-exponent);
@@ -84,6 +71,27 @@ void PointValueReconstruction::apply(Vec averages, Vec points) const {
   });
   FPDP_PETSC(VecRestoreArray(points, &up));
   FPDP_PETSC(VecRestoreArrayRead(local, &ub));
+}
+
+void pointValuesOfWholeField(const meshes::BoxMesh& mesh, const double* averages, double* points) {
+  const std::size_t N = mesh.totalCells();
+  std::vector<double> logU(N), exponent(N, 0.0);
+  for (std::size_t c = 0; c < N; ++c) logU[c] = averages[c] >= DBL_MIN ? std::log(averages[c]) : 0.0;
+  for (int a = 0; a < mesh.dim(); ++a) {
+    const auto& ax = mesh.axis(a);
+    const int n = ax.cells();
+    mesh.forEachLine(a, [&](const meshes::BoxMesh::Line& line) {
+      for (int i = 1; i + 1 < n; ++i) {  // wall cells: no correction along this axis
+        const std::ptrdiff_t c = line.offset + i * line.stride, m = c - line.stride, p = c + line.stride;
+        if (!(averages[c] >= DBL_MIN && averages[m] >= DBL_MIN && averages[p] >= DBL_MIN)) continue;
+        const double xm = ax.centre(i - 1), x0 = ax.centre(i), xp = ax.centre(i + 1);
+        exponent[static_cast<std::size_t>(c)] += pointValueExponent(
+            logU[static_cast<std::size_t>(m)], logU[static_cast<std::size_t>(c)], logU[static_cast<std::size_t>(p)],
+            1.0 / (x0 - xm), 1.0 / (xp - x0), 1.0 / (xp - xm), ax.width(i));
+      }
+    });
+  }
+  for (std::size_t c = 0; c < N; ++c) points[c] = averages[c] * std::exp(-exponent[c]);
 }
 
 }  // namespace fpdp::solver

@@ -14,11 +14,36 @@
 #include <petscvec.h>
 
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "meshes/DistributedBoxMesh.hpp"
 
 namespace fpdp::solver {
+
+/// The curvature part of a correction's exponent beyond which log u counts as not resolved (a factor e).
+inline constexpr double kLargestCurvatureCorrection = 1.0;
+
+/// One axis's part of the exponent above, at a cell of width h whose log-averages are lm, l0, lp at its neighbours
+/// and itself (inverseLower = 1/(x_c - x_(c-1)), inverseUpper = 1/(x_(c+1) - x_c), inverseSpan = 1/(x_(c+1) - x_(c-1))):
+/// h^2 (g_aa + g_a^2)/24 by the three-point formulas, or 0 where the curvature part exceeds
+/// kLargestCurvatureCorrection. The one home of the formula (PointValueReconstruction, pointValuesOfWholeField).
+inline double pointValueExponent(double lm, double l0, double lp, double inverseLower, double inverseUpper,
+                                 double inverseSpan, double h) {
+  const double g1 = (lp - lm) * inverseSpan;
+  const double g2 = 2.0 * ((lp - l0) * inverseUpper - (l0 - lm) * inverseLower) * inverseSpan;
+  // The correction is O(h^2) where log u is resolved on the mesh. Its curvature part h^2 g_aa / 24 beyond 1
+  // (a factor e) means log u is not resolved there: a spike or cliff in the far tail (next to underflow, or
+  // a kernel narrower than the cell), where extrapolating could scale a 1e-300 average up by e^38 or more;
+  // such an axis gets no correction. (The slope part h^2 g_a^2 / 24 only ever lowers the value, and is the
+  // right correction for the steep but resolved log-linear flanks of a tail.)
+  if (std::fabs(h * h * g2) > 24.0 * kLargestCurvatureCorrection) return 0.0;
+  return h * h * (g2 + g1 * g1) / 24.0;
+}
+
+/// The point values of one whole field (cell averages in natural order, any dimension of the box) by the same
+/// reconstruction: points[c] = averages[c] exp(-sum_a exponent_a), walls and unresolved neighbours as above.
+void pointValuesOfWholeField(const meshes::BoxMesh& mesh, const double* averages, double* points);
 
 class PointValueReconstruction {
 public:

@@ -5,16 +5,20 @@
 // Diagonal H: the exact cell averages (products of the axis probabilities), their L1 error and its order on
 // refinement. A full H (the shears' inversions couple every axis): the mean and covariance of the computed law.
 // Mass: what the mesh holds plus the outflow is 1 to round-off, and no cell is negative.
+// The divergences of whole fields (wholeFieldDivergences) against the Gaussian closed forms of MATH.md §6 and §7: on
+// exact cell averages (the quadrature's order), and after noisy-GD steps (the whole chain's).
 #define BOOST_TEST_MODULE noisy_gd_many_axes
 #define BOOST_TEST_DYN_LINK
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
 #include "models/Gaussian.hpp"
+#include "solver/functionals/WholeFieldDivergences.hpp"
 #include "solver/noisygd/GaussianConvolution.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
@@ -219,4 +223,115 @@ BOOST_AUTO_TEST_CASE(a_full_hessian_in_four_and_five_axes_converges_to_the_exact
     std::printf("%d-D full H: observed order of the covariance %.2f\n", d, covOrder);
     BOOST_TEST(covOrder > 1.8);
   }
+}
+
+namespace {
+
+double Phi(double u) { return 0.5 * std::erfc(-u / std::sqrt(2.0)); }
+
+/// The privacy profile of N(m1, V) against N(m2, V) at Mahalanobis distance mu (MATH.md §7).
+double gaussianDelta(double mu, double eps) { return Phi(-eps / mu + mu / 2) - std::exp(eps) * Phi(-eps / mu - mu / 2); }
+
+double gaussianEpsilon(double mu, double delta) {
+  double lo = 0.0, hi = 1.0;
+  while (gaussianDelta(mu, hi) > delta) hi *= 2.0;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (gaussianDelta(mu, mid) > delta ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+double relative(double value, double exact) { return std::fabs(value - exact) / std::fabs(exact); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(whole_field_divergences_of_exact_gaussians_in_four_axes_converge_at_fourth_order) {
+  // N(m, I) against N(0, I) in 4-D, |m| = 0.9: KL = mu^2/2, R_alpha = alpha mu^2/2, TV = 2 Phi(mu/2) - 1, the
+  // profile and eps(1e-3), on exact cell averages of the box [-6, 6]^4 (quadrature error only).
+  const int d = 4;
+  models::Vector m(d), zero = models::Vector::Zero(d), one = models::Vector::Ones(d);
+  m << 0.6, -0.45, 0.3, 0.45;
+  const double mu = m.norm();
+  const solver::WholeFieldSettings settings{{2.0, 5.0}, {0.0, 0.5, 1.0}, {1e-3}};
+  std::vector<double> worst;
+  for (int n : {12, 18}) {
+    const auto mesh = cube(d, n, 6.0);
+    const auto v = solver::wholeFieldDivergences(mesh, diagonalGaussianAverages(mesh, m, one),
+                                                 diagonalGaussianAverages(mesh, zero, one), settings);
+    const double errors[] = {relative(v.pq.kl, mu * mu / 2),
+                             relative(v.qp.kl, mu * mu / 2),
+                             relative(v.pq.renyi[0], mu * mu),
+                             relative(v.qp.renyi[1], 2.5 * mu * mu),
+                             relative(v.tv, 2 * Phi(mu / 2) - 1),
+                             relative(v.pq.hockeyStick[1], gaussianDelta(mu, 0.5)),
+                             relative(v.qp.hockeyStick[2], gaussianDelta(mu, 1.0)),
+                             relative(v.pq.epsilon[0].epsilon, gaussianEpsilon(mu, 1e-3)),
+                             relative(v.qp.epsilon[0].epsilon, gaussianEpsilon(mu, 1e-3))};
+    worst.push_back(*std::max_element(std::begin(errors), std::end(errors)));
+    std::printf("4-D exact Gaussians, %d^4 cells: KL %.10f (exact %.10f), R_5(q||p) %.8f (%.8f), eps(1e-3) %.8f (%.8f); "
+                "largest relative error %.2e\n",
+                n, v.pq.kl, mu * mu / 2, v.qp.renyi[1], 2.5 * mu * mu, v.pq.epsilon[0].epsilon,
+                gaussianEpsilon(mu, 1e-3), worst.back());
+    BOOST_TEST(v.negativeCells == 0);
+    BOOST_TEST(v.pq.klWallShare < 1e-4);  // the walls 6 standard deviations out: 5e-5 on 12^4
+  }
+  const double order = std::log(worst[0] / worst[1]) / std::log(18.0 / 12.0);
+  std::printf("observed order of the largest error %.2f\n", order);
+  BOOST_TEST(order > 3.0);
+  BOOST_TEST(worst[1] < 2e-3);
+}
+
+BOOST_AUTO_TEST_CASE(whole_field_divergences_of_unequal_covariances_match_the_closed_forms) {
+  // N(m, S1) against N(0, S2), diagonal and unequal (the privacy loss is quadratic): KL and R_2 both ways against
+  // models::gaussianKL and gaussianRenyi, in 5-D.
+  const int d = 5;
+  models::Vector m = models::Vector::LinSpaced(d, -0.3, 0.3), zero = models::Vector::Zero(d);
+  const models::Vector v1 = models::Vector::LinSpaced(d, 0.8, 1.1), v2 = models::Vector::Constant(d, 1.0);
+  const models::Matrix S1 = v1.asDiagonal(), S2 = v2.asDiagonal();
+  const auto mesh = cube(d, 12, 6.0);
+  const auto v = solver::wholeFieldDivergences(mesh, diagonalGaussianAverages(mesh, m, v1),
+                                               diagonalGaussianAverages(mesh, zero, v2), {{2.0}, {}, {}});
+  const double kl = models::gaussianKL(m, S1, zero, S2), klBack = models::gaussianKL(zero, S2, m, S1);
+  const double r2 = models::gaussianRenyi(m, S1, zero, S2, 2.0), r2Back = models::gaussianRenyi(zero, S2, m, S1, 2.0);
+  std::printf("5-D unequal covariances, 12^5 cells: KL %.8f (%.8f), KL(q||p) %.8f (%.8f), R_2 %.8f (%.8f), "
+              "R_2(q||p) %.8f (%.8f)\n",
+              v.pq.kl, kl, v.qp.kl, klBack, v.pq.renyi[0], r2, v.qp.renyi[0], r2Back);
+  BOOST_TEST(relative(v.pq.kl, kl) < 1e-2);
+  BOOST_TEST(relative(v.qp.kl, klBack) < 1e-2);
+  BOOST_TEST(relative(v.pq.renyi[0], r2) < 1e-2);
+  BOOST_TEST(relative(v.qp.renyi[0], r2Back) < 1e-2);
+}
+
+BOOST_AUTO_TEST_CASE(eps_of_four_axis_noisy_gd_converges_to_the_closed_form) {
+  // Quadratic noisy GD on D and D' (centres c and c'), 4-D, K = 3 steps from N(0, 0.3 I): p_K and q_K are Gaussians
+  // of one covariance V_K, so eps(delta) is the Gaussian pair's at mu^2 = (m - m')^T V_K^-1 (m - m').
+  const int d = 4, K = 3;
+  models::Matrix H = models::Matrix::Identity(d, d);
+  for (int a = 0; a + 1 < d; ++a) H(a, a + 1) = H(a + 1, a) = 0.2;
+  models::Vector c(d), cPrime = models::Vector::Zero(d), m0 = models::Vector::Zero(d);
+  c << 0.4, -0.2, 0.1, 0.2;
+  const models::Vector v0 = models::Vector::Constant(d, 0.3);
+  const models::Gaussian lawP = exactLaw(H, c, m0, v0.asDiagonal(), K), lawQ = exactLaw(H, cPrime, m0, v0.asDiagonal(), K);
+  const models::Vector dm = lawP.mean() - lawQ.mean();
+  const double mu = std::sqrt(dm.dot(lawP.covariance().ldlt().solve(dm)));
+  const double exactEps = gaussianEpsilon(mu, 1e-3), exactR2 = mu * mu;
+  std::vector<double> epsError, r2Error;
+  for (int n : {14, 20, 28}) {
+    const auto mesh = cube(d, n, 3.5);
+    const auto start = diagonalGaussianAverages(mesh, m0, v0);
+    const auto p = noisyGd(mesh, start, H, c, K), q = noisyGd(mesh, start, H, cPrime, K);
+    const auto v = solver::wholeFieldDivergences(mesh, p.field, q.field, {{2.0}, {}, {1e-3}});
+    const double eps = std::max(v.pq.epsilon[0].epsilon, v.qp.epsilon[0].epsilon);
+    epsError.push_back(std::fabs(eps - exactEps));
+    r2Error.push_back(std::fabs(v.pq.renyi[0] - exactR2));
+    std::printf("4-D noisy GD, %d^4 cells: eps(1e-3) %.6f (exact %.6f), R_2 %.6f (exact %.6f)\n", n, eps, exactEps,
+                v.pq.renyi[0], exactR2);
+  }
+  const double epsOrder = std::log(epsError[1] / epsError[2]) / std::log(28.0 / 20.0);
+  const double r2Order = std::log(r2Error[1] / r2Error[2]) / std::log(28.0 / 20.0);
+  std::printf("observed orders: eps %.2f, R_2 %.2f\n", epsOrder, r2Order);
+  BOOST_TEST(epsOrder > 1.8);
+  BOOST_TEST(r2Order > 1.8);
+  BOOST_TEST(epsError[2] < 1e-2 * exactEps);
 }

@@ -58,6 +58,9 @@ GaussianConvolution::GaussianConvolution(const meshes::BoxMesh& mesh, meshes::Ax
     const int reach = static_cast<int>(std::ceil(kTail * s / h)) + 2;
     auto& tails = tails_[static_cast<std::size_t>(axis)];
     for (int off = -reach; off <= reach + 1; ++off) tails.push_back(kernelAt(off * h, h, s, off >= 1));
+    auto& columns = kernelColumns_[static_cast<std::size_t>(axis)];
+    for (int k = 0; k < 3; ++k)
+      for (const auto& K : tails) columns[static_cast<std::size_t>(k)].push_back(K[static_cast<std::size_t>(k)]);
     reach_[static_cast<std::size_t>(axis)] = reach;
     if (route == Route::Direct) continue;
     // The sources whose reach (kTail s) passes a wall, by the direct sum's test on the faces: the first ones lose
@@ -144,6 +147,7 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
     const int nc = n[axis];
     const auto& kernels = tails_[static_cast<std::size_t>(axis)];  // uniform axes: K by offset
     const int offsetShift = reach_[static_cast<std::size_t>(axis)];
+    std::vector<double> lineIn, lineOut, tails;  // densityLine's buffers, kept across the lines
     mesh_.forEachLine(axis, [&](const meshes::BoxMesh::Line& gridLine) {
         const std::ptrdiff_t base = gridLine.offset;
         const double crossSection = gridLine.crossSection;
@@ -151,6 +155,10 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
         const double* line = field.data() + base;
         double* outLine = next.data() + base;
         const auto rho = faceDensities(faces, line, step, true);
+        if (np == 0 && !kernels.empty()) {
+          densityLine(gridLine, line, outLine, rho, axis, outflow, lineIn, lineOut, tails);
+          return;
+        }
         for (int i = 0; i < nc; ++i) {
           double m = line[i * step] * ax.width(i);
           // Passive ratios w_i / m_i; a cell with passive mass but no density mass spreads it uniformly (unit
@@ -228,6 +236,99 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
     for (std::size_t f = 0; f < np; ++f) (*passive)[f].swap(passiveNext[f]);
   }
   return outflow;
+}
+
+void GaussianConvolution::densityLine(const meshes::BoxMesh::Line& gridLine, const double* line, double* outLine,
+                                      const std::vector<double>& rho, int axis, Outflow& outflow,
+                                      std::vector<double>& lineIn, std::vector<double>& lineOut,
+                                      std::vector<double>& tails) const {
+  // The direct route's sums for one density on a uniform axis, as applyImpl's general loop makes them (the same
+  // terms, added in the same order: bitwise the same values), with the line in contiguous buffers and each source's
+  // tail masses from the table in a loop of their own (the deposits of a line of n cells reach up to n targets
+  // each: on short lines of many axes this loop is most of a step).
+  const auto& ax = mesh_.axis(axis);
+  const auto& faces = ax.faces();
+  const auto& kernels = tails_[static_cast<std::size_t>(axis)];
+  const auto& columns = kernelColumns_[static_cast<std::size_t>(axis)];
+  const int nc = ax.cells(), offsetShift = reach_[static_cast<std::size_t>(axis)];
+  const int tableSize = static_cast<int>(kernels.size());
+  const double s = s_[static_cast<std::size_t>(axis)];
+  const std::ptrdiff_t step = gridLine.stride;
+  lineIn.resize(static_cast<std::size_t>(nc));
+  lineOut.assign(static_cast<std::size_t>(nc), 0.0);
+  tails.resize(static_cast<std::size_t>(nc) + 1);
+  for (int i = 0; i < nc; ++i) lineIn[i] = line[i * step];
+  for (int i = 0; i < nc; ++i) {
+    const double m = lineIn[i] * ax.width(i);
+    if (m == 0.0) continue;
+    const CellQuadratic q(ax.width(i), m, rho[i], rho[i + 1]);
+    const double xi = faces[i];
+    const double reachLo = xi - kTail * s, reachHi = faces[i + 1] + kTail * s;
+    const int fLo =
+        std::max(0, static_cast<int>(std::upper_bound(faces.begin(), faces.end(), reachLo) - faces.begin()) - 1);
+    const int fHi =
+        std::min(nc, static_cast<int>(std::lower_bound(faces.begin(), faces.end(), reachHi) - faces.begin()));
+    const int t0 = offsetShift - i;  // the table's index of face f is t0 + f
+    if (t0 + fLo >= 0 && t0 + fHi < tableSize) {
+      const double *K0 = columns[0].data() + t0, *K1 = columns[1].data() + t0, *K2 = columns[2].data() + t0;
+      for (int f = fLo; f <= fHi; ++f) tails[f] = K0[f] * q.c0 + K1[f] * q.c1 + K2[f] * q.c2;
+    } else {
+      for (int f = fLo; f <= fHi; ++f) {
+        const int t = t0 + f;
+        if (t >= 0 && t < tableSize) {
+          const auto& K = kernels[static_cast<std::size_t>(t)];
+          tails[f] = K[0] * q.c0 + K[1] * q.c1 + K[2] * q.c2;
+        } else {
+          tails[f] = tailMass(q, faces[f] - xi, s, f > i);
+        }
+      }
+    }
+    // The running maxima of applyImpl's loop (cum = max(tail, previous cum)) change nothing where the tails are
+    // already monotone, the rule in exact arithmetic: there each deposit is the difference of adjacent tails, and
+    // the deposits no longer wait for each other. Where rounding breaks monotonicity, the running maxima as there.
+    double below = 0.0;
+    if (fLo == 0) {
+      below = std::max(tails[0], 0.0);
+      outflow.mass[2 * axis] += below * gridLine.crossSection;  // below the mesh
+    }
+    if (fLo < i) {
+      bool monotone = tails[fLo + 1] >= below;
+      for (int j = fLo + 1; j < i; ++j) monotone &= tails[j + 1] >= tails[j];
+      if (monotone) {
+        lineOut[fLo] += tails[fLo + 1] - below;
+        for (int j = fLo + 1; j < i; ++j) lineOut[j] += tails[j + 1] - tails[j];
+        below = tails[i];
+      } else {
+        for (int j = fLo; j < i; ++j) {
+          const double cum = std::max(tails[j + 1], below);
+          lineOut[j] += cum - below;
+          below = cum;
+        }
+      }
+    }
+    double above = 0.0;
+    if (fHi == nc) {
+      above = std::max(tails[nc], 0.0);
+      outflow.mass[2 * axis + 1] += above * gridLine.crossSection;  // above the mesh
+    }
+    if (fHi - 1 > i) {
+      bool monotone = tails[fHi - 1] >= above;
+      for (int j = fHi - 2; j > i; --j) monotone &= tails[j] >= tails[j + 1];
+      if (monotone) {
+        lineOut[fHi - 1] += tails[fHi - 1] - above;
+        for (int j = fHi - 2; j > i; --j) lineOut[j] += tails[j] - tails[j + 1];
+        above = tails[i + 1];
+      } else {
+        for (int j = fHi - 1; j > i; --j) {
+          const double cum = std::max(tails[j], above);
+          lineOut[j] += cum - above;
+          above = cum;
+        }
+      }
+    }
+    lineOut[i] += std::max(m - below - above, 0.0);
+  }
+  for (int i = 0; i < nc; ++i) outLine[i * step] = lineOut[i] / ax.width(i);
 }
 
 void GaussianConvolution::transformAxis(int axis, const std::vector<double>& field, std::vector<double>& next,

@@ -61,6 +61,11 @@ public:
 private:
   Outflow applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
                     std::vector<Outflow>* passiveOutflow) const;
+  /// The direct route on a uniform axis for one line of a density without passive fields: line (cell averages,
+  /// stride gridLine.stride) into outLine, outflow added; the buffers are the caller's, reused from line to line.
+  void densityLine(const meshes::BoxMesh::Line& gridLine, const double* line, double* outLine,
+                   const std::vector<double>& rho, int axis, Outflow& outflow, std::vector<double>& lineIn,
+                   std::vector<double>& lineOut, std::vector<double>& tails) const;
   /// The transform route along one axis: field (cell averages) into next, outflow added.
   void transformAxis(int axis, const std::vector<double>& field, std::vector<double>& next, Outflow& outflow) const;
 
@@ -69,6 +74,8 @@ private:
   // Uniform axes: the tail-mass kernels K(offset) for offsets -reach..reach+1 cells (reach_[a] + offset indexes them).
   std::array<std::vector<std::array<double, 3>>, meshes::kMaxDimension> tails_;
   std::array<int, meshes::kMaxDimension> reach_{};
+  // The same kernels by coefficient (kernelColumns_[a][k][t] = tails_[a][t][k]): contiguous for densityLine's loop.
+  std::array<std::array<std::vector<double>, 3>, meshes::kMaxDimension> kernelColumns_;
   // Transform route: sources 0..first-1 lose mass below the mesh, sources second..n-1 above it.
   std::array<std::pair<int, int>, meshes::kMaxDimension> wallSources_{};
   std::array<std::unique_ptr<TiltedConvolution>, meshes::kMaxDimension> transform_;

@@ -122,8 +122,13 @@ CoTransportOutflow GaussianConvolution::coTransport(std::vector<double>& density
   return r;
 }
 
+Outflow GaussianConvolution::applyAxis(int axis, std::vector<double>& field) const {
+  if (axis < 0 || axis >= mesh_.dim()) throw std::invalid_argument("GaussianConvolution::applyAxis: no such axis");
+  return applyImpl(field, nullptr, nullptr, axis);
+}
+
 Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
-                                       std::vector<Outflow>* passiveOutflow) const {
+                                       std::vector<Outflow>* passiveOutflow, int onlyAxis) const {
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
   meshes::CellIndex n{};
@@ -134,7 +139,7 @@ Outflow GaussianConvolution::applyImpl(std::vector<double>& field, std::vector<s
   std::vector<double> ratio(np);
   for (int axis = 0; axis < d; ++axis) {
     const double s = s_[axis];
-    if (!(s > 0)) continue;
+    if (!(s > 0) || (onlyAxis >= 0 && axis != onlyAxis)) continue;
     std::fill(next.begin(), next.end(), 0.0);
     if (transform_[static_cast<std::size_t>(axis)]) {
       transformAxis(axis, field, next, outflow);

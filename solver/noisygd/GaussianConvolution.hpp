@@ -49,6 +49,9 @@ public:
   GaussianConvolution(const meshes::BoxMesh& mesh, meshes::AxisValues stddev, Route route = Route::Automatic);
   ~GaussianConvolution();
   Outflow apply(std::vector<double>& field) const;
+  /// One pass of apply() (which runs them for axes 0, ..., d - 1): for a field split over processes so that the lines
+  /// along `axis` are whole (SlabNoisyGd). The same values as inside apply().
+  Outflow applyAxis(int axis, std::vector<double>& field) const;
   /// Convolve a non-negative density in place and co-transport the passive signed fields (cell averages, each of the
   /// density's size) with its within-cell shape. The density's result and outflow are exactly those of apply().
   /// Only on the direct route (std::logic_error otherwise: construct with Route::Direct).
@@ -59,8 +62,9 @@ public:
   TiltedConvolution::Work transformWork() const;
 
 private:
+  /// onlyAxis >= 0: that axis's pass alone.
   Outflow applyImpl(std::vector<double>& field, std::vector<std::vector<double>>* passive,
-                    std::vector<Outflow>* passiveOutflow) const;
+                    std::vector<Outflow>* passiveOutflow, int onlyAxis = -1) const;
   /// The direct route on a uniform axis for one line of a density without passive fields: line (cell averages,
   /// stride gridLine.stride) into outLine, outflow added; the buffers are the caller's, reused from line to line.
   void densityLine(const meshes::BoxMesh::Line& gridLine, const double* line, double* outLine,

@@ -342,8 +342,14 @@ CoTransportOutflow PushForward::coTransport(std::vector<double>& density,
   return r;
 }
 
+Outflow PushForward::applyShear(int axis, std::vector<double>& field) const {
+  if (axis < 0 || axis >= mesh_.dim()) throw std::invalid_argument("PushForward::applyShear: no such axis");
+  return applyImpl(field, false, nullptr, nullptr, axis);
+}
+
 Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
-                               std::vector<std::vector<double>>* passive, std::vector<Outflow>* passiveOutflow) const {
+                               std::vector<std::vector<double>>* passive, std::vector<Outflow>* passiveOutflow,
+                               int onlyAxis) const {
   const int d = mesh_.dim();
   const std::size_t np = passive ? passive->size() : 0;
   meshes::CellIndex n{};
@@ -357,6 +363,7 @@ Outflow PushForward::applyImpl(std::vector<double>& field, bool allowSigned,
   std::vector<std::array<double, 2>> passiveLost(np);
   // Shears in the order axis d-1, ..., 0 (each changes one coordinate; see the header).
   for (int axis = d - 1; axis >= 0; --axis) {
+    if (onlyAxis >= 0 && axis != onlyAxis) continue;
     std::fill(next.begin(), next.end(), 0.0);
     for (auto& w : passiveNext) std::fill(w.begin(), w.end(), 0.0);
     const auto& ax = mesh_.axis(axis);

@@ -100,6 +100,9 @@ public:
   /// Push cell averages `field` (natural order) through T in place. Non-negative data stays non-negative; signed
   /// data (allowSigned) is remapped linearly with the same weights' construction but no clamping.
   Outflow apply(std::vector<double>& field, bool allowSigned = false) const;
+  /// One shear of apply(), the one that changes coordinate `axis` (apply runs them for axes d - 1, ..., 0): for a field
+  /// split over processes so that the lines along `axis` are whole (SlabNoisyGd). The same values as inside apply().
+  Outflow applyShear(int axis, std::vector<double>& field) const;
 
   /// Push a non-negative density (cell averages, natural order) through T in place, co-transporting the passive
   /// signed fields (cell averages, each of the density's size) with the density's within-cell shape (see the header
@@ -114,8 +117,9 @@ private:
   double shearImage(int axis, const ParameterPoint& current) const;
   /// Recover the original point from a point on which the shears of axes > axis have been applied.
   ParameterPoint original(int axis, ParameterPoint current) const;
+  /// onlyAxis >= 0: that axis's shear alone.
   Outflow applyImpl(std::vector<double>& field, bool allowSigned, std::vector<std::vector<double>>* passive,
-                    std::vector<Outflow>* passiveOutflow) const;
+                    std::vector<Outflow>* passiveOutflow, int onlyAxis = -1) const;
 
   /// The face images and slopes of every line of every shear (in forEachLine's order): they depend on the mesh and
   /// the map only, so they are computed on the first application and kept, where they take at most kMaxCachedValues

@@ -1,0 +1,214 @@
+// SlabNoisyGd: noisy-GD steps of whole fields split over MPI ranks in slabs (SlabNoisyGd.hpp).
+#include "solver/noisygd/SlabNoisyGd.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace fpdp::solver {
+
+namespace {
+
+/// n cells over R ranks: R + 1 boundaries, the first n mod R ranks one cell more.
+std::vector<int> split(int n, int R) {
+  std::vector<int> first(static_cast<std::size_t>(R) + 1, 0);
+  for (int r = 0; r < R; ++r) first[r + 1] = first[r] + n / R + (r < n % R ? 1 : 0);
+  return first;
+}
+
+/// The mesh with axis `axis` restricted to cells [first, last).
+meshes::BoxMesh restricted(const meshes::BoxMesh& mesh, int axis, int first, int last) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < mesh.dim(); ++a) {
+    if (a != axis) {
+      axes.push_back(mesh.axis(a));
+      continue;
+    }
+    const auto& faces = mesh.axis(a).faces();
+    axes.push_back(meshes::Axis::fromFaces(std::vector<double>(faces.begin() + first, faces.begin() + last + 1)));
+  }
+  return meshes::BoxMesh(std::move(axes));
+}
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw std::runtime_error(std::string("SlabNoisyGd: ") + what + " failed");
+}
+
+}  // namespace
+
+SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientField gradientD,
+                         GradientField gradientDPrime, double eta, meshes::AxisValues stddev)
+    : comm_(comm), mesh_(mesh) {
+  check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &ranks_), "MPI_Comm_size");
+  const int d = mesh.dim();
+  if (d < 2) throw std::invalid_argument("SlabNoisyGd: the mesh needs at least two axes");
+  if (mesh.cells(0) < ranks_ || mesh.cells(d - 1) < ranks_)
+    throw std::invalid_argument("SlabNoisyGd: axes 0 and d - 1 need at least one cell per rank (" +
+                                std::to_string(ranks_) + " ranks; " + std::to_string(mesh.cells(0)) + " and " +
+                                std::to_string(mesh.cells(d - 1)) + " cells)");
+  firstOfAxis0_ = split(mesh.cells(0), ranks_);
+  firstOfLastAxis_ = split(mesh.cells(d - 1), ranks_);
+  stateMesh_ = std::make_unique<meshes::BoxMesh>(restricted(mesh, 0, firstOfAxis0_[rank_], firstOfAxis0_[rank_ + 1]));
+  slabMesh_ =
+      std::make_unique<meshes::BoxMesh>(restricted(mesh, d - 1, firstOfLastAxis_[rank_], firstOfLastAxis_[rank_ + 1]));
+  pushStateD_ = std::make_unique<PushForward>(*stateMesh_, gradientD, eta);
+  pushStateDPrime_ = std::make_unique<PushForward>(*stateMesh_, gradientDPrime, eta);
+  pushSlabD_ = std::make_unique<PushForward>(*slabMesh_, std::move(gradientD), eta);
+  pushSlabDPrime_ = std::make_unique<PushForward>(*slabMesh_, std::move(gradientDPrime), eta);
+  // Each layout convolves only its whole axes (a standard deviation of 0 leaves an axis alone).
+  meshes::AxisValues lastOnly{}, allButLast = stddev;
+  lastOnly[static_cast<std::size_t>(d - 1)] = stddev[static_cast<std::size_t>(d - 1)];
+  allButLast[static_cast<std::size_t>(d - 1)] = 0.0;
+  noiseState_ = std::make_unique<GaussianConvolution>(*stateMesh_, lastOnly);
+  noiseSlab_ = std::make_unique<GaussianConvolution>(*slabMesh_, allButLast);
+}
+
+SlabNoisyGd::~SlabNoisyGd() = default;
+
+std::array<Outflow, 2> SlabNoisyGd::step(std::vector<double>& p, std::vector<double>& q) const {
+  return {stepDensity(p, *pushStateD_, *pushSlabD_), stepDensity(q, *pushStateDPrime_, *pushSlabDPrime_)};
+}
+
+Outflow SlabNoisyGd::stepDensity(std::vector<double>& field, const PushForward& pushState,
+                                 const PushForward& pushSlab) const {
+  const int d = mesh_.dim();
+  if (field.size() != stateMesh_->totalCells())
+    throw std::invalid_argument("SlabNoisyGd::step: a part does not hold this rank's cells");
+  Outflow out;
+  const auto add = [&out](const Outflow& o) {
+    for (std::size_t k = 0; k < out.mass.size(); ++k) out.mass[k] += o.mass[k];
+  };
+  // The shears in apply()'s order (d - 1, ..., 0), then the passes in apply()'s order (0, ..., d - 1).
+  add(pushState.applyShear(d - 1, field));
+  std::vector<double> slab(slabMesh_->totalCells());
+  toSlabs(field, slab);
+  for (int a = d - 2; a >= 0; --a) add(pushSlab.applyShear(a, slab));
+  for (int a = 0; a <= d - 2; ++a) add(noiseSlab_->applyAxis(a, slab));
+  toState(slab, field);
+  add(noiseState_->applyAxis(d - 1, field));
+  return out;
+}
+
+// Cells of rank r's state part that lie in rank s's slab: axis-0 indices [A_r, A_r+1), every middle index (a flat
+// index m < M over axes 1..d-2, the same in both layouts), last-axis indices [B_s, B_s+1). In the state part a run of
+// axis 0 starts at cA (m + M k); in the slab at A_r + n0 (m + M (k - B_s)).
+void SlabNoisyGd::toSlabs(const std::vector<double>& state, std::vector<double>& slab) const {
+  const int d = mesh_.dim(), n0 = mesh_.cells(0);
+  std::size_t M = 1;
+  for (int a = 1; a + 1 < d; ++a) M *= static_cast<std::size_t>(mesh_.cells(a));
+  const auto& A = firstOfAxis0_;
+  const auto& B = firstOfLastAxis_;
+  const std::size_t cA = static_cast<std::size_t>(A[rank_ + 1] - A[rank_]);
+  std::vector<int> sendCounts(ranks_), sendOffsets(ranks_), recvCounts(ranks_), recvOffsets(ranks_);
+  for (int s = 0, at = 0; s < ranks_; ++s) {
+    sendCounts[s] = static_cast<int>(cA * M * static_cast<std::size_t>(B[s + 1] - B[s]));
+    sendOffsets[s] = at;
+    at += sendCounts[s];
+  }
+  const std::size_t cB = static_cast<std::size_t>(B[rank_ + 1] - B[rank_]);
+  for (int r = 0, at = 0; r < ranks_; ++r) {
+    recvCounts[r] = static_cast<int>(static_cast<std::size_t>(A[r + 1] - A[r]) * M * cB);
+    recvOffsets[r] = at;
+    at += recvCounts[r];
+  }
+  std::vector<double> send(state.size()), receive(slab.size());
+  for (int s = 0; s < ranks_; ++s) {
+    double* to = send.data() + sendOffsets[s];
+    for (int k = B[s]; k < B[s + 1]; ++k)
+      for (std::size_t m = 0; m < M; ++m, to += cA)
+        std::memcpy(to, state.data() + cA * (m + M * static_cast<std::size_t>(k)), cA * sizeof(double));
+  }
+  check(MPI_Alltoallv(send.data(), sendCounts.data(), sendOffsets.data(), MPI_DOUBLE, receive.data(),
+                      recvCounts.data(), recvOffsets.data(), MPI_DOUBLE, comm_),
+        "MPI_Alltoallv");
+  for (int r = 0; r < ranks_; ++r) {
+    const std::size_t cR = static_cast<std::size_t>(A[r + 1] - A[r]);
+    const double* from = receive.data() + recvOffsets[r];
+    for (int k = B[rank_]; k < B[rank_ + 1]; ++k)
+      for (std::size_t m = 0; m < M; ++m, from += cR)
+        std::memcpy(slab.data() + static_cast<std::size_t>(A[r]) +
+                        static_cast<std::size_t>(n0) * (m + M * static_cast<std::size_t>(k - B[rank_])),
+                    from, cR * sizeof(double));
+  }
+}
+
+void SlabNoisyGd::toState(const std::vector<double>& slab, std::vector<double>& state) const {
+  const int d = mesh_.dim(), n0 = mesh_.cells(0);
+  std::size_t M = 1;
+  for (int a = 1; a + 1 < d; ++a) M *= static_cast<std::size_t>(mesh_.cells(a));
+  const auto& A = firstOfAxis0_;
+  const auto& B = firstOfLastAxis_;
+  const std::size_t cB = static_cast<std::size_t>(B[rank_ + 1] - B[rank_]);
+  std::vector<int> sendCounts(ranks_), sendOffsets(ranks_), recvCounts(ranks_), recvOffsets(ranks_);
+  for (int s = 0, at = 0; s < ranks_; ++s) {  // to rank s: its axis-0 range of this rank's last-axis range
+    sendCounts[s] = static_cast<int>(static_cast<std::size_t>(A[s + 1] - A[s]) * M * cB);
+    sendOffsets[s] = at;
+    at += sendCounts[s];
+  }
+  const std::size_t cA = static_cast<std::size_t>(A[rank_ + 1] - A[rank_]);
+  for (int r = 0, at = 0; r < ranks_; ++r) {
+    recvCounts[r] = static_cast<int>(cA * M * static_cast<std::size_t>(B[r + 1] - B[r]));
+    recvOffsets[r] = at;
+    at += recvCounts[r];
+  }
+  std::vector<double> send(slab.size()), receive(state.size());
+  for (int s = 0; s < ranks_; ++s) {
+    const std::size_t cS = static_cast<std::size_t>(A[s + 1] - A[s]);
+    double* to = send.data() + sendOffsets[s];
+    for (int k = B[rank_]; k < B[rank_ + 1]; ++k)
+      for (std::size_t m = 0; m < M; ++m, to += cS)
+        std::memcpy(to,
+                    slab.data() + static_cast<std::size_t>(A[s]) +
+                        static_cast<std::size_t>(n0) * (m + M * static_cast<std::size_t>(k - B[rank_])),
+                    cS * sizeof(double));
+  }
+  check(MPI_Alltoallv(send.data(), sendCounts.data(), sendOffsets.data(), MPI_DOUBLE, receive.data(),
+                      recvCounts.data(), recvOffsets.data(), MPI_DOUBLE, comm_),
+        "MPI_Alltoallv");
+  for (int r = 0; r < ranks_; ++r) {
+    const double* from = receive.data() + recvOffsets[r];
+    for (int k = B[r]; k < B[r + 1]; ++k)
+      for (std::size_t m = 0; m < M; ++m, from += cA)
+        std::memcpy(state.data() + cA * (m + M * static_cast<std::size_t>(k)), from, cA * sizeof(double));
+  }
+}
+
+std::vector<double> SlabNoisyGd::part(const std::vector<double>& whole) const {
+  if (whole.size() != mesh_.totalCells()) throw std::invalid_argument("SlabNoisyGd::part: not a whole field");
+  const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0));
+  const std::size_t first = static_cast<std::size_t>(firstOfAxis0_[rank_]);
+  const std::size_t cA = static_cast<std::size_t>(firstOfAxis0_[rank_ + 1]) - first;
+  const std::size_t runs = whole.size() / n0;
+  std::vector<double> out(cA * runs);
+  for (std::size_t run = 0; run < runs; ++run)
+    std::memcpy(out.data() + cA * run, whole.data() + n0 * run + first, cA * sizeof(double));
+  return out;
+}
+
+std::vector<double> SlabNoisyGd::gather(const std::vector<double>& part) const {
+  const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0));
+  const std::size_t runs = mesh_.totalCells() / n0;
+  std::vector<int> counts(ranks_), offsets(ranks_);
+  for (int r = 0, at = 0; r < ranks_; ++r) {
+    counts[r] = static_cast<int>(static_cast<std::size_t>(firstOfAxis0_[r + 1] - firstOfAxis0_[r]) * runs);
+    offsets[r] = at;
+    at += counts[r];
+  }
+  if (part.size() != static_cast<std::size_t>(counts[rank_]))
+    throw std::invalid_argument("SlabNoisyGd::gather: a part does not hold this rank's cells");
+  std::vector<double> all(mesh_.totalCells()), whole(mesh_.totalCells());
+  check(MPI_Allgatherv(part.data(), counts[rank_], MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+                       comm_),
+        "MPI_Allgatherv");
+  for (int r = 0; r < ranks_; ++r) {
+    const std::size_t cR = static_cast<std::size_t>(firstOfAxis0_[r + 1] - firstOfAxis0_[r]);
+    for (std::size_t run = 0; run < runs; ++run)
+      std::memcpy(whole.data() + n0 * run + static_cast<std::size_t>(firstOfAxis0_[r]),
+                  all.data() + offsets[r] + cR * run, cR * sizeof(double));
+  }
+  return whole;
+}
+
+}  // namespace fpdp::solver

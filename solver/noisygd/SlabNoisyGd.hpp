@@ -1,0 +1,62 @@
+#pragma once
+// Noisy-GD steps of whole-field densities on a box mesh of d >= 2 axes (up to six: the meshes beyond PETSc's DMDA),
+// split over the ranks of a communicator in slabs. One step is NoisyGradientDescent's: the push-forward through
+// T(theta) = theta - eta g(theta) (PushForward: its shears for axes d - 1, ..., 0), then the exact convolution with
+// N(0, diag(s^2)) (GaussianConvolution: its passes for axes 0, ..., d - 1). Every shear and every pass works on whole
+// lines along one axis, so a rank needs whole lines of the axis at hand:
+//   the state (between steps) is split along axis 0: rank r holds axis-0 indices [first_r, first_r + count_r) and
+//     every index of the other axes, so the lines along axes 1..d-1 are whole there; the shear of axis d - 1 and the
+//     pass of axis d - 1 run on it;
+//   the slabs are split along axis d - 1 (a contiguous block of the natural order), so the lines along axes 0..d-2
+//     are whole; the shears of axes d - 2, ..., 0 and the passes of axes 0, ..., d - 2 run on them.
+// Two transposes per density and step (MPI_Alltoallv) move the cells between the layouts. Each rank's part is a box
+// mesh of its own (the global faces of its index range), on which the operators run unchanged: the values are
+// bitwise those of the same step on one process (the same lines, the same operations in the same order).
+// Memory per rank: the two parts of a density it is working on, the operators' work arrays, and each part's face maps.
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "meshes/BoxMesh.hpp"
+#include "solver/noisygd/GaussianConvolution.hpp"
+#include "solver/noisygd/PushForward.hpp"
+
+namespace fpdp::solver {
+
+class SlabNoisyGd {
+public:
+  /// stddev[a]: the noise kernel's standard deviation along axis a, sqrt(2 eta Sigma_aa). Throws std::invalid_argument
+  /// for d < 2, or an axis 0 or d - 1 with fewer cells than the communicator has ranks. Collective.
+  SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
+              double eta, meshes::AxisValues stddev);
+  ~SlabNoisyGd();
+  SlabNoisyGd(const SlabNoisyGd&) = delete;
+  SlabNoisyGd& operator=(const SlabNoisyGd&) = delete;
+
+  /// This rank's part of the state, as a box mesh (axis 0 restricted to its index range).
+  const meshes::BoxMesh& stateMesh() const { return *stateMesh_; }
+  /// Advances this rank's parts of p (dataset D) and q (D') by one step. Collective. Returns this rank's outflows
+  /// (mass carried beyond the walls; sum them over the ranks for the whole).
+  std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q) const;
+  /// This rank's part of a whole field given in the mesh's natural order.
+  std::vector<double> part(const std::vector<double>& whole) const;
+  /// The whole field, in natural order, on every rank, from every rank's part. Collective.
+  std::vector<double> gather(const std::vector<double>& part) const;
+
+private:
+  Outflow stepDensity(std::vector<double>& field, const PushForward& pushState, const PushForward& pushSlab) const;
+  void toSlabs(const std::vector<double>& state, std::vector<double>& slab) const;
+  void toState(const std::vector<double>& slab, std::vector<double>& state) const;
+
+  MPI_Comm comm_;
+  int rank_ = 0, ranks_ = 1;
+  meshes::BoxMesh mesh_;
+  std::vector<int> firstOfAxis0_, firstOfLastAxis_;  // ranks_ + 1 boundaries of each split
+  std::unique_ptr<meshes::BoxMesh> stateMesh_, slabMesh_;
+  std::unique_ptr<PushForward> pushStateD_, pushStateDPrime_, pushSlabD_, pushSlabDPrime_;
+  std::unique_ptr<GaussianConvolution> noiseState_, noiseSlab_;
+};
+
+}  // namespace fpdp::solver

@@ -1,0 +1,106 @@
+// Noisy-GD steps split over MPI ranks in slabs (SlabNoisyGd) against the same steps on one process (PushForward and
+// GaussianConvolution on the whole mesh): the gathered fields and the summed outflows are bitwise equal, in 2-D, 4-D
+// and 5-D, with a Hessian that couples every axis (each shear's inversion involves every later coordinate).
+// Run on 2 ranks (and 1).
+#define BOOST_TEST_MODULE slab_noisy_gd
+#define BOOST_TEST_DYN_LINK
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "PetscFixture.hpp"
+#include "meshes/BoxMesh.hpp"
+#include "solver/noisygd/SlabNoisyGd.hpp"
+
+BOOST_TEST_GLOBAL_FIXTURE(PetscFixture);
+
+using namespace fpdp;
+
+namespace {
+
+solver::GradientField coupledQuadratic(int d, double shift) {
+  // g(theta) = H (theta - c) with H = I + 0.25 (next-neighbour couplings), plus a smooth non-linear term.
+  return [d, shift](const solver::ParameterPoint& t) {
+    solver::ParameterPoint g{};
+    for (int a = 0; a < d; ++a) {
+      g[a] = t[a] - (a == 0 ? shift : 0.1 * a) + 0.1 * std::tanh(t[a]);
+      if (a > 0) g[a] += 0.25 * t[a - 1];
+      if (a + 1 < d) g[a] += 0.25 * t[a + 1];
+    }
+    return g;
+  };
+}
+
+void compareWithOneProcess(int d, int n, int steps) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < d; ++a) axes.push_back(meshes::Axis::uniform(-3.0 - 0.1 * a, 3.0, n + (a % 2)));
+  const meshes::BoxMesh mesh(std::move(axes));
+  const double eta = 0.15;
+  meshes::AxisValues s{};
+  for (int a = 0; a < d; ++a) s[a] = 0.3 + 0.02 * a;
+  // A start that is not a product of axis functions.
+  std::vector<double> start(mesh.totalCells());
+  for (std::size_t c = 0; c < start.size(); ++c) {
+    const auto x = mesh.centreAt(mesh.indexOf(c));
+    double r2 = 0.0, cross = 0.0;
+    for (int a = 0; a < d; ++a) {
+      r2 += x[a] * x[a];
+      if (a > 0) cross += x[a] * x[a - 1];
+    }
+    start[c] = std::exp(-0.5 * (r2 + 0.4 * cross) / 0.4);
+  }
+  // One process: the whole mesh.
+  const solver::PushForward pushD(mesh, coupledQuadratic(d, 0.5), eta), pushDPrime(mesh, coupledQuadratic(d, 0.0), eta);
+  const solver::GaussianConvolution noise(mesh, s);
+  std::vector<double> p = start, q = start;
+  double outflowP = 0.0, outflowQ = 0.0;
+  for (int k = 0; k < steps; ++k) {
+    outflowP += pushD.apply(p).total();
+    outflowP += noise.apply(p).total();
+    outflowQ += pushDPrime.apply(q).total();
+    outflowQ += noise.apply(q).total();
+  }
+  // Slabs over the ranks.
+  const solver::SlabNoisyGd slabs(PETSC_COMM_WORLD, mesh, coupledQuadratic(d, 0.5), coupledQuadratic(d, 0.0), eta, s);
+  auto pp = slabs.part(start), qq = slabs.part(start);
+  BOOST_TEST(pp.size() == slabs.stateMesh().totalCells());
+  std::array<double, 2> outflow{0.0, 0.0};
+  for (int k = 0; k < steps; ++k) {
+    const auto o = slabs.step(pp, qq);
+    outflow[0] += o[0].total();
+    outflow[1] += o[1].total();
+  }
+  const auto wholeP = slabs.gather(pp), wholeQ = slabs.gather(qq);
+  std::size_t differentP = 0, differentQ = 0;
+  for (std::size_t c = 0; c < p.size(); ++c) {
+    differentP += wholeP[c] != p[c];
+    differentQ += wholeQ[c] != q[c];
+  }
+  BOOST_TEST(differentP == 0u, d << "-D: " << differentP << " cells of p differ from the one-process step");
+  BOOST_TEST(differentQ == 0u, d << "-D: " << differentQ << " cells of q differ");
+  std::array<double, 2> summed{};
+  MPI_Allreduce(outflow.data(), summed.data(), 2, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  // The outflows are sums of the same terms in another grouping: equal to round-off.
+  BOOST_TEST(std::fabs(summed[0] - outflowP) <= 1e-15 + 1e-12 * outflowP);
+  BOOST_TEST(std::fabs(summed[1] - outflowQ) <= 1e-15 + 1e-12 * outflowQ);
+  BOOST_TEST(outflowP > 0.0);  // the box cuts the start: the walls are exercised
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(two_axes_split_over_the_ranks_equal_one_process) { compareWithOneProcess(2, 24, 3); }
+
+BOOST_AUTO_TEST_CASE(four_axes_split_over_the_ranks_equal_one_process) { compareWithOneProcess(4, 9, 2); }
+
+BOOST_AUTO_TEST_CASE(five_axes_split_over_the_ranks_equal_one_process) { compareWithOneProcess(5, 6, 2); }
+
+BOOST_AUTO_TEST_CASE(too_few_cells_for_the_ranks_are_refused) {
+  int ranks = 1;
+  MPI_Comm_size(PETSC_COMM_WORLD, &ranks);
+  if (ranks < 2) return;
+  const meshes::BoxMesh mesh({meshes::Axis::uniform(-1, 1, 1), meshes::Axis::uniform(-1, 1, 4)});
+  BOOST_CHECK_THROW(solver::SlabNoisyGd(PETSC_COMM_WORLD, mesh, coupledQuadratic(2, 0.0), coupledQuadratic(2, 0.0), 0.1,
+                                        meshes::AxisValues{0.3, 0.3}),
+                    std::invalid_argument);
+}

@@ -3,7 +3,8 @@
 // the quadratic loss with lambda = 1 of a two-record dataset (D' moves one record), eta = 0.1, sigma = 0.5 (the noise
 // kernel's standard deviation sqrt(2 eta) sigma = 0.22), start N(0, 0.3 I), box [-3, 3]^d.
 //
-//   bench_noisy_gd_many_axes [--dim D] [--cells N] [--steps K]
+//   bench_noisy_gd_many_axes [--dim D] [--cells N] [--steps K] [--slabs]
+//   mpiexec -n R bench_noisy_gd_many_axes --slabs ...    (the fields split over R ranks: solver::SlabNoisyGd)
 //
 // Prints one JSON object:
 //   cells, dim, steps
@@ -12,9 +13,11 @@
 //   step_s         mean wall time of the later steps, both densities; step_cpu_s their processor time
 //   push_share     share of step_s in the push-forward
 //   rss_peak_mib   peak resident set; bytes_per_cell its growth over the resident set before the fields were made,
-//                  per cell (both densities and every work array)
+//                  per cell (both densities and every work array); with --slabs: the largest over the ranks, per cell
+//                  of that rank's part, and ranks
 //   mass_drift     |mass + outflow - start mass| of p after the steps (round-off)
 // Timings are measured here; no test asserts them.
+#include <mpi.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -23,12 +26,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
 #include "solver/noisygd/GaussianConvolution.hpp"
 #include "solver/noisygd/PushForward.hpp"
+#include "solver/noisygd/SlabNoisyGd.hpp"
 
 using namespace fpdp;
 
@@ -52,16 +57,26 @@ double cpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 
 int usage(const char* why) {
   std::fprintf(stderr, "bench_noisy_gd_many_axes: %s\nusage: bench_noisy_gd_many_axes [--dim 4|5|6] [--cells N >= 4] "
-                       "[--steps K >= 2]\n", why);
+                       "[--steps K >= 2] [--slabs]\n", why);
+  MPI_Finalize();
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   int dim = 4, cells = 32, steps = 10;
+  bool slabs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--slabs") {
+      slabs = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(("option " + arg + " needs a value").c_str());
     const int value = std::atoi(argv[++i]);
     if (arg == "--dim") dim = value;
@@ -72,6 +87,7 @@ int main(int argc, char** argv) {
   if (dim < 1 || dim > meshes::kMaxDimension) return usage("--dim must be 1 to 6");
   if (cells < 4) return usage("--cells must be at least 4");
   if (steps < 2) return usage("--steps must be at least 2");
+  if (ranks > 1 && !slabs) return usage("several ranks need --slabs");
 
   const double before = residentMiB(false);
   std::vector<meshes::Axis> axes;
@@ -86,16 +102,25 @@ int main(int argc, char** argv) {
       return g;
     };
   };
-  const solver::PushForward pushD(mesh, quadratic(-0.5), eta), pushDPrime(mesh, quadratic(0.0), eta);
-  meshes::AxisValues s{};
+  std::array<double, meshes::kMaxDimension> s{};
   for (int a = 0; a < dim; ++a) s[a] = std::sqrt(2.0 * eta) * sigma;
-  const solver::GaussianConvolution noise(mesh, s);
+  std::unique_ptr<solver::PushForward> pushD, pushDPrime;
+  std::unique_ptr<solver::GaussianConvolution> noise;
+  std::unique_ptr<solver::SlabNoisyGd> split;
+  if (slabs) {
+    split = std::make_unique<solver::SlabNoisyGd>(MPI_COMM_WORLD, mesh, quadratic(-0.5), quadratic(0.0), eta, s);
+  } else {
+    pushD = std::make_unique<solver::PushForward>(mesh, quadratic(-0.5), eta);
+    pushDPrime = std::make_unique<solver::PushForward>(mesh, quadratic(0.0), eta);
+    noise = std::make_unique<solver::GaussianConvolution>(mesh, s);
+  }
+  const meshes::BoxMesh& local = slabs ? split->stateMesh() : mesh;
 
-  std::vector<double> p(mesh.totalCells()), q;
+  std::vector<double> p(local.totalCells()), q;
   double volume = 1.0;
   for (int a = 0; a < dim; ++a) volume *= mesh.axis(a).width(0);
   for (std::size_t c = 0; c < p.size(); ++c) {
-    const auto x = mesh.centreAt(mesh.indexOf(c));
+    const auto x = local.centreAt(local.indexOf(c));
     double r2 = 0.0;
     for (int a = 0; a < dim; ++a) r2 += x[a] * x[a];
     p[c] = std::exp(-0.5 * r2 / 0.3) / std::pow(2.0 * M_PI * 0.3, 0.5 * dim);
@@ -107,13 +132,21 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   double setup = 0.0, stepping = 0.0, pushing = 0.0, cpu = 0.0, outflow = 0.0;
   for (int k = 0; k < steps; ++k) {
+    MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     const double c0 = cpuSeconds();
-    outflow += pushD.apply(p).total();
-    pushDPrime.apply(q);
-    const auto t1 = Clock::now();
-    outflow += noise.apply(p).total();
-    noise.apply(q);
+    auto t1 = t0;
+    if (slabs) {
+      outflow += split->step(p, q)[0].total();
+      t1 = Clock::now();
+    } else {
+      outflow += pushD->apply(p).total();
+      pushDPrime->apply(q);
+      t1 = Clock::now();
+      outflow += noise->apply(p).total();
+      noise->apply(q);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     const auto t2 = Clock::now();
     const double wall = std::chrono::duration<double>(t2 - t0).count();
     if (k == 0) {
@@ -126,11 +159,19 @@ int main(int argc, char** argv) {
   }
   double mass = 0.0;
   for (double v : p) mass += v * volume;
+  double sums[3] = {mass, outflow, startMass}, totals[3] = {0, 0, 0};
+  MPI_Allreduce(sums, totals, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  double rss = residentMiB(true), bytes = (rss - before) * 1024.0 * 1024.0 / static_cast<double>(local.totalCells());
+  double largest[2] = {rss, bytes}, worst[2] = {0, 0};
+  MPI_Allreduce(largest, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const double n = static_cast<double>(mesh.totalCells()), later = steps - 1;
-  std::printf("{\"dim\": %d, \"cells\": %.0f, \"cells_per_axis\": %d, \"steps\": %d, \"setup_s\": %.4g, \"step_s\": %.4g, "
-              "\"step_cpu_s\": %.4g, \"push_share\": %.3f, \"rss_peak_mib\": %.1f, \"bytes_per_cell\": %.1f, "
-              "\"mass_drift\": %.3g}\n",
-              dim, n, cells, steps, setup, stepping / later, cpu / later, pushing / stepping, residentMiB(true),
-              (residentMiB(true) - before) * 1024.0 * 1024.0 / n, std::fabs(mass + outflow - startMass));
+  if (rank == 0)
+    std::printf("{\"dim\": %d, \"cells\": %.0f, \"cells_per_axis\": %d, \"steps\": %d, \"ranks\": %d, "
+                "\"setup_s\": %.4g, \"step_s\": %.4g, \"step_cpu_s\": %.4g, \"push_share\": %s, "
+                "\"rss_peak_mib\": %.1f, \"bytes_per_cell\": %.1f, \"mass_drift\": %.3g}\n",
+                dim, n, cells, steps, ranks, setup, stepping / later, cpu / later,
+                slabs ? "null" : std::to_string(pushing / stepping).c_str(), worst[0], worst[1],
+                std::fabs(totals[0] + totals[1] - totals[2]));
+  MPI_Finalize();
   return 0;
 }

@@ -12,7 +12,11 @@
 // What it does not do (DivergenceFunctionals does, on the DMDA of d <= 3): the tail model that decides infinite
 // orders of Sigma != Sigma' pairs, the noise-floor shares, I_alpha, the privacy-loss histograms, MPI. It reports what
 // the accuracy contract needs besides the values: each number's share of its sum in the wall cells (a box that cuts
-// off what decides it), the densities' masses and spreads, negative cells.
+// off what decides it), the densities' masses and spreads, negative cells. Fields split over MPI ranks along axis 0
+// (SlabNoisyGd) are summed part by part (wholeFieldDivergencesOfParts): the same numbers to round-off, the same on
+// every rank.
+#include <mpi.h>
+
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
@@ -47,8 +51,17 @@ struct WholeFieldDivergences {
   WholeFieldDirection pq, qp;
 };
 
-/// The numbers above for cell averages p and q (natural order, mesh.totalCells() each).
+/// The numbers above for cell averages p and q (natural order, mesh.totalCells() each), on one process.
 WholeFieldDivergences wholeFieldDivergences(const meshes::BoxMesh& mesh, const std::vector<double>& p,
                                             const std::vector<double>& q, const WholeFieldSettings& settings);
+
+/// The same for fields split over the ranks of comm along axis 0: `part` is this rank's box (axis 0 restricted), p
+/// and q its cell averages, pointP and pointQ their point values (PointValues.hpp's reconstruction with the
+/// neighbouring ranks' cells: SlabNoisyGd::divergences); lowerWall/upperWall: whether the part's first/last cells
+/// along axis 0 lie at the box's walls. Collective; every rank returns the same numbers.
+WholeFieldDivergences wholeFieldDivergencesOfParts(MPI_Comm comm, const meshes::BoxMesh& part, bool lowerWall,
+                                                   bool upperWall, const std::vector<double>& p,
+                                                   const std::vector<double>& q, std::vector<double> pointP,
+                                                   std::vector<double> pointQ, const WholeFieldSettings& settings);
 
 }  // namespace fpdp::solver

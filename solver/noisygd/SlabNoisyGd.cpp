@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "solver/functionals/PointValues.hpp"
+
 namespace fpdp::solver {
 
 namespace {
@@ -173,6 +175,50 @@ void SlabNoisyGd::toState(const std::vector<double>& slab, std::vector<double>& 
       for (std::size_t m = 0; m < M; ++m, from += cA)
         std::memcpy(state.data() + cA * (m + M * static_cast<std::size_t>(k)), from, cA * sizeof(double));
   }
+}
+
+std::vector<double> SlabNoisyGd::pointValues(const std::vector<double>& part) const {
+  const int first = firstOfAxis0_[rank_], last = firstOfAxis0_[rank_ + 1];
+  const std::size_t cA = static_cast<std::size_t>(last - first), runs = part.size() / cA;
+  const bool lowerNeighbour = rank_ > 0, upperNeighbour = rank_ + 1 < ranks_;
+  // This rank's first and last axis-0 layers go to the neighbours; theirs come back.
+  std::vector<double> mineLow(runs), mineHigh(runs), theirsLow(runs, 0.0), theirsHigh(runs, 0.0);
+  for (std::size_t run = 0; run < runs; ++run) {
+    mineLow[run] = std::max(part[cA * run], 0.0);
+    mineHigh[run] = std::max(part[cA * run + cA - 1], 0.0);
+  }
+  const int count = static_cast<int>(runs);
+  if (lowerNeighbour)
+    check(MPI_Sendrecv(mineLow.data(), count, MPI_DOUBLE, rank_ - 1, 0, theirsLow.data(), count, MPI_DOUBLE, rank_ - 1,
+                       1, comm_, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+  if (upperNeighbour)
+    check(MPI_Sendrecv(mineHigh.data(), count, MPI_DOUBLE, rank_ + 1, 1, theirsHigh.data(), count, MPI_DOUBLE,
+                       rank_ + 1, 0, comm_, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+  const int lo = lowerNeighbour ? 1 : 0, hi = upperNeighbour ? 1 : 0;
+  const meshes::BoxMesh grown = restricted(mesh_, 0, first - lo, last + hi);
+  const std::size_t cG = cA + static_cast<std::size_t>(lo + hi);
+  std::vector<double> averages(cG * runs), points(cG * runs);
+  for (std::size_t run = 0; run < runs; ++run) {
+    double* row = averages.data() + cG * run;
+    if (lo) row[0] = theirsLow[run];
+    for (std::size_t i = 0; i < cA; ++i) row[static_cast<std::size_t>(lo) + i] = std::max(part[cA * run + i], 0.0);
+    if (hi) row[cG - 1] = theirsHigh[run];
+  }
+  pointValuesOfWholeField(grown, averages.data(), points.data());
+  std::vector<double> out(part.size());
+  for (std::size_t run = 0; run < runs; ++run)
+    std::memcpy(out.data() + cA * run, points.data() + cG * run + lo, cA * sizeof(double));
+  return out;
+}
+
+WholeFieldDivergences SlabNoisyGd::divergences(const std::vector<double>& p, const std::vector<double>& q,
+                                               const WholeFieldSettings& settings) const {
+  if (p.size() != stateMesh_->totalCells() || q.size() != stateMesh_->totalCells())
+    throw std::invalid_argument("SlabNoisyGd::divergences: a part does not hold this rank's cells");
+  return wholeFieldDivergencesOfParts(comm_, *stateMesh_, rank_ == 0, rank_ + 1 == ranks_, p, q, pointValues(p),
+                                      pointValues(q), settings);
 }
 
 std::vector<double> SlabNoisyGd::part(const std::vector<double>& whole) const {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "meshes/BoxMesh.hpp"
+#include "solver/functionals/WholeFieldDivergences.hpp"
 #include "solver/noisygd/GaussianConvolution.hpp"
 #include "solver/noisygd/PushForward.hpp"
 
@@ -40,6 +41,11 @@ public:
   /// Advances this rank's parts of p (dataset D) and q (D') by one step. Collective. Returns this rank's outflows
   /// (mass carried beyond the walls; sum them over the ranks for the whole).
   std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q) const;
+  /// The divergences of the split p and q (wholeFieldDivergencesOfParts): each part's point values are reconstructed
+  /// with a layer of its neighbours' cells along axis 0, so they are those of one process. Collective; the same
+  /// numbers on every rank.
+  WholeFieldDivergences divergences(const std::vector<double>& p, const std::vector<double>& q,
+                                    const WholeFieldSettings& settings) const;
   /// This rank's part of a whole field given in the mesh's natural order.
   std::vector<double> part(const std::vector<double>& whole) const;
   /// The whole field, in natural order, on every rank, from every rank's part. Collective.
@@ -49,6 +55,9 @@ private:
   Outflow stepDensity(std::vector<double>& field, const PushForward& pushState, const PushForward& pushSlab) const;
   void toSlabs(const std::vector<double>& state, std::vector<double>& slab) const;
   void toState(const std::vector<double>& slab, std::vector<double>& state) const;
+  /// The point values of this rank's part of a density (negative averages as 0), reconstructed on the part grown by
+  /// one axis-0 layer of each neighbouring rank's cells.
+  std::vector<double> pointValues(const std::vector<double>& part) const;
 
   MPI_Comm comm_;
   int rank_ = 0, ranks_ = 1;

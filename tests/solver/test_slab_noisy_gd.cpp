@@ -1,6 +1,7 @@
 // Noisy-GD steps split over MPI ranks in slabs (SlabNoisyGd) against the same steps on one process (PushForward and
 // GaussianConvolution on the whole mesh): the gathered fields and the summed outflows are bitwise equal, in 2-D, 4-D
-// and 5-D, with a Hessian that couples every axis (each shear's inversion involves every later coordinate).
+// and 5-D, with a Hessian that couples every axis (each shear's inversion involves every later coordinate); the
+// divergences summed part by part equal those of the whole fields to round-off.
 // Run on 2 ranks (and 1).
 #define BOOST_TEST_MODULE slab_noisy_gd
 #define BOOST_TEST_DYN_LINK
@@ -85,6 +86,28 @@ void compareWithOneProcess(int d, int n, int steps) {
   BOOST_TEST(std::fabs(summed[0] - outflowP) <= 1e-15 + 1e-12 * outflowP);
   BOOST_TEST(std::fabs(summed[1] - outflowQ) <= 1e-15 + 1e-12 * outflowQ);
   BOOST_TEST(outflowP > 0.0);  // the box cuts the start: the walls are exercised
+  // The divergences of the parts against those of the whole fields.
+  const solver::WholeFieldSettings settings{{2.0, 10.0}, {0.0, 0.5, 1.0}, {1e-2, 1e-4}};
+  const auto whole = solver::wholeFieldDivergences(mesh, p, q, settings);
+  const auto parts = slabs.divergences(pp, qq, settings);
+  const auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), 1e-300); };
+  BOOST_TEST(close(parts.pq.kl, whole.pq.kl), parts.pq.kl << " against " << whole.pq.kl);
+  BOOST_TEST(close(parts.qp.kl, whole.qp.kl));
+  BOOST_TEST(close(parts.tv, whole.tv));
+  BOOST_TEST(close(parts.massP, whole.massP));
+  BOOST_TEST(close(parts.spreadQ[static_cast<std::size_t>(d - 1)], whole.spreadQ[static_cast<std::size_t>(d - 1)]));
+  for (std::size_t k = 0; k < 2; ++k) {
+    BOOST_TEST(close(parts.pq.renyi[k], whole.pq.renyi[k]), parts.pq.renyi[k] << " against " << whole.pq.renyi[k]);
+    BOOST_TEST(close(parts.qp.renyi[k], whole.qp.renyi[k]));
+    // A root found on sums that differ in rounding ends in a bracket of its own: equal to the root finder's tolerance.
+    const double rootTolerance = 4.0 * models::kExactEpsilonTolerance;
+    BOOST_TEST(std::fabs(parts.pq.epsilon[k].epsilon - whole.pq.epsilon[k].epsilon) <=
+               rootTolerance * whole.pq.epsilon[k].epsilon);
+    BOOST_TEST(std::fabs(parts.qp.epsilon[k].epsilon - whole.qp.epsilon[k].epsilon) <=
+               rootTolerance * whole.qp.epsilon[k].epsilon);
+  }
+  for (std::size_t k = 0; k < 3; ++k) BOOST_TEST(close(parts.pq.hockeyStick[k], whole.pq.hockeyStick[k]));
+  BOOST_TEST(close(parts.pq.klWallShare, whole.pq.klWallShare));  // the wall flags of the parts: the global walls only
 }
 
 }  // namespace

@@ -5,6 +5,12 @@
 //
 //   bench_noisy_gd_many_axes [--dim D] [--cells N] [--steps K] [--slabs]
 //   mpiexec -n R bench_noisy_gd_many_axes --slabs ...    (the fields split over R ranks: solver::SlabNoisyGd)
+//   [mpiexec -n R] bench_noisy_gd_many_axes --case OUTPUTS --dim D --cells N --steps K
+//       what a run of such a case would compute, without its files: the steps on N, N/2 and N/4 cells per axis (the
+//       run and the two coarser meshes of fpdp's error estimate), each with the divergences (R_2, R_10, KL, TV, the
+//       profile at eps = 0, 0.5, ..., 4 and eps(1e-5), both directions: solver::wholeFieldDivergences) at OUTPUTS
+//       evenly spaced steps, on the ranks in slabs; prints the whole wall time, the divergences' share, and
+//       eps(1e-5) and R_2 at the last step on each mesh (JSON)
 //
 // Prints one JSON object:
 //   cells, dim, steps
@@ -57,9 +63,74 @@ double cpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 
 int usage(const char* why) {
   std::fprintf(stderr, "bench_noisy_gd_many_axes: %s\nusage: bench_noisy_gd_many_axes [--dim 4|5|6] [--cells N >= 4] "
-                       "[--steps K >= 2] [--slabs]\n", why);
+                       "[--steps K >= 2] [--slabs] [--case OUTPUTS >= 1]\n", why);
   MPI_Finalize();
   return 2;
+}
+
+solver::GradientField quadraticGradient(double shift) {
+  // L_D = (1/2) mean_i |theta - x_i|^2 over records x_1 = (0.5, 0.25, ...), x_2 = (shift, 0, ...).
+  return [shift](const solver::ParameterPoint& t) {
+    solver::ParameterPoint g{};
+    for (int a = 0; a < meshes::kMaxDimension; ++a) g[a] = t[a] - 0.5 * (0.5 / (a + 1) + (a == 0 ? shift : 0.0));
+    return g;
+  };
+}
+
+constexpr double kEta = 0.1, kSigma = 0.5, kStartVariance = 0.3;
+
+/// The start N(0, 0.3 I) at the cell centres of a (part of a) mesh.
+std::vector<double> startField(const meshes::BoxMesh& local, int dim) {
+  std::vector<double> p(local.totalCells());
+  for (std::size_t c = 0; c < p.size(); ++c) {
+    const auto x = local.centreAt(local.indexOf(c));
+    double r2 = 0.0;
+    for (int a = 0; a < dim; ++a) r2 += x[a] * x[a];
+    p[c] = std::exp(-0.5 * r2 / kStartVariance) / std::pow(2.0 * M_PI * kStartVariance, 0.5 * dim);
+  }
+  return p;
+}
+
+/// --case: the run and its two coarser meshes, with the divergences at the output steps.
+int caseLike(int rank, int dim, int cells, int steps, int outputs) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  double divergenceSeconds = 0.0;
+  std::string levels;
+  const solver::WholeFieldSettings settings{{2.0, 10.0}, {0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0}, {1e-5}};
+  for (int level = 0; level < 3; ++level) {
+    const int n = cells >> level;
+    std::vector<meshes::Axis> axes;
+    for (int a = 0; a < dim; ++a) axes.push_back(meshes::Axis::uniform(-3.0, 3.0, n));
+    const meshes::BoxMesh mesh(std::move(axes));
+    meshes::AxisValues s{};
+    for (int a = 0; a < dim; ++a) s[a] = std::sqrt(2.0 * kEta) * kSigma;
+    const solver::SlabNoisyGd gd(MPI_COMM_WORLD, mesh, quadraticGradient(-0.5), quadraticGradient(0.0), kEta, s);
+    std::vector<double> p = startField(gd.stateMesh(), dim), q = p;
+    solver::WholeFieldDivergences last;
+    int nextOutput = 1;
+    for (int k = 1; k <= steps; ++k) {
+      gd.step(p, q);
+      if (k * outputs >= nextOutput * steps) {  // OUTPUTS evenly spaced output steps, the last one at K
+        const auto t0 = Clock::now();
+        last = gd.divergences(p, q, settings);
+        divergenceSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        ++nextOutput;
+      }
+    }
+    const double eps = std::max(last.pq.epsilon[0].epsilon, last.qp.epsilon[0].epsilon);
+    char text[160];
+    std::snprintf(text, sizeof text, "%s{\"cells_per_axis\": %d, \"eps_1e-5\": %.10g, \"renyi_2\": %.10g}",
+                  level ? ", " : "", n, eps, last.pq.renyi[0]);
+    levels += text;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (rank == 0)
+    std::printf("{\"dim\": %d, \"cells_per_axis\": %d, \"steps\": %d, \"outputs\": %d, \"wall_s\": %.4g, "
+                "\"divergences_s\": %.4g, \"levels\": [%s]}\n",
+                dim, cells, steps, outputs, seconds, divergenceSeconds, levels.c_str());
+  MPI_Finalize();
+  return 0;
 }
 
 }  // namespace
@@ -69,7 +140,7 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  int dim = 4, cells = 32, steps = 10;
+  int dim = 4, cells = 32, steps = 10, outputs = 0;
   bool slabs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -82,26 +153,25 @@ int main(int argc, char** argv) {
     if (arg == "--dim") dim = value;
     else if (arg == "--cells") cells = value;
     else if (arg == "--steps") steps = value;
+    else if (arg == "--case") outputs = value;
     else return usage(("unknown option " + arg).c_str());
   }
   if (dim < 1 || dim > meshes::kMaxDimension) return usage("--dim must be 1 to 6");
   if (cells < 4) return usage("--cells must be at least 4");
   if (steps < 2) return usage("--steps must be at least 2");
+  if (outputs > 0) {
+    if (cells % 4 != 0) return usage("--case needs --cells divisible by 4 (the coarser meshes halve it twice)");
+    if (outputs > steps) return usage("--case OUTPUTS must not exceed --steps");
+    return caseLike(rank, dim, cells, steps, outputs);
+  }
   if (ranks > 1 && !slabs) return usage("several ranks need --slabs");
 
   const double before = residentMiB(false);
   std::vector<meshes::Axis> axes;
   for (int a = 0; a < dim; ++a) axes.push_back(meshes::Axis::uniform(-3.0, 3.0, cells));
   const meshes::BoxMesh mesh(std::move(axes));
-  const double eta = 0.1, sigma = 0.5;
-  auto quadratic = [](double shift) {
-    // L_D = (1/2) mean_i |theta - x_i|^2 over records x_1 = (0.5, 0.25, ...), x_2 = (shift, 0, ...).
-    return [shift](const solver::ParameterPoint& t) {
-      solver::ParameterPoint g{};
-      for (int a = 0; a < meshes::kMaxDimension; ++a) g[a] = t[a] - 0.5 * (0.5 / (a + 1) + (a == 0 ? shift : 0.0));
-      return g;
-    };
-  };
+  const double eta = kEta, sigma = kSigma;
+  const auto quadratic = quadraticGradient;
   std::array<double, meshes::kMaxDimension> s{};
   for (int a = 0; a < dim; ++a) s[a] = std::sqrt(2.0 * eta) * sigma;
   std::unique_ptr<solver::PushForward> pushD, pushDPrime;
@@ -116,16 +186,9 @@ int main(int argc, char** argv) {
   }
   const meshes::BoxMesh& local = slabs ? split->stateMesh() : mesh;
 
-  std::vector<double> p(local.totalCells()), q;
+  std::vector<double> p = startField(local, dim), q = p;
   double volume = 1.0;
   for (int a = 0; a < dim; ++a) volume *= mesh.axis(a).width(0);
-  for (std::size_t c = 0; c < p.size(); ++c) {
-    const auto x = local.centreAt(local.indexOf(c));
-    double r2 = 0.0;
-    for (int a = 0; a < dim; ++a) r2 += x[a] * x[a];
-    p[c] = std::exp(-0.5 * r2 / 0.3) / std::pow(2.0 * M_PI * 0.3, 0.5 * dim);
-  }
-  q = p;
   double startMass = 0.0;
   for (double v : p) startMass += v * volume;
 

@@ -976,6 +976,15 @@ void AccuracyJudge::boundProfileByEpsilons(std::vector<NumberAccuracy>& profile,
   const std::size_t first = 2 + case_.divergence.orders.size();
   const auto& deltas = case_.privacy.deltaGrid;
   if (numbers.size() < first + deltas.size()) return;
+  // TV = delta_pq(0) = delta_qp(0) >= delta(eps) for every eps >= 0: TV's conservative value bounds the whole profile.
+  const double tvBound = numbers[1].conservative;
+  if (tvBound >= 0.0)
+    for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k)
+      for (std::size_t dir = 0; dir < 2; ++dir) {
+        NumberAccuracy& a = profile[2 * k + dir];
+        if (!std::isnan(a.value) && eps_[k] >= 0.0)
+          a.conservative = std::min(a.conservative, std::max(tvBound, a.value));
+      }
   std::vector<std::pair<double, double>> epsBounds;  // (conservative eps(delta_j), delta_j)
   for (std::size_t j = 0; j < deltas.size(); ++j) {
     const double bound = numbers[first + j].conservative;  // >= the pair's true eps(delta_j), or +inf / NaN
@@ -1031,6 +1040,13 @@ void AccuracyJudge::boundEpsilonsByProfile(std::vector<NumberAccuracy>& numbers,
   const std::size_t first = 2 + case_.divergence.orders.size();
   const auto& deltas = case_.privacy.deltaGrid;
   if (numbers.size() < first + deltas.size() || eps_.empty() || profile.size() < 2 * eps_.size()) return;
+  // TV is either direction's delta(0): the smaller of their conservative values bounds it (never below its value).
+  for (std::size_t k = 0; k < eps_.size(); ++k) {
+    if (eps_[k] != 0.0) continue;
+    NumberAccuracy& tv = numbers[1];
+    const double bound = std::min(profile[2 * k].conservative, profile[2 * k + 1].conservative);
+    if (!std::isnan(tv.value) && bound >= 0.0) tv.conservative = std::min(tv.conservative, std::max(bound, tv.value));
+  }
   // The grid's eps in increasing order (the case's grid is; sorted here all the same).
   std::vector<std::size_t> order(eps_.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;

@@ -190,13 +190,16 @@ public:
   /// value while eps(delta) is certified by its roots' shift (epsilonShiftBound): cases/dpsgd-poisson-1d.toml
   /// certified eps(1e-5) = 1.4750 while its conservative delta_qp(eps) stayed at 0.019 from eps = 1 on, and the PLD
   /// export, which covers that curve, could not give an eps at 1e-5. Then, delta(eps) being convex in e^eps, by the
-  /// lower convex envelope (in e^eps) of all those bounds: the chords between the points of eps(delta).
+  /// lower convex envelope (in e^eps) of all those bounds: the chords between the points of eps(delta). First, by
+  /// TV's conservative value: TV = delta(0) in both directions, and delta(eps) does not increase, so it bounds the
+  /// profile at every eps >= 0.
   void boundProfileByEpsilons(std::vector<NumberAccuracy>& profile, const std::vector<NumberAccuracy>& numbers) const;
   /// numbers()'s conservative eps_exact bounded by the profile's conservative values (after boundProfileByRenyi and
   /// boundProfileByEpsilons): each direction's true delta(eps) lies below the chord in e^eps of its bounds at two eps
   /// of the grid (convexity), so where that chord reaches delta_j, the direction's true eps(delta_j) is at most that
   /// eps; the pair's is at most the larger of the two. cases/ou-1d.toml: eps(1e-5) = 0.9141, not certified, had the
   /// conservative value 1.223 from its own estimate while its conservative profile reached 1e-5 by eps = 0.97.
+  /// And TV's conservative value by the profile's at eps = 0 (either direction's delta(0) is TV).
   void boundEpsilonsByProfile(std::vector<NumberAccuracy>& numbers, const std::vector<NumberAccuracy>& profile) const;
 
 private:

@@ -671,6 +671,40 @@ BOOST_AUTO_TEST_CASE(a_profile_the_meshes_cannot_judge_is_bounded_by_the_renyi_d
   BOOST_TEST(q[4].conservative == before.conservative);
 }
 
+// TV is delta(0) in both directions and delta(eps) does not increase: TV's conservative value caps the profile's at
+// every eps, and the smaller conservative delta(0) of the two directions caps TV's (never below TV's value).
+BOOST_AUTO_TEST_CASE(tv_and_the_profile_at_zero_bound_each_other) {
+  ProfileOnTheWalls w;
+  const auto& judge = w.judge;
+  auto& p = w.p;
+  auto& numbers = w.numbers;
+  const auto unchanged = p;
+  // A TV bound below the profile's own bounds at eps = 0.5 and 1 (whose delta is 0.01 and 1e-7: still above them).
+  // (This fixture's TV, 0.02, is not its delta(0), 0.1, as no pair's would be: the profile never falls below its
+  // values.)
+  const double tvBound = 0.05;
+  BOOST_TEST_REQUIRE(numbers[1].value <= tvBound);
+  numbers[1].conservative = tvBound;
+  judge.boundProfileByEpsilons(p, numbers);
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    BOOST_TEST(p[k].conservative <= std::min(unchanged[k].conservative, std::max(tvBound, p[k].value)) * (1 + 1e-12));
+    BOOST_TEST(p[k].conservative >= p[k].value);
+  }
+  BOOST_TEST(p[4].conservative <= tvBound);  // eps = 1 rests on the walls: only bounds reach it
+  // The other way: a profile bound at eps = 0 below TV's own conservative value caps it, but not below TV's value.
+  auto numbersBack = w.numbers;
+  numbersBack[1].conservative = 0.5;
+  auto profileBack = unchanged;
+  profileBack[0].conservative = 0.3;
+  profileBack[1].conservative = 0.4;
+  judge.boundEpsilonsByProfile(numbersBack, profileBack);
+  BOOST_TEST(numbersBack[1].conservative == 0.3);
+  profileBack[0].conservative = 0.5 * numbersBack[1].value;  // inconsistent: never below the value
+  numbersBack[1].conservative = 0.5;
+  judge.boundEpsilonsByProfile(numbersBack, profileBack);
+  BOOST_TEST(numbersBack[1].conservative == numbersBack[1].value);
+}
+
 // Where eps >= the conservative eps(delta_j) of the pair, each direction's true delta(eps) is at most delta_j (delta(eps)
 // does not increase, and the conservative eps is at least either direction's true eps): the profile's conservative
 // values there are capped at delta_j, also where their own bound is the last judged value's (the box or the meshes
@@ -691,6 +725,8 @@ BOOST_AUTO_TEST_CASE(a_profile_beyond_a_bounded_eps_of_delta_is_bounded_by_that_
   for (std::size_t j = 0; j < deltas.size(); ++j)
     numbers[firstEps + j].conservative = std::numeric_limits<double>::infinity();
   numbers[firstEps + deltas.size() - 1].conservative = 0.8;
+  numbers[1].conservative = std::numeric_limits<double>::infinity();  // TV bounds nothing here (the fixture's TV is not
+                                                                      // its delta(0))
   const auto unchanged = p;
   judge.boundProfileByEpsilons(p, numbers);
   BOOST_TEST(p[4].conservative == std::min(before, deltas.back()));
@@ -786,9 +822,10 @@ BOOST_AUTO_TEST_CASE(the_convex_envelope_of_bounds_stays_above_a_convex_profile)
         const double bound = r < 0.3 ? truth : (r < 0.9 ? truth * (1.0 + 5.0 * u(rng)) + 1e-3 * u(rng) : 1.0);
         profile.push_back(NumberAccuracy{truth, 0.0, bound, false, Uncertainty::OrderUnconfirmed});
       }
-    auto numbers = w.numbers;  // eps(delta) bounded by nothing: the envelope of the grid's bounds alone
+    auto numbers = w.numbers;  // eps(delta) and TV bounded by nothing: the envelope of the grid's bounds alone
     for (std::size_t j = 0; j < w.c.privacy.deltaGrid.size(); ++j)
       numbers[2 + w.c.divergence.orders.size() + j].conservative = std::numeric_limits<double>::infinity();
+    numbers[1].conservative = std::numeric_limits<double>::infinity();
     judge.boundProfileByEpsilons(profile, numbers);
     for (std::size_t k = 0; k < eps.size(); ++k)
       for (int dir = 0; dir < 2; ++dir)

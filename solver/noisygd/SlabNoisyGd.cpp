@@ -37,6 +37,38 @@ void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw std::runtime_error(std::string("SlabNoisyGd: ") + what + " failed");
 }
 
+/// The counts and offsets of an MPI_Alltoallv: to rank s `send(s)` values, from rank r `receive(r)`.
+struct Exchange {
+  std::vector<int> sendCounts, sendOffsets, receiveCounts, receiveOffsets;
+  template <class Send, class Receive>
+  Exchange(int ranks, Send send, Receive receive)
+      : sendCounts(ranks), sendOffsets(ranks), receiveCounts(ranks), receiveOffsets(ranks) {
+    for (int r = 0, out = 0, in = 0; r < ranks; ++r) {
+      sendCounts[r] = static_cast<int>(send(r));
+      sendOffsets[r] = out;
+      out += sendCounts[r];
+      receiveCounts[r] = static_cast<int>(receive(r));
+      receiveOffsets[r] = in;
+      in += receiveCounts[r];
+    }
+  }
+  void run(const std::vector<double>& send, std::vector<double>& receive, MPI_Comm comm) const {
+    check(MPI_Alltoallv(send.data(), sendCounts.data(), sendOffsets.data(), MPI_DOUBLE, receive.data(),
+                        receiveCounts.data(), receiveOffsets.data(), MPI_DOUBLE, comm),
+          "MPI_Alltoallv");
+  }
+};
+
+/// The cells of rank r's range of a split: first[r] .. first[r + 1] - 1.
+std::size_t width(const std::vector<int>& first, int r) { return static_cast<std::size_t>(first[r + 1] - first[r]); }
+
+/// The number of cells of one index of axes 0 and d - 1 together: the product of the middle axes' cells.
+std::size_t middleCells(const meshes::BoxMesh& mesh) {
+  std::size_t M = 1;
+  for (int a = 1; a + 1 < mesh.dim(); ++a) M *= static_cast<std::size_t>(mesh.cells(a));
+  return M;
+}
+
 }  // namespace
 
 SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientField gradientD,
@@ -97,80 +129,51 @@ Outflow SlabNoisyGd::stepDensity(std::vector<double>& field, const PushForward& 
 // index m < M over axes 1..d-2, the same in both layouts), last-axis indices [B_s, B_s+1). In the state part a run of
 // axis 0 starts at cA (m + M k); in the slab at A_r + n0 (m + M (k - B_s)).
 void SlabNoisyGd::toSlabs(const std::vector<double>& state, std::vector<double>& slab) const {
-  const int d = mesh_.dim(), n0 = mesh_.cells(0);
-  std::size_t M = 1;
-  for (int a = 1; a + 1 < d; ++a) M *= static_cast<std::size_t>(mesh_.cells(a));
+  const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0)), M = middleCells(mesh_);
   const auto& A = firstOfAxis0_;
   const auto& B = firstOfLastAxis_;
-  const std::size_t cA = static_cast<std::size_t>(A[rank_ + 1] - A[rank_]);
-  std::vector<int> sendCounts(ranks_), sendOffsets(ranks_), recvCounts(ranks_), recvOffsets(ranks_);
-  for (int s = 0, at = 0; s < ranks_; ++s) {
-    sendCounts[s] = static_cast<int>(cA * M * static_cast<std::size_t>(B[s + 1] - B[s]));
-    sendOffsets[s] = at;
-    at += sendCounts[s];
-  }
-  const std::size_t cB = static_cast<std::size_t>(B[rank_ + 1] - B[rank_]);
-  for (int r = 0, at = 0; r < ranks_; ++r) {
-    recvCounts[r] = static_cast<int>(static_cast<std::size_t>(A[r + 1] - A[r]) * M * cB);
-    recvOffsets[r] = at;
-    at += recvCounts[r];
-  }
+  const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
+  const Exchange exchange(
+      ranks_, [&](int s) { return cA * M * width(B, s); }, [&](int r) { return width(A, r) * M * cB; });
   std::vector<double> send(state.size()), receive(slab.size());
   for (int s = 0; s < ranks_; ++s) {
-    double* to = send.data() + sendOffsets[s];
+    double* to = send.data() + exchange.sendOffsets[s];
     for (int k = B[s]; k < B[s + 1]; ++k)
       for (std::size_t m = 0; m < M; ++m, to += cA)
         std::memcpy(to, state.data() + cA * (m + M * static_cast<std::size_t>(k)), cA * sizeof(double));
   }
-  check(MPI_Alltoallv(send.data(), sendCounts.data(), sendOffsets.data(), MPI_DOUBLE, receive.data(),
-                      recvCounts.data(), recvOffsets.data(), MPI_DOUBLE, comm_),
-        "MPI_Alltoallv");
+  exchange.run(send, receive, comm_);
   for (int r = 0; r < ranks_; ++r) {
-    const std::size_t cR = static_cast<std::size_t>(A[r + 1] - A[r]);
-    const double* from = receive.data() + recvOffsets[r];
-    for (int k = B[rank_]; k < B[rank_ + 1]; ++k)
+    const std::size_t cR = width(A, r);
+    const double* from = receive.data() + exchange.receiveOffsets[r];
+    for (std::size_t k = start; k < start + cB; ++k)
       for (std::size_t m = 0; m < M; ++m, from += cR)
-        std::memcpy(slab.data() + static_cast<std::size_t>(A[r]) +
-                        static_cast<std::size_t>(n0) * (m + M * static_cast<std::size_t>(k - B[rank_])),
-                    from, cR * sizeof(double));
+        std::memcpy(slab.data() + static_cast<std::size_t>(A[r]) + n0 * (m + M * (k - start)), from,
+                    cR * sizeof(double));
   }
 }
 
+// The way back: this rank's slab sends rank s its axis-0 range [A_s, A_s+1) of every middle index and of this rank's
+// last-axis range.
 void SlabNoisyGd::toState(const std::vector<double>& slab, std::vector<double>& state) const {
-  const int d = mesh_.dim(), n0 = mesh_.cells(0);
-  std::size_t M = 1;
-  for (int a = 1; a + 1 < d; ++a) M *= static_cast<std::size_t>(mesh_.cells(a));
+  const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0)), M = middleCells(mesh_);
   const auto& A = firstOfAxis0_;
   const auto& B = firstOfLastAxis_;
-  const std::size_t cB = static_cast<std::size_t>(B[rank_ + 1] - B[rank_]);
-  std::vector<int> sendCounts(ranks_), sendOffsets(ranks_), recvCounts(ranks_), recvOffsets(ranks_);
-  for (int s = 0, at = 0; s < ranks_; ++s) {  // to rank s: its axis-0 range of this rank's last-axis range
-    sendCounts[s] = static_cast<int>(static_cast<std::size_t>(A[s + 1] - A[s]) * M * cB);
-    sendOffsets[s] = at;
-    at += sendCounts[s];
-  }
-  const std::size_t cA = static_cast<std::size_t>(A[rank_ + 1] - A[rank_]);
-  for (int r = 0, at = 0; r < ranks_; ++r) {
-    recvCounts[r] = static_cast<int>(cA * M * static_cast<std::size_t>(B[r + 1] - B[r]));
-    recvOffsets[r] = at;
-    at += recvCounts[r];
-  }
+  const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
+  const Exchange exchange(
+      ranks_, [&](int s) { return width(A, s) * M * cB; }, [&](int r) { return cA * M * width(B, r); });
   std::vector<double> send(slab.size()), receive(state.size());
   for (int s = 0; s < ranks_; ++s) {
-    const std::size_t cS = static_cast<std::size_t>(A[s + 1] - A[s]);
-    double* to = send.data() + sendOffsets[s];
-    for (int k = B[rank_]; k < B[rank_ + 1]; ++k)
+    const std::size_t cS = width(A, s);
+    double* to = send.data() + exchange.sendOffsets[s];
+    for (std::size_t k = start; k < start + cB; ++k)
       for (std::size_t m = 0; m < M; ++m, to += cS)
-        std::memcpy(to,
-                    slab.data() + static_cast<std::size_t>(A[s]) +
-                        static_cast<std::size_t>(n0) * (m + M * static_cast<std::size_t>(k - B[rank_])),
+        std::memcpy(to, slab.data() + static_cast<std::size_t>(A[s]) + n0 * (m + M * (k - start)),
                     cS * sizeof(double));
   }
-  check(MPI_Alltoallv(send.data(), sendCounts.data(), sendOffsets.data(), MPI_DOUBLE, receive.data(),
-                      recvCounts.data(), recvOffsets.data(), MPI_DOUBLE, comm_),
-        "MPI_Alltoallv");
+  exchange.run(send, receive, comm_);
   for (int r = 0; r < ranks_; ++r) {
-    const double* from = receive.data() + recvOffsets[r];
+    const double* from = receive.data() + exchange.receiveOffsets[r];
     for (int k = B[r]; k < B[r + 1]; ++k)
       for (std::size_t m = 0; m < M; ++m, from += cA)
         std::memcpy(state.data() + cA * (m + M * static_cast<std::size_t>(k)), from, cA * sizeof(double));

@@ -73,7 +73,14 @@ std::size_t middleCells(const meshes::BoxMesh& mesh) {
 
 SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientField gradientD,
                          GradientField gradientDPrime, double eta, meshes::AxisValues stddev)
+    : SlabNoisyGd(comm, mesh, std::vector<GradientField>{std::move(gradientD)},
+                  std::vector<GradientField>{std::move(gradientDPrime)}, eta, stddev) {}
+
+SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, std::vector<GradientField> batchesD,
+                         std::vector<GradientField> batchesDPrime, double eta, meshes::AxisValues stddev)
     : comm_(comm), mesh_(mesh) {
+  if (batchesD.empty() || batchesD.size() != batchesDPrime.size())
+    throw std::invalid_argument("SlabNoisyGd: D and D' need the same number (>= 1) of batch gradients");
   check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &ranks_), "MPI_Comm_size");
   const int d = mesh.dim();
@@ -87,10 +94,12 @@ SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientFie
   stateMesh_ = std::make_unique<meshes::BoxMesh>(restricted(mesh, 0, firstOfAxis0_[rank_], firstOfAxis0_[rank_ + 1]));
   slabMesh_ =
       std::make_unique<meshes::BoxMesh>(restricted(mesh, d - 1, firstOfLastAxis_[rank_], firstOfLastAxis_[rank_ + 1]));
-  pushStateD_ = std::make_unique<PushForward>(*stateMesh_, gradientD, eta);
-  pushStateDPrime_ = std::make_unique<PushForward>(*stateMesh_, gradientDPrime, eta);
-  pushSlabD_ = std::make_unique<PushForward>(*slabMesh_, std::move(gradientD), eta);
-  pushSlabDPrime_ = std::make_unique<PushForward>(*slabMesh_, std::move(gradientDPrime), eta);
+  for (std::size_t b = 0; b < batchesD.size(); ++b) {
+    pushStateD_.push_back(std::make_unique<PushForward>(*stateMesh_, batchesD[b], eta));
+    pushStateDPrime_.push_back(std::make_unique<PushForward>(*stateMesh_, batchesDPrime[b], eta));
+    pushSlabD_.push_back(std::make_unique<PushForward>(*slabMesh_, std::move(batchesD[b]), eta));
+    pushSlabDPrime_.push_back(std::make_unique<PushForward>(*slabMesh_, std::move(batchesDPrime[b]), eta));
+  }
   // Each layout convolves only its whole axes (a standard deviation of 0 leaves an axis alone).
   meshes::AxisValues lastOnly{}, allButLast = stddev;
   lastOnly[static_cast<std::size_t>(d - 1)] = stddev[static_cast<std::size_t>(d - 1)];
@@ -101,8 +110,10 @@ SlabNoisyGd::SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientFie
 
 SlabNoisyGd::~SlabNoisyGd() = default;
 
-std::array<Outflow, 2> SlabNoisyGd::step(std::vector<double>& p, std::vector<double>& q) const {
-  return {stepDensity(p, *pushStateD_, *pushSlabD_), stepDensity(q, *pushStateDPrime_, *pushSlabDPrime_)};
+std::array<Outflow, 2> SlabNoisyGd::step(std::vector<double>& p, std::vector<double>& q, long k) const {
+  if (k < 0) throw std::invalid_argument("SlabNoisyGd::step: the step index must be >= 0");
+  const auto b = static_cast<std::size_t>(k % static_cast<long>(pushStateD_.size()));
+  return {stepDensity(p, *pushStateD_[b], *pushSlabD_[b]), stepDensity(q, *pushStateDPrime_[b], *pushSlabDPrime_[b])};
 }
 
 Outflow SlabNoisyGd::stepDensity(std::vector<double>& field, const PushForward& pushState,

@@ -32,15 +32,19 @@ public:
   /// for d < 2, or an axis 0 or d - 1 with fewer cells than the communicator has ranks. Collective.
   SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, GradientField gradientD, GradientField gradientDPrime,
               double eta, meshes::AxisValues stddev);
+  /// Minibatch noisy SGD with cyclic batches (MATH.md §8): step k takes the gradients of batch k mod m of D and of D'
+  /// (batchesD[b], batchesDPrime[b]: the mean gradient over batch b's records; m >= 1 of each, as many for D').
+  SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, std::vector<GradientField> batchesD,
+              std::vector<GradientField> batchesDPrime, double eta, meshes::AxisValues stddev);
   ~SlabNoisyGd();
   SlabNoisyGd(const SlabNoisyGd&) = delete;
   SlabNoisyGd& operator=(const SlabNoisyGd&) = delete;
 
   /// This rank's part of the state, as a box mesh (axis 0 restricted to its index range).
   const meshes::BoxMesh& stateMesh() const { return *stateMesh_; }
-  /// Advances this rank's parts of p (dataset D) and q (D') by one step. Collective. Returns this rank's outflows
-  /// (mass carried beyond the walls; sum them over the ranks for the whole).
-  std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q) const;
+  /// Advances this rank's parts of p (dataset D) and q (D') by step k (0-based: the cyclic batch k mod m). Collective.
+  /// Returns this rank's outflows (mass carried beyond the walls; sum them over the ranks for the whole).
+  std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q, long k = 0) const;
   /// The divergences of the split p and q (wholeFieldDivergencesOfParts): each part's point values are reconstructed
   /// with a layer of its neighbours' cells along axis 0, so they are those of one process. Collective; the same
   /// numbers on every rank.
@@ -64,7 +68,8 @@ private:
   meshes::BoxMesh mesh_;
   std::vector<int> firstOfAxis0_, firstOfLastAxis_;  // ranks_ + 1 boundaries of each split
   std::unique_ptr<meshes::BoxMesh> stateMesh_, slabMesh_;
-  std::unique_ptr<PushForward> pushStateD_, pushStateDPrime_, pushSlabD_, pushSlabDPrime_;
+  // One push-forward per batch, dataset and layout.
+  std::vector<std::unique_ptr<PushForward>> pushStateD_, pushStateDPrime_, pushSlabD_, pushSlabDPrime_;
   std::unique_ptr<GaussianConvolution> noiseState_, noiseSlab_;
 };
 

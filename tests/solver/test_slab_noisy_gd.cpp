@@ -118,6 +118,47 @@ BOOST_AUTO_TEST_CASE(four_axes_split_over_the_ranks_equal_one_process) { compare
 
 BOOST_AUTO_TEST_CASE(five_axes_split_over_the_ranks_equal_one_process) { compareWithOneProcess(5, 6, 2); }
 
+BOOST_AUTO_TEST_CASE(cyclic_batches_split_over_the_ranks_equal_one_process) {
+  // Three cyclic batches (gradients with different centres) in 4-D, 5 steps: step k takes batch k mod 3 on both
+  // sides; the gathered fields equal those of the batches' push-forwards applied in that order on one process.
+  const int d = 4;
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < d; ++a) axes.push_back(meshes::Axis::uniform(-3.0, 3.0, 8 + a));
+  const meshes::BoxMesh mesh(std::move(axes));
+  const double eta = 0.2;
+  const meshes::AxisValues s{0.35, 0.3, 0.32, 0.3};
+  std::vector<solver::GradientField> batchesD, batchesDPrime;
+  for (int b = 0; b < 3; ++b) {
+    batchesD.push_back(coupledQuadratic(d, 0.4 * b - 0.3));
+    batchesDPrime.push_back(coupledQuadratic(d, b == 1 ? 0.9 : 0.4 * b - 0.3));  // D' differs in batch 1
+  }
+  std::vector<double> start(mesh.totalCells());
+  for (std::size_t c = 0; c < start.size(); ++c) {
+    const auto x = mesh.centreAt(mesh.indexOf(c));
+    double r2 = 0.0;
+    for (int a = 0; a < d; ++a) r2 += x[a] * x[a];
+    start[c] = std::exp(-r2);
+  }
+  std::vector<double> p = start, q = start;
+  const solver::GaussianConvolution noise(mesh, s);
+  for (long k = 0; k < 5; ++k) {
+    const solver::PushForward pushD(mesh, batchesD[static_cast<std::size_t>(k % 3)], eta);
+    const solver::PushForward pushDPrime(mesh, batchesDPrime[static_cast<std::size_t>(k % 3)], eta);
+    pushD.apply(p);
+    noise.apply(p);
+    pushDPrime.apply(q);
+    noise.apply(q);
+  }
+  const solver::SlabNoisyGd slabs(PETSC_COMM_WORLD, mesh, batchesD, batchesDPrime, eta, s);
+  auto pp = slabs.part(start), qq = slabs.part(start);
+  for (long k = 0; k < 5; ++k) slabs.step(pp, qq, k);
+  BOOST_TEST((slabs.gather(pp) == p));
+  BOOST_TEST((slabs.gather(qq) == q));
+  BOOST_TEST((p != q));  // the batch that differs made a difference
+  BOOST_CHECK_THROW(solver::SlabNoisyGd(PETSC_COMM_WORLD, mesh, batchesD, {batchesDPrime[0]}, eta, s),
+                    std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(too_few_cells_for_the_ranks_are_refused) {
   int ranks = 1;
   MPI_Comm_size(PETSC_COMM_WORLD, &ranks);

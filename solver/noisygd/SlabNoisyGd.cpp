@@ -127,7 +127,8 @@ Outflow SlabNoisyGd::stepDensity(std::vector<double>& field, const PushForward& 
   };
   // The shears in apply()'s order (d - 1, ..., 0), then the passes in apply()'s order (0, ..., d - 1).
   add(pushState.applyShear(d - 1, field));
-  std::vector<double> slab(slabMesh_->totalCells());
+  std::vector<double>& slab = work_.slab;
+  slab.resize(slabMesh_->totalCells());
   toSlabs(field, slab);
   for (int a = d - 2; a >= 0; --a) add(pushSlab.applyShear(a, slab));
   for (int a = 0; a <= d - 2; ++a) add(noiseSlab_->applyAxis(a, slab));
@@ -146,7 +147,10 @@ void SlabNoisyGd::toSlabs(const std::vector<double>& state, std::vector<double>&
   const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
   const Exchange exchange(
       ranks_, [&](int s) { return cA * M * width(B, s); }, [&](int r) { return width(A, r) * M * cB; });
-  std::vector<double> send(state.size()), receive(slab.size());
+  std::vector<double>& send = work_.send;
+  std::vector<double>& receive = work_.receive;
+  send.resize(state.size());
+  receive.resize(slab.size());
   for (int s = 0; s < ranks_; ++s) {
     double* to = send.data() + exchange.sendOffsets[s];
     for (int k = B[s]; k < B[s + 1]; ++k)
@@ -173,7 +177,10 @@ void SlabNoisyGd::toState(const std::vector<double>& slab, std::vector<double>& 
   const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
   const Exchange exchange(
       ranks_, [&](int s) { return width(A, s) * M * cB; }, [&](int r) { return cA * M * width(B, r); });
-  std::vector<double> send(slab.size()), receive(state.size());
+  std::vector<double>& send = work_.send;
+  std::vector<double>& receive = work_.receive;
+  send.resize(slab.size());
+  receive.resize(state.size());
   for (int s = 0; s < ranks_; ++s) {
     const std::size_t cS = width(A, s);
     double* to = send.data() + exchange.sendOffsets[s];

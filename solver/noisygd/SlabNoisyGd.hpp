@@ -71,6 +71,11 @@ private:
   // One push-forward per batch, dataset and layout.
   std::vector<std::unique_ptr<PushForward>> pushStateD_, pushStateDPrime_, pushSlabD_, pushSlabDPrime_;
   std::unique_ptr<GaussianConvolution> noiseState_, noiseSlab_;
+  // A density's slab and the transposes' buffers, kept from step to step (one rank's process: no concurrent steps).
+  struct Work {
+    std::vector<double> slab, send, receive;
+  };
+  mutable Work work_;
 };
 
 }  // namespace fpdp::solver

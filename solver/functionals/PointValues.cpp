@@ -80,14 +80,22 @@ void pointValuesOfWholeField(const meshes::BoxMesh& mesh, const double* averages
   for (int a = 0; a < mesh.dim(); ++a) {
     const auto& ax = mesh.axis(a);
     const int n = ax.cells();
+    // The reciprocal centre distances per index of the axis, once (not per cell of every line).
+    std::vector<double> inverseLower(static_cast<std::size_t>(n));
+    std::vector<double> inverseUpper(inverseLower), inverseSpan(inverseLower);
+    for (int i = 1; i + 1 < n; ++i) {
+      const double xm = ax.centre(i - 1), x0 = ax.centre(i), xp = ax.centre(i + 1);
+      inverseLower[i] = 1.0 / (x0 - xm);
+      inverseUpper[i] = 1.0 / (xp - x0);
+      inverseSpan[i] = 1.0 / (xp - xm);
+    }
     mesh.forEachLine(a, [&](const meshes::BoxMesh::Line& line) {
       for (int i = 1; i + 1 < n; ++i) {  // wall cells: no correction along this axis
         const std::ptrdiff_t c = line.offset + i * line.stride, m = c - line.stride, p = c + line.stride;
         if (!(averages[c] >= DBL_MIN && averages[m] >= DBL_MIN && averages[p] >= DBL_MIN)) continue;
-        const double xm = ax.centre(i - 1), x0 = ax.centre(i), xp = ax.centre(i + 1);
         exponent[static_cast<std::size_t>(c)] += pointValueExponent(
             logU[static_cast<std::size_t>(m)], logU[static_cast<std::size_t>(c)], logU[static_cast<std::size_t>(p)],
-            1.0 / (x0 - xm), 1.0 / (xp - x0), 1.0 / (xp - xm), ax.width(i));
+            inverseLower[i], inverseUpper[i], inverseSpan[i], ax.width(i));
       }
     });
   }

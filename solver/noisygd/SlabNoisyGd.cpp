@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "solver/functionals/PointValues.hpp"
 
@@ -129,72 +131,55 @@ Outflow SlabNoisyGd::stepDensity(std::vector<double>& field, const PushForward& 
   add(pushState.applyShear(d - 1, field));
   std::vector<double>& slab = work_.slab;
   slab.resize(slabMesh_->totalCells());
-  toSlabs(field, slab);
+  transpose(field, slab, true);
   for (int a = d - 2; a >= 0; --a) add(pushSlab.applyShear(a, slab));
   for (int a = 0; a <= d - 2; ++a) add(noiseSlab_->applyAxis(a, slab));
-  toState(slab, field);
+  transpose(slab, field, false);
   add(noiseState_->applyAxis(d - 1, field));
   return out;
 }
 
-// Cells of rank r's state part that lie in rank s's slab: axis-0 indices [A_r, A_r+1), every middle index (a flat
-// index m < M over axes 1..d-2, the same in both layouts), last-axis indices [B_s, B_s+1). In the state part a run of
-// axis 0 starts at cA (m + M k); in the slab at A_r + n0 (m + M (k - B_s)).
-void SlabNoisyGd::toSlabs(const std::vector<double>& state, std::vector<double>& slab) const {
+// The cells rank r's state part shares with rank s's slab: axis-0 indices [A_r, A_r+1), every middle index (a flat
+// index m < M over axes 1..d-2, the same in both layouts), last-axis indices [B_s, B_s+1), in runs along axis 0. In
+// the state part a run starts at cA_r (m + M k); in the slab at A_r + n0 (m + M (k - B_s)). Both sides walk the runs
+// in the same order (k, then m), so a packed block unpacks in place.
+void SlabNoisyGd::transpose(const std::vector<double>& in, std::vector<double>& out, bool stateToSlabs) const {
   const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0)), M = middleCells(mesh_);
   const auto& A = firstOfAxis0_;
   const auto& B = firstOfLastAxis_;
-  const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
-  const Exchange exchange(
-      ranks_, [&](int s) { return cA * M * width(B, s); }, [&](int r) { return width(A, r) * M * cB; });
-  std::vector<double>& send = work_.send;
-  std::vector<double>& receive = work_.receive;
-  send.resize(state.size());
-  receive.resize(slab.size());
-  for (int s = 0; s < ranks_; ++s) {
-    double* to = send.data() + exchange.sendOffsets[s];
-    for (int k = B[s]; k < B[s + 1]; ++k)
-      for (std::size_t m = 0; m < M; ++m, to += cA)
-        std::memcpy(to, state.data() + cA * (m + M * static_cast<std::size_t>(k)), cA * sizeof(double));
-  }
-  exchange.run(send, receive, comm_);
-  for (int r = 0; r < ranks_; ++r) {
+  const auto forEachRun = [&](int r, int s, auto&& f) {
     const std::size_t cR = width(A, r);
-    const double* from = receive.data() + exchange.receiveOffsets[r];
-    for (std::size_t k = start; k < start + cB; ++k)
-      for (std::size_t m = 0; m < M; ++m, from += cR)
-        std::memcpy(slab.data() + static_cast<std::size_t>(A[r]) + n0 * (m + M * (k - start)), from,
-                    cR * sizeof(double));
-  }
-}
-
-// The way back: this rank's slab sends rank s its axis-0 range [A_s, A_s+1) of every middle index and of this rank's
-// last-axis range.
-void SlabNoisyGd::toState(const std::vector<double>& slab, std::vector<double>& state) const {
-  const std::size_t n0 = static_cast<std::size_t>(mesh_.cells(0)), M = middleCells(mesh_);
-  const auto& A = firstOfAxis0_;
-  const auto& B = firstOfLastAxis_;
-  const std::size_t cA = width(A, rank_), cB = width(B, rank_), start = static_cast<std::size_t>(B[rank_]);
+    for (std::size_t k = static_cast<std::size_t>(B[s]); k < static_cast<std::size_t>(B[s + 1]); ++k)
+      for (std::size_t m = 0; m < M; ++m)
+        f(cR * (m + M * k), static_cast<std::size_t>(A[r]) + n0 * (m + M * (k - static_cast<std::size_t>(B[s]))), cR);
+  };
+  const auto block = [&](int r, int s) { return width(A, r) * M * width(B, s); };
+  // (state rank, slab rank) of this rank's exchange with `peer`, as sender and as receiver.
+  const auto sending = [&](int peer) { return stateToSlabs ? std::pair{rank_, peer} : std::pair{peer, rank_}; };
+  const auto receiving = [&](int peer) { return stateToSlabs ? std::pair{peer, rank_} : std::pair{rank_, peer}; };
   const Exchange exchange(
-      ranks_, [&](int s) { return width(A, s) * M * cB; }, [&](int r) { return cA * M * width(B, r); });
+      ranks_, [&](int peer) { return std::apply(block, sending(peer)); },
+      [&](int peer) { return std::apply(block, receiving(peer)); });
   std::vector<double>& send = work_.send;
   std::vector<double>& receive = work_.receive;
-  send.resize(slab.size());
-  receive.resize(state.size());
-  for (int s = 0; s < ranks_; ++s) {
-    const std::size_t cS = width(A, s);
-    double* to = send.data() + exchange.sendOffsets[s];
-    for (std::size_t k = start; k < start + cB; ++k)
-      for (std::size_t m = 0; m < M; ++m, to += cS)
-        std::memcpy(to, slab.data() + static_cast<std::size_t>(A[s]) + n0 * (m + M * (k - start)),
-                    cS * sizeof(double));
+  send.resize(in.size());
+  receive.resize(out.size());
+  for (int peer = 0; peer < ranks_; ++peer) {
+    double* to = send.data() + exchange.sendOffsets[peer];
+    const auto [r, s] = sending(peer);
+    forEachRun(r, s, [&](std::size_t stateAt, std::size_t slabAt, std::size_t length) {
+      std::memcpy(to, in.data() + (stateToSlabs ? stateAt : slabAt), length * sizeof(double));
+      to += length;
+    });
   }
   exchange.run(send, receive, comm_);
-  for (int r = 0; r < ranks_; ++r) {
-    const double* from = receive.data() + exchange.receiveOffsets[r];
-    for (int k = B[r]; k < B[r + 1]; ++k)
-      for (std::size_t m = 0; m < M; ++m, from += cA)
-        std::memcpy(state.data() + cA * (m + M * static_cast<std::size_t>(k)), from, cA * sizeof(double));
+  for (int peer = 0; peer < ranks_; ++peer) {
+    const double* from = receive.data() + exchange.receiveOffsets[peer];
+    const auto [r, s] = receiving(peer);
+    forEachRun(r, s, [&](std::size_t stateAt, std::size_t slabAt, std::size_t length) {
+      std::memcpy(out.data() + (stateToSlabs ? slabAt : stateAt), from, length * sizeof(double));
+      from += length;
+    });
   }
 }
 

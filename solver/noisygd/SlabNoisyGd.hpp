@@ -57,8 +57,8 @@ public:
 
 private:
   Outflow stepDensity(std::vector<double>& field, const PushForward& pushState, const PushForward& pushSlab) const;
-  void toSlabs(const std::vector<double>& state, std::vector<double>& slab) const;
-  void toState(const std::vector<double>& slab, std::vector<double>& state) const;
+  /// Moves a density's cells from the state layout to the slabs (stateToSlabs) or back: one MPI_Alltoallv.
+  void transpose(const std::vector<double>& in, std::vector<double>& out, bool stateToSlabs) const;
   /// The point values of this rank's part of a density (negative averages as 0), reconstructed on the part grown by
   /// one axis-0 layer of each neighbouring rank's cells.
   std::vector<double> pointValues(const std::vector<double>& part) const;

@@ -146,6 +146,12 @@ hid_t makeGroup(hid_t loc, const char* name) {
 
 }  // namespace
 
+/// The name of axis a in /mesh: x, y, z up to three axes, theta_0 ... theta_5 beyond.
+static std::string axisName(int dim, int a) {
+  static const char* const xyz[3] = {"x", "y", "z"};
+  return dim <= 3 ? std::string(xyz[a]) : "theta_" + std::to_string(a);
+}
+
 std::string Hdf5Output::stepGroup(long step) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "/fields/step_%08ld", step);
@@ -176,7 +182,13 @@ void renameOrThrow(const std::string& from, const std::string& to) { renameOver(
 
 Hdf5Output::Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh,
                        const std::string& parametersToml, const std::string& solverDescription)
-    : path_(path), directory_(std::filesystem::path(path).parent_path().string()), comm_(mesh.comm()), mesh_(mesh),
+    : Hdf5Output(path, mesh.comm(), mesh.box(), parametersToml, solverDescription) {
+  mesh_ = &mesh;
+}
+
+Hdf5Output::Hdf5Output(const std::string& path, MPI_Comm comm, const meshes::BoxMesh& box,
+                       const std::string& parametersToml, const std::string& solverDescription)
+    : path_(path), directory_(std::filesystem::path(path).parent_path().string()), comm_(comm), box_(box),
       parameters_(parametersToml), solver_(solverDescription) {
   FPDP_PETSC(MPI_Comm_rank(comm_, &rank_));
   FPDP_PETSC(MPI_Comm_size(comm_, &size_));
@@ -203,7 +215,7 @@ void Hdf5Output::removeStepFiles(const std::string& directory) {
 /// PETSc's viewer writes; the layout, types and attributes are the viewer's.
 void Hdf5Output::writeFieldsSerial(const std::string& tmp, long step, double time, const std::vector<Field>& fields) {
   std::vector<hsize_t> dims;
-  for (int a = mesh_.dim() - 1; a >= 0; --a) dims.push_back(static_cast<hsize_t>(mesh_.box().axis(a).cells()));
+  for (int a = box_.dim() - 1; a >= 0; --a) dims.push_back(static_cast<hsize_t>(box_.axis(a).cells()));
   createFreshFile(tmp);  // HDF5 opens by name: what it opens is the regular file just made (io/OutputFile)
   Hdf5Handle file{H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw writeFailure("create", tmp);
@@ -232,6 +244,7 @@ void Hdf5Output::writeFieldsSerial(const std::string& tmp, long step, double tim
 
 void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& fields) {
   if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFields after the tables or close");
+  if (!mesh_) throw std::logic_error("Hdf5Output::writeFields on a mesh that is not a DMDA (writeFieldParts)");
   for (const Field& field : fields)
     if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
       throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
@@ -264,6 +277,86 @@ void Hdf5Output::writeFields(long step, double time, const std::vector<Field>& f
   FPDP_PETSC(PetscViewerHDF5WriteAttribute(viewer, group.c_str(), "step", PETSC_INT, &s));
   FPDP_PETSC(PetscViewerDestroy(&viewer));  // closes the file on every rank before rank 0 renames it
   FPDP_PETSC(MPI_Barrier(comm_));
+  onRankZero(comm_, [&] { renameOrThrow(tmp, file); }, "renaming " + tmp);
+  fieldSteps_.push_back(step);
+}
+
+void Hdf5Output::writeFieldParts(long step, double time, int first, int count, const std::vector<FieldPart>& fields) {
+  if (closed_ || assembled_) throw std::logic_error("Hdf5Output::writeFieldParts after the tables or close");
+  const int d = box_.dim();
+  std::vector<hsize_t> dims, chunk, start, block;
+  for (int a = d - 1; a >= 0; --a) {
+    const auto n = static_cast<hsize_t>(box_.axis(a).cells());
+    dims.push_back(n);
+    chunk.push_back(a <= 2 ? n : 1);  // blocks of the first three axes: whole planes of a rank's slab, ~ 10^4..10^5 cells
+    start.push_back(a == 0 ? static_cast<hsize_t>(first) : 0);
+    block.push_back(a == 0 ? static_cast<hsize_t>(count) : n);
+  }
+  std::size_t partCells = 1;
+  for (hsize_t b : block) partCells *= static_cast<std::size_t>(b);
+  for (const FieldPart& field : fields) {
+    if (field.info.units.empty() || field.info.description.empty() || field.info.integer())
+      throw std::logic_error("Hdf5Output: the field " + field.info.name + " needs units, a description and type real");
+    if (field.values->size() != partCells) throw std::logic_error("Hdf5Output::writeFieldParts: wrong part size");
+  }
+  const std::string file = stepFile(step), tmp = file + ".tmp", group = stepGroup(step);
+  // Rank 0 creates the file and its datasets; then every rank in turn opens it and writes its block (a token passed
+  // along the ranks keeps the writes apart). A failure is carried along with the token and reported on every rank.
+  std::string error;
+  int failed = 0;
+  if (rank_ > 0) FPDP_PETSC(MPI_Recv(&failed, 1, MPI_INT, rank_ - 1, 0, comm_, MPI_STATUS_IGNORE));
+  if (!failed) {
+    try {
+      if (rank_ == 0) createFreshFile(tmp);
+      Hdf5Handle f{rank_ == 0 ? H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                              : H5Fopen(tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+                   H5Fclose};
+      if (f.id < 0) throw writeFailure(rank_ == 0 ? "create" : "open", tmp);
+      if (rank_ == 0) {
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        Hdf5Handle linkProperties{lcpl, H5Pclose};
+        Hdf5Handle g{H5Gcreate2(f.id, group.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+        if (g.id < 0) throw std::runtime_error("HDF5: cannot create group " + group + " in '" + tmp + "'");
+        Hdf5Handle dcpl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+        if (H5Pset_chunk(dcpl.id, d, chunk.data()) < 0 || H5Pset_shuffle(dcpl.id) < 0 || H5Pset_deflate(dcpl.id, 4) < 0)
+          throw std::runtime_error("HDF5: cannot set up the chunked, compressed layout of " + group);
+        for (const FieldPart& field : fields) {
+          hid_t space = H5Screate_simple(d, dims.data(), nullptr);
+          Hdf5Handle ds{H5Dcreate2(g.id, field.info.name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl.id,
+                                   H5P_DEFAULT),
+                        H5Dclose};
+          H5Sclose(space);
+          if (ds.id < 0) throw writeFailure("write", tmp);
+          writeNullTerminatedAttribute(ds.id, "units", field.info.units);
+          writeNullTerminatedAttribute(ds.id, "description", field.info.description);
+        }
+        writeDoubleAttribute(g.id, "time", time);
+        writeIntAttribute(g.id, "step", step, H5T_NATIVE_INT);
+      }
+      for (const FieldPart& field : fields) {
+        const std::string path = group + "/" + field.info.name;
+        Hdf5Handle ds{H5Dopen2(f.id, path.c_str(), H5P_DEFAULT), H5Dclose};
+        if (ds.id < 0) throw writeFailure("open", tmp);
+        Hdf5Handle fileSpace{H5Dget_space(ds.id), H5Sclose};
+        Hdf5Handle memory{H5Screate_simple(d, block.data(), nullptr), H5Sclose};
+        if (H5Sselect_hyperslab(fileSpace.id, H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0 ||
+            H5Dwrite(ds.id, H5T_NATIVE_DOUBLE, memory.id, fileSpace.id, H5P_DEFAULT, field.values->data()) < 0)
+          throw writeFailure("write", tmp);
+      }
+      if (H5Fflush(f.id, H5F_SCOPE_GLOBAL) < 0) throw writeFailure("write", tmp);
+    } catch (const std::exception& e) {
+      error = e.what();
+      failed = 1;
+    }
+  }
+  if (rank_ + 1 < size_) FPDP_PETSC(MPI_Send(&failed, 1, MPI_INT, rank_ + 1, 0, comm_));
+  FPDP_PETSC(MPI_Bcast(&failed, 1, MPI_INT, size_ - 1, comm_));
+  if (failed) {
+    std::error_code ec;
+    if (rank_ == 0) std::filesystem::remove(tmp, ec);
+    throw std::runtime_error(error.empty() ? "writing " + tmp + " failed on another rank" : error);
+  }
   onRankZero(comm_, [&] { renameOrThrow(tmp, file); }, "renaming " + tmp);
   fieldSteps_.push_back(step);
 }
@@ -308,16 +401,15 @@ void Hdf5Output::assemble() {
     try {
       writeStringAttribute(f, "fpdp_version", FPDP_VERSION);
       writeIntAttribute(f, "ranks", size_);
-      writeIntAttribute(f, "dim", mesh_.dim());
+      writeIntAttribute(f, "dim", box_.dim());
       writeStringAttribute(f, "solver", solver_);
       writeText(f, {"parameters", "The resolved case as TOML, identical to parameters.toml.", parameters_});
       hid_t m = makeGroup(f, "mesh");
-      const char* axisNames[3] = {"x", "y", "z"};
-      for (int a = 0; a < mesh_.dim(); ++a) {
-        const auto& ax = mesh_.box().axis(a);
+      for (int a = 0; a < box_.dim(); ++a) {
+        const auto& ax = box_.axis(a);
         std::vector<double> centres(static_cast<std::size_t>(ax.cells()));
         for (int i = 0; i < ax.cells(); ++i) centres[i] = ax.centre(i);
-        const std::string axis = axisNames[a];
+        const std::string axis = axisName(box_.dim(), a);
         writeDataset(m, axis + "_faces",
                      real(axis + "_faces", units::kParameter,
                           "The cell faces along axis " + axis + ", from the lower wall to the upper wall."),

@@ -2,9 +2,11 @@
 // The run's HDF5 file (layout documented in docs/output.md):
 //   /                       attributes: fpdp_version, ranks, dim, solver
 //   /parameters             string dataset: the resolved case as TOML (every default filled in)
-//   /mesh/x_faces, x_centres, (y_*, z_*)   axis coordinates
+//   /mesh/x_faces, x_centres, (y_*, z_*)   axis coordinates (d > 3: theta_0_faces, theta_0_centres, ... theta_5_*)
 //   /fields/step_NNNNNNNN/  one group per output step with the fields, attributes step and time:
-//        p, q               cell averages, dataset shape (nx) / (ny, nx) / (nz, ny, nx), x fastest
+//        p, q               cell averages, dataset shape (nx) / (ny, nx) / (nz, ny, nx), x fastest; d > 3:
+//                           (n_(d-1), ..., n_1, n_0), axis 0 fastest, chunked by (n_2, n_1, n_0) blocks and
+//                           compressed (shuffle + deflate): writeFieldParts
 //   /series/<column>, ...   the tables of the observers (writeTable, writeArrays), one dataset per column
 // Every dataset carries the string attributes `units` and `description`, and a status column its `status_codes`
 // (io/Column.hpp); integer columns are int64, the rest float64. Fields are written collectively through PETSc's
@@ -36,6 +38,9 @@ public:
   /// the end (the first table written, or close()).
   Hdf5Output(const std::string& path, const meshes::DistributedBoxMesh& mesh, const std::string& parametersToml,
              const std::string& solverDescription);
+  /// The same for a mesh that is not a DMDA (d up to 6, fields written by writeFieldParts), on the ranks of comm.
+  Hdf5Output(const std::string& path, MPI_Comm comm, const meshes::BoxMesh& box, const std::string& parametersToml,
+             const std::string& solverDescription);
   ~Hdf5Output();
   Hdf5Output(const Hdf5Output&) = delete;
   Hdf5Output& operator=(const Hdf5Output&) = delete;
@@ -48,6 +53,16 @@ public:
   /// Writes the fields for output step `step` at `time`: the file DIR/fields/step_NNNNNNNN.h5, complete when it
   /// appears under that name, its datasets with their `units` and `description`. Collective.
   void writeFields(long step, double time, const std::vector<Field>& fields);
+  /// A whole field split over the ranks along axis 0 (solver::SlabNoisyGd's state): this rank's cells, axis-0 indices
+  /// [first, first + count) and every index of the other axes, in natural order (axis 0 fastest).
+  struct FieldPart {
+    Column info;
+    const std::vector<double>* values;
+  };
+  /// Writes output step `step` of such fields into DIR/fields/step_NNNNNNNN.h5 (complete when it appears under that
+  /// name): rank 0 creates the chunked, compressed datasets, then each rank in turn writes its block with HDF5's
+  /// POSIX driver (no MPI-IO, as writeFields). Collective; throws on every rank if any rank failed.
+  void writeFieldParts(long step, double time, int first, int count, const std::vector<FieldPart>& fields);
   /// A small float64 array held identically on every rank (rank 0's copy), for dataset info.name in `group`
   /// (created if absent) of fpdp.h5: shape [n] for columns = 1, [n / columns, columns] otherwise. Kept (with its
   /// units and description, in the checkpoint too) until fpdp.h5 is assembled; call before writeTable.
@@ -94,7 +109,8 @@ private:
   std::string path_, directory_;
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  const meshes::DistributedBoxMesh& mesh_;
+  const meshes::DistributedBoxMesh* mesh_ = nullptr;  // null: a whole-field mesh (writeFieldParts only)
+  meshes::BoxMesh box_;
   std::string parameters_, solver_;
   std::vector<long> fieldSteps_;
   std::vector<Replicated> replicated_;

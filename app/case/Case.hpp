@@ -17,11 +17,13 @@
 namespace fpdp::app {
 
 struct MeshSpec {
-  int dim = 0;                        // 1..3, the length of lower/upper/cells
-  std::array<double, 3> lower{0, 0, 0};
-  std::array<double, 3> upper{1, 1, 1};
-  std::array<int, 3> cells{1, 1, 1};
-  std::array<double, 3> grading{1.0, 1.0, 1.0};  // per-axis geometric growth of cell widths from the middle
+  // 1..6, the length of lower/upper/cells: 1..3 on a PETSc DMDA, 4..6 by the whole-field noisy-GD solver
+  // (app/run/WholeFieldRun); entries beyond dim are unused.
+  int dim = 0;
+  std::array<double, 6> lower{0, 0, 0, 0, 0, 0};
+  std::array<double, 6> upper{1, 1, 1, 1, 1, 1};
+  std::array<int, 6> cells{1, 1, 1, 1, 1, 1};
+  std::array<double, 6> grading{1.0, 1.0, 1.0, 1.0, 1.0, 1.0};  // per-axis geometric growth of cell widths from the middle
 };
 
 struct LossSpec {

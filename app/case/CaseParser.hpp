@@ -38,6 +38,8 @@ private:
   // errors
   [[noreturn]] void fail(const std::string& keyPath, const toml::node& node, const std::string& problem,
                          std::string_view allowed) const;
+  /// d > 3: refuses, by key, what the whole-field noisy-GD run does not compute (read/WholeFieldSection.cpp).
+  void checkWholeFieldRoute(const Case& c) const;
   [[noreturn]] void failMissing(const std::string& keyPath, std::string_view type, std::string_view allowed,
                                 const std::string& missing = "") const;
 

@@ -66,6 +66,7 @@ Case CaseParser::parse() {
   readWorstCase(c);
   readFaults(c);
   readAccuracy(c);
+  checkWholeFieldRoute(c);
   c.resolvedToml = serialise(c);
   return c;
 }

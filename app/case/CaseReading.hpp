@@ -16,7 +16,7 @@ namespace fpdp::app::detail {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kMaxDimension = 3;
+constexpr std::size_t kMaxDimension = 6;  // d > 3: the whole-field noisy-GD route only (checkWholeFieldRoute)
 constexpr std::int64_t kMaxTotalCells = std::int64_t{1} << 28;
 constexpr std::size_t kMaxOrders = 1024;
 constexpr double kMaxSteps = 1e9;           // keeps t_end/dt far inside long and exactly representable

@@ -79,7 +79,8 @@ constexpr Parameter kParameters[] = {
 
     // [mesh]
     {"mesh", "lower", "array of d numbers", "parameter units", Presence::Required, "",
-     "1 to 3 finite numbers (their count is the dimension d)", "",
+     "1 to 6 finite numbers (their count is the dimension d; d = 4..6: noisy GD with exact_convolution on whole "
+     "fields, docs/scaling.md §9)", "",
      "Lower corner of the computational box."},
     {"mesh", "upper", "array of d numbers", "parameter units", Presence::Required, "",
      "d finite numbers with upper[i] > lower[i]", "", "Upper corner of the computational box."},

@@ -20,6 +20,7 @@ namespace {
 // exponential integrator 487, the cheapest stepping configuration (Crank–Nicolson, BiCGStab + ILU(0)) 919, the
 // default stepping configuration (BDF2 with LU) 2763. 1-D and 3-D runs hold at least the 2-D vectors per cell.
 constexpr std::uint64_t kExponentialBytesPerCell = 487;
+constexpr std::uint64_t kWholeFieldBytesPerCell = 240;  // d > 3: above the 224 B measured at 24^5 (docs/scaling.md §9)
 constexpr std::uint64_t kSteppingBytesPerCell = 919;
 constexpr std::uint64_t kLuBytesPerCell = 2763;
 // In 3-D the factors fill in faster than the cells grow: whole-run peaks of a 3-D BDF2 run with LU (40 steps,
@@ -66,6 +67,15 @@ MemoryEstimate estimateRunMemory(const Case& c, int ranks, bool solverOptionsGiv
   MemoryEstimate e;
   e.cells = 1;
   for (int a = 0; a < c.mesh.dim; ++a) e.cells *= static_cast<std::uint64_t>(c.mesh.cells[static_cast<std::size_t>(a)]);
+  if (c.mesh.dim > 3) {
+    // The whole-field noisy-GD step (solver::SlabNoisyGd, docs/scaling.md §9): measured 180 B per cell in 4-D and
+    // 224 B per cell in 5-D on one rank (the two densities, a slab, the transpose buffers and the face maps); the
+    // companions run after the run, on 2^-d as many cells.
+    e.bytesPerCell = kWholeFieldBytesPerCell;
+    e.basis = "the measured figure of the whole-field noisy-GD step (docs/scaling.md §9)";
+    e.bytes = e.cells * e.bytesPerCell + static_cast<std::uint64_t>(ranks) * kFixedBytesPerRank;
+    return e;
+  }
   const bool exponential = c.dynamics == "langevin" && !exponentialObstacle(c) &&
                            (c.solver.ts_type == kAutoTsType || c.solver.ts_type == kExponentialTsType) &&
                            c.solver.petsc_options.empty();

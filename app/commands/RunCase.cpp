@@ -37,6 +37,7 @@
 #include "app/run/RunPlan.hpp"
 #include "app/run/RunStepper.hpp"
 #include "app/run/RunSummary.hpp"
+#include "app/run/WholeFieldRun.hpp"
 #include "io/CsvTable.hpp"
 #include "io/Hdf5Output.hpp"
 #include "models/DivergenceGrids.hpp"
@@ -279,6 +280,8 @@ ProgressReporter& addCheckpointsAndProgress(RunOutputs& out, const RunPlan& plan
 }  // namespace
 
 int runCase(const Case& requested, const RunOptions& options) {
+  // Four to six parameters: noisy GD on whole fields, not on a DMDA (app/run/WholeFieldRun).
+  if (requested.mesh.dim > 3) return runWholeFieldCase(requested, options);
   const auto wallStart = Clock::now();
   const RunLogStages& stages = RunLogStages::get();
   std::optional<ScopedLogStage> stage(std::in_place, stages.setup);

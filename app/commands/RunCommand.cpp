@@ -13,6 +13,7 @@
 #include "app/commands/SampleCase.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/RunPlan.hpp"
+#include "app/run/WholeFieldRun.hpp"
 #include "meshes/PetscHandles.hpp"
 
 namespace fpdp::app {
@@ -42,6 +43,16 @@ int runCommand(const CommandLine& cl, const Case& c, std::shared_ptr<const io::C
     refuseForbiddenOptions();
     insertCaseOptions(c.solver);
     validateSolverTypes(c);
+    if (cl.command == "check" && c.mesh.dim > 3) {
+      checkWholeFieldCase(c, PETSC_COMM_WORLD);
+      if (rank == 0) std::printf("%s: valid case '%s' (%d-D, %zu records)\n", cl.casePath.c_str(), c.name.c_str(),
+                                 c.mesh.dim, c.data.records.size());
+      return 0;
+    }
+    if (c.mesh.dim > 3 && cl.command != "run")
+      throw InputError(cl.casePath + ": mesh.lower has " + std::to_string(c.mesh.dim) + " entries: `fpdp " +
+                           cl.command + "` takes cases of d <= 3; a case of d = 4..6 runs with `fpdp run` (and `fpdp check`)",
+                       "mesh.lower", std::to_string(c.mesh.dim) + " entries", "1 to 3 entries for fpdp " + cl.command);
     if (cl.command == "check") {
       // Everything the run builds before its first step (models, mesh, discretisation, the integrator with the
       // PETSc options), so that check refuses what run would refuse; nothing is written.

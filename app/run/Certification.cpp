@@ -1,5 +1,7 @@
 #include "app/run/Certification.hpp"
 
+#include "models/GaussianComposition.hpp"
+
 #include <Eigen/Eigenvalues>
 #include <boost/math/special_functions/erf.hpp>
 
@@ -66,6 +68,10 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
   // What refines, by what the run already did: "run with --certify" after a --certify run repeats it (the headline's
   // refinement does not look at the other numbers; every number's stops at a budget that its certify line names).
   const auto refine = [&c](const std::string& what) -> std::string {
+    // Beyond three axes there is no refinement to run: finer meshes cost cells^d (docs/scaling.md §9).
+    if (c.mesh.dim > 3)
+      return "more mesh.cells (" + what + " by hand: --certify is not built beyond three axes); where the cells^d "
+             "that needs do not fit, quote the conservative value, which the accountants' composition caps";
     if (c.accuracy.certify == "headline")
       return "run with --certify=last_step (" + what + " for every number of the last step; --certify refines for the "
              "headline eps only)";
@@ -84,6 +90,7 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
     case Uncertainty::TimeErrorNotEstimated:
       return certify + (c.dynamics == "langevin" ? ", or solver.ts_type = \"exponential\" (exact in time)" : "");
     case Uncertainty::BoxTruncation:
+      if (c.mesh.dim > 3) return "widen mesh.lower and mesh.upper (raising mesh.cells to keep the cell widths)";
       return c.accuracy.certify == "off" ? "run with --certify (widens the box), or widen mesh.lower and mesh.upper"
                                           : refine("widens the box") + "; or widen mesh.lower and mesh.upper";
     case Uncertainty::NoiseFloor: {
@@ -152,6 +159,9 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
       return "quote the conservative value (an upper bound: the displacement lattice's TV bound is in it); a smaller "
              "batch.mixture_tolerance narrows it as far as its lattice fits the budget; KL and R_alpha have none";
     case Uncertainty::UnderResolved:
+      if (c.mesh.dim > 3)
+        return refine("finer meshes") + ": the densities, or the tail region that decides the number, are narrower "
+               "than the coarser meshes' cells";
       return refine("finer meshes") + ", or more mesh.cells: the densities, or the tail region that decides the "
              "number, are narrower than the coarser meshes' cells";
     case Uncertainty::NotComputed: return "";
@@ -711,6 +721,7 @@ std::vector<NumberAccuracy> AccuracyJudge::profile(long step, const solver::Dive
   }
   if (faulted)
     for (auto& a : out) uncertifiedAtLimit(a, 1.0, Uncertainty::NumericalFault, false);
+  capProfileByComposition(step, out);
   return out;
 }
 
@@ -845,6 +856,7 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   if (const auto tvBound = densityTvBound(v, step != 0 && !identical_, stateTv)) applyDensityTvBound(v, *tvBound, stateTv, out);
   certifyExactZerosAtTheStart(step, out);
   boundZeroEpsilons(v, profile, out);
+  capNumbersByComposition(step, out);  // before the conversions, which read the conservative R_alpha
   judgeRdpConversions(v, out);
   // eps_exact is at most what the conversions give from the conservative R_alpha (MATH.md §7: the exact profile is
   // the tightest), so their conservative values bound it too, where its own is wider (a root on the walls, say).
@@ -860,7 +872,48 @@ std::vector<NumberAccuracy> AccuracyJudge::numbers(long step, const solver::Dive
   }
   if (faulted)
     for (std::size_t k = 0; k < out.size(); ++k) uncertifiedAtLimit(out[k], k == 1 ? 1.0 : INFINITY, Uncertainty::NumericalFault, false);
+  capNumbersByComposition(step, out);  // a fault bears on the computed values, not on the truth the cap bounds
   return out;
+}
+
+namespace {
+/// An upper bound of the truth on a number's conservative value: the smaller of the two, never below the value (a
+/// value above a proven bound is itself an upper bound).
+void capConservative(NumberAccuracy& a, double bound) {
+  if (std::isnan(a.value) || std::isnan(bound)) return;
+  const double capped = std::min(a.conservative, bound);
+  a.conservative = std::isfinite(a.value) ? std::max(capped, a.value) : capped;
+}
+}  // namespace
+
+void AccuracyJudge::capNumbersByComposition(long step, std::vector<NumberAccuracy>& out) const {
+  const std::size_t K = case_.divergence.orders.size(), D = case_.privacy.deltaGrid.size();
+  const std::size_t reverseKl = 2 + K + D;
+  if (out.size() < reverseKl + 1 + K) return;
+  const double mu = compositionMu_ ? compositionMu_(step) : kNaN;
+  const bool bounded = std::isfinite(mu) && mu >= 0.0;
+  for (std::size_t k = 0; k < K; ++k) {
+    const double alpha = case_.divergence.orders[k].alpha;
+    for (const std::size_t i : {2 + k, reverseKl + 1 + k}) {
+      NumberAccuracy& a = out[i];
+      // Without a proof of finiteness a finite value may stand for an infinite truth.
+      if (!bounded && finitenessNeedsComposition_ && step != 0 && !identical_ && std::isfinite(a.value))
+        uncertifiedAtLimit(a, INFINITY, Uncertainty::InfiniteUndecided, true);
+      if (bounded) capConservative(a, alpha * mu * mu / 2.0);
+    }
+  }
+  if (!bounded) return;
+  capConservative(out[0], mu * mu / 2.0);
+  capConservative(out[reverseKl], mu * mu / 2.0);
+  capConservative(out[1], models::gdpDelta(mu, 0.0));
+  for (std::size_t j = 0; j < D; ++j) capConservative(out[2 + K + j], models::gdpEpsilon(mu, case_.privacy.deltaGrid[j]));
+}
+
+void AccuracyJudge::capProfileByComposition(long step, std::vector<NumberAccuracy>& profile) const {
+  const double mu = compositionMu_ ? compositionMu_(step) : kNaN;
+  if (!(std::isfinite(mu) && mu >= 0.0)) return;
+  for (std::size_t k = 0; k < eps_.size() && 2 * k + 1 < profile.size(); ++k)
+    for (int dir = 0; dir < 2; ++dir) capConservative(profile[2 * k + static_cast<std::size_t>(dir)], models::gdpDelta(mu, eps_[k]));
 }
 
 void AccuracyJudge::judgeRdpConversions(const solver::DivergenceValues& v, std::vector<NumberAccuracy>& out) const {

@@ -9,6 +9,7 @@
 // one output step on every level into a NumberAccuracy per number; AccuracyOutput writes them.
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -166,6 +167,17 @@ public:
   /// constants).
   void setPoissonMixture(std::optional<PoissonMixtureModel> m) { mixture_ = m; }
 
+  /// The accountants' composition (MATH.md §8, models/GaussianComposition.hpp): mu(step), the GDP parameter of the
+  /// mechanism that releases every iterate up to `step` (NaN: none). Post-processing bounds the last iterate's pair
+  /// by it in both directions: R_alpha <= alpha mu^2/2, KL <= mu^2/2, delta(eps) <= gdpDelta(mu, eps) (TV at eps =
+  /// 0), eps(delta) <= gdpEpsilon(mu, delta); conservative values are capped by these (never below their value).
+  /// `finitenessNeedsIt`: nothing else proves R_alpha finite (no far-field model, d > 3): a finite R_alpha at a step
+  /// without mu is then InfiniteUndecided.
+  void setCompositionBound(std::function<double(long)> mu, bool finitenessNeedsIt) {
+    compositionMu_ = std::move(mu);
+    finitenessNeedsComposition_ = finitenessNeedsIt;
+  }
+
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<double>& eps() const { return eps_; }
   const CompanionValues& companion() const { return companion_; }
@@ -226,6 +238,9 @@ private:
   void judgeRdpConversions(const solver::DivergenceValues& v, std::vector<NumberAccuracy>& out) const;
   void judgeOrders(long step, const solver::DivergenceValues& v, const Levels& c, bool reverse,
                    std::vector<NumberAccuracy>& out) const;
+  /// setCompositionBound's caps of the numbers (numbers()'s order) and of the profile (profile()'s).
+  void capNumbersByComposition(long step, std::vector<NumberAccuracy>& out) const;
+  void capProfileByComposition(long step, std::vector<NumberAccuracy>& profile) const;
   /// The smallest distance from either density's mean to a wall, along any axis.
   double wallReach(const solver::DivergenceValues& v) const;
 
@@ -234,9 +249,11 @@ private:
   CompanionValues companion_;
   double largestRatio_;
   bool identical_;
-  std::array<double, 3> startSpread_{INFINITY, INFINITY, INFINITY};  // the initial Gaussian's, per axis
+  meshes::AxisValues startSpread_{INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};  // the initial Gaussian's, per axis
   bool startTakenExactly_ = false;
   std::optional<PoissonMixtureModel> mixture_;
+  std::function<double(long)> compositionMu_;
+  bool finitenessNeedsComposition_ = false;
   std::vector<std::string> names_;
 };
 

@@ -664,7 +664,7 @@ private:
   std::string settled_;           // numbers no refinement certifies, with their reasons and remedies (the latest level's)
   CertificationReport report_;
   // The Poisson mixture model of the box it was computed for (mesh.lower, mesh.upper).
-  std::optional<std::pair<std::pair<std::array<double, 3>, std::array<double, 3>>, std::optional<PoissonMixtureModel>>>
+  std::optional<std::pair<std::pair<std::array<double, 6>, std::array<double, 6>>, std::optional<PoissonMixtureModel>>>
       mixture_;
 };
 

@@ -30,8 +30,8 @@ solver::GradientField gradientField(std::shared_ptr<const models::EmpiricalLoss>
   if (const auto* q = dynamic_cast<const models::QuadraticLoss*>(&L->loss()); q && L->gradientIsExact()) {
     const models::Vector xbar = L->data().mean();
     const double lambda = q->lambda();
-    std::array<double, 3> c{0, 0, 0};
-    for (int a = 0; a < dim; ++a) c[a] = xbar[a];
+    solver::ParameterPoint c{};
+    for (int a = 0; a < dim; ++a) c[static_cast<std::size_t>(a)] = xbar[a];
     return [lambda, c, dim](const solver::ParameterPoint& t) {
       solver::ParameterPoint g{0, 0, 0};
       for (int a = 0; a < dim; ++a) g[a] = lambda * (t[a] - c[a]);

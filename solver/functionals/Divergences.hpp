@@ -90,8 +90,8 @@ struct DensityHealth {
   bool finite = true;         // no NaN/Inf
   // The standard deviation of the density's cell mass along each axis (0 beyond the dimension): its width against
   // the cells of a mesh.
-  std::array<double, 3> spread{0.0, 0.0, 0.0};
-  std::array<double, 3> mean{0.0, 0.0, 0.0};  // of the cell mass along each axis
+  meshes::AxisValues spread{};
+  meshes::AxisValues mean{};  // of the cell mass along each axis
 };
 
 /// Masses of singular components of p and q (point masses, or bins of a measure on a lower-dimensional set such as

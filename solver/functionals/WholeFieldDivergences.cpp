@@ -208,8 +208,8 @@ WholeFieldDivergences divergences(const Reduce& reduce, const meshes::BoxMesh& m
   // Masses, negative cells and moments from the cell averages.
   double minP = kInf, minQ = kInf;
   const int d = mesh.dim();
-  // sums: massP, massQ, negative cells, then per axis sum p x, sum p x^2, sum q x, sum q x^2.
-  std::vector<double> sums(3 + 4 * static_cast<std::size_t>(d), 0.0);
+  // sums: massP, massQ, negative cells of p and of q, then per axis sum p x, sum p x^2, sum q x, sum q x^2.
+  std::vector<double> sums(4 + 4 * static_cast<std::size_t>(d), 0.0);
   meshes::CellIndex index{};
   for (std::size_t c = 0; c < N; ++c) {
     const double mp = cells.volume[c] * std::max(p[c], 0.0), mq = cells.volume[c] * std::max(q[c], 0.0);
@@ -217,10 +217,11 @@ WholeFieldDivergences divergences(const Reduce& reduce, const meshes::BoxMesh& m
     sums[1] += cells.volume[c] * q[c];
     minP = std::min(minP, p[c]);
     minQ = std::min(minQ, q[c]);
-    sums[2] += (p[c] < 0.0) + (q[c] < 0.0);
+    sums[2] += p[c] < 0.0;
+    sums[3] += q[c] < 0.0;
     for (int ax = 0; ax < d; ++ax) {
       const double x = mesh.axis(ax).centre(index[ax]);
-      double* m = &sums[3 + 4 * static_cast<std::size_t>(ax)];
+      double* m = &sums[4 + 4 * static_cast<std::size_t>(ax)];
       m[0] += mp * x;
       m[1] += mp * x * x;
       m[2] += mq * x;
@@ -234,11 +235,12 @@ WholeFieldDivergences divergences(const Reduce& reduce, const meshes::BoxMesh& m
   reduce.sum(sums);
   out.massP = sums[0];
   out.massQ = sums[1];
-  out.negativeCells = static_cast<long>(sums[2]);
+  out.negativeCellsP = static_cast<long>(sums[2]);
+  out.negativeCellsQ = static_cast<long>(sums[3]);
   out.minP = reduce.min(minP);
   out.minQ = reduce.min(minQ);
   for (int ax = 0; ax < d; ++ax) {
-    const double* m = &sums[3 + 4 * static_cast<std::size_t>(ax)];
+    const double* m = &sums[4 + 4 * static_cast<std::size_t>(ax)];
     out.meanP[ax] = m[0] / out.massP;
     out.meanQ[ax] = m[2] / out.massQ;
     out.spreadP[ax] = std::sqrt(std::max(m[1] / out.massP - out.meanP[ax] * out.meanP[ax], 0.0));

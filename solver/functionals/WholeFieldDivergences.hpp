@@ -45,7 +45,7 @@ struct WholeFieldDirection {
 struct WholeFieldDivergences {
   double massP = 0.0, massQ = 0.0;  // sum |c| u of the cell averages, before normalisation
   double minP = 0.0, minQ = 0.0;
-  long negativeCells = 0;           // cells with a negative average (entering the sums as 0)
+  long negativeCellsP = 0, negativeCellsQ = 0;  // cells with a negative average (entering the sums as 0)
   meshes::AxisValues meanP{}, meanQ{}, spreadP{}, spreadQ{};  // per axis, of the normalised cell masses
   double tv = 0.0;
   WholeFieldDirection pq, qp;

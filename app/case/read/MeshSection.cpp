@@ -20,8 +20,8 @@ void CaseParser::readMesh(Case& c) {
   if (lowerArray.empty() || lowerArray.size() > kMaxDimension) {
     fail("mesh.lower", lowerNode,
          "has " + entries(lowerArray.size()) +
-             "; the dimension d must be 1, 2 or 3 (a run's mesh is a PETSc DMDA, of at most three axes; the noisy-GD "
-             "step's operators run on up to six, its divergences and outputs not yet: docs/scaling.md §9)",
+             "; the dimension d must be 1 to 6 (up to three axes a PETSc DMDA; four to six noisy GD on whole fields, "
+             "docs/scaling.md §9)",
          lowerParameter.allowed);
   }
   dim_ = lowerArray.size();

@@ -1,0 +1,491 @@
+#include "app/run/WholeFieldRun.hpp"
+
+#include <petscsys.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
+
+#include "app/observers/AccuracyOutput.hpp"
+#include "app/observers/DivergenceSeries.hpp"
+#include "app/observers/HeadlineOutput.hpp"
+#include "app/observers/PrivacyOutput.hpp"
+#include "app/run/Certification.hpp"
+#include "app/run/CompanionSolve.hpp"
+#include "app/run/DivergenceTable.hpp"
+#include "app/run/DpSgdAccounting.hpp"
+#include "app/run/MinibatchSchedule.hpp"
+#include "app/run/ModelBuilding.hpp"
+#include "app/run/OutputDirectory.hpp"
+#include "app/run/ProgressReporter.hpp"
+#include "app/run/RunObservers.hpp"
+#include "app/run/RunPlan.hpp"
+#include "io/Column.hpp"
+#include "io/Hdf5Output.hpp"
+#include "io/VtkOutput.hpp"
+#include "meshes/DistributedBoxMesh.hpp"
+#include "models/DivergenceGrids.hpp"
+#include "models/GaussianComposition.hpp"
+#include "models/GaussianFunctionals.hpp"
+#include "solver/functionals/WholeFieldDivergences.hpp"
+#include "solver/noisygd/SlabNoisyGd.hpp"
+
+namespace fpdp::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+/// The noise kernel's standard deviation per axis, sqrt(2 eta Sigma_aa) (Sigma diagonal: the reader refuses others).
+meshes::AxisValues kernelStddev(const Case& c) {
+  const int d = c.mesh.dim;
+  const models::Matrix S = c.noise.sigmaFor(false, d);
+  meshes::AxisValues sd{};
+  for (int a = 0; a < d; ++a) sd[static_cast<std::size_t>(a)] = std::sqrt(2.0 * c.noisyGd.eta * S(a, a));
+  return sd;
+}
+
+/// The slab solver of a case: its batches' gradient fields (full batch: L_D and L_D'; cyclic: one per batch).
+std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, MPI_Comm comm) {
+  const int d = c.mesh.dim;
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const meshes::BoxMesh mesh = buildBox(c.mesh);
+  if (c.batch.sampling == "cyclic") {
+    solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
+    return std::make_unique<solver::SlabNoisyGd>(comm, mesh, std::move(drift.D.batches),
+                                                 std::move(drift.DPrime.batches), c.noisyGd.eta, kernelStddev(c));
+  }
+  return std::make_unique<solver::SlabNoisyGd>(comm, mesh, gradientField(losses.lossD, d),
+                                               gradientField(losses.lossDPrime, d), c.noisyGd.eta, kernelStddev(c));
+}
+
+/// The initial Gaussian's cell averages on this rank's part (diagonal covariance: a product of one-axis interval
+/// probabilities, exact), and the mass the whole box leaves outside (the start's truncation).
+struct Start {
+  std::vector<double> cells;
+  double outside = 0.0;
+};
+Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::BoxMesh& whole) {
+  const int d = c.mesh.dim;
+  std::vector<std::vector<double>> probability(static_cast<std::size_t>(d));
+  double inside = 1.0;
+  for (int a = 0; a < d; ++a) {
+    const double m = c.initial.mean[a], s = std::sqrt(c.initial.covariance(a, a));
+    const auto& faces = part.axis(a).faces();
+    auto& pa = probability[static_cast<std::size_t>(a)];
+    for (std::size_t i = 0; i + 1 < faces.size(); ++i)
+      pa.push_back(models::normalIntervalProbability((faces[i] - m) / s, (faces[i + 1] - m) / s) / (faces[i + 1] - faces[i]));
+    const auto& all = whole.axis(a).faces();
+    inside *= models::normalIntervalProbability((all.front() - m) / s, (all.back() - m) / s);
+  }
+  Start start;
+  start.outside = std::max(0.0, 1.0 - inside);
+  start.cells.resize(part.totalCells());
+  meshes::CellIndex index{};
+  for (std::size_t k = 0; k < start.cells.size(); ++k) {
+    double v = 1.0;
+    for (int a = 0; a < d; ++a) v *= probability[static_cast<std::size_t>(a)][static_cast<std::size_t>(index[static_cast<std::size_t>(a)])];
+    start.cells[k] = v;
+    for (int a = 0; a < d; ++a) {
+      if (++index[static_cast<std::size_t>(a)] < part.cells(a)) break;
+      index[static_cast<std::size_t>(a)] = 0;
+    }
+  }
+  return start;
+}
+
+/// The whole-field divergences as the accuracy contract reads them (solver::DivergenceValues, the d <= 3 record):
+/// what the whole-field quadrature computes, the wall shares as statuses (kBoundaryShareTolerance), and the walls'
+/// absorbed mass (the start's truncation and every step's outflow: a TV bound of each density against the process on
+/// R^d). What it does not compute stays empty (the far-field fit, I_alpha, the histograms, the wall tails: absorbing
+/// walls count the mass beyond them themselves).
+solver::DivergenceValues contractValues(const solver::WholeFieldDivergences& w, const Case& c,
+                                        const std::array<double, 2>& absorbed) {
+  constexpr double tolerance = solver::DivergenceFunctionals::kBoundaryShareTolerance;
+  solver::DivergenceValues v;
+  const auto health = [](double mass, double min, long negative, const meshes::AxisValues& mean,
+                         const meshes::AxisValues& spread) {
+    solver::DensityHealth h;
+    h.mass = mass;
+    h.min = min;
+    h.negativeCells = negative;
+    h.finite = std::isfinite(mass) && std::isfinite(min);
+    h.mean = mean;
+    h.spread = spread;
+    return h;
+  };
+  v.p = health(w.massP, w.minP, w.negativeCellsP, w.meanP, w.spreadP);
+  v.q = health(w.massQ, w.minQ, w.negativeCellsQ, w.meanQ, w.spreadQ);
+  v.kl = w.pq.kl;
+  v.tv = w.tv;
+  v.klBoundaryShare = w.pq.klWallShare;
+  v.klWallTail = 0.0;
+  v.reverse.kl = w.qp.kl;
+  v.reverse.klBoundaryShare = w.qp.klWallShare;
+  v.reverse.klWallTail = 0.0;
+  const auto renyiStatus = [&](double value, double share) {
+    if (share > tolerance) return solver::RenyiStatus::TruncatedSuspect;
+    return std::isinf(value) ? solver::RenyiStatus::InfiniteDetected : solver::RenyiStatus::Finite;
+  };
+  for (std::size_t k = 0; k < c.divergence.orders.size(); ++k) {
+    const double alpha = c.divergence.orders[k].alpha;
+    v.renyi.push_back(w.pq.renyi[k]);
+    v.renyiBoundaryShare.push_back(w.pq.renyiWallShare[k]);
+    v.renyiStatus.push_back(renyiStatus(w.pq.renyi[k], w.pq.renyiWallShare[k]));
+    v.eAlphaMinusOne.push_back(std::expm1((alpha - 1.0) * w.pq.renyi[k]));
+    v.logEAlpha.push_back((alpha - 1.0) * w.pq.renyi[k]);
+    v.reverse.renyi.push_back(w.qp.renyi[k]);
+    v.reverse.renyiBoundaryShare.push_back(w.qp.renyiWallShare[k]);
+    v.reverse.renyiStatus.push_back(renyiStatus(w.qp.renyi[k], w.qp.renyiWallShare[k]));
+  }
+  const auto profileStatus = [&](double share) {
+    return share > tolerance ? static_cast<int>(models::ExactEpsilonStatus::TruncatedSuspect)
+                             : static_cast<int>(models::ExactEpsilonStatus::Root);
+  };
+  v.hockeyStickPQ = w.pq.hockeyStick;
+  v.hockeyStickQP = w.qp.hockeyStick;
+  for (double share : w.pq.hockeyStickWallShare) v.hockeyStickStatusPQ.push_back(profileStatus(share));
+  for (double share : w.qp.hockeyStickWallShare) v.hockeyStickStatusQP.push_back(profileStatus(share));
+  for (std::size_t j = 0; j < c.privacy.deltaGrid.size(); ++j) {
+    solver::ExactEpsilonAtDelta e;
+    e.delta = c.privacy.deltaGrid[j];
+    e.pair.pq = w.pq.epsilon[j];
+    e.pair.qp = w.qp.epsilon[j];
+    // A root (or zero) whose delta(eps) rests on the wall cells: the box cuts the tail that decides it.
+    if (w.pq.epsilonWallShare[j] > tolerance && e.pair.pq.status != models::ExactEpsilonStatus::NotComputed)
+      e.pair.pq.status = models::ExactEpsilonStatus::TruncatedSuspect;
+    if (w.qp.epsilonWallShare[j] > tolerance && e.pair.qp.status != models::ExactEpsilonStatus::NotComputed)
+      e.pair.qp.status = models::ExactEpsilonStatus::TruncatedSuspect;
+    v.exactEpsilon.push_back(e);
+  }
+  v.absorbedMass = absorbed;
+  return v;
+}
+
+/// One mesh of the sequence stepped to the end: its divergences at every output step (by step), the contract's
+/// record of them, and (the run's own mesh only) what the observers need at each output step.
+struct LevelRun {
+  std::map<long, solver::DivergenceValues> values;
+  double seconds = 0.0;
+};
+
+using OutputHook = std::function<void(long step, const solver::DivergenceValues& v, const std::vector<double>& p,
+                                      const std::vector<double>& q, const solver::SlabNoisyGd& slab)>;
+
+LevelRun runLevel(const Case& c, MPI_Comm comm, const solver::WholeFieldSettings& settings, ProgressReporter* progress,
+                  const OutputHook& onOutput) {
+  const auto start = Clock::now();
+  const auto slab = slabSolver(c, comm);
+  const meshes::BoxMesh whole = buildBox(c.mesh);
+  Start s = initialCells(c, slab->stateMesh(), whole);
+  std::vector<double> p = s.cells, q = std::move(s.cells);
+  std::array<double, 2> absorbed{s.outside, s.outside};
+  const long K = c.noisyGd.steps, every = c.output.every;
+  LevelRun out;
+  const auto output = [&](long k) {
+    const auto w = slab->divergences(p, q, settings);
+    auto v = contractValues(w, c, absorbed);
+    if (onOutput) onOutput(k, v, p, q, *slab);
+    out.values.emplace(k, std::move(v));
+  };
+  output(0);
+  for (long k = 0; k < K; ++k) {
+    const auto flows = slab->step(p, q, k);
+    std::array<double, 2> flowed{flows[0].total(), flows[1].total()};
+    MPI_Allreduce(MPI_IN_PLACE, flowed.data(), 2, MPI_DOUBLE, MPI_SUM, comm);
+    absorbed[0] += flowed[0];
+    absorbed[1] += flowed[1];
+    if (progress) progress->everyStep(k + 1, c.noisyGd.eta * static_cast<double>(k + 1));
+    if ((k + 1) % every == 0 || k + 1 == K) output(k + 1);
+  }
+  out.seconds = secondsSince(start);
+  return out;
+}
+
+/// The largest |grad L_D - grad L_D'| at the cell centres of the mesh (the "measured gap" of the bounds' instance
+/// variants, MATH.md §5), each rank taking a share of the cells.
+double measuredGradientGap(const Case& c, const meshes::BoxMesh& mesh, MPI_Comm comm) {
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const int d = c.mesh.dim;
+  const auto gD = gradientField(losses.lossD, d), gDp = gradientField(losses.lossDPrime, d);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::size_t N = mesh.totalCells();
+  double gap = 0.0;
+  for (std::size_t k = N * static_cast<std::size_t>(rank) / static_cast<std::size_t>(size);
+       k < N * static_cast<std::size_t>(rank + 1) / static_cast<std::size_t>(size); ++k) {
+    const auto centre = mesh.centreAt(mesh.indexOf(k));
+    solver::ParameterPoint x{};
+    for (int a = 0; a < d; ++a) x[static_cast<std::size_t>(a)] = centre[static_cast<std::size_t>(a)];
+    const auto a = gD(x), b = gDp(x);
+    double s = 0.0;
+    for (int i = 0; i < d; ++i) s += (a[static_cast<std::size_t>(i)] - b[static_cast<std::size_t>(i)]) * (a[static_cast<std::size_t>(i)] - b[static_cast<std::size_t>(i)]);
+    gap = std::max(gap, std::sqrt(s));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &gap, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return gap;
+}
+
+/// S_g of the replaced pair where it is known everywhere (the case's statement, a closed form, or clipping:
+/// models::sensitivityBound), else nullopt. A grid estimate is not a bound on R^d and is not used.
+std::optional<double> globalSensitivity(const Case& c) {
+  if (c.loss.sensitivity) return c.loss.sensitivity;
+  if (c.neighbour.kind != models::NeighbourKind::Replace) return std::nullopt;
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const auto gap = models::sensitivityBound(losses.lossD->loss(), c.data.records[c.neighbour.index],
+                                            c.neighbour.replacement, losses.lossD->clipNorm());
+  return gap ? std::optional<double>(gap->value) : std::nullopt;
+}
+
+/// The 2-D marginal over axes (0, 1) and the 3-D one over axes (0, 1, 2) of this rank's part of a field, summed over
+/// the ranks to rank 0 (natural order of the marginal's axes).
+std::vector<double> marginal(const std::vector<double>& part, const meshes::BoxMesh& partMesh, int first,
+                             const meshes::BoxMesh& whole, int keep, MPI_Comm comm, int rank) {
+  std::size_t size = 1;
+  for (int a = 0; a < keep; ++a) size *= static_cast<std::size_t>(whole.cells(a));
+  std::vector<double> m(size, 0.0), out(rank == 0 ? size : 0);
+  for (std::size_t k = 0; k < part.size(); ++k) {
+    const auto index = partMesh.indexOf(k);
+    double width = 1.0;  // the integrated axes' cell widths
+    for (int a = keep; a < partMesh.dim(); ++a) width *= partMesh.axis(a).width(index[static_cast<std::size_t>(a)]);
+    std::size_t at = 0, stride = 1;
+    for (int a = 0; a < keep; ++a) {
+      const int i = index[static_cast<std::size_t>(a)] + (a == 0 ? first : 0);
+      at += static_cast<std::size_t>(i) * stride;
+      stride *= static_cast<std::size_t>(whole.cells(a));
+    }
+    m[at] += part[k] * width;
+  }
+  MPI_Reduce(m.data(), out.data(), static_cast<int>(size), MPI_DOUBLE, MPI_SUM, 0, comm);
+  return out;
+}
+
+/// The box of a marginal: the first `keep` axes of the mesh.
+meshes::BoxMesh marginalBox(const meshes::BoxMesh& whole, int keep) {
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < keep; ++a) axes.push_back(whole.axis(a));
+  return meshes::BoxMesh(axes);
+}
+
+/// ParaView files of the marginals (rank 0): DIR/marginals/theta_0_theta_1/ and DIR/marginals/theta_0_theta_1_theta_2/,
+/// each with its fpdp.pvd over the output steps (io/VtkOutput on a one-process mesh of the marginal's axes).
+class MarginalOutput {
+public:
+  MarginalOutput(const std::string& dir, const meshes::BoxMesh& whole, int rank) {
+    if (rank != 0) return;
+    for (int keep : {2, 3}) {
+      std::string name = "theta_0";
+      for (int a = 1; a < keep; ++a) name += "_theta_" + std::to_string(a);
+      auto mesh = std::make_unique<meshes::DistributedBoxMesh>(PETSC_COMM_SELF, marginalBox(whole, keep));
+      auto vtk = std::make_unique<io::VtkOutput>(dir + "/marginals/" + name, *mesh);
+      sets_.push_back({keep, std::move(mesh), std::move(vtk)});
+    }
+  }
+  /// Collective: every rank's part goes into the sums.
+  void write(long step, double t, const std::vector<double>& p, const std::vector<double>& q,
+             const solver::SlabNoisyGd& slab, int first, const meshes::BoxMesh& whole, MPI_Comm comm, int rank,
+             const std::vector<io::StepScalar>& scalars) {
+    for (int keep : {2, 3}) {
+      auto mp = marginal(p, slab.stateMesh(), first, whole, keep, comm, rank);
+      auto mq = marginal(q, slab.stateMesh(), first, whole, keep, comm, rank);
+      if (rank != 0) continue;
+      for (auto& set : sets_)
+        if (set.keep == keep)
+          set.vtk->writeStep(step, t, {{"p", 1, std::move(mp)}, {"q", 1, std::move(mq)}}, scalars);
+    }
+  }
+
+private:
+  struct Set {
+    int keep;
+    std::unique_ptr<meshes::DistributedBoxMesh> mesh;
+    std::unique_ptr<io::VtkOutput> vtk;
+  };
+  std::vector<Set> sets_;
+};
+
+/// The first axis-0 index of this rank's part (the parts are in rank order).
+int firstOfPart(const meshes::BoxMesh& part, MPI_Comm comm) {
+  int count = part.cells(0), first = 0;
+  MPI_Exscan(&count, &first, 1, MPI_INT, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank == 0 ? 0 : first;
+}
+
+std::string cellsText(const Case& c) {
+  std::string s;
+  for (int a = 0; a < c.mesh.dim; ++a) s += (a ? "x" : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
+  return s;
+}
+
+}  // namespace
+
+void checkWholeFieldCase(const Case& c, MPI_Comm comm) { slabSolver(c, comm); }
+
+int runWholeFieldCase(const Case& c, const RunOptions& options) {
+  const auto wallStart = Clock::now();
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (options.resume)
+    throw std::runtime_error("--restart: a run of d = " + std::to_string(c.mesh.dim) +
+                             " writes no checkpoints (docs/scaling.md §9); run it again");
+  const bool announce = rank == 0 && !options.quiet;
+  const int d = c.mesh.dim;
+  const meshes::BoxMesh whole = buildBox(c.mesh);
+  solver::WholeFieldSettings settings;
+  for (const auto& o : c.divergence.orders) settings.orders.push_back(o.alpha);
+  settings.hockeyStickEps = models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep);
+  settings.epsilonDeltas = c.privacy.deltaGrid;
+
+  // 1. The constants of the bounds and the composition: S_g where it is known everywhere, lambda and beta where the
+  // case states them or the loss is quadratic (closed form).
+  const std::optional<double> sensitivity = globalSensitivity(c);
+  const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
+  const double n = static_cast<double>(c.data.records.size());
+  std::optional<double> strongConvexity = c.loss.strongConvexity, smoothness = c.loss.smoothness;
+  if (c.loss.type == "quadratic" && !c.noisyGd.clipNorm) {
+    if (!strongConvexity) strongConvexity = c.loss.lambda;
+    if (!smoothness) smoothness = c.loss.lambda;
+  }
+  const models::Matrix sigma = c.noise.sigmaFor(false, d);
+  const double lambdaMinSigma = Eigen::SelfAdjointEigenSolver<models::Matrix>(sigma).eigenvalues().minCoeff();
+  // mu(step) of the composition of every iterate (MATH.md §8): full batch, (S_g/n) per step; cyclic batches, the
+  // steps whose batch holds the differing record (CompositionBaseline).
+  std::function<double(long)> compositionMu;
+  if (sensitivity && replacement) {
+    if (c.batch.sampling == "cyclic") {
+      auto baseline = std::make_shared<CompositionBaseline>(c, sensitivity);
+      if (baseline->unavailable().empty()) compositionMu = [baseline](long step) { return baseline->mu(step); };
+    } else {
+      const double gap = *sensitivity / n, eta = c.noisyGd.eta;
+      compositionMu = [gap, eta, lambdaMinSigma](long step) {
+        return models::gaussianCompositionMu(gap, eta * static_cast<double>(step), lambdaMinSigma);
+      };
+    }
+  }
+
+  // 2. The companions (2h, 4h and where the mesh allows 8h), then the run.
+  CompanionValues companion;
+  double companionSeconds = 0.0;
+  if (!c.accuracy.estimate) {
+    companion.unavailable = "accuracy.estimate = false";
+  } else if (companionFactors(c).empty()) {
+    companion.unavailable = "the mesh is too coarse for companions of a quarter of its cells per axis (at least " +
+                            std::to_string(kSmallestCompanionCells) + " cells per axis)";
+  } else {
+    std::string meshes;
+    for (int factor : companionFactors(c)) {
+      Case coarse = companionCase(c, factor);
+      if (announce) {
+        std::printf("fpdp: error estimate: %dx coarser mesh (%s cells)\n", factor, cellsText(coarse).c_str());
+        std::fflush(stdout);
+      }
+      ProgressReporter progress(coarse.noisyGd.steps, announce, "companion " + std::to_string(factor) + "h",
+                                rank == 0 ? options.progress : ProgressHook{}, "companion_" + std::to_string(factor) + "h");
+      LevelRun level = runLevel(coarse, comm, settings, &progress, {});
+      progress.close();
+      companionSeconds += level.seconds;
+      companion.levels.push_back(std::move(level.values));
+      meshes += (meshes.empty() ? "" : " and ") + cellsText(coarse);
+    }
+    companion.meshDescription = meshes + " cells";
+  }
+
+  RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, false);
+  const std::string& dir = directory.workDir();
+  const bool writer = rank == 0;
+  const std::string solverDescription =
+      "noisy GD on whole fields (d = " + std::to_string(d) + ", " + std::to_string(size) +
+      " rank(s) in slabs): push-forward and exact Gaussian convolution";
+  io::Hdf5Output h5(dir + "/fpdp.h5", comm, whole, c.resolvedToml, solverDescription);
+  RunObservers observers;
+  auto& series = observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, false), c.divergence.orders.size());
+  (void)series;
+  const std::optional<double> worstCaseGap =
+      sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
+  auto& privacy = observers.add<PrivacyOutput>(
+      c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, whole, comm)), dir, writer);
+  AccuracyJudge judge(c, settings.hockeyStickEps, std::move(companion), false);
+  judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
+  auto& accuracy = observers.add<AccuracyOutput>(dir, writer, std::move(judge));
+  privacy.consultAccuracy(accuracy);
+  auto& headline = observers.add<HeadlineOutput>(dir, writer, c, privacy, accuracy, CertificationReport{});
+  auto& progressLine = observers.add<ProgressReporter>(c.noisyGd.steps, announce, "",
+                                                       rank == 0 ? options.progress : ProgressHook{});
+  std::optional<MarginalOutput> marginals;
+  if (c.output.fields && c.output.vtk) marginals.emplace(dir, whole, rank);
+
+  const std::vector<std::string> columns = divergenceColumns(c, false);
+  const OutputHook onOutput = [&](long k, const solver::DivergenceValues& v, const std::vector<double>& p,
+                                  const std::vector<double>& q, const solver::SlabNoisyGd& slab) {
+    const double t = c.noisyGd.eta * static_cast<double>(k);
+    const std::vector<double> row = divergenceRow(k, t, v, false);
+    observers.observe(OutputStep{k, t, nullptr, v, columns, row});
+    if (!c.output.fields) return;
+    const int first = firstOfPart(slab.stateMesh(), comm);
+    h5.writeFieldParts(k, t, first, slab.stateMesh().cells(0),
+                       {{io::real("p", io::units::density(d), "The density p trained on D (cell averages)."), &p},
+                        {io::real("q", io::units::density(d), "The density q trained on D' (cell averages)."), &q}});
+    if (marginals) {
+      std::vector<io::StepScalar> scalars;
+      for (std::size_t i = 0; i < columns.size() && i < row.size(); ++i) scalars.push_back({columns[i], row[i]});
+      marginals->write(k, t, p, q, slab, first, whole, comm, rank, scalars);
+    }
+  };
+  if (announce) {
+    std::printf("fpdp: %d-D noisy GD on %s cells (%zu cells), %ld steps, %d rank(s)\n", d, cellsText(c).c_str(),
+                whole.totalCells(), c.noisyGd.steps, size);
+    std::fflush(stdout);
+  }
+  const LevelRun run = runLevel(c, comm, settings, &progressLine, onOutput);
+  progressLine.close();
+  observers.finish(h5);
+  directory.publish();
+
+  if (rank == 0) {
+    std::ostringstream s;
+    s << "fpdp run '" << c.name << "': " << solverDescription << "\n"
+      << "  mesh: " << cellsText(c) << " cells on [";
+    for (int a = 0; a < d; ++a)
+      s << (a ? ", " : "") << c.mesh.lower[static_cast<std::size_t>(a)] << ", " << c.mesh.upper[static_cast<std::size_t>(a)];
+    s << "] (lower, upper per axis); " << c.noisyGd.steps << " steps of eta = " << c.noisyGd.eta << "\n"
+      << "  not computed beyond three axes: I_alpha, the privacy-loss histograms, the far-field model of infinite "
+         "orders (R_alpha is proved finite by the composition bound where S_g is known), checkpoints\n";
+    const auto& last = run.values.rbegin()->second;
+    s << "  masses at the end: p " << last.p.mass << ", q " << last.q.mass << " (absorbed by the walls: "
+      << (*last.absorbedMass)[0] << ", " << (*last.absorbedMass)[1] << ")\n\n";
+    privacy.summary(s, accuracy.epsNote(c.privacy.delta), accuracy.rdpNote(c.privacy.delta));
+    s << "\n";
+    accuracy.summary(s);
+    char times[160];
+    std::snprintf(times, sizeof times, "  wall time %.1f s (run %.1f s, error estimate %.1f s); output in ",
+                  secondsSince(wallStart), run.seconds, companionSeconds);
+    s << times << directory.finalDir() << "\n";
+    headline.print(s);
+    if (options.summary) options.summary(s.str());
+    else {
+      std::fputs(s.str().c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace fpdp::app

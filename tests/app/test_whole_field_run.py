@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""`fpdp run` on cases of four parameters (noisy GD on whole fields, docs/scaling.md §9), against the closed forms of
+the quadratic loss, whose iterates are Gaussian (MATH.md §6): p_K = N(m_K, v_K I), q_K = N(m'_K, v_K I) with
+m_(k+1) = (1 - eta lambda) m_k + eta lambda xbar, v_(k+1) = (1 - eta lambda)^2 v_k + 2 eta sigma^2. Checked:
+  - KL, R_alpha, TV and eps(delta) (both directions) at every output step within 1 % of the closed forms;
+  - every conservative value of accuracy.csv and hockey_stick_accuracy.csv at least the truth, every certified value
+    within accuracy.rtol of it (the accuracy contract, with the composition cap);
+  - cyclic batches (two batches of one record each) against the closed form of the cyclic recursion;
+  - fpdp.h5 holds the 4-D densities (chunked, compressed) whose masses are divergence.csv's, bitwise the same on two
+    ranks as on one; the 2-D and 3-D marginals' ParaView files;
+  - refusals by key of what the whole-field route does not compute, with no output directory left.
+
+    test_whole_field_run.py SOURCE_DIR FPDP
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy
+
+source, fpdp = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(ok, message):
+    if not ok:
+        failures.append(message)
+
+
+def phi(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def gaussian_delta(mu, eps):
+    """delta(eps) of N(mu, 1) against N(0, 1) (either direction)."""
+    if mu == 0.0:
+        return 0.0
+    return phi(-eps / mu + mu / 2.0) - math.exp(eps) * phi(-eps / mu - mu / 2.0)
+
+
+def gaussian_eps(mu, delta):
+    if gaussian_delta(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while gaussian_delta(mu, hi) > delta:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if gaussian_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+RECORDS = [[0.4, 0.2, -0.3, 0.1], [-0.2, 0.1, 0.0, 0.3]]
+REPLACEMENT = [-0.2, 0.3, 0.1, -0.2]
+ETA, LAMBDA, SIGMA, V0 = 0.1, 1.0, 1.0, 0.5
+
+
+def case_text(name, cells, steps, every, half_width=6.0, extra="", batch=""):
+    lower = ", ".join([str(-half_width)] * 4)
+    upper = ", ".join([str(half_width)] * 4)
+    return f"""[case]
+name = "{name}"
+dynamics = "noisy_gd"
+[mesh]
+lower = [{lower}]
+upper = [{upper}]
+cells = [{", ".join([str(cells)] * 4)}]
+[loss]
+type = "quadratic"
+lambda = {LAMBDA}
+[data]
+records = {RECORDS}
+[neighbour]
+index = 0
+record = {REPLACEMENT}
+[noise]
+sigma = {SIGMA}
+[initial]
+mean = [0.0, 0.0, 0.0, 0.0]
+covariance = {V0}
+[noisy_gd]
+eta = {ETA}
+steps = {steps}
+diffusion = "exact_convolution"
+{extra}
+{batch}
+[output]
+every = {every}
+plots = false
+[divergence]
+orders = [2, 5]
+"""
+
+
+def exact_mu(step, cyclic):
+    """|m_K - m'_K| / sqrt(v_K): the pair's distance in standard deviations (equal covariances v_K I)."""
+    contraction = 1.0 - ETA * LAMBDA
+    v = V0
+    gap = numpy.zeros(4)
+    for k in range(step):
+        if cyclic:
+            # batch k mod 2: record k mod 2 alone (b = 1); only batch 0 differs between D and D'.
+            g = numpy.array(RECORDS[0]) - numpy.array(REPLACEMENT) if k % 2 == 0 else numpy.zeros(4)
+        else:
+            g = (numpy.array(RECORDS[0]) - numpy.array(REPLACEMENT)) / 2.0
+        gap = contraction * gap + ETA * LAMBDA * g
+        v = contraction ** 2 * v + 2.0 * ETA * SIGMA ** 2
+    return float(numpy.linalg.norm(gap)) / math.sqrt(v)
+
+
+def truth(name, mu, alpha_of):
+    """The closed form of accuracy.csv's number `name` (None where it has none here)."""
+    if name in ("kl", "kl_qp"):
+        return mu * mu / 2.0
+    if name == "tv":
+        return 2.0 * phi(mu / 2.0) - 1.0
+    for prefix in ("renyi_qp_", "renyi_"):
+        if name.startswith(prefix):
+            return alpha_of[name[len(prefix):]] * mu * mu / 2.0
+    if name.startswith("eps_exact_delta_"):
+        return gaussian_eps(mu, float(name[len("eps_exact_delta_"):]))
+    return None
+
+
+def run(case, out, ranks=1):
+    command = [fpdp, "run", case, "--output", out, "--quiet"]
+    if ranks > 1:
+        command = ["mpiexec", "-n", str(ranks)] + command
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+
+
+def check_run(out, cyclic, label):
+    rows = list(csv.DictReader(open(os.path.join(out, "divergence.csv"))))
+    check(len(rows) > 1, f"{label}: divergence.csv has {len(rows)} rows")
+    for row in rows:
+        step = int(row["step"])
+        mu = exact_mu(step, cyclic)
+        for column, exact in (("kl", mu * mu / 2), ("renyi_2", mu * mu), ("renyi_5", 2.5 * mu * mu),
+                              ("tv", 2 * phi(mu / 2) - 1)):
+            value = float(row[column])
+            check(abs(value - exact) <= 0.01 * exact + 1e-14,
+                  f"{label}: step {step} {column} = {value} against the closed form {exact}")
+    alpha_of = {"2": 2.0, "5": 5.0}
+    accuracy = list(csv.DictReader(open(os.path.join(out, "accuracy.csv"))))
+    checked = certified = 0
+    for row in accuracy:
+        step = int(row["step"])
+        mu = exact_mu(step, cyclic)
+        for column in row:
+            if not column.endswith("_conservative"):
+                continue
+            name = column[: -len("_conservative")]
+            exact = truth(name, mu, alpha_of)
+            if exact is None:
+                continue
+            value, conservative = float(row[name]), float(row[column])
+            checked += 1
+            check(conservative >= exact * (1 - 1e-12),
+                  f"{label}: step {step} {name}: conservative value {conservative} below the truth {exact}")
+            # eps at the deltas whose tail the cells resolve (deeper ones are judged by their conservative values).
+            if name.startswith("eps_exact_delta_") and float(name[len("eps_exact_delta_"):]) >= 1e-5:
+                check(abs(value - exact) <= 0.02 * exact + 1e-9,
+                      f"{label}: step {step} {name} = {value} against the closed form {exact}")
+            if float(row[name + "_certified"]) == 1.0:
+                certified += 1
+                rtol = 1e-3
+                check(abs(value - exact) <= rtol * abs(exact) + 1e-14,
+                      f"{label}: step {step} {name} certified at {value}, truth {exact}")
+    check(checked > 20, f"{label}: only {checked} numbers of accuracy.csv compared")
+    profile = list(csv.DictReader(open(os.path.join(out, "hockey_stick_accuracy.csv"))))
+    for row in profile:
+        step, eps = int(row["step"]), float(row["eps"])
+        exact = gaussian_delta(exact_mu(step, cyclic), eps)
+        for direction in ("pq", "qp"):
+            conservative = float(row[f"delta_{direction}_conservative"])
+            check(conservative >= exact * (1 - 1e-12) - 1e-300,
+                  f"{label}: step {step} delta_{direction}({eps}) conservative {conservative} below {exact}")
+    result = json.load(open(os.path.join(out, "result.json")))
+    check(result["epsilon"]["conservative"] >= gaussian_eps(exact_mu(int(result["step"]), cyclic), result["delta"]),
+          f"{label}: result.json's conservative eps below the truth")
+    return rows
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # Full batch on one rank and on two.
+    case = os.path.join(tmp, "full.toml")
+    open(case, "w").write(case_text("full", 24, 6, 3))
+    one, two = os.path.join(tmp, "one"), os.path.join(tmp, "two")
+    r = run(case, one)
+    check(r.returncode == 0, f"full batch: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        rows = check_run(one, False, "full batch")
+        r2 = run(case, two, ranks=2)
+        check(r2.returncode == 0, f"full batch on 2 ranks: exit {r2.returncode}: {r2.stderr}")
+        with h5py.File(os.path.join(one, "fpdp.h5"), "r") as f:
+            check(f.attrs["dim"] == 4, "fpdp.h5: dim attribute")
+            steps = sorted(f["fields"].keys())
+            check(len(steps) == len(rows), f"fpdp.h5: {len(steps)} field steps, {len(rows)} rows")
+            p = f["fields"][steps[-1]]["p"]
+            check(p.shape == (24, 24, 24, 24), f"fpdp.h5: p has shape {p.shape}")
+            check(p.compression == "gzip" and p.chunks is not None, "fpdp.h5: p is not chunked and compressed")
+            faces = f["mesh"]["theta_0_faces"][:]
+            volume = float(numpy.diff(faces)[0]) ** 4
+            mass = float(numpy.sum(p[:]) * volume)
+            check(abs(mass - float(rows[-1]["mass_p"])) <= 1e-12,
+                  f"fpdp.h5: the last step's p has mass {mass}, divergence.csv {rows[-1]['mass_p']}")
+            if r2.returncode == 0:
+                with h5py.File(os.path.join(two, "fpdp.h5"), "r") as g:
+                    for s in steps:
+                        for field in ("p", "q"):
+                            check(numpy.array_equal(f["fields"][s][field][:], g["fields"][s][field][:]),
+                                  f"fpdp.h5: {s}/{field} differs between one and two ranks")
+                rows2 = list(csv.DictReader(open(os.path.join(two, "divergence.csv"))))
+                for a, b in zip(rows, rows2):
+                    for column in a:
+                        x, y = float(a[column]), float(b[column])
+                        check(abs(x - y) <= 1e-12 * max(1.0, abs(x)),
+                              f"divergence.csv: {column} at step {a['step']}: {x} on one rank, {y} on two")
+        for marginal in ("theta_0_theta_1", "theta_0_theta_1_theta_2"):
+            pvd = os.path.join(one, "marginals", marginal, "fpdp.pvd")
+            check(os.path.isfile(pvd), f"missing {pvd}")
+            if os.path.isfile(pvd):
+                check(open(pvd).read().count("<DataSet") == len(rows), f"{pvd}: not every output step listed")
+
+    # Cyclic batches of one record each.
+    case = os.path.join(tmp, "cyclic.toml")
+    open(case, "w").write(case_text("cyclic", 24, 5, 5, batch='[batch]\nsampling = "cyclic"\nsize = 1'))
+    out = os.path.join(tmp, "cyclic")
+    r = run(case, out)
+    check(r.returncode == 0, f"cyclic: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        check_run(out, True, "cyclic")
+
+    # Refusals: the key, its value and what is allowed; nothing left behind.
+    refusals = [
+        ("langevin", case_text("l", 20, 5, 5).replace('dynamics = "noisy_gd"', 'dynamics = "langevin"')
+         .replace("[noisy_gd]\neta = 0.1\nsteps = 5\ndiffusion = \"exact_convolution\"", "[time]\nt_end = 1.0\ndt = 0.1"),
+         "case.dynamics"),
+        ("fokker_planck", case_text("f", 20, 5, 5).replace('diffusion = "exact_convolution"', ""), "noisy_gd.diffusion"),
+        ("poisson", case_text("p", 20, 5, 5, batch='[batch]\nsampling = "poisson"\nrate = 0.5'), "batch.sampling"),
+        ("full_sigma", case_text("s", 20, 5, 5).replace(
+            "sigma = 1.0", "covariance = [[1.0, 0.1, 0, 0], [0.1, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]]"),
+         "noise.covariance"),
+    ]
+    for label, text, key in refusals:
+        path = os.path.join(tmp, label + ".toml")
+        open(path, "w").write(text)
+        out = os.path.join(tmp, label + "-out")
+        r = run(path, out)
+        check(r.returncode != 0, f"{label}: accepted")
+        check(key in r.stderr and "allowed" in r.stderr, f"{label}: the error does not name {key}: {r.stderr}")
+        check(not os.path.exists(out) and not os.path.exists(out + ".partial"), f"{label}: output left behind")
+    r = subprocess.run([fpdp, "sample", case, "--output", os.path.join(tmp, "sample-out")], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode != 0 and "mesh.lower" in r.stderr, f"fpdp sample on a 4-D case: {r.returncode} {r.stderr}")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("whole-field runs: every check passed")

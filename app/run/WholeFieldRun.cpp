@@ -175,8 +175,8 @@ solver::DivergenceValues contractValues(const solver::WholeFieldDivergences& w, 
   return v;
 }
 
-/// One mesh of the sequence stepped to the end: its divergences at every output step (by step), the contract's
-/// record of them, and (the run's own mesh only) what the observers need at each output step.
+/// One mesh of the sequence stepped to the end: the contract's record of its divergences at every output step (by
+/// step) and its wall time. The run's own mesh hands each output step to the observers (OutputHook).
 struct LevelRun {
   std::map<long, solver::DivergenceValues> values;
   double seconds = 0.0;
@@ -416,8 +416,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
       " rank(s) in slabs): push-forward and exact Gaussian convolution";
   io::Hdf5Output h5(dir + "/fpdp.h5", comm, whole, c.resolvedToml, solverDescription);
   RunObservers observers;
-  auto& series = observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, false), c.divergence.orders.size());
-  (void)series;
+  observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, false), c.divergence.orders.size());
   const std::optional<double> worstCaseGap =
       sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
   auto& privacy = observers.add<PrivacyOutput>(

@@ -59,9 +59,9 @@ meshes::AxisValues kernelStddev(const Case& c) {
 }
 
 /// The slab solver of a case: its batches' gradient fields (full batch: L_D and L_D'; cyclic: one per batch).
-std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, MPI_Comm comm) {
+/// `losses`: the case's L_D and L_D', which its coarser companions share (only their meshes differ).
+std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm) {
   const int d = c.mesh.dim;
-  const EmpiricalLosses losses = buildEmpiricalLosses(c);
   const meshes::BoxMesh mesh = buildBox(c.mesh);
   if (c.batch.sampling == "cyclic") {
     solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
@@ -185,10 +185,11 @@ struct LevelRun {
 using OutputHook = std::function<void(long step, const solver::DivergenceValues& v, const std::vector<double>& p,
                                       const std::vector<double>& q, const solver::SlabNoisyGd& slab)>;
 
-LevelRun runLevel(const Case& c, MPI_Comm comm, const solver::WholeFieldSettings& settings, ProgressReporter* progress,
+LevelRun runLevel(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm, const solver::WholeFieldSettings& settings,
+                  ProgressReporter* progress,
                   const OutputHook& onOutput) {
   const auto start = Clock::now();
-  const auto slab = slabSolver(c, comm);
+  const auto slab = slabSolver(c, losses, comm);
   const meshes::BoxMesh whole = buildBox(c.mesh);
   Start s = initialCells(c, slab->stateMesh(), whole);
   std::vector<double> p = s.cells, q = std::move(s.cells);
@@ -217,8 +218,7 @@ LevelRun runLevel(const Case& c, MPI_Comm comm, const solver::WholeFieldSettings
 
 /// The largest |grad L_D - grad L_D'| at the cell centres of the mesh (the "measured gap" of the bounds' instance
 /// variants, MATH.md §5), each rank taking a share of the cells.
-double measuredGradientGap(const Case& c, const meshes::BoxMesh& mesh, MPI_Comm comm) {
-  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+double measuredGradientGap(const Case& c, const EmpiricalLosses& losses, const meshes::BoxMesh& mesh, MPI_Comm comm) {
   const int d = c.mesh.dim;
   const auto gD = gradientField(losses.lossD, d), gDp = gradientField(losses.lossDPrime, d);
   int rank = 0, size = 1;
@@ -242,10 +242,9 @@ double measuredGradientGap(const Case& c, const meshes::BoxMesh& mesh, MPI_Comm 
 
 /// S_g of the replaced pair where it is known everywhere (the case's statement, a closed form, or clipping:
 /// models::sensitivityBound), else nullopt. A grid estimate is not a bound on R^d and is not used.
-std::optional<double> globalSensitivity(const Case& c) {
+std::optional<double> globalSensitivity(const Case& c, const EmpiricalLosses& losses) {
   if (c.loss.sensitivity) return c.loss.sensitivity;
   if (c.neighbour.kind != models::NeighbourKind::Replace) return std::nullopt;
-  const EmpiricalLosses losses = buildEmpiricalLosses(c);
   const auto gap = models::sensitivityBound(losses.lossD->loss(), c.data.records[c.neighbour.index],
                                             c.neighbour.replacement, losses.lossD->clipNorm());
   return gap ? std::optional<double>(gap->value) : std::nullopt;
@@ -318,15 +317,6 @@ private:
   std::vector<Set> sets_;
 };
 
-/// The first axis-0 index of this rank's part (the parts are in rank order).
-int firstOfPart(const meshes::BoxMesh& part, MPI_Comm comm) {
-  int count = part.cells(0), first = 0;
-  MPI_Exscan(&count, &first, 1, MPI_INT, MPI_SUM, comm);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank == 0 ? 0 : first;
-}
-
 std::string cellsText(const Case& c) {
   std::string s;
   for (int a = 0; a < c.mesh.dim; ++a) s += (a ? "x" : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
@@ -335,7 +325,7 @@ std::string cellsText(const Case& c) {
 
 }  // namespace
 
-void checkWholeFieldCase(const Case& c, MPI_Comm comm) { slabSolver(c, comm); }
+void checkWholeFieldCase(const Case& c, MPI_Comm comm) { slabSolver(c, buildEmpiricalLosses(c), comm); }
 
 int runWholeFieldCase(const Case& c, const RunOptions& options) {
   const auto wallStart = Clock::now();
@@ -356,7 +346,9 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
 
   // 1. The constants of the bounds and the composition: S_g where it is known everywhere, lambda and beta where the
   // case states them or the loss is quadratic (closed form).
-  const std::optional<double> sensitivity = globalSensitivity(c);
+  // The losses of D and D' (with clipping): the same on every mesh of the sequence.
+  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const std::optional<double> sensitivity = globalSensitivity(c, losses);
   const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
   const double n = static_cast<double>(c.data.records.size());
   std::optional<double> strongConvexity = c.loss.strongConvexity, smoothness = c.loss.smoothness;
@@ -399,7 +391,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
       }
       ProgressReporter progress(coarse.noisyGd.steps, announce, "companion " + std::to_string(factor) + "h",
                                 rank == 0 ? options.progress : ProgressHook{}, "companion_" + std::to_string(factor) + "h");
-      LevelRun level = runLevel(coarse, comm, settings, &progress, {});
+      LevelRun level = runLevel(coarse, losses, comm, settings, &progress, {});
       progress.close();
       companionSeconds += level.seconds;
       companion.levels.push_back(std::move(level.values));
@@ -420,7 +412,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   const std::optional<double> worstCaseGap =
       sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
   auto& privacy = observers.add<PrivacyOutput>(
-      c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, whole, comm)), dir, writer);
+      c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, losses, whole, comm)), dir, writer);
   AccuracyJudge judge(c, settings.hockeyStickEps, std::move(companion), false);
   judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
   auto& accuracy = observers.add<AccuracyOutput>(dir, writer, std::move(judge));
@@ -438,7 +430,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
     const std::vector<double> row = divergenceRow(k, t, v, false);
     observers.observe(OutputStep{k, t, nullptr, v, columns, row});
     if (!c.output.fields) return;
-    const int first = firstOfPart(slab.stateMesh(), comm);
+    const int first = slab.stateFirst();
     h5.writeFieldParts(k, t, first, slab.stateMesh().cells(0),
                        {{io::real("p", io::units::density(d), "The density p trained on D (cell averages)."), &p},
                         {io::real("q", io::units::density(d), "The density q trained on D' (cell averages)."), &q}});
@@ -453,7 +445,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
                 whole.totalCells(), c.noisyGd.steps, size);
     std::fflush(stdout);
   }
-  const LevelRun run = runLevel(c, comm, settings, &progressLine, onOutput);
+  const LevelRun run = runLevel(c, losses, comm, settings, &progressLine, onOutput);
   progressLine.close();
   observers.finish(h5);
   directory.publish();

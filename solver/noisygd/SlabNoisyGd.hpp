@@ -42,6 +42,8 @@ public:
 
   /// This rank's part of the state, as a box mesh (axis 0 restricted to its index range).
   const meshes::BoxMesh& stateMesh() const { return *stateMesh_; }
+  /// The first axis-0 index of this rank's part of the state (the parts lie in rank order).
+  int stateFirst() const { return firstOfAxis0_[static_cast<std::size_t>(rank_)]; }
   /// Advances this rank's parts of p (dataset D) and q (D') by step k (0-based: the cyclic batch k mod m). Collective.
   /// Returns this rank's outflows (mass carried beyond the walls; sum them over the ranks for the whole).
   std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q, long k = 0) const;

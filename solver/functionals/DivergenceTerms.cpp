@@ -79,14 +79,12 @@ DivergenceFunctionals::Terms DivergenceFunctionals::measureTerms(const double* p
       push(Terms::PZero, false, 0.0, 0.0, logWq);
       return;
     }
-    const double rho = (pc - qc) / qc;
-    // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones, with log r from the two
-    // logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay finite:
+    // Near r = 1 (|rho| < 1/2) the cancellation-free forms; farther out the direct ones (cellLogRatio):
     //   q h(r) = p log r - (p - q),   q g_alpha(r) = q r^alpha - q - alpha (p - q).
-    const bool nearOne = std::fabs(rho) < 0.5;
-    const double u = nearOne ? std::log1p(rho) : std::log(pc) - std::log(qc);
-    const double l1l = nearOne ? log1pMinusLinear(rho) : 0.0;
-    const double klTerm = nearOne ? wc * qc * (rho * u + l1l) : wc * (pc * u - (pc - qc));
+    const CellLogRatio r = cellLogRatio(pc, qc);
+    const bool nearOne = r.nearOne;
+    const double u = r.u, l1l = r.l1l;
+    const double klTerm = klCellTerm(r, wc, pc, qc);
     out.kl += klTerm;
     if (boundary) out.klWall += klTerm;
     if (next) out.klNext += klTerm;

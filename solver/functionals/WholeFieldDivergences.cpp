@@ -85,8 +85,7 @@ WholeFieldDirection direction(const Cells& cells, const std::vector<double>& a, 
     if (a[c] > b[c]) flatFrom = std::max(flatFrom, std::log(a[c] / b[c]));
     double term;
     if (a[c] > 0.0) {
-      const double rho = a[c] / b[c] - 1.0, u = std::log1p(rho);
-      term = w * b[c] * (rho * u + log1pMinusLinear(rho));
+      term = klCellTerm(cellLogRatio(a[c], b[c]), w, a[c], b[c]);
     } else {
       term = w * b[c];  // h(0) = 1
     }
@@ -114,8 +113,11 @@ WholeFieldDirection direction(const Cells& cells, const std::vector<double>& a, 
       if (!(b[c] > 0.0)) continue;
       const double w = cells.volume[c];
       if (a[c] > 0.0) {
-        const double rho = a[c] / b[c] - 1.0, u = std::log1p(rho);
-        sum += w * b[c] * (expm1MinusLinear(alpha * u) + alpha * log1pMinusLinear(rho));
+        // q g_alpha(r): the series forms near r = 1, q r^alpha - q - alpha (p - q) beyond (r^alpha from log r, so a
+        // ratio that overflows gives +inf, taken by the log-sum-exp branch below, not NaN).
+        const CellLogRatio r = cellLogRatio(a[c], b[c]);
+        sum += w * (r.nearOne ? b[c] * (expm1MinusLinear(alpha * r.u) + alpha * r.l1l)
+                              : std::exp(std::log(b[c]) + alpha * r.u) - b[c] - alpha * (a[c] - b[c]));
         largest = std::max(largest, std::log(w) + alpha * std::log(a[c]) + (1.0 - alpha) * std::log(b[c]));
       } else {
         sum += w * b[c] * (alpha - 1.0);  // g(0) = alpha - 1

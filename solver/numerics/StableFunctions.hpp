@@ -63,4 +63,23 @@ inline double log1pMinusLinear(double x) {
   return std::log1p(x) - x;
 }
 
+/// log r = log(p/q) of one cell (p, q > 0), in the form that keeps the divergences' terms finite and free of
+/// cancellation: near r = 1 (|rho| < 1/2, rho = r - 1) u = log1p(rho) with l1l = log1p(rho) - rho for the series forms;
+/// farther out u from the two logarithms, so that r ~ 1e-17 (rho rounded to -1) or r overflowing (rho = inf) stay
+/// finite (l1l unused, 0).
+struct CellLogRatio {
+  double rho, u, l1l;
+  bool nearOne;
+};
+inline CellLogRatio cellLogRatio(double p, double q) {
+  const double rho = (p - q) / q;
+  const bool nearOne = std::fabs(rho) < 0.5;
+  return {rho, nearOne ? std::log1p(rho) : std::log(p) - std::log(q), nearOne ? log1pMinusLinear(rho) : 0.0, nearOne};
+}
+/// w q h(r), h(r) = r log r - r + 1, KL's non-negative integrand in a cell of volume w: w q (rho u + l1l) near r = 1,
+/// w (p log r - (p - q)) beyond.
+inline double klCellTerm(const CellLogRatio& r, double w, double p, double q) {
+  return r.nearOne ? w * q * (r.rho * r.u + r.l1l) : w * (p * r.u - (p - q));
+}
+
 }  // namespace fpdp::solver

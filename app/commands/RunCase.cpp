@@ -89,6 +89,8 @@ struct RunOutputs {
     AccuracyJudge judge(c, f.settings.hockeyStickEps, std::move(companion), identicalPair(c, sameData(plan)));
     judge.setStartTakenExactly(plan.exactFirstStep);
     judge.setPoissonMixture(poissonMixtureModel(c, plan.constants.sensitivity, plan.constants.smoothness));
+    // The accountants' composition caps every conservative value (the far-field model decides finiteness here).
+    judge.setCompositionBound(lastIterateCompositionMu(c, provenSensitivity(c, plan.losses)), /*finitenessNeedsIt=*/false);
     accuracy = &observers.add<AccuracyOutput>(dir, writer, std::move(judge));
     privacy->consultAccuracy(*accuracy);
     headline = &observers.add<HeadlineOutput>(dir, writer, c, *privacy, *accuracy, std::move(certification));

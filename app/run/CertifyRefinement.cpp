@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <functional>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "app/run/NumberFormat.hpp"
 #include "app/run/Certification.hpp"
 #include "app/run/MinibatchSchedule.hpp"
+#include "app/run/DpSgdAccounting.hpp"
 #include "app/run/ModelBuilding.hpp"
 #include "app/run/RunPlan.hpp"
 #include "models/DivergenceGrids.hpp"
@@ -363,6 +365,13 @@ private:
     // As the run's judge: a start taken exactly is not judged by its resolution (seen: the Figure 1 cases, certified
     // by the run on 2000 cells, refined to 32000 by --certify, 409 s instead of 18).
     judge.setStartTakenExactly(finest.exactFirstStep);
+    // As the run's judge: the accountants' composition caps every conservative value. S_g does not depend on the mesh.
+    if (!composition_) {
+      const bool composes = finest.c.dynamics == "noisy_gd" && finest.c.batch.sampling != "poisson";
+      composition_ = composes ? lastIterateCompositionMu(finest.c, provenSensitivity(finest.c, buildEmpiricalLosses(finest.c)))
+                              : std::function<double(long)>{};
+    }
+    judge.setCompositionBound(*composition_, /*finitenessNeedsIt=*/false);
     // The Poisson mixture model with the loss constants, as the run's own judge has it (RunCase); they depend on the
     // box, not on the cells, so they are computed once per box (a sup over 10^7 records is not cheap).
     if (finest.c.dynamics == "noisy_gd" && finest.c.batch.sampling == "poisson") {
@@ -666,6 +675,7 @@ private:
   // The Poisson mixture model of the box it was computed for (mesh.lower, mesh.upper).
   std::optional<std::pair<std::pair<std::array<double, 6>, std::array<double, 6>>, std::optional<PoissonMixtureModel>>>
       mixture_;
+  std::optional<std::function<double(long)>> composition_;  // lastIterateCompositionMu, once per refinement
 };
 
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "app/run/NumberFormat.hpp"
 #include "models/GaussianComposition.hpp"
@@ -127,6 +128,29 @@ std::vector<models::PldEpsilon> CompositionBaseline::epsilons(long step, const s
     out.push_back({eps, eps});
   }
   return out;
+}
+
+std::function<double(long)> lastIterateCompositionMu(const Case& c, std::optional<double> sensitivity) {
+  if (c.dynamics != "noisy_gd" || !sensitivity || c.neighbour.kind != models::NeighbourKind::Replace) return {};
+  if (c.batch.sampling != "full" && c.batch.sampling != "cyclic") return {};
+  // The steps whose batch holds the differing record: every step (full batch), or those of its cyclic batch.
+  std::function<long(long)> uses = [](long step) { return step; };
+  if (c.batch.sampling == "cyclic") {
+    auto baseline = std::make_shared<CompositionBaseline>(c, sensitivity);
+    if (!baseline->unavailable().empty()) return {};
+    uses = [baseline](long step) { return baseline->uses(step); };
+  }
+  // Sigma = Sigma' for noisy GD (the reader takes noise.covariance_prime for Langevin only): each such step is a
+  // Gaussian mechanism of sensitivity eta S_g / b against N(0, 2 eta Sigma), at worst along Sigma's smallest
+  // eigenvalue. One formula for both samplings, so that cyclic batches of size n give the full batch's bits.
+  const int d = c.mesh.dim;
+  const double lambdaMin =
+      Eigen::SelfAdjointEigenSolver<models::Matrix>(c.noise.sigmaFor(false, d)).eigenvalues().minCoeff();
+  const double gap = *sensitivity / c.batch.expectedSize(c.data.records.size());
+  const double eta = c.noisyGd.eta;
+  return [gap, eta, lambdaMin, uses](long step) {
+    return models::gaussianCompositionMu(gap, eta * static_cast<double>(uses(step)), lambdaMin);
+  };
 }
 
 }  // namespace fpdp::app

@@ -3,6 +3,7 @@
 // (clip norm C, noise multiplier z, sampling rate or batch size, steps, learning rate) and fpdp's (sigma, eta, S_g,
 // b, fpdp's own replace-one noise multiplier), and the composition baseline of a minibatch case: the eps of the
 // mechanism that releases every iterate, beside fpdp's exact last-iterate eps. Without a run: a function of the Case.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,5 +66,12 @@ private:
   long cycle_ = 1, batchIndex_ = 0;
   std::optional<models::SubsampledGaussianAccountant> accountant_;  // Poisson
 };
+
+/// mu(step) of the GDP composition of every iterate of a noisy-GD case (MATH.md §8), where it exists: noisy GD with
+/// full or cyclic batches, a replaced record and S_g known on all of R^d (`sensitivity`: provenSensitivity). The last
+/// iterate is a post-processing of the iterates, so its R_alpha <= alpha mu^2/2, KL <= mu^2/2, delta(eps) <= the GDP
+/// profile and eps(delta) <= its root (AccuracyJudge::setCompositionBound). Empty otherwise (Langevin, Poisson
+/// sampling, add/remove neighbours, S_g unknown).
+std::function<double(long)> lastIterateCompositionMu(const Case& c, std::optional<double> sensitivity);
 
 }  // namespace fpdp::app

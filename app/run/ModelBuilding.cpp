@@ -84,4 +84,12 @@ models::LossConstants caseLossConstants(const Case& c, const EmpiricalLosses& lo
   return constants;
 }
 
+std::optional<double> provenSensitivity(const Case& c, const EmpiricalLosses& losses) {
+  if (c.loss.sensitivity) return c.loss.sensitivity;
+  if (c.neighbour.kind != models::NeighbourKind::Replace) return std::nullopt;
+  const auto gap = models::sensitivityBound(losses.lossD->loss(), c.data.records[c.neighbour.index],
+                                            c.neighbour.replacement, losses.lossD->clipNorm());
+  return gap ? std::optional<double>(gap->value) : std::nullopt;
+}
+
 }  // namespace fpdp::app

@@ -2,6 +2,7 @@
 // The models and the mesh of a Case, built once for every command (run, sample, noise-study), so that the density
 // solver and the Monte Carlo sampler are given the same loss, data, neighbour and geometry.
 #include <memory>
+#include <optional>
 
 #include "app/case/Case.hpp"
 #include "app/case/LossBuilding.hpp"
@@ -29,5 +30,10 @@ models::BatchScheme batchScheme(const Case& c);
 /// lambda, beta and S_g of the case on `box` (MATH.md §1): computed for a replace-one pair; for add/remove the same
 /// function on D alone gives lambda and beta, and S_g is not reported; lambda and beta given in the case file win.
 models::LossConstants caseLossConstants(const Case& c, const EmpiricalLosses& losses, const meshes::BoxMesh& box);
+
+/// S_g of a replaced record where it is known on all of R^d: the case's loss.sensitivity, or a closed form or clipping
+/// (models::sensitivityBound); nullopt otherwise (add/remove neighbours, or only a grid estimate, which bounds nothing
+/// beyond the grid).
+std::optional<double> provenSensitivity(const Case& c, const EmpiricalLosses& losses);
 
 }  // namespace fpdp::app

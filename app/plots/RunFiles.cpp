@@ -139,7 +139,10 @@ Fields readFields(const std::string& dir, std::size_t count) {
   if (info.nlinks == 0) return out;
   const std::size_t steps = static_cast<std::size_t>(info.nlinks);
   out.dim = static_cast<int>(readAttribute<long long>(file.id, "dim", H5T_NATIVE_LLONG));
-  if (out.dim < 1 || out.dim > 3) throw std::runtime_error("fpdp.h5: dimension " + std::to_string(out.dim));
+  // Beyond three axes there is no density figure: the run writes the 2-D and 3-D marginals for ParaView instead
+  // (docs/output.md); the series figures are drawn as for d <= 3.
+  if (out.dim > 3 && out.dim <= 6) return Fields{};
+  if (out.dim < 1 || out.dim > 6) throw std::runtime_error("fpdp.h5: dimension " + std::to_string(out.dim));
   for (int a = 0; a < out.dim; ++a) {
     out.faces.push_back(io::readDoubleDataset(file.id, std::string("mesh/") + "xyz"[a] + "_faces", "fpdp.h5",
                                               std::nullopt, kMaxFacesPerAxis));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,8 +21,10 @@
 
 #include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/DivergenceSeries.hpp"
+#include "app/observers/ExactReferenceOutput.hpp"
 #include "app/observers/HeadlineOutput.hpp"
 #include "app/observers/PrivacyOutput.hpp"
+#include "app/plots/RunFigures.hpp"
 #include "app/run/Certification.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/DivergenceTable.hpp"
@@ -39,8 +42,11 @@
 #include "models/DivergenceGrids.hpp"
 #include "models/GaussianComposition.hpp"
 #include "models/GaussianFunctionals.hpp"
+#include "models/MinibatchReferences.hpp"
 #include "solver/functionals/WholeFieldDivergences.hpp"
 #include "solver/noisygd/SlabNoisyGd.hpp"
+#include "validation/CellErrors.hpp"
+#include "validation/NoisyGdReference.hpp"
 
 namespace fpdp::app {
 
@@ -72,18 +78,20 @@ std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, const EmpiricalLo
                                                gradientField(losses.lossDPrime, d), c.noisyGd.eta, kernelStddev(c));
 }
 
-/// The initial Gaussian's cell averages on this rank's part (diagonal covariance: a product of one-axis interval
-/// probabilities, exact), and the mass the whole box leaves outside (the start's truncation).
+/// A Gaussian's cell averages on this rank's part, exact for a diagonal covariance (products of one-axis interval
+/// probabilities; only the diagonal is read), and the mass the whole box leaves outside. The start of every run
+/// (the reader refuses a full initial covariance beyond three axes) and the closed forms of exact.csv.
 struct Start {
   std::vector<double> cells;
   double outside = 0.0;
 };
-Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::BoxMesh& whole) {
-  const int d = c.mesh.dim;
+Start gaussianCells(const models::Vector& mean, const models::Matrix& covariance, const meshes::BoxMesh& part,
+                    const meshes::BoxMesh& whole) {
+  const int d = part.dim();
   std::vector<std::vector<double>> probability(static_cast<std::size_t>(d));
   double inside = 1.0;
   for (int a = 0; a < d; ++a) {
-    const double m = c.initial.mean[a], s = std::sqrt(c.initial.covariance(a, a));
+    const double m = mean[a], s = std::sqrt(covariance(a, a));
     const auto& faces = part.axis(a).faces();
     auto& pa = probability[static_cast<std::size_t>(a)];
     for (std::size_t i = 0; i + 1 < faces.size(); ++i)
@@ -106,6 +114,96 @@ Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::Box
   }
   return start;
 }
+
+Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::BoxMesh& whole) {
+  return gaussianCells(c.initial.mean, c.initial.covariance, part, whole);
+}
+
+/// The closed forms of a whole-field run for exact.csv (ExactReferenceOutput): the Gaussian laws of quadratic losses
+/// (MATH.md §6; cyclic batches, §8) and the L1 errors of the fields last shown to it (show(), before the observers see
+/// the output step). None where the laws are not Gaussian (other losses, clipping).
+class WholeFieldReference {
+public:
+  WholeFieldReference(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm) : comm_(comm) {
+    const int d = c.mesh.dim;
+    const models::Matrix sigma = c.noise.sigmaFor(false, d);
+    const models::Gaussian initial(c.initial.mean, c.initial.covariance);
+    if (c.batch.sampling == "cyclic") {
+      const models::BatchScheme scheme = batchScheme(c);
+      const auto found = models::CyclicQuadraticReference::forLosses(
+          *losses.lossD, *losses.lossDPrime,
+          models::cyclicBatches(c.data.records.size(), scheme.size, caseNeighbour(c)), scheme.divisor,
+          c.noisyGd.eta, sigma, initial);
+      if (found) {
+        const auto r = std::make_shared<const models::CyclicQuadraticReference>(*found);
+        laws_ = [r](long k) { return std::pair{r->lawP(k), r->lawQ(k)}; };
+      }
+    } else if (const auto found = validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime,
+                                                                             c.noisyGd.eta, sigma, initial)) {
+      const auto r = std::make_shared<const validation::NoisyGdReference>(*found);
+      laws_ = [r](long k) { return std::pair{r->lawP(k), r->lawQ(k)}; };
+    }
+  }
+  bool exists() const { return static_cast<bool>(laws_); }
+  void show(const std::vector<double>& p, const std::vector<double>& q, const meshes::BoxMesh& part,
+            const meshes::BoxMesh& whole) {
+    p_ = &p;
+    q_ = &q;
+    part_ = &part;
+    whole_ = &whole;
+  }
+  ExactOracle oracle() {
+    const auto laws = laws_;
+    return ExactOracle{
+        [laws](double alpha, long k, double) {
+          const auto [P, Q] = laws(k);
+          return models::gaussianRenyi(P.mean(), P.covariance(), Q.mean(), Q.covariance(), alpha);
+        },
+        [laws](long k, double) {
+          const auto [P, Q] = laws(k);
+          return models::gaussianKL(P.mean(), P.covariance(), Q.mean(), Q.covariance());
+        },
+        [this](Vec, long k, double) { return errors(k); },
+        [laws](long k, double) { return laws(k); }};
+  }
+
+private:
+  /// sum |c| |u_c - exact cell average| over the whole field (collective), for laws with diagonal covariances (the
+  /// route's: a diagonal Sigma and start, and the Hessian lambda I of the quadratic loss keep them so); NaN otherwise.
+  validation::CellErrors errors(long k) const {
+    const auto [P, Q] = laws_(k);
+    std::array<double, 2> l1{0.0, 0.0};
+    int index = 0;
+    for (const auto* law : {&P, &Q}) {
+      const models::Matrix& C = law->covariance();
+      const bool diagonal = (C - models::Matrix(C.diagonal().asDiagonal())).cwiseAbs().maxCoeff() == 0.0;
+      if (!diagonal) {
+        l1[static_cast<std::size_t>(index++)] = std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
+      const Start exact = gaussianCells(law->mean(), C, *part_, *whole_);
+      const std::vector<double>& u = index == 0 ? *p_ : *q_;
+      double sum = 0.0;
+      for (std::size_t c = 0; c < u.size(); ++c) {
+        const auto cell = part_->indexOf(c);
+        double volume = 1.0;
+        for (int a = 0; a < part_->dim(); ++a) volume *= part_->axis(a).width(cell[static_cast<std::size_t>(a)]);
+        sum += volume * std::fabs(u[c] - exact.cells[c]);
+      }
+      l1[static_cast<std::size_t>(index++)] = sum;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, l1.data(), 2, MPI_DOUBLE, MPI_SUM, comm_);
+    validation::CellErrors e;
+    e.l1P = l1[0];
+    e.l1Q = l1[1];
+    return e;
+  }
+
+  MPI_Comm comm_;
+  std::function<std::pair<models::Gaussian, models::Gaussian>(long)> laws_;
+  const std::vector<double>*p_ = nullptr, *q_ = nullptr;
+  const meshes::BoxMesh *part_ = nullptr, *whole_ = nullptr;
+};
 
 /// The whole-field divergences as the accuracy contract reads them (solver::DivergenceValues, the d <= 3 record):
 /// what the whole-field quadrature computes, the wall shares as statuses (kBoundaryShareTolerance), and the walls'
@@ -240,16 +338,6 @@ double measuredGradientGap(const Case& c, const EmpiricalLosses& losses, const m
   return gap;
 }
 
-/// S_g of the replaced pair where it is known everywhere (the case's statement, a closed form, or clipping:
-/// models::sensitivityBound), else nullopt. A grid estimate is not a bound on R^d and is not used.
-std::optional<double> globalSensitivity(const Case& c, const EmpiricalLosses& losses) {
-  if (c.loss.sensitivity) return c.loss.sensitivity;
-  if (c.neighbour.kind != models::NeighbourKind::Replace) return std::nullopt;
-  const auto gap = models::sensitivityBound(losses.lossD->loss(), c.data.records[c.neighbour.index],
-                                            c.neighbour.replacement, losses.lossD->clipNorm());
-  return gap ? std::optional<double>(gap->value) : std::nullopt;
-}
-
 /// The 2-D marginal over axes (0, 1) and the 3-D one over axes (0, 1, 2) of this rank's part of a field, summed over
 /// the ranks to rank 0 (natural order of the marginal's axes).
 std::vector<double> marginal(const std::vector<double>& part, const meshes::BoxMesh& partMesh, int first,
@@ -348,7 +436,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   // case states them or the loss is quadratic (closed form).
   // The losses of D and D' (with clipping): the same on every mesh of the sequence.
   const EmpiricalLosses losses = buildEmpiricalLosses(c);
-  const std::optional<double> sensitivity = globalSensitivity(c, losses);
+  const std::optional<double> sensitivity = provenSensitivity(c, losses);
   const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
   const double n = static_cast<double>(c.data.records.size());
   std::optional<double> strongConvexity = c.loss.strongConvexity, smoothness = c.loss.smoothness;
@@ -356,22 +444,9 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
     if (!strongConvexity) strongConvexity = c.loss.lambda;
     if (!smoothness) smoothness = c.loss.lambda;
   }
-  const models::Matrix sigma = c.noise.sigmaFor(false, d);
-  const double lambdaMinSigma = Eigen::SelfAdjointEigenSolver<models::Matrix>(sigma).eigenvalues().minCoeff();
   // mu(step) of the composition of every iterate (MATH.md §8): full batch, (S_g/n) per step; cyclic batches, the
   // steps whose batch holds the differing record (CompositionBaseline).
-  std::function<double(long)> compositionMu;
-  if (sensitivity && replacement) {
-    if (c.batch.sampling == "cyclic") {
-      auto baseline = std::make_shared<CompositionBaseline>(c, sensitivity);
-      if (baseline->unavailable().empty()) compositionMu = [baseline](long step) { return baseline->mu(step); };
-    } else {
-      const double gap = *sensitivity / n, eta = c.noisyGd.eta;
-      compositionMu = [gap, eta, lambdaMinSigma](long step) {
-        return models::gaussianCompositionMu(gap, eta * static_cast<double>(step), lambdaMinSigma);
-      };
-    }
-  }
+  const std::function<double(long)> compositionMu = lastIterateCompositionMu(c, sensitivity);
 
   // 2. The companions (2h, 4h and where the mesh allows 8h), then the run.
   CompanionValues companion;
@@ -407,6 +482,10 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
       "noisy GD on whole fields (d = " + std::to_string(d) + ", " + std::to_string(size) +
       " rank(s) in slabs): push-forward and exact Gaussian convolution";
   io::Hdf5Output h5(dir + "/fpdp.h5", comm, whole, c.resolvedToml, solverDescription);
+  // The closed forms (before the observers, which refer to them).
+  WholeFieldReference reference(c, losses, comm);
+  const std::optional<ExactOracle> oracle =
+      reference.exists() ? std::optional<ExactOracle>(reference.oracle()) : std::nullopt;
   RunObservers observers;
   observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, false), c.divergence.orders.size());
   const std::optional<double> worstCaseGap =
@@ -418,6 +497,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   auto& accuracy = observers.add<AccuracyOutput>(dir, writer, std::move(judge));
   privacy.consultAccuracy(accuracy);
   auto& headline = observers.add<HeadlineOutput>(dir, writer, c, privacy, accuracy, CertificationReport{});
+  if (oracle) observers.add<ExactReferenceOutput>(dir, writer, c, *oracle);
   auto& progressLine = observers.add<ProgressReporter>(c.noisyGd.steps, announce, "",
                                                        rank == 0 ? options.progress : ProgressHook{});
   std::optional<MarginalOutput> marginals;
@@ -428,6 +508,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
                                   const std::vector<double>& q, const solver::SlabNoisyGd& slab) {
     const double t = c.noisyGd.eta * static_cast<double>(k);
     const std::vector<double> row = divergenceRow(k, t, v, false);
+    reference.show(p, q, slab.stateMesh(), whole);
     observers.observe(OutputStep{k, t, nullptr, v, columns, row});
     if (!c.output.fields) return;
     const int first = slab.stateFirst();
@@ -448,6 +529,8 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   const LevelRun run = runLevel(c, losses, comm, settings, &progressLine, onOutput);
   progressLine.close();
   observers.finish(h5);
+  std::string plotWarning;
+  if (c.output.plots && rank == 0) plotWarning = plots::drawRunPlotsOrWarn(dir);
   directory.publish();
 
   if (rank == 0) {
@@ -462,6 +545,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
     const auto& last = run.values.rbegin()->second;
     s << "  masses at the end: p " << last.p.mass << ", q " << last.q.mass << " (absorbed by the walls: "
       << (*last.absorbedMass)[0] << ", " << (*last.absorbedMass)[1] << ")\n\n";
+    if (!plotWarning.empty()) s << "  WARNING: " << plotWarning << "\n";
     privacy.summary(s, accuracy.epsNote(c.privacy.delta), accuracy.rdpNote(c.privacy.delta));
     s << "\n";
     accuracy.summary(s);

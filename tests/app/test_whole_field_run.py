@@ -184,6 +184,21 @@ def check_run(out, cyclic, label):
             conservative = float(row[f"delta_{direction}_conservative"])
             check(conservative >= exact * (1 - 1e-12) - 1e-300,
                   f"{label}: step {step} delta_{direction}({eps}) conservative {conservative} below {exact}")
+    # exact.csv: the run's closed forms (ExactReferenceOutput) against this test's own, and the L1 errors of the
+    # exact cell averages small at every step after the start.
+    exact_rows = list(csv.DictReader(open(os.path.join(out, "exact.csv"))))
+    check(len(exact_rows) == len(rows), f"{label}: exact.csv has {len(exact_rows)} rows, divergence.csv {len(rows)}")
+    for row in exact_rows:
+        step = int(row["step"])
+        mu = exact_mu(step, cyclic)
+        for column, exact in (("kl_exact", mu * mu / 2), ("renyi_2_exact", mu * mu), ("renyi_5_exact", 2.5 * mu * mu),
+                              ("tv_exact", 2 * phi(mu / 2) - 1),
+                              ("eps_exact_delta_0.001_exact", gaussian_eps(mu, 1e-3))):
+            value = float(row[column])
+            check(abs(value - exact) <= 1e-9 * abs(exact) + 1e-13,
+                  f"{label}: exact.csv step {step} {column} = {value}, this test's closed form {exact}")
+        for column in ("l1_error_p", "l1_error_q"):
+            check(0.0 <= float(row[column]) <= 0.02, f"{label}: exact.csv step {step} {column} = {row[column]}")
     result = json.load(open(os.path.join(out, "result.json")))
     check(result["epsilon"]["conservative"] >= gaussian_eps(exact_mu(int(result["step"]), cyclic), result["delta"]),
           f"{label}: result.json's conservative eps below the truth")

@@ -177,21 +177,24 @@ void AccuracyOutput::summary(std::ostream& s) const {
   }
   s << "companion solves on " << companion.meshDescription
     << (companion.timeDescription.empty() ? "" : " with " + companion.timeDescription) << "\n";
+  // Where the accountants' composition bounds the truth, the limits are capped by it (AccuracyJudge).
+  const std::string limits = judge_.capsByComposition() ? "the quantities' limits capped by the accountants' composition"
+                                                        : "the quantities' limits";
+  const std::string infinite = judge_.capsByComposition() ? "conservative: the accountants' composition" : "conservative +inf";
   if (!companion.timeUnrefined.empty())
-    s << "    no number is certified: " << companion.timeUnrefined << "; conservative values are the quantities' "
-      << "limits\n";
+    s << "    no number is certified: " << companion.timeUnrefined << "; conservative values are " << limits << "\n";
   if (!faultsAtLast_.empty())
     s << "    no number is certified: numerical faults beyond their default tolerances (" << faultsAtLast_
-      << ") did not stop the run (docs/faults.md); conservative values are the quantities' limits\n";
+      << ") did not stop the run (docs/faults.md); conservative values are " << limits << "\n";
   if (absorbedMass_ && std::max((*absorbedMass_)[0], (*absorbedMass_)[1]) > kAbsorbedMassGuard)
     s << "    the walls removed p " << formatNumber((*absorbedMass_)[0], "%.3e") << ", q "
       << formatNumber((*absorbedMass_)[1], "%.3e")
       << " of the mass: a bound on TV, delta(eps) and eps (in their estimates), none on KL and R_alpha (beyond "
-      << formatNumber(kAbsorbedMassGuard, "%g") << ": not certified, conservative +inf; widen the box)\n";
+      << formatNumber(kAbsorbedMassGuard, "%g") << ": not certified, " << infinite << "; widen the box)\n";
   if (startTruncation_ > kAbsorbedMassGuard)
     s << "    the box cut off " << formatNumber(startTruncation_, "%.3e")
       << " of the initial density: a bound on TV, delta(eps) and eps (in their estimates), none on KL and R_alpha "
-         "(not certified, conservative +inf; widen the box)\n";
+         "(not certified, " << infinite << "; widen the box)\n";
   const auto& names = judge_.names();
   const std::string shownEps = "eps_exact_delta_" + io::shortestText(c.privacy.delta);
   int hidden = 0, hiddenUncertified = 0, certified = 0;  // numbers left out of the summary

@@ -177,6 +177,8 @@ public:
     compositionMu_ = std::move(mu);
     finitenessNeedsComposition_ = finitenessNeedsIt;
   }
+  /// Whether setCompositionBound gave a mu (the summary's words for conservative values then name the cap).
+  bool capsByComposition() const { return static_cast<bool>(compositionMu_); }
 
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<double>& eps() const { return eps_; }

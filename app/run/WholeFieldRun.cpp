@@ -338,66 +338,103 @@ double measuredGradientGap(const Case& c, const EmpiricalLosses& losses, const m
   return gap;
 }
 
-/// The 2-D marginal over axes (0, 1) and the 3-D one over axes (0, 1, 2) of this rank's part of a field, summed over
-/// the ranks to rank 0 (natural order of the marginal's axes).
-std::vector<double> marginal(const std::vector<double>& part, const meshes::BoxMesh& partMesh, int first,
-                             const meshes::BoxMesh& whole, int keep, MPI_Comm comm, int rank) {
+/// The 2-D (keep = 2) or 3-D (keep = 3) reduction of this rank's part of a field over the axes beyond the first
+/// `keep`, summed over the ranks to rank 0 (natural order of the kept axes): the marginal (the density integrated over
+/// the other axes) without `at`, else the slice through the cell `at` (the other axes' indices fixed at its).
+std::vector<double> reduced(const std::vector<double>& part, const meshes::BoxMesh& partMesh, int first,
+                            const meshes::BoxMesh& whole, int keep, const std::optional<meshes::CellIndex>& at,
+                            MPI_Comm comm, int rank) {
   std::size_t size = 1;
   for (int a = 0; a < keep; ++a) size *= static_cast<std::size_t>(whole.cells(a));
   std::vector<double> m(size, 0.0), out(rank == 0 ? size : 0);
   for (std::size_t k = 0; k < part.size(); ++k) {
     const auto index = partMesh.indexOf(k);
-    double width = 1.0;  // the integrated axes' cell widths
-    for (int a = keep; a < partMesh.dim(); ++a) width *= partMesh.axis(a).width(index[static_cast<std::size_t>(a)]);
-    std::size_t at = 0, stride = 1;
+    double weight = 1.0;  // the marginal: the integrated axes' cell widths; the slice: 1 on it, 0 off it
+    for (int a = keep; a < partMesh.dim(); ++a) {
+      const std::size_t i = static_cast<std::size_t>(a);
+      if (at) weight *= index[i] == (*at)[i] ? 1.0 : 0.0;
+      else weight *= partMesh.axis(a).width(index[i]);
+    }
+    if (weight == 0.0) continue;
+    std::size_t offset = 0, stride = 1;
     for (int a = 0; a < keep; ++a) {
       const int i = index[static_cast<std::size_t>(a)] + (a == 0 ? first : 0);
-      at += static_cast<std::size_t>(i) * stride;
+      offset += static_cast<std::size_t>(i) * stride;
       stride *= static_cast<std::size_t>(whole.cells(a));
     }
-    m[at] += part[k] * width;
+    m[offset] += part[k] * weight;
   }
   MPI_Reduce(m.data(), out.data(), static_cast<int>(size), MPI_DOUBLE, MPI_SUM, 0, comm);
   return out;
 }
 
-/// The box of a marginal: the first `keep` axes of the mesh.
-meshes::BoxMesh marginalBox(const meshes::BoxMesh& whole, int keep) {
+/// The cell (whole-mesh indices) where the density is largest, the same on every rank (the lowest rank's on ties).
+meshes::CellIndex modeCell(const std::vector<double>& part, const meshes::BoxMesh& partMesh, int first, MPI_Comm comm) {
+  struct {
+    double value;
+    int rank;
+  } best{-INFINITY, 0};
+  MPI_Comm_rank(comm, &best.rank);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < part.size(); ++k)
+    if (part[k] > best.value) {
+      best.value = part[k];
+      at = k;
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  meshes::CellIndex index = part.empty() ? meshes::CellIndex{} : partMesh.indexOf(at);
+  index[0] += first;
+  MPI_Bcast(index.data(), static_cast<int>(index.size()), MPI_INT, best.rank, comm);
+  return index;
+}
+
+/// The box of a reduction: the first `keep` axes of the mesh.
+meshes::BoxMesh keptBox(const meshes::BoxMesh& whole, int keep) {
   std::vector<meshes::Axis> axes;
   for (int a = 0; a < keep; ++a) axes.push_back(whole.axis(a));
   return meshes::BoxMesh(axes);
 }
 
-/// ParaView files of the marginals (rank 0): DIR/marginals/theta_0_theta_1/ and DIR/marginals/theta_0_theta_1_theta_2/,
-/// each with its fpdp.pvd over the output steps (io/VtkOutput on a one-process mesh of the marginal's axes).
-class MarginalOutput {
+/// ParaView files of the densities beyond three axes (rank 0), each with its fpdp.pvd over the output steps (io/VtkOutput
+/// on a one-process mesh of the kept axes): the marginals over axes (0, 1) and (0, 1, 2), DIR/marginals/theta_0_theta_1/
+/// and DIR/marginals/theta_0_theta_1_theta_2/, and the slices over the same axes through the cell where p is largest
+/// at that step, DIR/slices/... (q on p's slice; the mode's centre on the other axes in the step's field data).
+class ReducedFieldOutput {
 public:
-  MarginalOutput(const std::string& dir, const meshes::BoxMesh& whole, int rank) {
+  ReducedFieldOutput(const std::string& dir, const meshes::BoxMesh& whole, int rank) {
     if (rank != 0) return;
-    for (int keep : {2, 3}) {
-      std::string name = "theta_0";
-      for (int a = 1; a < keep; ++a) name += "_theta_" + std::to_string(a);
-      auto mesh = std::make_unique<meshes::DistributedBoxMesh>(PETSC_COMM_SELF, marginalBox(whole, keep));
-      auto vtk = std::make_unique<io::VtkOutput>(dir + "/marginals/" + name, *mesh);
-      sets_.push_back({keep, std::move(mesh), std::move(vtk)});
-    }
+    for (const char* kind : {"marginals", "slices"})
+      for (int keep : {2, 3}) {
+        std::string name = "theta_0";
+        for (int a = 1; a < keep; ++a) name += "_theta_" + std::to_string(a);
+        auto mesh = std::make_unique<meshes::DistributedBoxMesh>(PETSC_COMM_SELF, keptBox(whole, keep));
+        auto vtk = std::make_unique<io::VtkOutput>(dir + "/" + kind + "/" + name, *mesh);
+        sets_.push_back({std::string(kind) == "slices", keep, std::move(mesh), std::move(vtk)});
+      }
   }
   /// Collective: every rank's part goes into the sums.
   void write(long step, double t, const std::vector<double>& p, const std::vector<double>& q,
              const solver::SlabNoisyGd& slab, int first, const meshes::BoxMesh& whole, MPI_Comm comm, int rank,
-             const std::vector<io::StepScalar>& scalars) {
-    for (int keep : {2, 3}) {
-      auto mp = marginal(p, slab.stateMesh(), first, whole, keep, comm, rank);
-      auto mq = marginal(q, slab.stateMesh(), first, whole, keep, comm, rank);
-      if (rank != 0) continue;
-      for (auto& set : sets_)
-        if (set.keep == keep)
-          set.vtk->writeStep(step, t, {{"p", 1, std::move(mp)}, {"q", 1, std::move(mq)}}, scalars);
-    }
+             std::vector<io::StepScalar> scalars) {
+    const meshes::CellIndex mode = modeCell(p, slab.stateMesh(), first, comm);
+    std::vector<io::StepScalar> sliceScalars = scalars;
+    for (int a = 0; a < whole.dim(); ++a)
+      sliceScalars.push_back({"mode_theta_" + std::to_string(a), whole.axis(a).centre(mode[static_cast<std::size_t>(a)])});
+    for (const bool slice : {false, true})
+      for (int keep : {2, 3}) {
+        const std::optional<meshes::CellIndex> at = slice ? std::optional<meshes::CellIndex>(mode) : std::nullopt;
+        auto rp = reduced(p, slab.stateMesh(), first, whole, keep, at, comm, rank);
+        auto rq = reduced(q, slab.stateMesh(), first, whole, keep, at, comm, rank);
+        if (rank != 0) continue;
+        for (auto& set : sets_)
+          if (set.slice == slice && set.keep == keep)
+            set.vtk->writeStep(step, t, {{"p", 1, std::move(rp)}, {"q", 1, std::move(rq)}}, slice ? sliceScalars : scalars);
+      }
   }
 
 private:
   struct Set {
+    bool slice;
     int keep;
     std::unique_ptr<meshes::DistributedBoxMesh> mesh;
     std::unique_ptr<io::VtkOutput> vtk;
@@ -500,8 +537,8 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   if (oracle) observers.add<ExactReferenceOutput>(dir, writer, c, *oracle);
   auto& progressLine = observers.add<ProgressReporter>(c.noisyGd.steps, announce, "",
                                                        rank == 0 ? options.progress : ProgressHook{});
-  std::optional<MarginalOutput> marginals;
-  if (c.output.fields && c.output.vtk) marginals.emplace(dir, whole, rank);
+  std::optional<ReducedFieldOutput> paraView;
+  if (c.output.fields && c.output.vtk) paraView.emplace(dir, whole, rank);
 
   const std::vector<std::string> columns = divergenceColumns(c, false);
   const OutputHook onOutput = [&](long k, const solver::DivergenceValues& v, const std::vector<double>& p,
@@ -515,10 +552,10 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
     h5.writeFieldParts(k, t, first, slab.stateMesh().cells(0),
                        {{io::real("p", io::units::density(d), "The density p trained on D (cell averages)."), &p},
                         {io::real("q", io::units::density(d), "The density q trained on D' (cell averages)."), &q}});
-    if (marginals) {
+    if (paraView) {
       std::vector<io::StepScalar> scalars;
       for (std::size_t i = 0; i < columns.size() && i < row.size(); ++i) scalars.push_back({columns[i], row[i]});
-      marginals->write(k, t, p, q, slab, first, whole, comm, rank, scalars);
+      paraView->write(k, t, p, q, slab, first, whole, comm, rank, std::move(scalars));
     }
   };
   if (announce) {

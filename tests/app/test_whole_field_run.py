@@ -7,7 +7,8 @@ m_(k+1) = (1 - eta lambda) m_k + eta lambda xbar, v_(k+1) = (1 - eta lambda)^2 v
     within accuracy.rtol of it (the accuracy contract, with the composition cap);
   - cyclic batches (two batches of one record each) against the closed form of the cyclic recursion;
   - fpdp.h5 holds the 4-D densities (chunked, compressed) whose masses are divergence.csv's, bitwise the same on two
-    ranks as on one; the 2-D and 3-D marginals' ParaView files;
+    ranks as on one; the 2-D and 3-D marginals' and slices' ParaView files, the slices through the mode of p equal to
+    the 4-D field there;
   - refusals by key of what the whole-field route does not compute, with no output directory left.
 
     test_whole_field_run.py SOURCE_DIR FPDP
@@ -130,6 +131,17 @@ def truth(name, mu, alpha_of):
     return None
 
 
+def vti_array(path, name):
+    """A Float64 array of a VTK ImageData file with raw appended data (io/VtkOutput: UInt64 byte counts)."""
+    data = open(path, "rb").read()
+    head = data[: data.index(b"<AppendedData")].decode()
+    at = head.index(f'Name="{name}"')
+    offset = int(head[at:].split('offset="')[1].split('"')[0])
+    base = data.index(b"_", data.index(b"<AppendedData")) + 1
+    size = int(numpy.frombuffer(data[base + offset: base + offset + 8], dtype="<u8")[0])
+    return numpy.frombuffer(data[base + offset + 8: base + offset + 8 + size], dtype="<f8")
+
+
 def run(case, out, ranks=1):
     command = [fpdp, "run", case, "--output", out, "--quiet"]
     if ranks > 1:
@@ -240,11 +252,27 @@ with tempfile.TemporaryDirectory() as tmp:
                         x, y = float(a[column]), float(b[column])
                         check(abs(x - y) <= 1e-12 * max(1.0, abs(x)),
                               f"divergence.csv: {column} at step {a['step']}: {x} on one rank, {y} on two")
-        for marginal in ("theta_0_theta_1", "theta_0_theta_1_theta_2"):
-            pvd = os.path.join(one, "marginals", marginal, "fpdp.pvd")
-            check(os.path.isfile(pvd), f"missing {pvd}")
-            if os.path.isfile(pvd):
-                check(open(pvd).read().count("<DataSet") == len(rows), f"{pvd}: not every output step listed")
+        for kind in ("marginals", "slices"):
+            for kept in ("theta_0_theta_1", "theta_0_theta_1_theta_2"):
+                pvd = os.path.join(one, kind, kept, "fpdp.pvd")
+                check(os.path.isfile(pvd), f"missing {pvd}")
+                if os.path.isfile(pvd):
+                    check(open(pvd).read().count("<DataSet") == len(rows), f"{pvd}: not every output step listed")
+        # The last step's slices through the mode of p: the 4-D field's values there, bitwise; and the marginal over
+        # axes (0, 1): the field summed over axes 2 and 3 times their cell widths.
+        with h5py.File(os.path.join(one, "fpdp.h5"), "r") as f:
+            last = sorted(f["fields"].keys())[-1]
+            p4 = f["fields"][last]["p"][:]  # shape (n3, n2, n1, n0)
+            h = float(numpy.diff(f["mesh"]["theta_2_faces"][:])[0])
+        mode = numpy.unravel_index(numpy.argmax(p4), p4.shape)  # (i3, i2, i1, i0)
+        step = int(last.split("_")[-1])
+        for kind, kept, expected in (("slices", "theta_0_theta_1", p4[mode[0], mode[1], :, :]),
+                                     ("slices", "theta_0_theta_1_theta_2", p4[mode[0], :, :, :]),
+                                     ("marginals", "theta_0_theta_1", p4.sum(axis=(0, 1)) * h * h)):
+            values = vti_array(os.path.join(one, kind, kept, "vtk", f"fpdp_{step:08d}.vti"), "p")
+            ok = values.size == expected.size and (numpy.array_equal(values, expected.ravel()) if kind == "slices" else
+                                                   numpy.allclose(values, expected.ravel(), rtol=1e-12, atol=1e-300))
+            check(ok, f"{kind}/{kept}: p at step {step} is not the 4-D field's")
 
     # Cyclic batches of one record each.
     case = os.path.join(tmp, "cyclic.toml")

@@ -64,11 +64,55 @@ meshes::AxisValues kernelStddev(const Case& c) {
   return sd;
 }
 
-/// The slab solver of a case: its batches' gradient fields (full batch: L_D and L_D'; cyclic: one per batch).
-/// `losses`: the case's L_D and L_D', which its coarser companions share (only their meshes differ).
+/// The batch maps of a Poisson mixture (MATH.md §8), enumerated as PoissonBatchMixture does: every count vector (k_r)
+/// of the record groups (identical records merged, c_r each), of weight prod_r Binomial(c_r, gamma)(k_r) and mean
+/// gradient (1/b) sum_r k_r g_r; batches of weight 0 (gamma = 1) left out.
+std::vector<solver::SlabNoisyGd::WeightedBatch> poissonBatchMaps(const std::vector<solver::RecordGroup>& groups,
+                                                                 double rate, double expectedSize) {
+  const auto binomial = [rate](long c, long k) {
+    double coefficient = 1.0;
+    for (long j = 1; j <= k; ++j) coefficient = coefficient * static_cast<double>(c - k + j) / static_cast<double>(j);
+    return coefficient * std::pow(rate, static_cast<double>(k)) * std::pow(1.0 - rate, static_cast<double>(c - k));
+  };
+  std::vector<solver::SlabNoisyGd::WeightedBatch> maps;
+  std::vector<long> k(groups.size(), 0);
+  while (true) {
+    double weight = 1.0;
+    std::vector<std::pair<double, solver::GradientField>> terms;  // (k_r / b, g_r) of the groups in the batch
+    for (std::size_t r = 0; r < groups.size(); ++r) {
+      weight *= binomial(groups[r].count, k[r]);
+      if (k[r] > 0) terms.emplace_back(static_cast<double>(k[r]) / expectedSize, groups[r].gradient);
+    }
+    if (weight > 0.0)
+      maps.push_back({weight, [terms](const solver::ParameterPoint& x) {
+                        solver::ParameterPoint g{};
+                        for (const auto& [factor, gradient] : terms) {
+                          const solver::ParameterPoint gr = gradient(x);
+                          for (std::size_t a = 0; a < g.size(); ++a) g[a] += factor * gr[a];
+                        }
+                        return g;
+                      }});
+    std::size_t r = 0;  // the next count vector, mixed radix (c_r + 1)
+    while (r < groups.size() && ++k[r] > groups[r].count) k[r++] = 0;
+    if (r == groups.size()) break;
+  }
+  return maps;
+}
+
+/// The slab solver of a case: its batches' gradient fields (full batch: L_D and L_D'; cyclic: one per batch; Poisson:
+/// every batch map with its weight). `losses`: the case's L_D and L_D', which its coarser companions share (only their
+/// meshes differ).
 std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm) {
   const int d = c.mesh.dim;
   const meshes::BoxMesh mesh = buildBox(c.mesh);
+  if (c.batch.sampling == "poisson") {
+    // The enumeration's budget and the lattice's refusal, as for d <= 3 (its cost on this mesh, by key).
+    requireSupportedMinibatches(c, losses, mesh.totalCells());
+    const solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
+    return std::make_unique<solver::SlabNoisyGd>(
+        comm, mesh, poissonBatchMaps(drift.D.records, drift.rate, drift.expectedSize),
+        poissonBatchMaps(drift.DPrime.records, drift.rate, drift.expectedSize), c.noisyGd.eta, kernelStddev(c));
+  }
   if (c.batch.sampling == "cyclic") {
     solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
     return std::make_unique<solver::SlabNoisyGd>(comm, mesh, std::move(drift.D.batches),
@@ -138,6 +182,8 @@ public:
         const auto r = std::make_shared<const models::CyclicQuadraticReference>(*found);
         laws_ = [r](long k) { return std::pair{r->lawP(k), r->lawQ(k)}; };
       }
+    } else if (c.batch.sampling != "full") {
+      // Poisson: the laws are mixtures (none here: their 1-D quadratures do not reach d > 3).
     } else if (const auto found = validation::NoisyGdReference::forQuadratic(*losses.lossD, *losses.lossDPrime,
                                                                              c.noisyGd.eta, sigma, initial)) {
       const auto r = std::make_shared<const validation::NoisyGdReference>(*found);
@@ -473,6 +519,8 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
   // case states them or the loss is quadratic (closed form).
   // The losses of D and D' (with clipping): the same on every mesh of the sequence.
   const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  // A Poisson mixture beyond its budget is refused on the run's own mesh, before any companion runs.
+  if (c.batch.sampling == "poisson") requireSupportedMinibatches(c, losses, whole.totalCells());
   const std::optional<double> sensitivity = provenSensitivity(c, losses);
   const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
   const double n = static_cast<double>(c.data.records.size());

@@ -220,8 +220,12 @@ std::array<double, 2> remapLine(const std::vector<double>& targetFaces, const st
                        passiveMasses.data(), passiveOut.data(), passiveOutflow.data());
 }
 
-PushForward::PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta)
-    : mesh_(mesh), gradient_(std::move(gradient)), eta_(eta), cache_(std::make_unique<MapCache>()) {}
+PushForward::PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta, double cacheShare)
+    : mesh_(mesh), gradient_(std::move(gradient)), eta_(eta), cacheShare_(cacheShare),
+      cache_(std::make_unique<MapCache>()) {
+  if (!(cacheShare > 0.0 && cacheShare <= 1.0))
+    throw std::invalid_argument("PushForward: the cache share must lie in (0, 1]");
+}
 
 ParameterPoint PushForward::map(const ParameterPoint& theta) const {
   const ParameterPoint g = gradient_(theta);
@@ -313,7 +317,7 @@ PushForward::LineMaps PushForward::lineMaps(int axis, const meshes::BoxMesh::Lin
 const std::vector<PushForward::LineMaps>* PushForward::cachedMaps(int axis) const {
   const double values = 2.0 * static_cast<double>(mesh_.totalCells()) * mesh_.dim() *
                         (1.0 + 1.0 / static_cast<double>(mesh_.cells(axis)));
-  if (values > (mesh_.dim() > 3 ? kMaxCachedValuesBeyondDmda : kMaxCachedValues)) return nullptr;
+  if (values > cacheShare_ * (mesh_.dim() > 3 ? kMaxCachedValuesBeyondDmda : kMaxCachedValues)) return nullptr;
   const std::lock_guard<std::mutex> lock(cache_->mutex);
   auto& slot = cache_->maps[static_cast<std::size_t>(axis)];
   if (!slot) {

@@ -94,8 +94,9 @@ std::vector<double> faceDensities(const std::vector<double>& faces, const double
 
 class PushForward {
 public:
-  /// g: the gradient field; T(theta) = theta - eta g(theta).
-  PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta);
+  /// g: the gradient field; T(theta) = theta - eta g(theta). cacheShare in (0, 1]: the share of the face-map cache's
+  /// limit this map may take (a caller holding many maps, a Poisson mixture's, divides the limit among them).
+  PushForward(const meshes::BoxMesh& mesh, GradientField gradient, double eta, double cacheShare = 1.0);
 
   /// Push cell averages `field` (natural order) through T in place. Non-negative data stays non-negative; signed
   /// data (allowSigned) is remapped linearly with the same weights' construction but no clamping.
@@ -136,6 +137,7 @@ private:
   const meshes::BoxMesh& mesh_;
   GradientField gradient_;
   double eta_;
+  double cacheShare_ = 1.0;
   struct MapCache {
     std::mutex mutex;
     std::array<std::unique_ptr<std::vector<LineMaps>>, meshes::kMaxDimension> maps;

@@ -36,6 +36,17 @@ public:
   /// (batchesD[b], batchesDPrime[b]: the mean gradient over batch b's records; m >= 1 of each, as many for D').
   SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, std::vector<GradientField> batchesD,
               std::vector<GradientField> batchesDPrime, double eta, meshes::AxisValues stddev);
+  /// One batch map of a Poisson mixture: the batch's mean gradient g_B = (1/b) sum_{i in B} g_i and its weight w_B.
+  struct WeightedBatch {
+    double weight = 0;
+    GradientField gradient;
+  };
+  /// Minibatch noisy SGD with Poisson sampling (MATH.md §8), exact by enumeration: every step pushes a density
+  /// through every batch map and sums the images with their weights, sum_B w_B T_B # p (PoissonBatchMixture's
+  /// mixture), then convolves once (the convolution is linear). mixtureD, mixtureDPrime: every map of non-zero weight
+  /// of D and of D' (the caller enumerates the batches, identical records merged); their counts may differ.
+  SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, std::vector<WeightedBatch> mixtureD,
+              std::vector<WeightedBatch> mixtureDPrime, double eta, meshes::AxisValues stddev);
   ~SlabNoisyGd();
   SlabNoisyGd(const SlabNoisyGd&) = delete;
   SlabNoisyGd& operator=(const SlabNoisyGd&) = delete;
@@ -44,7 +55,8 @@ public:
   const meshes::BoxMesh& stateMesh() const { return *stateMesh_; }
   /// The first axis-0 index of this rank's part of the state (the parts lie in rank order).
   int stateFirst() const { return firstOfAxis0_[static_cast<std::size_t>(rank_)]; }
-  /// Advances this rank's parts of p (dataset D) and q (D') by step k (0-based: the cyclic batch k mod m). Collective.
+  /// Advances this rank's parts of p (dataset D) and q (D') by step k (0-based: the cyclic batch k mod m; a Poisson
+  /// mixture takes every map at every step). Collective.
   /// Returns this rank's outflows (mass carried beyond the walls; sum them over the ranks for the whole).
   std::array<Outflow, 2> step(std::vector<double>& p, std::vector<double>& q, long k = 0) const;
   /// The divergences of the split p and q (wholeFieldDivergencesOfParts): each part's point values are reconstructed
@@ -58,7 +70,18 @@ public:
   std::vector<double> gather(const std::vector<double>& part) const;
 
 private:
+  /// The layouts, the convolutions and one push-forward per map, dataset and layout; weights empty (cyclic: step k
+  /// takes map k mod m) or one per map (a Poisson mixture).
+  SlabNoisyGd(MPI_Comm comm, const meshes::BoxMesh& mesh, std::vector<GradientField> mapsD,
+              std::vector<GradientField> mapsDPrime, std::vector<double> weightsD, std::vector<double> weightsDPrime,
+              double eta, meshes::AxisValues stddev);
   Outflow stepDensity(std::vector<double>& field, const PushForward& pushState, const PushForward& pushSlab) const;
+  /// sum_B w_B T_B # field, then the convolution: the Poisson mixture's step of one density.
+  Outflow stepMixture(std::vector<double>& field, const std::vector<double>& weights,
+                      const std::vector<std::unique_ptr<PushForward>>& pushState,
+                      const std::vector<std::unique_ptr<PushForward>>& pushSlab) const;
+  /// The convolution's passes of a density pushed forward into the slab layout (`slab`), ending in `field`.
+  void convolve(std::vector<double>& slab, std::vector<double>& field, Outflow& out) const;
   /// Moves a density's cells from the state layout to the slabs (stateToSlabs) or back: one MPI_Alltoallv.
   void transpose(const std::vector<double>& in, std::vector<double>& out, bool stateToSlabs) const;
   /// The point values of this rank's part of a density (negative averages as 0), reconstructed on the part grown by
@@ -72,10 +95,12 @@ private:
   std::unique_ptr<meshes::BoxMesh> stateMesh_, slabMesh_;
   // One push-forward per batch, dataset and layout.
   std::vector<std::unique_ptr<PushForward>> pushStateD_, pushStateDPrime_, pushSlabD_, pushSlabDPrime_;
+  std::vector<double> weightsD_, weightsDPrime_;  // a Poisson mixture's w_B per map (empty: cyclic or full batch)
   std::unique_ptr<GaussianConvolution> noiseState_, noiseSlab_;
   // A density's slab and the transposes' buffers, kept from step to step (one rank's process: no concurrent steps).
   struct Work {
     std::vector<double> slab, send, receive;
+    std::vector<double> image, mixture;  // a Poisson mixture: one map's image (state layout), the weighted sum (slabs)
   };
   mutable Work work_;
 };

@@ -6,6 +6,8 @@ m_(k+1) = (1 - eta lambda) m_k + eta lambda xbar, v_(k+1) = (1 - eta lambda)^2 v
   - every conservative value of accuracy.csv and hockey_stick_accuracy.csv at least the truth, every certified value
     within accuracy.rtol of it (the accuracy contract, with the composition cap);
   - cyclic batches (two batches of one record each) against the closed form of the cyclic recursion;
+  - Poisson batches (enumerated) on a linear loss whose records differ along axis 0 only, against the 1-D closed form
+    of the lattice mixture (a 1-D run's exact.csv);
   - fpdp.h5 holds the 4-D densities (chunked, compressed) whose masses are divergence.csv's, bitwise the same on two
     ranks as on one; the 2-D and 3-D marginals' and slices' ParaView files, the slices through the mode of p equal to
     the 4-D field there;
@@ -283,13 +285,86 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode == 0:
         check_run(out, True, "cyclic")
 
+    # Poisson sampling (4 records, gamma = 0.5: 16 batch maps per dataset and step) on a linear loss whose records
+    # differ along axis 0 only: the batch maps are translations along axis 0, so p and q are products of their axis-0
+    # laws with one Gaussian on the other axes, and every divergence is that of the axis-0 laws, the lattice mixtures
+    # of Gaussians a 1-D run takes in closed form (exact.csv, models::PoissonShiftReference).
+    poisson = {"4d": ("[-5.0, -4.5, -4.5, -4.5]", "[6.0, 4.5, 4.5, 4.5]", "[88, 8, 8, 8]", 4),
+               "1d": ("[-5.0]", "[6.0]", "[2200]", 1)}
+    outs = {}
+    for label, (lower, upper, cells, dim) in poisson.items():
+        def vec(x0):
+            return "[" + ", ".join([x0] + ["0.0"] * (dim - 1)) + "]"
+        text = f"""[case]
+name = "poisson-{label}"
+dynamics = "noisy_gd"
+[mesh]
+lower = {lower}
+upper = {upper}
+cells = {cells}
+[loss]
+type = "expression"
+expression = "{' - '.join(f'x{a + 1}*theta{a + 1}' for a in range(dim)).join(['-', ''])}"
+gradient = [{', '.join(f'"-x{a + 1}"' for a in range(dim))}]
+[data]
+records = [{vec("1.0")}, {vec("0.5")}, {vec("-0.5")}, {vec("0.8")}]
+[neighbour]
+index = 0
+record = {vec("-1.0")}
+[noise]
+sigma = 0.5
+[initial]
+mean = {vec("0.0")}
+covariance = 0.25
+[batch]
+sampling = "poisson"
+rate = 0.5
+[noisy_gd]
+diffusion = "exact_convolution"
+eta = 0.2
+steps = 3
+[output]
+every = 1
+plots = false
+[divergence]
+orders = [2, 5]
+[privacy]
+delta_grid = [1e-2, 1e-3]
+"""
+        path = os.path.join(tmp, f"poisson-{label}.toml")
+        open(path, "w").write(text)
+        outs[label] = os.path.join(tmp, f"poisson-{label}")
+        r = run(path, outs[label])
+        check(r.returncode == 0, f"poisson {label}: exit {r.returncode}: {r.stderr}")
+    if all(os.path.isfile(os.path.join(o, "divergence.csv")) for o in outs.values()):
+        exact = {row["step"]: row for row in csv.DictReader(open(os.path.join(outs["1d"], "exact.csv")))}
+        # Measured (88 cells along axis 0): KL, R_2, R_5 within 9.2e-5, TV 1.1e-3, eps 2.2e-3; the tolerances triple.
+        for row in csv.DictReader(open(os.path.join(outs["4d"], "divergence.csv"))):
+            for column, tolerance in (("kl", 3e-4), ("renyi_2", 3e-4), ("renyi_5", 3e-4), ("tv", 3.5e-3)):
+                truth = float(exact[row["step"]][column + "_exact"])
+                check(abs(float(row[column]) - truth) <= tolerance * truth + 1e-14,
+                      f"poisson 4-D: step {row['step']} {column} = {row[column]} against the 1-D closed form {truth}")
+        for row in csv.DictReader(open(os.path.join(outs["4d"], "epsilon.csv"))):
+            if row["delta"] not in ("0.01", "0.001"):
+                continue
+            truth = float(exact[row["step"]][f"eps_exact_delta_{row['delta']}_exact"])
+            check(abs(float(row["eps_exact"]) - truth) <= 6.5e-3 * truth + 1e-12,
+                  f"poisson 4-D: step {row['step']} eps({row['delta']}) = {row['eps_exact']} against {truth}")
+        # The accuracy contract: every conservative value at least the truth (R_alpha: +inf, no proof of finiteness).
+        for row in csv.DictReader(open(os.path.join(outs["4d"], "accuracy.csv"))):
+            for name in ("kl", "tv", "renyi_2", "renyi_5", "eps_exact_delta_0.01", "eps_exact_delta_0.001"):
+                truth = float(exact[row["step"]][name + "_exact"])
+                check(float(row[name + "_conservative"]) >= truth * (1 - 1e-12),
+                      f"poisson 4-D: step {row['step']} {name} conservative {row[name + '_conservative']} below {truth}")
+
     # Refusals: the key, its value and what is allowed; nothing left behind.
     refusals = [
         ("langevin", case_text("l", 20, 5, 5).replace('dynamics = "noisy_gd"', 'dynamics = "langevin"')
          .replace("[noisy_gd]\neta = 0.1\nsteps = 5\ndiffusion = \"exact_convolution\"", "[time]\nt_end = 1.0\ndt = 0.1"),
          "case.dynamics"),
         ("fokker_planck", case_text("f", 20, 5, 5).replace('diffusion = "exact_convolution"', ""), "noisy_gd.diffusion"),
-        ("poisson", case_text("p", 20, 5, 5, batch='[batch]\nsampling = "poisson"\nrate = 0.5'), "batch.sampling"),
+        ("lattice", case_text("p", 20, 5, 5, batch='[batch]\nsampling = "poisson"\nrate = 0.5\nmixture = "lattice"'),
+         "batch.mixture"),
         ("full_sigma", case_text("s", 20, 5, 5).replace(
             "sigma = 1.0", "covariance = [[1.0, 0.1, 0, 0], [0.1, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]]"),
          "noise.covariance"),

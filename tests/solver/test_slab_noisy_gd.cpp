@@ -159,6 +159,59 @@ BOOST_AUTO_TEST_CASE(cyclic_batches_split_over_the_ranks_equal_one_process) {
                     std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(poisson_mixtures_split_over_the_ranks_equal_one_process) {
+  // Poisson sampling's step (MATH.md §8): sum_B w_B T_B # p, then one convolution; D with three batch maps, D' with
+  // four (an added record), 3 steps in 4-D. On one process: each map's PushForward on a copy, the images summed with
+  // their weights in the maps' order, then the convolution.
+  const int d = 4;
+  std::vector<meshes::Axis> axes;
+  for (int a = 0; a < d; ++a) axes.push_back(meshes::Axis::uniform(-3.0, 3.0, 9 + a % 2));
+  const meshes::BoxMesh mesh(std::move(axes));
+  const double eta = 0.2;
+  const meshes::AxisValues s{0.35, 0.3, 0.32, 0.3};
+  std::vector<solver::SlabNoisyGd::WeightedBatch> mixD, mixDPrime;
+  const std::vector<double> wD{0.25, 0.5, 0.25}, wDPrime{0.125, 0.375, 0.375, 0.125};
+  for (std::size_t b = 0; b < wD.size(); ++b) mixD.push_back({wD[b], coupledQuadratic(d, 0.3 * static_cast<double>(b))});
+  for (std::size_t b = 0; b < wDPrime.size(); ++b)
+    mixDPrime.push_back({wDPrime[b], coupledQuadratic(d, 0.3 * static_cast<double>(b) - 0.2)});
+  std::vector<double> start(mesh.totalCells());
+  for (std::size_t c = 0; c < start.size(); ++c) {
+    const auto x = mesh.centreAt(mesh.indexOf(c));
+    double r2 = 0.0;
+    for (int a = 0; a < d; ++a) r2 += (x[a] - 0.1 * a) * (x[a] - 0.1 * a);
+    start[c] = std::exp(-r2);
+  }
+  const solver::GaussianConvolution noise(mesh, s);
+  const auto stepOneProcess = [&](std::vector<double>& field, const std::vector<solver::SlabNoisyGd::WeightedBatch>& mix) {
+    std::vector<double> sum(field.size(), 0.0);
+    for (const auto& b : mix) {
+      std::vector<double> image = field;
+      solver::PushForward(mesh, b.gradient, eta).apply(image);
+      for (std::size_t c = 0; c < sum.size(); ++c) sum[c] += b.weight * image[c];
+    }
+    noise.apply(sum);
+    field = std::move(sum);
+  };
+  std::vector<double> p = start, q = start;
+  const solver::SlabNoisyGd slabs(PETSC_COMM_WORLD, mesh, mixD, mixDPrime, eta, s);
+  auto pp = slabs.part(start), qq = slabs.part(start);
+  for (long k = 0; k < 3; ++k) {
+    stepOneProcess(p, mixD);
+    stepOneProcess(q, mixDPrime);
+    slabs.step(pp, qq, k);
+  }
+  BOOST_TEST((slabs.gather(pp) == p));
+  BOOST_TEST((slabs.gather(qq) == q));
+  BOOST_TEST((p != q));
+  // A map of weight 0 or without maps: refused.
+  auto zero = mixD;
+  zero[1].weight = 0.0;
+  BOOST_CHECK_THROW(solver::SlabNoisyGd(PETSC_COMM_WORLD, mesh, zero, mixDPrime, eta, s), std::invalid_argument);
+  BOOST_CHECK_THROW(solver::SlabNoisyGd(PETSC_COMM_WORLD, mesh, mixD, std::vector<solver::SlabNoisyGd::WeightedBatch>{},
+                                        eta, s),
+                    std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(too_few_cells_for_the_ranks_are_refused) {
   int ranks = 1;
   MPI_Comm_size(PETSC_COMM_WORLD, &ranks);

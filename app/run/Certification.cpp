@@ -68,10 +68,15 @@ std::string uncertaintyRemedy(Uncertainty u, const Case& c) {
   // What refines, by what the run already did: "run with --certify" after a --certify run repeats it (the headline's
   // refinement does not look at the other numbers; every number's stops at a budget that its certify line names).
   const auto refine = [&c](const std::string& what) -> std::string {
-    // Beyond three axes there is no refinement to run: finer meshes cost cells^d (docs/scaling.md §9).
+    // Beyond three axes the refinement doubles the cells per axis (2^d times the cells: docs/scaling.md §9) and
+    // neither widens the box nor refines a time step.
+    if (c.mesh.dim > 3 && c.accuracy.certify == "off")
+      return "run with --certify (finer meshes until it is certified, each 2^" + std::to_string(c.mesh.dim) +
+             " times the cells), or more mesh.cells; where the cells that needs do not fit, quote the conservative "
+             "value, which the accountants' composition caps";
     if (c.mesh.dim > 3)
-      return "more mesh.cells (" + what + " by hand: --certify is not built beyond three axes); where the cells^d "
-             "that needs do not fit, quote the conservative value, which the accountants' composition caps";
+      return "see the certify line: raise the refinement's budget it names (accuracy.certify_seconds, "
+             "accuracy.certify_max_cells), or quote the conservative value, which the accountants' composition caps";
     if (c.accuracy.certify == "headline")
       return "run with --certify=last_step (" + what + " for every number of the last step; --certify refines for the "
              "headline eps only)";

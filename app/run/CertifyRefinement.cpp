@@ -49,45 +49,6 @@ double totalCells(const Case& c) {
   return n;
 }
 
-/// The resolved case text (parameters.toml) of a case the refinement changed: the requested text with the mesh, the
-/// time step and the solver type of `c`.
-std::string resolvedText(const Case& c) {
-  toml::table root = toml::parse(c.resolvedToml);
-  toml::array lower, upper, cells;
-  for (int a = 0; a < c.mesh.dim; ++a) {
-    lower.push_back(c.mesh.lower[a]);
-    upper.push_back(c.mesh.upper[a]);
-    cells.push_back(static_cast<std::int64_t>(c.mesh.cells[a]));
-  }
-  toml::table& mesh = *root["mesh"].as_table();
-  mesh.insert_or_assign("lower", lower);
-  mesh.insert_or_assign("upper", upper);
-  mesh.insert_or_assign("cells", cells);
-  if (mesh.contains("grading")) {
-    toml::array grading;
-    for (int a = 0; a < c.mesh.dim; ++a) grading.push_back(c.mesh.grading[a]);
-    mesh.insert_or_assign("grading", grading);
-  }
-  if (auto* time = root["time"].as_table()) time->insert_or_assign("dt", c.time.dt);
-  if (auto* output = root["output"].as_table()) output->insert_or_assign("every", static_cast<std::int64_t>(c.output.every));
-  if (auto* gd = root["noisy_gd"].as_table()) {
-    gd->insert_or_assign("diffusion", c.noisyGd.diffusion);
-    gd->insert_or_assign("diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps));
-  }
-  if (auto* batch = root["batch"].as_table(); batch && c.batch.sampling == "poisson") {
-    batch->insert_or_assign("mixture", c.batch.mixture);
-    batch->insert_or_assign("mixture_tolerance", c.batch.mixtureTolerance);
-  }
-  if (auto* solver = root["solver"].as_table()) {
-    solver->insert_or_assign("ts_type", c.solver.ts_type);
-    solver->insert_or_assign("ksp_type", c.solver.ksp_type);
-    solver->insert_or_assign("pc_type", c.solver.pc_type);
-    if (solver->contains("exponential_series")) solver->insert_or_assign("exponential_series", c.solver.exponential_series);
-  }
-  std::ostringstream out;
-  out << root << '\n';
-  return out.str();
-}
 
 /// One mesh of the sequence: its case and its divergences at every output step, by its own step numbers.
 struct Level {
@@ -145,6 +106,44 @@ constexpr double kLargestCertifyCells = 2147483648.0;  // accuracy.certify_max_c
 constexpr double kShortestTimedSolve = 0.05;
 
 }  // namespace
+
+std::string resolvedText(const Case& c) {
+  toml::table root = toml::parse(c.resolvedToml);
+  toml::array lower, upper, cells;
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    lower.push_back(c.mesh.lower[a]);
+    upper.push_back(c.mesh.upper[a]);
+    cells.push_back(static_cast<std::int64_t>(c.mesh.cells[a]));
+  }
+  toml::table& mesh = *root["mesh"].as_table();
+  mesh.insert_or_assign("lower", lower);
+  mesh.insert_or_assign("upper", upper);
+  mesh.insert_or_assign("cells", cells);
+  if (mesh.contains("grading")) {
+    toml::array grading;
+    for (int a = 0; a < c.mesh.dim; ++a) grading.push_back(c.mesh.grading[a]);
+    mesh.insert_or_assign("grading", grading);
+  }
+  if (auto* time = root["time"].as_table()) time->insert_or_assign("dt", c.time.dt);
+  if (auto* output = root["output"].as_table()) output->insert_or_assign("every", static_cast<std::int64_t>(c.output.every));
+  if (auto* gd = root["noisy_gd"].as_table()) {
+    gd->insert_or_assign("diffusion", c.noisyGd.diffusion);
+    gd->insert_or_assign("diffusion_substeps", static_cast<std::int64_t>(c.noisyGd.diffusion_substeps));
+  }
+  if (auto* batch = root["batch"].as_table(); batch && c.batch.sampling == "poisson") {
+    batch->insert_or_assign("mixture", c.batch.mixture);
+    batch->insert_or_assign("mixture_tolerance", c.batch.mixtureTolerance);
+  }
+  if (auto* solver = root["solver"].as_table()) {
+    solver->insert_or_assign("ts_type", c.solver.ts_type);
+    solver->insert_or_assign("ksp_type", c.solver.ksp_type);
+    solver->insert_or_assign("pc_type", c.solver.pc_type);
+    if (solver->contains("exponential_series")) solver->insert_or_assign("exponential_series", c.solver.exponential_series);
+  }
+  std::ostringstream out;
+  out << root << '\n';
+  return out.str();
+}
 
 class CertifyRefinement::Sequence {
 public:

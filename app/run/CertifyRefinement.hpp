@@ -43,6 +43,10 @@ struct CertifyAttempt {
 /// x 2).
 Case refinedCase(const Case& c);
 
+/// The resolved case text (parameters.toml) of a case the refinement changed: the requested text with the mesh, the
+/// time step and the solver type of `c`.
+std::string resolvedText(const Case& c);
+
 /// The case `c` with its box widened about its centre by about `factor` per axis, with cells of the same width added
 /// on each side (a multiple of 4 per side, at least the factor's share). Uniform axes only (nullopt where an axis is
 /// graded).

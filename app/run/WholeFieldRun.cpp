@@ -26,11 +26,13 @@
 #include "app/observers/PrivacyOutput.hpp"
 #include "app/plots/RunFigures.hpp"
 #include "app/run/Certification.hpp"
+#include "app/run/CertifyRefinement.hpp"
 #include "app/run/CompanionSolve.hpp"
 #include "app/run/DivergenceTable.hpp"
 #include "app/run/DpSgdAccounting.hpp"
 #include "app/run/MinibatchSchedule.hpp"
 #include "app/run/ModelBuilding.hpp"
+#include "app/run/NumberFormat.hpp"
 #include "app/run/OutputDirectory.hpp"
 #include "app/run/ProgressReporter.hpp"
 #include "app/run/RunObservers.hpp"
@@ -488,6 +490,34 @@ private:
   std::vector<Set> sets_;
 };
 
+/// --certify beyond three axes: the numbers asked for at the last output step (accuracy.certify = "headline": eps at
+/// privacy.delta; "last_step": every number computed) judged as the run's AccuracyOutput judges them; returns how
+/// many were asked and those not certified, each with its reason ("" when all are).
+std::pair<std::size_t, std::string> certifyVerdict(const Case& c, const std::vector<double>& eps,
+                                                   const CompanionValues& companion,
+                                                   const std::function<double(long)>& compositionMu,
+                                                   const std::map<long, solver::DivergenceValues>& values) {
+  if (values.empty()) return {0, "no output step"};
+  AccuracyJudge judge(c, eps, companion, false);
+  judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
+  const auto& [step, v] = *values.rbegin();
+  const auto profile = judge.profile(step, v, false);
+  const auto numbers = judge.numbers(step, v, profile, false);
+  const auto& names = judge.names();
+  const bool headline = c.accuracy.certify == "headline";
+  const std::size_t epsIndex = judge.epsIndex(c.privacy.delta);
+  std::size_t asked = 0, listed = 0;
+  std::string uncertified;
+  for (std::size_t k = 0; k < numbers.size(); ++k) {
+    if ((headline && k != epsIndex) || std::isnan(numbers[k].value)) continue;
+    ++asked;
+    if (numbers[k].certified) continue;
+    if (listed++ < 4) uncertified += (uncertified.empty() ? "" : ", ") + names[k] + " (" + uncertaintyName(numbers[k].reason) + ")";
+  }
+  if (listed > 4) uncertified += " and " + std::to_string(listed - 4) + " more";
+  return {asked, uncertified};
+}
+
 std::string cellsText(const Case& c) {
   std::string s;
   for (int a = 0; a < c.mesh.dim; ++a) s += (a ? "x" : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
@@ -498,53 +528,53 @@ std::string cellsText(const Case& c) {
 
 void checkWholeFieldCase(const Case& c, MPI_Comm comm) { slabSolver(c, buildEmpiricalLosses(c), comm); }
 
-int runWholeFieldCase(const Case& c, const RunOptions& options) {
+int runWholeFieldCase(const Case& requested, const RunOptions& options) {
   const auto wallStart = Clock::now();
   MPI_Comm comm = PETSC_COMM_WORLD;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (options.resume)
-    throw std::runtime_error("--restart: a run of d = " + std::to_string(c.mesh.dim) +
+    throw std::runtime_error("--restart: a run of d = " + std::to_string(requested.mesh.dim) +
                              " writes no checkpoints (docs/scaling.md §9); run it again");
   const bool announce = rank == 0 && !options.quiet;
-  const int d = c.mesh.dim;
-  const meshes::BoxMesh whole = buildBox(c.mesh);
+  const int d = requested.mesh.dim;
+  const meshes::BoxMesh requestedBox = buildBox(requested.mesh);
   solver::WholeFieldSettings settings;
-  for (const auto& o : c.divergence.orders) settings.orders.push_back(o.alpha);
-  settings.hockeyStickEps = models::uniformEpsGrid(c.divergence.hockeyStickEpsMax, c.divergence.hockeyStickEpsStep);
-  settings.epsilonDeltas = c.privacy.deltaGrid;
+  for (const auto& o : requested.divergence.orders) settings.orders.push_back(o.alpha);
+  settings.hockeyStickEps = models::uniformEpsGrid(requested.divergence.hockeyStickEpsMax, requested.divergence.hockeyStickEpsStep);
+  settings.epsilonDeltas = requested.privacy.deltaGrid;
 
   // 1. The constants of the bounds and the composition: S_g where it is known everywhere, lambda and beta where the
   // case states them or the loss is quadratic (closed form).
   // The losses of D and D' (with clipping): the same on every mesh of the sequence.
-  const EmpiricalLosses losses = buildEmpiricalLosses(c);
+  const EmpiricalLosses losses = buildEmpiricalLosses(requested);
   // A Poisson mixture beyond its budget is refused on the run's own mesh, before any companion runs.
-  if (c.batch.sampling == "poisson") requireSupportedMinibatches(c, losses, whole.totalCells());
-  const std::optional<double> sensitivity = provenSensitivity(c, losses);
-  const bool replacement = c.neighbour.kind == models::NeighbourKind::Replace;
-  const double n = static_cast<double>(c.data.records.size());
-  std::optional<double> strongConvexity = c.loss.strongConvexity, smoothness = c.loss.smoothness;
-  if (c.loss.type == "quadratic" && !c.noisyGd.clipNorm) {
-    if (!strongConvexity) strongConvexity = c.loss.lambda;
-    if (!smoothness) smoothness = c.loss.lambda;
+  if (requested.batch.sampling == "poisson") requireSupportedMinibatches(requested, losses, requestedBox.totalCells());
+  const std::optional<double> sensitivity = provenSensitivity(requested, losses);
+  const bool replacement = requested.neighbour.kind == models::NeighbourKind::Replace;
+  const double n = static_cast<double>(requested.data.records.size());
+  std::optional<double> strongConvexity = requested.loss.strongConvexity, smoothness = requested.loss.smoothness;
+  if (requested.loss.type == "quadratic" && !requested.noisyGd.clipNorm) {
+    if (!strongConvexity) strongConvexity = requested.loss.lambda;
+    if (!smoothness) smoothness = requested.loss.lambda;
   }
   // mu(step) of the composition of every iterate (MATH.md §8): full batch, (S_g/n) per step; cyclic batches, the
   // steps whose batch holds the differing record (CompositionBaseline).
-  const std::function<double(long)> compositionMu = lastIterateCompositionMu(c, sensitivity);
+  const std::function<double(long)> compositionMu = lastIterateCompositionMu(requested, sensitivity);
 
   // 2. The companions (2h, 4h and where the mesh allows 8h), then the run.
   CompanionValues companion;
   double companionSeconds = 0.0;
-  if (!c.accuracy.estimate) {
+  if (!requested.accuracy.estimate) {
     companion.unavailable = "accuracy.estimate = false";
-  } else if (companionFactors(c).empty()) {
+  } else if (companionFactors(requested).empty()) {
     companion.unavailable = "the mesh is too coarse for companions of a quarter of its cells per axis (at least " +
                             std::to_string(kSmallestCompanionCells) + " cells per axis)";
   } else {
     std::string meshes;
-    for (int factor : companionFactors(c)) {
-      Case coarse = companionCase(c, factor);
+    for (int factor : companionFactors(requested)) {
+      Case coarse = companionCase(requested, factor);
       if (announce) {
         std::printf("fpdp: error estimate: %dx coarser mesh (%s cells)\n", factor, cellsText(coarse).c_str());
         std::fflush(stdout);
@@ -560,6 +590,29 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
     companion.meshDescription = meshes + " cells";
   }
 
+  // 3. The run on the requested mesh. With accuracy.certify, a run whose numbers asked for are not certified is not
+  // published: the mesh doubles per axis (its companions: the meshes solved before it) until they are, or until a
+  // budget (accuracy.certify_seconds, accuracy.certify_max_cells) stops it; the last run is the one published, its
+  // outcome in the summary and result.json (docs/scaling.md §9). Each mesh is solved once.
+  const bool refine = requested.accuracy.certify != "off" && requested.accuracy.estimate;
+  CertificationReport report;
+  if (requested.accuracy.certify != "off") report.requested = requested.accuracy.certify;
+  std::vector<std::pair<std::string, std::map<long, solver::DivergenceValues>>> solved;  // coarsest first
+  for (auto it = companion.levels.rbegin(); it != companion.levels.rend(); ++it) solved.push_back({"", *it});
+  {
+    const auto factors = companionFactors(requested);
+    for (std::size_t k = 0; k < factors.size() && k < solved.size(); ++k)
+      solved[solved.size() - 1 - k].first = cellsText(companionCase(requested, factors[k]));
+  }
+  const auto refineStart = Clock::now();
+  double previousSeconds = 0.0;
+  struct Attempt {
+    bool published = false;
+    LevelRun run;
+    Case next;
+  };
+  const auto attempt = [&](const Case& c, CompanionValues companion) -> Attempt {
+  const meshes::BoxMesh whole = buildBox(c.mesh);
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, false);
   const std::string& dir = directory.workDir();
   const bool writer = rank == 0;
@@ -577,7 +630,7 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
       sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
   auto& privacy = observers.add<PrivacyOutput>(
       c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, losses, whole, comm)), dir, writer);
-  AccuracyJudge judge(c, settings.hockeyStickEps, std::move(companion), false);
+  AccuracyJudge judge(c, settings.hockeyStickEps, companion, false);  // a copy: certifyVerdict judges with it too
   judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
   auto& accuracy = observers.add<AccuracyOutput>(dir, writer, std::move(judge));
   privacy.consultAccuracy(accuracy);
@@ -611,8 +664,49 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
                 whole.totalCells(), c.noisyGd.steps, size);
     std::fflush(stdout);
   }
-  const LevelRun run = runLevel(c, losses, comm, settings, &progressLine, onOutput);
+  LevelRun run = runLevel(c, losses, comm, settings, &progressLine, onOutput);
   progressLine.close();
+  if (refine) {
+    std::string levels;
+    for (const auto& [text, values] : solved) levels += (levels.empty() ? "" : ", ") + text;
+    report.levels = levels + (levels.empty() ? "" : ", ") + cellsText(c);
+    const double spent = secondsSince(refineStart);
+    report.seconds = spent;
+    const auto [asked, uncertified] = certifyVerdict(c, settings.hockeyStickEps, companion, compositionMu, run.values);
+    if (uncertified.empty()) {
+      report.outcome = "certified on " + cellsText(c) + " cells";
+    } else {
+      Case next = refinedCase(c);
+      next.resolvedToml = resolvedText(next);
+      double nextCells = 1.0;
+      for (int a = 0; a < d; ++a) nextCells *= next.mesh.cells[static_cast<std::size_t>(a)];
+      // A step costs about cells x (cells per axis) (the convolution's passes, docs/scaling.md §9): 2^(d + 1) per
+      // doubling, or the ratio the last two meshes showed where larger.
+      const double growth = std::max(std::pow(2.0, d + 1), previousSeconds > 0 ? run.seconds / previousSeconds : 0.0);
+      const double predicted = run.seconds * growth;
+      const std::string why = uncertified + " not certified on " + cellsText(c) + " cells";
+      if (nextCells > static_cast<double>(c.accuracy.certifyMaxCells)) {
+        report.outcome = "blocked: " + why + "; the next mesh, " + cellsText(next) + " cells, exceeds "
+                         "accuracy.certify_max_cells = " + std::to_string(c.accuracy.certifyMaxCells);
+        report.remedy = "--certify --set accuracy.certify_max_cells=" + formatNumber(nextCells, "%.0f") +
+                        " lets the next mesh run (about " + formatNumber(nextCells * 240.0 / 1073741824.0, "%.2g") +
+                        " GiB; more may be needed)";
+      } else if (spent + predicted > c.accuracy.certifySeconds) {
+        report.outcome = "blocked: " + why + "; the next mesh, " + cellsText(next) + " cells, would take about " +
+                         formatNumber(predicted, "%.3g") + " s, beyond accuracy.certify_seconds = " +
+                         formatNumber(c.accuracy.certifySeconds, "%g") + " (" + formatNumber(spent, "%.3g") + " s spent)";
+        report.remedy = "--certify --set accuracy.certify_seconds=" + formatNumber(std::ceil(spent + predicted), "%.0f") +
+                        " lets the next mesh run (more may be needed)";
+      } else {
+        if (announce) {
+          std::printf("fpdp: --certify: %s; next %s cells\n", why.c_str(), cellsText(next).c_str());
+          std::fflush(stdout);
+        }
+        return Attempt{false, std::move(run), std::move(next)};  // DIR.partial goes with `directory`
+      }
+    }
+    headline.setCertification(report);
+  }
   observers.finish(h5);
   std::string plotWarning;
   if (c.output.plots && rank == 0) plotWarning = plots::drawRunPlotsOrWarn(dir);
@@ -645,7 +739,22 @@ int runWholeFieldCase(const Case& c, const RunOptions& options) {
       std::fflush(stdout);
     }
   }
-  return 0;
+  return Attempt{true, std::move(run), c};
+  };
+  Case level = requested;
+  for (;;) {
+    Attempt a = attempt(level, companion);
+    if (a.published) return 0;
+    previousSeconds = a.run.seconds;
+    solved.push_back({cellsText(level), std::move(a.run.values)});
+    companion = CompanionValues{};
+    for (std::size_t k = solved.size(); k-- > 0 && companion.levels.size() < 3;) companion.levels.push_back(solved[k].second);
+    std::string meshes;
+    for (std::size_t k = solved.size(); k-- > 0 && k + 3 >= solved.size();)
+      meshes += (meshes.empty() ? "" : " and ") + solved[k].first;
+    companion.meshDescription = meshes + " cells";
+    level = std::move(a.next);
+  }
 }
 
 }  // namespace fpdp::app

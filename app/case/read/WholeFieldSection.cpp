@@ -59,11 +59,6 @@ void CaseParser::checkWholeFieldRoute(const Case& c) const {
     refuse("initial", "covariance", "",
            "the start's cell averages beyond three axes are the product of one-axis Gaussian integrals",
            "a diagonal covariance, or a number, for d > 3");
-  if (c.accuracy.certify != "off")
-    refuse("accuracy", "certify", "\"" + c.accuracy.certify + "\"",
-           "the refinement of --certify is not built beyond three axes (the run reports its estimate from the "
-           "coarser companions)",
-           "\"off\" for d > 3");
 }
 
 }  // namespace fpdp::app::detail

@@ -594,7 +594,7 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
   // published: the mesh doubles per axis (its companions: the meshes solved before it) until they are, or until a
   // budget (accuracy.certify_seconds, accuracy.certify_max_cells) stops it; the last run is the one published, its
   // outcome in the summary and result.json (docs/scaling.md §9). Each mesh is solved once.
-  const bool refine = requested.accuracy.certify != "off" && requested.accuracy.estimate;
+  const bool refine = requested.accuracy.certify != "off";
   CertificationReport report;
   if (requested.accuracy.certify != "off") report.requested = requested.accuracy.certify;
   std::vector<std::pair<std::string, std::map<long, solver::DivergenceValues>>> solved;  // coarsest first
@@ -673,7 +673,10 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
     const double spent = secondsSince(refineStart);
     report.seconds = spent;
     const auto [asked, uncertified] = certifyVerdict(c, settings.hockeyStickEps, companion, compositionMu, run.values);
-    if (uncertified.empty()) {
+    if (!c.accuracy.estimate) {
+      report.outcome = "not refined: accuracy.estimate = false (each mesh is judged by the meshes solved before it)";
+      report.remedy = "set accuracy.estimate = true";
+    } else if (uncertified.empty()) {
       report.outcome = "certified on " + cellsText(c) + " cells";
     } else {
       Case next = refinedCase(c);

@@ -381,6 +381,14 @@ delta_grid = [1e-2, 1e-3]
             check(f["fields"][last]["p"].shape == (24, 24, 24, 24), "--certify: fpdp.h5 holds another mesh's fields")
         check_run(out, False, "--certify", close=False)
         check(not os.path.exists(out + ".partial"), "--certify: a partial directory left behind")
+    # Without the error estimate there is nothing to judge a mesh by: one run, and the outcome says why.
+    out = os.path.join(tmp, "certify-no-estimate")
+    r = run(case, out, extra=["--certify", "--set", "accuracy.estimate=false"])
+    check(r.returncode == 0, f"--certify without estimate: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        certify = json.load(open(os.path.join(out, "result.json"))).get("certify", {})
+        check(certify.get("outcome", "").startswith("not refined: accuracy.estimate = false") and
+              certify.get("levels") == "12x12x12x12", f"--certify without estimate: {certify}")
 
     # Refusals: the key, its value and what is allowed; nothing left behind.
     refusals = [

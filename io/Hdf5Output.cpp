@@ -1,5 +1,7 @@
 #include "io/Hdf5Output.hpp"
 
+#include "io/AxisNames.hpp"
+
 #include <functional>
 #include <filesystem>
 #include <sstream>
@@ -147,11 +149,6 @@ hid_t makeGroup(hid_t loc, const char* name) {
 }  // namespace
 
 /// The name of axis a in /mesh: x, y, z up to three axes, theta_0 ... theta_5 beyond.
-static std::string axisName(int dim, int a) {
-  static const char* const xyz[3] = {"x", "y", "z"};
-  return dim <= 3 ? std::string(xyz[a]) : "theta_" + std::to_string(a);
-}
-
 std::string Hdf5Output::stepGroup(long step) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "/fields/step_%08ld", step);

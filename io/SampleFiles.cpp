@@ -1,4 +1,6 @@
 #include "io/SampleFiles.hpp"
+
+#include "io/AxisNames.hpp"
 #include "io/OutputFile.hpp"
 #include "io/Hdf5Reading.hpp"
 
@@ -12,7 +14,6 @@ namespace fpdp::io {
 
 namespace {
 
-const char* kAxis[3] = {"x", "y", "z"};
 
 using Handle = Hdf5Handle;
 
@@ -61,7 +62,7 @@ std::optional<SolverFields> readSolverFields(const std::string& path, int dim, l
   Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw std::runtime_error("cannot open the solver output " + path);
   SolverFields out;
-  for (int a = 0; a < dim; ++a) out.faces.push_back(readDoubles(file.id, std::string("/mesh/") + kAxis[a] + "_faces", path));
+  for (int a = 0; a < dim; ++a) out.faces.push_back(readDoubles(file.id, "/mesh/" + axisName(dim, a) + "_faces", path));
   char group[48];
   std::snprintf(group, sizeof group, "/fields/step_%08ld", step);
   if (H5Lexists(file.id, "/fields", H5P_DEFAULT) <= 0 || H5Lexists(file.id, group, H5P_DEFAULT) <= 0) return std::nullopt;
@@ -110,7 +111,7 @@ void writeSampleFile(const std::string& path, const meshes::BoxMesh& mesh, const
   {
     Handle m{makeGroup(file.id, "mesh"), H5Gclose};
     for (int a = 0; a < mesh.dim(); ++a)
-      writeArray(m.id, std::string(kAxis[a]) + "_faces", H5T_NATIVE_DOUBLE, mesh.axis(a).faces().data(),
+      writeArray(m.id, axisName(mesh.dim(), a) + "_faces", H5T_NATIVE_DOUBLE, mesh.axis(a).faces().data(),
                  {static_cast<hsize_t>(mesh.axis(a).faces().size())});
   }
   if (!info.boundaryLabels.empty()) {

@@ -49,9 +49,10 @@ int runCommand(const CommandLine& cl, const Case& c, std::shared_ptr<const io::C
                                  c.mesh.dim, c.data.records.size());
       return 0;
     }
-    if (c.mesh.dim > 3 && cl.command != "run")
+    if (c.mesh.dim > 3 && cl.command != "run" && cl.command != "sample")
       throw InputError(cl.casePath + ": mesh.lower has " + std::to_string(c.mesh.dim) + " entries: `fpdp " +
-                           cl.command + "` takes cases of d <= 3; a case of d = 4..6 runs with `fpdp run` (and `fpdp check`)",
+                           cl.command + "` takes cases of d <= 3; a case of d = 4..6 runs with `fpdp run` (and `fpdp "
+                           "check`, `fpdp sample`)",
                        "mesh.lower", std::to_string(c.mesh.dim) + " entries", "1 to 3 entries for fpdp " + cl.command);
     if (cl.command == "check") {
       // Everything the run builds before its first step (models, mesh, discretisation, the integrator with the

@@ -410,9 +410,67 @@ delta_grid = [1e-2, 1e-3]
         check(r.returncode != 0, f"{label}: accepted")
         check(key in r.stderr and "allowed" in r.stderr, f"{label}: the error does not name {key}: {r.stderr}")
         check(not os.path.exists(out) and not os.path.exists(out + ".partial"), f"{label}: output left behind")
-    r = subprocess.run([fpdp, "sample", case, "--output", os.path.join(tmp, "sample-out")], capture_output=True,
-                       text=True, timeout=120)
-    check(r.returncode != 0 and "mesh.lower" in r.stderr, f"fpdp sample on a 4-D case: {r.returncode} {r.stderr}")
+    r = subprocess.run([fpdp, "noise-study", case, "--output", os.path.join(tmp, "noise-study-out")],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode != 0 and "mesh.lower" in r.stderr, f"fpdp noise-study on a 4-D case: {r.returncode} {r.stderr}")
+
+    # A 4-D logistic regression (6 records, D' with record 0 replaced) against fpdp sample's Monte Carlo of the
+    # algorithm itself: the solver's means of p and q (the moments of its cell averages, sample_moments.csv's _solver
+    # columns) within the sample's 99 % intervals; the variances carry the scheme's O(h^2) and are not judged here.
+    logistic = os.path.join(tmp, "logistic.toml")
+    open(logistic, "w").write("""[case]
+name = "logistic-4d"
+dynamics = "noisy_gd"
+[mesh]
+lower = [-3.0, -3.0, -3.0, -3.0]
+upper = [3.0, 3.0, 3.0, 3.0]
+cells = [24, 24, 24, 24]
+[loss]
+type = "logistic"
+regularization = 0.5
+[data]
+records = [[1.0, 0.5, -0.3, 0.2], [-0.8, 0.4, 0.6, -0.5], [0.3, -1.0, 0.2, 0.7], [0.6, 0.6, -0.9, -0.2],
+           [-0.4, -0.3, 0.8, 0.9], [0.9, -0.6, -0.4, 0.1]]
+labels = [1, -1, 1, 1, -1, 1]
+[neighbour]
+index = 0
+record = [-1.0, -0.5, 0.3, -0.2]
+label = 1
+[noise]
+sigma = 0.5
+[initial]
+mean = [0.0, 0.0, 0.0, 0.0]
+covariance = 0.3
+[noisy_gd]
+eta = 0.2
+steps = 4
+diffusion = "exact_convolution"
+[output]
+every = 2
+plots = false
+[accuracy]
+estimate = false
+[divergence]
+orders = [2]
+""")
+    out = os.path.join(tmp, "logistic")
+    r = run(logistic, out)
+    check(r.returncode == 0, f"logistic 4-D: exit {r.returncode}: {r.stderr}")
+    r = subprocess.run([fpdp, "sample", logistic, "--output", out, "--particles", "400000", "--threads", "2",
+                        "--quiet"], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"fpdp sample on the 4-D case: exit {r.returncode}: {r.stderr}")
+    moments = os.path.join(out, "sample_moments.csv")
+    if os.path.isfile(moments):
+        rows = list(csv.DictReader(open(moments)))
+        check(len(rows) == 2, f"sample_moments.csv: {len(rows)} rows")
+        solver_means = {}
+        for row in rows:
+            for a in range(4):
+                value, lower, upper, solver = (float(row[f"mean_theta_{a}{x}"]) for x in ("", "_lower", "_upper", "_solver"))
+                check(lower <= solver <= upper, f"logistic 4-D: density {row['density']} mean_theta_{a}: the solver's "
+                      f"{solver} outside the sample's interval [{lower}, {upper}]")
+                solver_means[(row["density"], a)] = solver
+        check(abs(solver_means[("0", 0)] - solver_means[("1", 0)]) > 0.05, "logistic 4-D: p and q have one mean")
 
 if failures:
     print("\n".join(failures))

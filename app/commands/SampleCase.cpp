@@ -200,43 +200,66 @@ Comparison compareFields(const meshes::DistributedBoxMesh& selfMesh, const solve
 
 /// Step 4 of sampleCase (rank 0 alone): the comparisons with the solver's fields in fpdp.h5 at the snapshots' steps.
 /// A failure becomes a note (and no comparison) rather than an exception that would leave the other ranks waiting.
+/// The solver's fields at output step `solverStep` from DIR/fpdp.h5, or nullopt with a note: `stop` when no later step
+/// can be read either (an unreadable file, another mesh), else that step was not written.
+std::optional<io::SolverFields> solverFieldsAt(const Case& c, const meshes::BoxMesh& box, const fs::path& dir,
+                                               long solverStep, std::vector<std::string>& notes, bool& stop) {
+  std::optional<io::SolverFields> fields;
+  try {
+    fields = io::readSolverFields((dir / "fpdp.h5").string(), c.mesh.dim, solverStep);
+  } catch (const std::exception& e) {
+    notes.push_back(std::string("cannot read the solver output: ") + e.what());
+    stop = true;
+    return std::nullopt;
+  }
+  if (!fields) {
+    notes.push_back("no solver fields at step " + std::to_string(solverStep) +
+                    " (fpdp.h5 holds the output steps of output.every, with output.fields = true)");
+    return std::nullopt;
+  }
+  if (!io::sameMesh(*fields, box)) {
+    notes.push_back("the solver's mesh differs from the case's: no comparison");
+    stop = true;
+    return std::nullopt;
+  }
+  return fields;
+}
+
+/// Calls f(snapshot, solverStep, fields) for every snapshot whose solver fields DIR/fpdp.h5 holds (solverFieldsAt).
+template <class F>
+void forEachSolverStep(const Case& c, const meshes::BoxMesh& box, const fs::path& dir,
+                       const std::vector<validation::SampleSnapshot>& snapshots, long ratio,
+                       std::vector<std::string>& notes, F&& f) {
+  for (const auto& snap : snapshots) {
+    const long solverStep = snap.step / ratio;
+    bool stop = false;
+    const std::optional<io::SolverFields> fields = solverFieldsAt(c, box, dir, solverStep, notes, stop);
+    if (stop) return;
+    if (fields) f(snap, solverStep, *fields);
+  }
+}
+
 std::vector<Comparison> solverComparisons(const Case& c, const meshes::BoxMesh& box, const fs::path& dir,
                                           const std::vector<validation::SampleSnapshot>& snapshots,
                                           const solver::BoundaryBins& bins, long ratio,
                                           std::vector<std::string>& notes) {
-  const int d = c.mesh.dim;
   std::vector<Comparison> comparisons;
   try {
     const meshes::DistributedBoxMesh selfMesh(PETSC_COMM_SELF, box, 2);
     std::vector<double> orders;
     for (const auto& o : c.divergence.orders) orders.push_back(o.alpha);
     const solver::DivergenceFunctionals functionals(selfMesh, orders);
-    for (const auto& snap : snapshots) {
-      const long solverStep = snap.step / ratio;
-      std::optional<io::SolverFields> fields;
-      try {
-        fields = io::readSolverFields((dir / "fpdp.h5").string(), d, solverStep);
-      } catch (const std::exception& e) {
-        notes.push_back(std::string("cannot read the solver output: ") + e.what());
-        break;
-      }
-      if (!fields) {
-        notes.push_back("no solver fields at step " + std::to_string(solverStep) +
-                        " (fpdp.h5 holds the output steps of output.every, with output.fields = true)");
-        continue;
-      }
-      if (!io::sameMesh(*fields, box)) {
-        notes.push_back("the solver's mesh differs from the case's: no comparison");
-        break;
-      }
-      if (fields->boundaryP.size() != bins.size() || fields->boundaryQ.size() != bins.size()) {
-        notes.push_back("the solver's output has " + std::to_string(fields->boundaryP.size()) +
-                        " boundary masses at step " + std::to_string(solverStep) + ", the constraint has " +
-                        std::to_string(bins.size()) + " boundary bins: no comparison at that step");
-        continue;
-      }
-      comparisons.push_back(compareFields(selfMesh, functionals, *fields, snap, bins));
-    }
+    forEachSolverStep(c, box, dir, snapshots, ratio, notes,
+                      [&](const validation::SampleSnapshot& snap, long solverStep, const io::SolverFields& fields) {
+                        if (fields.boundaryP.size() != bins.size() || fields.boundaryQ.size() != bins.size()) {
+                          notes.push_back("the solver's output has " + std::to_string(fields.boundaryP.size()) +
+                                          " boundary masses at step " + std::to_string(solverStep) +
+                                          ", the constraint has " + std::to_string(bins.size()) +
+                                          " boundary bins: no comparison at that step");
+                          return;
+                        }
+                        comparisons.push_back(compareFields(selfMesh, functionals, fields, snap, bins));
+                      });
   } catch (const std::exception& e) {
     comparisons.clear();
     notes.push_back(std::string("no comparison with the solver: ") + e.what());
@@ -254,29 +277,13 @@ std::vector<Comparison> wholeFieldMoments(const Case& c, const meshes::BoxMesh& 
                                          std::vector<std::string>& notes) {
   const int d = c.mesh.dim;
   std::vector<Comparison> out;
-  for (const auto& snap : snapshots) {
-    const long solverStep = snap.step / ratio;
-    std::optional<io::SolverFields> fields;
-    try {
-      fields = io::readSolverFields((dir / "fpdp.h5").string(), d, solverStep);
-    } catch (const std::exception& e) {
-      notes.push_back(std::string("cannot read the solver output: ") + e.what());
-      break;
-    }
-    if (!fields) {
-      notes.push_back("no solver fields at step " + std::to_string(solverStep) +
-                      " (fpdp.h5 holds the output steps of output.every, with output.fields = true)");
-      continue;
-    }
-    if (!io::sameMesh(*fields, box)) {
-      notes.push_back("the solver's mesh differs from the case's: no comparison");
-      break;
-    }
+  forEachSolverStep(c, box, dir, snapshots, ratio, notes, [&](const validation::SampleSnapshot& snap, long solverStep,
+                                                             const io::SolverFields& fields) {
     Comparison cmp;
     cmp.step = solverStep;
     cmp.time = snap.time;
     for (int k = 0; k < 2; ++k) {
-      const std::vector<double>& u = k == 0 ? fields->p : fields->q;
+      const std::vector<double>& u = k == 0 ? fields.p : fields.q;
       Eigen::VectorXd first = Eigen::VectorXd::Zero(d);
       Eigen::MatrixXd second = Eigen::MatrixXd::Zero(d, d);
       double mass = 0.0;
@@ -302,7 +309,7 @@ std::vector<Comparison> wholeFieldMoments(const Case& c, const meshes::BoxMesh& 
       moments.covariance = second / mass - moments.mean * moments.mean.transpose();
     }
     out.push_back(std::move(cmp));
-  }
+  });
   if (!out.empty())
     notes.push_back("beyond three axes the solver is compared by its moments only (sample_moments.csv's _solver "
                     "columns), which carry the scheme's O(h^2) error; the histograms are in sample.h5");

@@ -491,13 +491,17 @@ private:
 };
 
 /// --certify beyond three axes: the numbers asked for at the last output step (accuracy.certify = "headline": eps at
-/// privacy.delta; "last_step": every number computed) judged as the run's AccuracyOutput judges them; returns how
-/// many were asked and those not certified, each with its reason ("" when all are).
-std::pair<std::size_t, std::string> certifyVerdict(const Case& c, const std::vector<double>& eps,
-                                                   const CompanionValues& companion,
-                                                   const std::function<double(long)>& compositionMu,
-                                                   const std::map<long, solver::DivergenceValues>& values) {
-  if (values.empty()) return {0, "no output step"};
+/// privacy.delta; "last_step": every number computed) judged as the run's AccuracyOutput judges them. `refinable`:
+/// those not certified for a reason a finer mesh may remove (refinementMayCertify); `setAside`: the others (the walls,
+/// the noise floor, an infinite order: the refinement here neither widens the box nor changes the route). Each list
+/// names its first numbers with their reasons ("" when none).
+struct CertifyVerdict {
+  std::string refinable, setAside;
+};
+CertifyVerdict certifyVerdict(const Case& c, const std::vector<double>& eps, const CompanionValues& companion,
+                              const std::function<double(long)>& compositionMu,
+                              const std::map<long, solver::DivergenceValues>& values) {
+  if (values.empty()) return {"no output step", ""};
   AccuracyJudge judge(c, eps, companion, false);
   judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
   const auto& [step, v] = *values.rbegin();
@@ -506,21 +510,25 @@ std::pair<std::size_t, std::string> certifyVerdict(const Case& c, const std::vec
   const auto& names = judge.names();
   const bool headline = c.accuracy.certify == "headline";
   const std::size_t epsIndex = judge.epsIndex(c.privacy.delta);
-  std::size_t asked = 0, listed = 0;
-  std::string uncertified;
+  std::size_t listed[2] = {0, 0};
+  CertifyVerdict out;
   for (std::size_t k = 0; k < numbers.size(); ++k) {
-    if ((headline && k != epsIndex) || std::isnan(numbers[k].value)) continue;
-    ++asked;
-    if (numbers[k].certified) continue;
-    if (listed++ < 4) uncertified += (uncertified.empty() ? "" : ", ") + names[k] + " (" + uncertaintyName(numbers[k].reason) + ")";
+    if ((headline && k != epsIndex) || std::isnan(numbers[k].value) || numbers[k].certified) continue;
+    const int which = refinementMayCertify(numbers[k].reason) ? 0 : 1;
+    std::string& list = which == 0 ? out.refinable : out.setAside;
+    if (listed[which]++ < 4) list += (list.empty() ? "" : ", ") + names[k] + " (" + uncertaintyName(numbers[k].reason) + ")";
   }
-  if (listed > 4) uncertified += " and " + std::to_string(listed - 4) + " more";
-  return {asked, uncertified};
+  if (listed[0] > 4) out.refinable += " and " + std::to_string(listed[0] - 4) + " more";
+  if (listed[1] > 4) out.setAside += " and " + std::to_string(listed[1] - 4) + " more";
+  return out;
 }
 
 std::string cellsText(const Case& c) {
   std::string s;
-  for (int a = 0; a < c.mesh.dim; ++a) s += (a ? "x" : "") + std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    if (a > 0) s += 'x';
+    s += std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
+  }
   return s;
 }
 
@@ -672,12 +680,21 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
     report.levels = levels + (levels.empty() ? "" : ", ") + cellsText(c);
     const double spent = secondsSince(refineStart);
     report.seconds = spent;
-    const auto [asked, uncertified] = certifyVerdict(c, settings.hockeyStickEps, companion, compositionMu, run.values);
+    const CertifyVerdict verdict = certifyVerdict(c, settings.hockeyStickEps, companion, compositionMu, run.values);
+    const std::string& uncertified = verdict.refinable;
+    // What no finer mesh certifies is set aside with its reason; the summary's remedies name what does.
+    const std::string except = verdict.setAside.empty() ? ""
+                               : " except " + verdict.setAside + ", which no finer mesh certifies (their remedies: "
+                                 "the summary's list)";
+    const std::string flag = c.accuracy.certify == "last_step" ? "--certify=last_step" : "--certify";
     if (!c.accuracy.estimate) {
       report.outcome = "not refined: accuracy.estimate = false (each mesh is judged by the meshes solved before it)";
       report.remedy = "set accuracy.estimate = true";
+    } else if (uncertified.empty() && !verdict.setAside.empty() && c.accuracy.certify == "headline") {
+      report.outcome = "not certified on " + cellsText(c) + " cells: " + verdict.setAside + ", which no finer mesh "
+                       "certifies";
     } else if (uncertified.empty()) {
-      report.outcome = "certified on " + cellsText(c) + " cells";
+      report.outcome = "certified on " + cellsText(c) + " cells" + except;
     } else {
       Case next = refinedCase(c);
       next.resolvedToml = resolvedText(next);
@@ -687,18 +704,18 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
       // doubling, or the ratio the last two meshes showed where larger.
       const double growth = std::max(std::pow(2.0, d + 1), previousSeconds > 0 ? run.seconds / previousSeconds : 0.0);
       const double predicted = run.seconds * growth;
-      const std::string why = uncertified + " not certified on " + cellsText(c) + " cells";
+      const std::string why = uncertified + " not certified on " + cellsText(c) + " cells" + except;
       if (nextCells > static_cast<double>(c.accuracy.certifyMaxCells)) {
         report.outcome = "blocked: " + why + "; the next mesh, " + cellsText(next) + " cells, exceeds "
                          "accuracy.certify_max_cells = " + std::to_string(c.accuracy.certifyMaxCells);
-        report.remedy = "--certify --set accuracy.certify_max_cells=" + formatNumber(nextCells, "%.0f") +
+        report.remedy = flag + " --set accuracy.certify_max_cells=" + formatNumber(nextCells, "%.0f") +
                         " lets the next mesh run (about " + formatNumber(nextCells * 240.0 / 1073741824.0, "%.2g") +
                         " GiB; more may be needed)";
       } else if (spent + predicted > c.accuracy.certifySeconds) {
         report.outcome = "blocked: " + why + "; the next mesh, " + cellsText(next) + " cells, would take about " +
                          formatNumber(predicted, "%.3g") + " s, beyond accuracy.certify_seconds = " +
                          formatNumber(c.accuracy.certifySeconds, "%g") + " (" + formatNumber(spent, "%.3g") + " s spent)";
-        report.remedy = "--certify --set accuracy.certify_seconds=" + formatNumber(std::ceil(spent + predicted), "%.0f") +
+        report.remedy = flag + " --set accuracy.certify_seconds=" + formatNumber(std::ceil(spent + predicted), "%.0f") +
                         " lets the next mesh run (more may be needed)";
       } else {
         if (announce) {

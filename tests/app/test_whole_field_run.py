@@ -381,6 +381,16 @@ delta_grid = [1e-2, 1e-3]
             check(f["fields"][last]["p"].shape == (24, 24, 24, 24), "--certify: fpdp.h5 holds another mesh's fields")
         check_run(out, False, "--certify", close=False)
         check(not os.path.exists(out + ".partial"), "--certify: a partial directory left behind")
+    # --certify=last_step: the numbers no finer mesh certifies (KL and R_alpha, which the walls' absorbed mass leaves
+    # box_truncation) are set aside by name, the others drive the refinement; the remedy repeats the flag.
+    out = os.path.join(tmp, "certify-last-step")
+    r = run(case, out, extra=["--certify=last_step"])
+    check(r.returncode == 0, f"--certify=last_step: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        certify = json.load(open(os.path.join(out, "result.json"))).get("certify", {})
+        check("kl (box_truncation)" in certify.get("outcome", "") and "which no finer mesh certifies" in certify["outcome"]
+              and certify.get("remedy", "").startswith("--certify=last_step --set accuracy.certify_max_cells="),
+              f"--certify=last_step: {certify}")
     # Without the error estimate there is nothing to judge a mesh by: one run, and the outcome says why.
     out = os.path.join(tmp, "certify-no-estimate")
     r = run(case, out, extra=["--certify", "--set", "accuracy.estimate=false"])

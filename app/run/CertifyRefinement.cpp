@@ -37,12 +37,6 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 constexpr std::array<double, 4> kWideningFactors{1.25, 1.6, 2.0, 2.0};
 constexpr int kLargestWidening = static_cast<int>(kWideningFactors.size());
 
-std::string cellsText(const Case& c) {
-  std::string t;
-  for (int a = 0; a < c.mesh.dim; ++a) t += (a ? "x" : "") + std::to_string(c.mesh.cells[a]);
-  return t;
-}
-
 double totalCells(const Case& c) {
   double n = 1.0;
   for (int a = 0; a < c.mesh.dim; ++a) n *= c.mesh.cells[a];
@@ -346,11 +340,7 @@ private:
     report_.remedy = remedy;
   }
 
-  /// The numbers asked for that the finest level leaves uncertified, by reason, and how many it certifies.
-  struct Verdict {
-    std::map<Uncertainty, std::vector<std::string>> uncertified;
-    std::size_t certified = 0;
-  };
+  using Verdict = AskedVerdict;
 
   /// The finest level judged with the three below it.
   Verdict judge() {
@@ -381,32 +371,7 @@ private:
       }
       judge.setPoissonMixture(mixture_->second);
     }
-    Verdict out;
-    if (finest.values.empty()) {
-      out.uncertified[Uncertainty::NotComputed] = {};
-      return out;
-    }
-    const auto& [step, v] = *finest.values.rbegin();
-    const auto profile = judge.profile(step, v, false);
-    const auto numbers = judge.numbers(step, v, profile, false);
-    const auto& names = judge.names();
-    const bool headline = finest.c.accuracy.certify == "headline";
-    const std::size_t epsIndex = judge.epsIndex(finest.c.privacy.delta);
-    // The box's cut-off mass (the start's, or what absorbing walls removed) bounds TV only: a wider box removes it.
-    const bool boxCuts = v.startTruncation > kAbsorbedMassGuard ||
-                         (v.absorbedMass && std::max((*v.absorbedMass)[0], (*v.absorbedMass)[1]) > kAbsorbedMassGuard);
-    for (std::size_t k = 0; k < numbers.size(); ++k) {
-      if (headline && k != epsIndex) continue;
-      if (std::isnan(numbers[k].value)) continue;
-      if (numbers[k].certified) {
-        ++out.certified;
-        continue;
-      }
-      const Uncertainty why =
-          numbers[k].reason == Uncertainty::DensityBound && boxCuts ? Uncertainty::BoxTruncation : numbers[k].reason;
-      out.uncertified[why].push_back(names[k]);
-    }
-    return out;
+    return judgeAsked(judge, finest.c, finest.values);
   }
 
   /// A list of numbers for a message: the first few and how many more.
@@ -677,6 +642,36 @@ private:
   std::optional<std::function<double(long)>> composition_;  // lastIterateCompositionMu, once per refinement
 };
 
+
+AskedVerdict judgeAsked(const AccuracyJudge& judge, const Case& c,
+                        const std::map<long, solver::DivergenceValues>& values) {
+  AskedVerdict out;
+  if (values.empty()) {
+    out.uncertified[Uncertainty::NotComputed] = {};
+    return out;
+  }
+  const auto& [step, v] = *values.rbegin();
+  const auto profile = judge.profile(step, v, false);
+  const auto numbers = judge.numbers(step, v, profile, false);
+  const auto& names = judge.names();
+  const bool headline = c.accuracy.certify == "headline";
+  const std::size_t epsIndex = judge.epsIndex(c.privacy.delta);
+  // The box's cut-off mass (the start's, or what absorbing walls removed) bounds TV only: a wider box removes it.
+  const bool boxCuts = v.startTruncation > kAbsorbedMassGuard ||
+                       (v.absorbedMass && std::max((*v.absorbedMass)[0], (*v.absorbedMass)[1]) > kAbsorbedMassGuard);
+  for (std::size_t k = 0; k < numbers.size(); ++k) {
+    if (headline && k != epsIndex) continue;
+    if (std::isnan(numbers[k].value)) continue;
+    if (numbers[k].certified) {
+      ++out.certified;
+      continue;
+    }
+    const Uncertainty why =
+        numbers[k].reason == Uncertainty::DensityBound && boxCuts ? Uncertainty::BoxTruncation : numbers[k].reason;
+    out.uncertified[why].push_back(names[k]);
+  }
+  return out;
+}
 
 Case refinedCase(const Case& c) {
   Case fine = c;

@@ -15,8 +15,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/case/Case.hpp"
+#include "app/run/Certification.hpp"
 #include "app/run/CompanionSolve.hpp"
 
 namespace fpdp::app {
@@ -42,6 +44,17 @@ struct CertifyAttempt {
 /// where the route has a time-discretisation error (time.dt / 2 and output.every x 2, or noisy_gd.diffusion_substeps
 /// x 2).
 Case refinedCase(const Case& c);
+
+/// The numbers --certify asks for at the last output step of `values` (accuracy.certify = "headline": eps at
+/// privacy.delta; "last_step": every number computed), as `judge` judges them: those not certified by reason (a
+/// Poisson lattice's density_bound read as box_truncation where the box cuts mass off: a wider box removes it), and
+/// how many are certified. The one verdict of the refinements of d <= 3 (CertifyRefinement) and beyond (WholeFieldRun).
+struct AskedVerdict {
+  std::map<Uncertainty, std::vector<std::string>> uncertified;
+  std::size_t certified = 0;
+};
+AskedVerdict judgeAsked(const AccuracyJudge& judge, const Case& c,
+                        const std::map<long, solver::DivergenceValues>& values);
 
 /// The resolved case text (parameters.toml) of a case the refinement changed: the requested text with the mesh, the
 /// time step and the solver type of `c`.

@@ -99,13 +99,14 @@ std::vector<int> companionFactors(const Case& c) {
   return allow(8) ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 4};
 }
 
-namespace {
 std::string cellsText(const Case& c) {
   std::string t;
-  for (int a = 0; a < c.mesh.dim; ++a) t += (a ? "x" : "") + std::to_string(c.mesh.cells[a]);
+  for (int a = 0; a < c.mesh.dim; ++a) {
+    if (a > 0) t += 'x';
+    t += std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
+  }
   return t;
 }
-}  // namespace
 
 CompanionValues solveCompanions(const Case& c, MPI_Comm comm, const CompanionProgress& progress) {
   CompanionValues result;

@@ -47,6 +47,9 @@ struct CompanionValues {
 /// chapman_kolmogorov are exact in time.
 bool hasTimeDiscretisationError(const Case& c);
 
+/// The mesh's cells per axis as the messages write them, e.g. "200x200".
+std::string cellsText(const Case& c);
+
 /// A companion case: the cells per axis divided by `factor` (rounded down), the grading raised to that power (the
 /// same widths profile), and where the route has a time-discretisation error the time step multiplied by `factor`
 /// (time.dt and output.every / factor, or noisy_gd.diffusion_substeps / factor), if that divides; every other key as

@@ -45,7 +45,9 @@
 #include "models/GaussianComposition.hpp"
 #include "models/GaussianFunctionals.hpp"
 #include "models/MinibatchReferences.hpp"
+#include "models/MinibatchSchedule.hpp"
 #include "solver/functionals/WholeFieldDivergences.hpp"
+#include "solver/noisygd/PoissonBatchMixture.hpp"
 #include "solver/noisygd/SlabNoisyGd.hpp"
 #include "validation/CellErrors.hpp"
 #include "validation/NoisyGdReference.hpp"
@@ -66,38 +68,28 @@ meshes::AxisValues kernelStddev(const Case& c) {
   return sd;
 }
 
-/// The batch maps of a Poisson mixture (MATH.md §8), enumerated as PoissonBatchMixture does: every count vector (k_r)
-/// of the record groups (identical records merged, c_r each), of weight prod_r Binomial(c_r, gamma)(k_r) and mean
+/// The batch maps of a Poisson mixture (MATH.md §8), by PoissonBatchMixture's enumeration: every count vector (k_r) of
+/// the record groups (identical records merged, c_r each), of weight prod_r Binomial(c_r, gamma)(k_r) and mean
 /// gradient (1/b) sum_r k_r g_r; batches of weight 0 (gamma = 1) left out.
 std::vector<solver::SlabNoisyGd::WeightedBatch> poissonBatchMaps(const std::vector<solver::RecordGroup>& groups,
                                                                  double rate, double expectedSize) {
-  const auto binomial = [rate](long c, long k) {
-    double coefficient = 1.0;
-    for (long j = 1; j <= k; ++j) coefficient = coefficient * static_cast<double>(c - k + j) / static_cast<double>(j);
-    return coefficient * std::pow(rate, static_cast<double>(k)) * std::pow(1.0 - rate, static_cast<double>(c - k));
-  };
+  std::vector<std::vector<double>> pmf;
+  for (const auto& g : groups) pmf.push_back(models::binomialPmf(g.count, rate));
   std::vector<solver::SlabNoisyGd::WeightedBatch> maps;
-  std::vector<long> k(groups.size(), 0);
-  while (true) {
-    double weight = 1.0;
+  solver::PoissonBatchMixture::enumerate(pmf, [&](const std::vector<long>& k, double weight, int, int) {
+    if (weight <= 0.0) return;
     std::vector<std::pair<double, solver::GradientField>> terms;  // (k_r / b, g_r) of the groups in the batch
-    for (std::size_t r = 0; r < groups.size(); ++r) {
-      weight *= binomial(groups[r].count, k[r]);
+    for (std::size_t r = 0; r < groups.size(); ++r)
       if (k[r] > 0) terms.emplace_back(static_cast<double>(k[r]) / expectedSize, groups[r].gradient);
-    }
-    if (weight > 0.0)
-      maps.push_back({weight, [terms](const solver::ParameterPoint& x) {
-                        solver::ParameterPoint g{};
-                        for (const auto& [factor, gradient] : terms) {
-                          const solver::ParameterPoint gr = gradient(x);
-                          for (std::size_t a = 0; a < g.size(); ++a) g[a] += factor * gr[a];
-                        }
-                        return g;
-                      }});
-    std::size_t r = 0;  // the next count vector, mixed radix (c_r + 1)
-    while (r < groups.size() && ++k[r] > groups[r].count) k[r++] = 0;
-    if (r == groups.size()) break;
-  }
+    maps.push_back({weight, [terms](const solver::ParameterPoint& x) {
+                      solver::ParameterPoint g{};
+                      for (const auto& [factor, gradient] : terms) {
+                        const solver::ParameterPoint gr = gradient(x);
+                        for (std::size_t a = 0; a < g.size(); ++a) g[a] += factor * gr[a];
+                      }
+                      return g;
+                    }});
+  });
   return maps;
 }
 
@@ -490,46 +482,30 @@ private:
   std::vector<Set> sets_;
 };
 
-/// --certify beyond three axes: the numbers asked for at the last output step (accuracy.certify = "headline": eps at
-/// privacy.delta; "last_step": every number computed) judged as the run's AccuracyOutput judges them. `refinable`:
-/// those not certified for a reason a finer mesh may remove (refinementMayCertify); `setAside`: the others (the walls,
-/// the noise floor, an infinite order: the refinement here neither widens the box nor changes the route). Each list
-/// names its first numbers with their reasons ("" when none).
+/// --certify beyond three axes: the asked numbers judged as the run's AccuracyOutput judges them (judgeAsked).
+/// `refinable`: those not certified for a reason a finer mesh may remove (refinementMayCertify); `setAside`: the others
+/// (the walls, the noise floor, an infinite order: the refinement here neither widens the box nor changes the route).
+/// Each list names its first numbers with their reasons ("" when none).
 struct CertifyVerdict {
   std::string refinable, setAside;
 };
 CertifyVerdict certifyVerdict(const Case& c, const std::vector<double>& eps, const CompanionValues& companion,
                               const std::function<double(long)>& compositionMu,
                               const std::map<long, solver::DivergenceValues>& values) {
-  if (values.empty()) return {"no output step", ""};
   AccuracyJudge judge(c, eps, companion, false);
   judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
-  const auto& [step, v] = *values.rbegin();
-  const auto profile = judge.profile(step, v, false);
-  const auto numbers = judge.numbers(step, v, profile, false);
-  const auto& names = judge.names();
-  const bool headline = c.accuracy.certify == "headline";
-  const std::size_t epsIndex = judge.epsIndex(c.privacy.delta);
   std::size_t listed[2] = {0, 0};
   CertifyVerdict out;
-  for (std::size_t k = 0; k < numbers.size(); ++k) {
-    if ((headline && k != epsIndex) || std::isnan(numbers[k].value) || numbers[k].certified) continue;
-    const int which = refinementMayCertify(numbers[k].reason) ? 0 : 1;
+  for (const auto& [reason, names] : judgeAsked(judge, c, values).uncertified) {
+    const int which = refinementMayCertify(reason) ? 0 : 1;
     std::string& list = which == 0 ? out.refinable : out.setAside;
-    if (listed[which]++ < 4) list += (list.empty() ? "" : ", ") + names[k] + " (" + uncertaintyName(numbers[k].reason) + ")";
+    if (names.empty() && listed[which]++ < 4) list += (list.empty() ? "" : ", ") + std::string(uncertaintyName(reason));
+    for (const auto& name : names)
+      if (listed[which]++ < 4) list += (list.empty() ? "" : ", ") + name + " (" + uncertaintyName(reason) + ")";
   }
   if (listed[0] > 4) out.refinable += " and " + std::to_string(listed[0] - 4) + " more";
   if (listed[1] > 4) out.setAside += " and " + std::to_string(listed[1] - 4) + " more";
   return out;
-}
-
-std::string cellsText(const Case& c) {
-  std::string s;
-  for (int a = 0; a < c.mesh.dim; ++a) {
-    if (a > 0) s += 'x';
-    s += std::to_string(c.mesh.cells[static_cast<std::size_t>(a)]);
-  }
-  return s;
 }
 
 }  // namespace

@@ -158,13 +158,14 @@ double PoissonBatchMixture::costEstimate(const std::vector<long>& counts, std::s
   return batchMaps(counts) * static_cast<double>(cells) * (dim == 1 ? 1.0 : kShearCost);
 }
 
-void PoissonBatchMixture::enumerate(const std::function<void(const std::vector<long>&, double, int, int)>& visit) const {
-  const std::size_t G = counts_.size();
+void PoissonBatchMixture::enumerate(const std::vector<std::vector<double>>& pmf,
+                                    const std::function<void(const std::vector<long>&, double, int, int)>& visit) {
+  const std::size_t G = pmf.size();
   std::vector<long> k(G, 0);
   std::vector<int> dir(G, 1);
   auto weight = [&] {
     double w = 1.0;
-    for (std::size_t r = 0; r < G; ++r) w *= pmf_[r][static_cast<std::size_t>(k[r])];
+    for (std::size_t r = 0; r < G; ++r) w *= pmf[r][static_cast<std::size_t>(k[r])];
     return w;
   };
   visit(k, weight(), -1, 0);
@@ -172,7 +173,7 @@ void PoissonBatchMixture::enumerate(const std::function<void(const std::vector<l
     // Reflected mixed-radix Gray code: the lowest digit that can move in its direction moves; the digits below it,
     // at their ends, turn round.
     std::size_t r = 0;
-    while (r < G && (k[r] + dir[r] < 0 || k[r] + dir[r] > counts_[r])) {
+    while (r < G && (k[r] + dir[r] < 0 || k[r] + dir[r] + 1 > static_cast<long>(pmf[r].size()))) {
       dir[r] = -dir[r];
       ++r;
     }

@@ -48,6 +48,12 @@ public:
   /// Calls f(T_B(x), w_B) for every batch of non-zero weight (the point masses of Pi_C's boundary bins).
   void forEachImage(const ParameterPoint& x, const std::function<void(const ParameterPoint&, double)>& f) const;
 
+  /// Visits every batch of a mixture whose groups have the weights pmf[r] = Binomial(c_r, gamma) at 0..c_r, in the
+  /// reflected mixed-radix Gray code: visit(k, w, changed, delta) with the counts k, their weight w = prod_r
+  /// pmf[r][k_r] (0 included) and the group that changed from the previous batch by delta (changed = -1 for the
+  /// first, empty batch). The one enumeration of the Poisson mixture (also SlabNoisyGd's, beyond three axes).
+  static void enumerate(const std::vector<std::vector<double>>& pmf,
+                        const std::function<void(const std::vector<long>&, double, int, int)>& visit);
   /// prod_r (c_r + 1): the distinct batch maps enumerated per application.
   double batchMaps() const { return batchMaps(counts_); }
   static double batchMaps(const std::vector<long>& counts);
@@ -63,9 +69,10 @@ public:
   std::size_t distinctMaps() const { return maps_.size(); }
 
 private:
-  /// Visits the batches in Gray-code order: visit(k, w, changed, delta) with the counts k, their weight w, and the
-  /// group that changed from the previous batch by delta (changed = -1 for the first, empty batch).
-  void enumerate(const std::function<void(const std::vector<long>&, double, int, int)>& visit) const;
+  /// This mixture's batches: enumerate(pmf_, visit).
+  void enumerate(const std::function<void(const std::vector<long>&, double, int, int)>& visit) const {
+    enumerate(pmf_, visit);
+  }
   Outflow applyLine(std::vector<double>& field) const;
   /// 1-D: the distinct batch maps with their summed weights (when they fit kMaxCachedValues), or the translation
   /// kernel (every map a translation, on a uniform axis).

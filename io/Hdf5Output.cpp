@@ -406,7 +406,7 @@ void Hdf5Output::assemble() {
         const auto& ax = box_.axis(a);
         std::vector<double> centres(static_cast<std::size_t>(ax.cells()));
         for (int i = 0; i < ax.cells(); ++i) centres[i] = ax.centre(i);
-        const std::string axis = axisName(box_.dim(), a);
+        const std::string axis = axisName(box_.dim(), a, !stateMap_.empty());
         writeDataset(m, axis + "_faces",
                      real(axis + "_faces", units::kParameter,
                           "The cell faces along axis " + axis + ", from the lower wall to the upper wall."),
@@ -414,6 +414,15 @@ void Hdf5Output::assemble() {
         writeDataset(m, axis + "_centres",
                      real(axis + "_centres", units::kParameter, "The cell centres along axis " + axis + "."),
                      {centres.size()}, centres);
+      }
+      if (!stateMap_.empty()) {
+        const auto d = static_cast<std::size_t>(box_.dim());
+        writeDataset(m, "parameters_from_state",
+                     real("parameters_from_state", units::kOne,
+                          "L of the noise covariance Sigma = L D L^T (unit lower triangular, row-major): the axes y_a "
+                          "are the state y = L^-1 theta, in which the noise is diagonal, and the fields are densities of "
+                          "y; theta = L y."),
+                     {d, d}, stateMap_);
       }
       H5Gclose(m);
       if (!fieldSteps_.empty()) H5Gclose(makeGroup(f, "fields"));  // output.fields = false: no /fields

@@ -82,6 +82,9 @@ public:
   /// Writes (replacing) the group `group` with the given datasets (e.g. /renyi, /hockey_stick, /privacy_loss) and
   /// string datasets; collective call, rank 0 writes. Like writeTable, it closes the parallel viewer first.
   void writeArrays(const std::string& group, const std::vector<Array>& arrays, const std::vector<Text>& texts = {});
+  /// The fields are densities of the state y = L^-1 theta, not of theta (a whole-field run under a full Sigma): the
+  /// axes are named y_a and /mesh/parameters_from_state holds L (d x d, row-major; theta = L y). Before close().
+  void setStateMap(std::vector<double> parametersFromState) { stateMap_ = std::move(parametersFromState); }
   /// Completes fpdp.h5 (assembling it if no table was written) and renames it into place; later calls are errors.
   void close();
   static std::string stepGroup(long step);
@@ -112,6 +115,7 @@ private:
   const meshes::DistributedBoxMesh* mesh_ = nullptr;  // null: a whole-field mesh (writeFieldParts only)
   meshes::BoxMesh box_;
   std::string parameters_, solver_;
+  std::vector<double> stateMap_;  // L of setStateMap (empty: the fields are densities of theta)
   std::vector<long> fieldSteps_;
   std::vector<Replicated> replicated_;
   bool assembled_ = false, closed_ = false;

@@ -62,7 +62,11 @@ std::optional<SolverFields> readSolverFields(const std::string& path, int dim, l
   Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw std::runtime_error("cannot open the solver output " + path);
   SolverFields out;
-  for (int a = 0; a < dim; ++a) out.faces.push_back(readDoubles(file.id, "/mesh/" + axisName(dim, a) + "_faces", path));
+  const bool state = H5Lexists(file.id, "/mesh", H5P_DEFAULT) > 0 &&
+                     H5Lexists(file.id, "/mesh/parameters_from_state", H5P_DEFAULT) > 0;
+  if (state) out.parametersFromState = readDoubles(file.id, "/mesh/parameters_from_state", path);
+  for (int a = 0; a < dim; ++a)
+    out.faces.push_back(readDoubles(file.id, "/mesh/" + axisName(dim, a, state) + "_faces", path));
   char group[48];
   std::snprintf(group, sizeof group, "/fields/step_%08ld", step);
   if (H5Lexists(file.id, "/fields", H5P_DEFAULT) <= 0 || H5Lexists(file.id, group, H5P_DEFAULT) <= 0) return std::nullopt;

@@ -235,7 +235,8 @@ constexpr Parameter kParameters[] = {
      "", "",
      "How the Gaussian noise N(0, 2 eta sigma^2 I) is applied after the push-forward: fokker_planck solves the heat "
      "equation for time eta (no-flux walls); exact_convolution integrates the Gaussian kernel exactly (mass leaving "
-     "the box is reported as outflow); chapman_kolmogorov replaces push-forward and noise by the midpoint rule of the "
+     "the box is reported as outflow; a diagonal covariance for d <= 3, any beyond, run in the coordinates where "
+     "Sigma is diagonal); chapman_kolmogorov replaces push-forward and noise by the midpoint rule of the "
      "step's transition kernel on the cell centres, with point values as the state: spectrally accurate on smooth "
      "problems, about 1.5 cells per noise standard deviation reach round-off (uniform mesh, diagonal covariance, no "
      "constraint, no tracing; docs/noisy-gd.md §7).",
@@ -526,7 +527,11 @@ std::string defaultCell(const Parameter& p) {
     case Presence::Required:
       return "**required**";
     case Presence::Default:
-      return "`" + std::string(p.defaultValue) + "`";
+    {
+      std::string out(1, '`');  // appended, not a chain of temporaries (GCC 12's -Wrestrict false positive)
+      out.append(p.defaultValue).push_back('`');
+      return out;
+    }
     case Presence::Derived:
     case Presence::Optional:
       return cell(p.defaultValue);

@@ -20,6 +20,7 @@
 
 #include "app/run/ModelBuilding.hpp"
 #include "app/run/NumberFormat.hpp"
+#include "app/run/WholeFieldRun.hpp"
 #include "app/platform/PetscConfiguration.hpp"
 #include "app/commands/RunCase.hpp"
 #include "app/run/Collective.hpp"
@@ -272,10 +273,14 @@ std::vector<Comparison> solverComparisons(const Case& c, const meshes::BoxMesh& 
 /// Beyond three axes (whole fields, no DMDA): the solver's moments at the output steps the sample shares, for
 /// sample_moments.csv's `_solver` columns. The moments of the piecewise-constant density the cell averages describe:
 /// E x_a = sum_c m_c centre_a, E x_a x_b = sum_c m_c (centre_a centre_b + [a = b] h_a^2/12), normalised by the mass.
-std::vector<Comparison> wholeFieldMoments(const Case& c, const meshes::BoxMesh& box, const fs::path& dir,
+/// Under a full Sigma the fields are densities of the state y = L^-1 theta on its own box (wholeFieldStateBox): their
+/// moments are mapped to theta's, mean L E y and covariance L Cov(y) L^T.
+std::vector<Comparison> wholeFieldMoments(const Case& c, const fs::path& dir,
                                          const std::vector<validation::SampleSnapshot>& snapshots, long ratio,
                                          std::vector<std::string>& notes) {
   const int d = c.mesh.dim;
+  const meshes::BoxMesh box = wholeFieldStateBox(c);
+  const models::Matrix L = wholeFieldCoordinates(c).parametersFromState();
   std::vector<Comparison> out;
   forEachSolverStep(c, box, dir, snapshots, ratio, notes, [&](const validation::SampleSnapshot& snap, long solverStep,
                                                              const io::SolverFields& fields) {
@@ -305,8 +310,10 @@ std::vector<Comparison> wholeFieldMoments(const Case& c, const meshes::BoxMesh& 
         for (int a = 0; a < d; ++a) second(a, a) += m * h[a] * h[a] / 12.0;
       }
       validation::GaussianReference::Moments& moments = cmp.solverMoments[k];
-      moments.mean = first / mass;
-      moments.covariance = second / mass - moments.mean * moments.mean.transpose();
+      const Eigen::VectorXd mean = first / mass;
+      const Eigen::MatrixXd covariance = second / mass - mean * mean.transpose();
+      moments.mean = L * mean;
+      moments.covariance = L * covariance * L.transpose();
     }
     out.push_back(std::move(cmp));
   });
@@ -708,7 +715,7 @@ int sampleCase(const Case& c, const SampleOptions& options) {
                     "case with \"exact_convolution\" to compare");
   const bool wholeField = c.mesh.dim > 3;
   if (mode[1] && rank == 0 && !pointValueFields)
-    comparisons = wholeField ? wholeFieldMoments(c, box, dir, snapshots, ratio, notes)
+    comparisons = wholeField ? wholeFieldMoments(c, dir, snapshots, ratio, notes)
                              : solverComparisons(c, box, dir, snapshots, bins, ratio, notes);
   int compared = wholeField ? 0 : static_cast<int>(comparisons.size());  // the density checks: d <= 3
   MPI_Bcast(&compared, 1, MPI_INT, 0, comm);

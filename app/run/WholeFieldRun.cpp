@@ -37,13 +37,16 @@
 #include "app/run/ProgressReporter.hpp"
 #include "app/run/RunObservers.hpp"
 #include "app/run/RunPlan.hpp"
+#include "io/AxisNames.hpp"
 #include "io/Column.hpp"
 #include "io/Hdf5Output.hpp"
 #include "io/VtkOutput.hpp"
 #include "meshes/DistributedBoxMesh.hpp"
+#include "models/DecorrelatedCoordinates.hpp"
 #include "models/DivergenceGrids.hpp"
 #include "models/GaussianComposition.hpp"
 #include "models/GaussianFunctionals.hpp"
+#include "models/GaussianGridAverages.hpp"
 #include "models/MinibatchReferences.hpp"
 #include "models/MinibatchSchedule.hpp"
 #include "solver/functionals/WholeFieldDivergences.hpp"
@@ -59,13 +62,36 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-/// The noise kernel's standard deviation per axis, sqrt(2 eta Sigma_aa) (Sigma diagonal: the reader refuses others).
+/// The noise kernel's standard deviation per axis of the state, sqrt(2 eta D_a) (Sigma = L D L^T; D = Sigma's diagonal
+/// where Sigma is diagonal).
 meshes::AxisValues kernelStddev(const Case& c) {
   const int d = c.mesh.dim;
-  const models::Matrix S = c.noise.sigmaFor(false, d);
+  const models::Vector D = wholeFieldCoordinates(c).noiseVariances();
   meshes::AxisValues sd{};
-  for (int a = 0; a < d; ++a) sd[static_cast<std::size_t>(a)] = std::sqrt(2.0 * c.noisyGd.eta * S(a, a));
+  for (int a = 0; a < d; ++a) sd[static_cast<std::size_t>(a)] = std::sqrt(2.0 * c.noisyGd.eta * D[a]);
   return sd;
+}
+
+/// A gradient of theta as the state's drift: y -> L^-1 g(L y) (the same field where L is the identity), so that the
+/// state's step is y - eta L^-1 g(L y) + N(0, 2 eta D).
+solver::GradientField stateGradient(solver::GradientField g, const models::DecorrelatedCoordinates& y, int d) {
+  if (y.isIdentity()) return g;
+  return [g = std::move(g), L = y.parametersFromState(), inverse = y.stateFromParameters(), d](const solver::ParameterPoint& state) {
+    solver::ParameterPoint theta{};
+    for (int i = 0; i < d; ++i) {
+      double s = 0.0;
+      for (int j = 0; j <= i; ++j) s += L(i, j) * state[static_cast<std::size_t>(j)];
+      theta[static_cast<std::size_t>(i)] = s;
+    }
+    const solver::ParameterPoint gt = g(theta);
+    solver::ParameterPoint out{};
+    for (int i = 0; i < d; ++i) {
+      double s = 0.0;
+      for (int j = 0; j <= i; ++j) s += inverse(i, j) * gt[static_cast<std::size_t>(j)];
+      out[static_cast<std::size_t>(i)] = s;
+    }
+    return out;
+  };
 }
 
 /// The batch maps of a Poisson mixture (MATH.md §8), by PoissonBatchMixture's enumeration: every count vector (k_r) of
@@ -98,27 +124,35 @@ std::vector<solver::SlabNoisyGd::WeightedBatch> poissonBatchMaps(const std::vect
 /// meshes differ).
 std::unique_ptr<solver::SlabNoisyGd> slabSolver(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm) {
   const int d = c.mesh.dim;
-  const meshes::BoxMesh mesh = buildBox(c.mesh);
+  const meshes::BoxMesh mesh = wholeFieldStateBox(c);
+  const models::DecorrelatedCoordinates y = wholeFieldCoordinates(c);
   if (c.batch.sampling == "poisson") {
     // The enumeration's budget and the lattice's refusal, as for d <= 3 (its cost on this mesh, by key).
     requireSupportedMinibatches(c, losses, mesh.totalCells());
     const solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
-    return std::make_unique<solver::SlabNoisyGd>(
-        comm, mesh, poissonBatchMaps(drift.D.records, drift.rate, drift.expectedSize),
-        poissonBatchMaps(drift.DPrime.records, drift.rate, drift.expectedSize), c.noisyGd.eta, kernelStddev(c));
+    auto mapsD = poissonBatchMaps(drift.D.records, drift.rate, drift.expectedSize);
+    auto mapsDPrime = poissonBatchMaps(drift.DPrime.records, drift.rate, drift.expectedSize);
+    for (auto* maps : {&mapsD, &mapsDPrime})
+      for (auto& m : *maps) m.gradient = stateGradient(std::move(m.gradient), y, d);
+    return std::make_unique<solver::SlabNoisyGd>(comm, mesh, std::move(mapsD), std::move(mapsDPrime), c.noisyGd.eta,
+                                                 kernelStddev(c));
   }
   if (c.batch.sampling == "cyclic") {
     solver::MinibatchDrift drift = minibatchDrift(c, losses, d);
+    for (auto* batches : {&drift.D.batches, &drift.DPrime.batches})
+      for (auto& g : *batches) g = stateGradient(std::move(g), y, d);
     return std::make_unique<solver::SlabNoisyGd>(comm, mesh, std::move(drift.D.batches),
                                                  std::move(drift.DPrime.batches), c.noisyGd.eta, kernelStddev(c));
   }
-  return std::make_unique<solver::SlabNoisyGd>(comm, mesh, gradientField(losses.lossD, d),
-                                               gradientField(losses.lossDPrime, d), c.noisyGd.eta, kernelStddev(c));
+  return std::make_unique<solver::SlabNoisyGd>(comm, mesh, stateGradient(gradientField(losses.lossD, d), y, d),
+                                               stateGradient(gradientField(losses.lossDPrime, d), y, d), c.noisyGd.eta,
+                                               kernelStddev(c));
 }
 
-/// A Gaussian's cell averages on this rank's part, exact for a diagonal covariance (products of one-axis interval
-/// probabilities; only the diagonal is read), and the mass the whole box leaves outside. The start of every run
-/// (the reader refuses a full initial covariance beyond three axes) and the closed forms of exact.csv.
+/// A Gaussian's cell averages on this rank's part (models::gaussianGridAverages: exact for a diagonal covariance, a
+/// Gauss-Legendre rule on all but the last axis for a full one), and a bound on the mass the whole box leaves outside
+/// (exact for a diagonal covariance, the marginals' union bound for a full one). The start of every run and the
+/// closed forms of exact.csv, both as laws of the state (the caller maps laws of theta).
 struct Start {
   std::vector<double> cells;
   double outside = 0.0;
@@ -126,35 +160,24 @@ struct Start {
 Start gaussianCells(const models::Vector& mean, const models::Matrix& covariance, const meshes::BoxMesh& part,
                     const meshes::BoxMesh& whole) {
   const int d = part.dim();
-  std::vector<std::vector<double>> probability(static_cast<std::size_t>(d));
-  double inside = 1.0;
+  std::vector<std::vector<double>> faces;
+  std::vector<double> lower, upper;
   for (int a = 0; a < d; ++a) {
-    const double m = mean[a], s = std::sqrt(covariance(a, a));
-    const auto& faces = part.axis(a).faces();
-    auto& pa = probability[static_cast<std::size_t>(a)];
-    for (std::size_t i = 0; i + 1 < faces.size(); ++i)
-      pa.push_back(models::normalIntervalProbability((faces[i] - m) / s, (faces[i + 1] - m) / s) / (faces[i + 1] - faces[i]));
-    const auto& all = whole.axis(a).faces();
-    inside *= models::normalIntervalProbability((all.front() - m) / s, (all.back() - m) / s);
+    faces.push_back(part.axis(a).faces());
+    lower.push_back(whole.axis(a).faces().front());
+    upper.push_back(whole.axis(a).faces().back());
   }
   Start start;
-  start.outside = std::max(0.0, 1.0 - inside);
-  start.cells.resize(part.totalCells());
-  meshes::CellIndex index{};
-  for (std::size_t k = 0; k < start.cells.size(); ++k) {
-    double v = 1.0;
-    for (int a = 0; a < d; ++a) v *= probability[static_cast<std::size_t>(a)][static_cast<std::size_t>(index[static_cast<std::size_t>(a)])];
-    start.cells[k] = v;
-    for (int a = 0; a < d; ++a) {
-      if (++index[static_cast<std::size_t>(a)] < part.cells(a)) break;
-      index[static_cast<std::size_t>(a)] = 0;
-    }
-  }
+  start.cells = models::gaussianGridAverages(mean, covariance, faces,
+                                             models::fullCovarianceNodes(whole.totalCells(), d));
+  start.outside = models::gaussianOutsideBoxBound(mean, covariance, lower, upper);
   return start;
 }
 
+/// The start N(m0, C0) of theta as a law of the state: N(L^-1 m0, L^-1 C0 L^-T).
 Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::BoxMesh& whole) {
-  return gaussianCells(c.initial.mean, c.initial.covariance, part, whole);
+  const models::DecorrelatedCoordinates y = wholeFieldCoordinates(c);
+  return gaussianCells(y.stateMean(c.initial.mean), y.stateCovariance(c.initial.covariance), part, whole);
 }
 
 /// The closed forms of a whole-field run for exact.csv (ExactReferenceOutput): the Gaussian laws of quadratic losses
@@ -162,7 +185,8 @@ Start initialCells(const Case& c, const meshes::BoxMesh& part, const meshes::Box
 /// the output step). None where the laws are not Gaussian (other losses, clipping).
 class WholeFieldReference {
 public:
-  WholeFieldReference(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm) : comm_(comm) {
+  WholeFieldReference(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm)
+      : comm_(comm), coordinates_(wholeFieldCoordinates(c)) {
     const int d = c.mesh.dim;
     const models::Matrix sigma = c.noise.sigmaFor(false, d);
     const models::Gaussian initial(c.initial.mean, c.initial.covariance);
@@ -208,20 +232,15 @@ public:
   }
 
 private:
-  /// sum |c| |u_c - exact cell average| over the whole field (collective), for laws with diagonal covariances (the
-  /// route's: a diagonal Sigma and start, and the Hessian lambda I of the quadratic loss keep them so); NaN otherwise.
+  /// sum |c| |u_c - exact cell average| over the whole field (collective), the laws taken as laws of the state (the
+  /// cell averages of a full covariance by gaussianGridAverages' rule, whose error is far below the scheme's).
   validation::CellErrors errors(long k) const {
     const auto [P, Q] = laws_(k);
     std::array<double, 2> l1{0.0, 0.0};
     int index = 0;
     for (const auto* law : {&P, &Q}) {
-      const models::Matrix& C = law->covariance();
-      const bool diagonal = (C - models::Matrix(C.diagonal().asDiagonal())).cwiseAbs().maxCoeff() == 0.0;
-      if (!diagonal) {
-        l1[static_cast<std::size_t>(index++)] = std::numeric_limits<double>::quiet_NaN();
-        continue;
-      }
-      const Start exact = gaussianCells(law->mean(), C, *part_, *whole_);
+      const Start exact = gaussianCells(coordinates_.stateMean(law->mean()),
+                                        coordinates_.stateCovariance(law->covariance()), *part_, *whole_);
       const std::vector<double>& u = index == 0 ? *p_ : *q_;
       double sum = 0.0;
       for (std::size_t c = 0; c < u.size(); ++c) {
@@ -240,6 +259,7 @@ private:
   }
 
   MPI_Comm comm_;
+  models::DecorrelatedCoordinates coordinates_;
   std::function<std::pair<models::Gaussian, models::Gaussian>(long)> laws_;
   const std::vector<double>*p_ = nullptr, *q_ = nullptr;
   const meshes::BoxMesh *part_ = nullptr, *whole_ = nullptr;
@@ -328,7 +348,7 @@ LevelRun runLevel(const Case& c, const EmpiricalLosses& losses, MPI_Comm comm, c
                   const OutputHook& onOutput) {
   const auto start = Clock::now();
   const auto slab = slabSolver(c, losses, comm);
-  const meshes::BoxMesh whole = buildBox(c.mesh);
+  const meshes::BoxMesh whole = wholeFieldStateBox(c);
   Start s = initialCells(c, slab->stateMesh(), whole);
   std::vector<double> p = s.cells, q = std::move(s.cells);
   std::array<double, 2> absorbed{s.outside, s.outside};
@@ -441,12 +461,14 @@ meshes::BoxMesh keptBox(const meshes::BoxMesh& whole, int keep) {
 /// at that step, DIR/slices/... (q on p's slice; the mode's centre on the other axes in the step's field data).
 class ReducedFieldOutput {
 public:
-  ReducedFieldOutput(const std::string& dir, const meshes::BoxMesh& whole, int rank) {
+  /// decorrelatedState: the fields are densities of y = L^-1 theta (axes y_a, io::axisName).
+  ReducedFieldOutput(const std::string& dir, const meshes::BoxMesh& whole, int rank, bool decorrelatedState)
+      : decorrelated_(decorrelatedState) {
     if (rank != 0) return;
     for (const char* kind : {"marginals", "slices"})
       for (int keep : {2, 3}) {
-        std::string name = "theta_0";
-        for (int a = 1; a < keep; ++a) name += "_theta_" + std::to_string(a);
+        std::string name = io::axisName(whole.dim(), 0, decorrelated_);
+        for (int a = 1; a < keep; ++a) name.append(1, '_').append(io::axisName(whole.dim(), a, decorrelated_));
         auto mesh = std::make_unique<meshes::DistributedBoxMesh>(PETSC_COMM_SELF, keptBox(whole, keep));
         auto vtk = std::make_unique<io::VtkOutput>(dir + "/" + kind + "/" + name, *mesh);
         sets_.push_back({std::string(kind) == "slices", keep, std::move(mesh), std::move(vtk)});
@@ -459,7 +481,8 @@ public:
     const meshes::CellIndex mode = modeCell(p, slab.stateMesh(), first, comm);
     std::vector<io::StepScalar> sliceScalars = scalars;
     for (int a = 0; a < whole.dim(); ++a)
-      sliceScalars.push_back({"mode_theta_" + std::to_string(a), whole.axis(a).centre(mode[static_cast<std::size_t>(a)])});
+      sliceScalars.push_back({"mode_" + io::axisName(whole.dim(), a, decorrelated_),
+                              whole.axis(a).centre(mode[static_cast<std::size_t>(a)])});
     for (const bool slice : {false, true})
       for (int keep : {2, 3}) {
         const std::optional<meshes::CellIndex> at = slice ? std::optional<meshes::CellIndex>(mode) : std::nullopt;
@@ -479,6 +502,7 @@ private:
     std::unique_ptr<meshes::DistributedBoxMesh> mesh;
     std::unique_ptr<io::VtkOutput> vtk;
   };
+  bool decorrelated_ = false;
   std::vector<Set> sets_;
 };
 
@@ -511,6 +535,24 @@ CertifyVerdict certifyVerdict(const Case& c, const std::vector<double>& eps, con
 }  // namespace
 
 void checkWholeFieldCase(const Case& c, MPI_Comm comm) { slabSolver(c, buildEmpiricalLosses(c), comm); }
+
+models::DecorrelatedCoordinates wholeFieldCoordinates(const Case& c) {
+  return models::DecorrelatedCoordinates(c.noise.sigmaFor(false, c.mesh.dim));
+}
+
+meshes::BoxMesh wholeFieldStateBox(const Case& c) {
+  const models::DecorrelatedCoordinates y = wholeFieldCoordinates(c);
+  if (y.isIdentity()) return buildBox(c.mesh);
+  const auto d = static_cast<std::size_t>(c.mesh.dim);
+  std::vector<double> lower(c.mesh.lower.begin(), c.mesh.lower.begin() + static_cast<std::ptrdiff_t>(d));
+  std::vector<double> upper(c.mesh.upper.begin(), c.mesh.upper.begin() + static_cast<std::ptrdiff_t>(d));
+  std::vector<double> stateLower, stateUpper;
+  y.stateBox(lower, upper, stateLower, stateUpper);
+  std::vector<meshes::Axis> axes;
+  for (std::size_t a = 0; a < d; ++a)
+    axes.push_back(meshes::Axis::graded(stateLower[a], stateUpper[a], c.mesh.cells[a], c.mesh.grading[a]));
+  return meshes::BoxMesh(std::move(axes));
+}
 
 int runWholeFieldCase(const Case& requested, const RunOptions& options) {
   const auto wallStart = Clock::now();
@@ -596,7 +638,8 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
     Case next;
   };
   const auto attempt = [&](const Case& c, CompanionValues companion) -> Attempt {
-  const meshes::BoxMesh whole = buildBox(c.mesh);
+  const meshes::BoxMesh whole = wholeFieldStateBox(c);
+  const models::DecorrelatedCoordinates coordinates = wholeFieldCoordinates(c);
   RunOutputDirectory directory(comm, rank, options.outputDirectory, c.resolvedToml, false);
   const std::string& dir = directory.workDir();
   const bool writer = rank == 0;
@@ -604,6 +647,12 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
       "noisy GD on whole fields (d = " + std::to_string(d) + ", " + std::to_string(size) +
       " rank(s) in slabs): push-forward and exact Gaussian convolution";
   io::Hdf5Output h5(dir + "/fpdp.h5", comm, whole, c.resolvedToml, solverDescription);
+  if (!coordinates.isIdentity()) {
+    std::vector<double> L;
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) L.push_back(coordinates.parametersFromState()(i, j));
+    h5.setStateMap(std::move(L));
+  }
   // The closed forms (before the observers, which refer to them).
   WholeFieldReference reference(c, losses, comm);
   const std::optional<ExactOracle> oracle =
@@ -613,7 +662,7 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
   const std::optional<double> worstCaseGap =
       sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
   auto& privacy = observers.add<PrivacyOutput>(
-      c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, losses, whole, comm)), dir, writer);
+      c, boundProblem(c, strongConvexity, smoothness, worstCaseGap, measuredGradientGap(c, losses, buildBox(c.mesh), comm)), dir, writer);
   AccuracyJudge judge(c, settings.hockeyStickEps, companion, false);  // a copy: certifyVerdict judges with it too
   judge.setCompositionBound(compositionMu, /*finitenessNeedsIt=*/true);
   auto& accuracy = observers.add<AccuracyOutput>(dir, writer, std::move(judge));
@@ -623,7 +672,7 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
   auto& progressLine = observers.add<ProgressReporter>(c.noisyGd.steps, announce, "",
                                                        rank == 0 ? options.progress : ProgressHook{});
   std::optional<ReducedFieldOutput> paraView;
-  if (c.output.fields && c.output.vtk) paraView.emplace(dir, whole, rank);
+  if (c.output.fields && c.output.vtk) paraView.emplace(dir, whole, rank, !coordinates.isIdentity());
 
   const std::vector<std::string> columns = divergenceColumns(c, false);
   const OutputHook onOutput = [&](long k, const solver::DivergenceValues& v, const std::vector<double>& p,
@@ -714,7 +763,14 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
       << "  mesh: " << cellsText(c) << " cells on [";
     for (int a = 0; a < d; ++a)
       s << (a ? ", " : "") << c.mesh.lower[static_cast<std::size_t>(a)] << ", " << c.mesh.upper[static_cast<std::size_t>(a)];
-    s << "] (lower, upper per axis); " << c.noisyGd.steps << " steps of eta = " << c.noisyGd.eta << "\n"
+    s << "] (lower, upper per axis); " << c.noisyGd.steps << " steps of eta = " << c.noisyGd.eta << "\n";
+    if (!coordinates.isIdentity()) {
+      s << "  state: y = L^-1 theta with Sigma = L D L^T, in which the noise is diagonal; its mesh is the box [";
+      for (int a = 0; a < d; ++a)
+        s << (a ? ", " : "") << whole.axis(a).lower() << ", " << whole.axis(a).upper();
+      s << "] holding L^-1 of the case's box; the densities in fpdp.h5 and the ParaView files are of y (axes y_a)\n";
+    }
+    s
       << "  not computed beyond three axes: I_alpha, the privacy-loss histograms, the far-field model of infinite "
          "orders (R_alpha is proved finite by the composition bound where S_g is known), checkpoints\n";
     const auto& last = run.values.rbegin()->second;

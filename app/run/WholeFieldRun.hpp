@@ -10,13 +10,18 @@
 //                finite), result.json, fpdp.h5 with the d-dimensional densities, and ParaView files of their 2-D and
 //                3-D marginals, in DIR.partial renamed to DIR at the end;
 //   4. summary:  what was run, the bounds and the (eps, delta) table, the accuracy, and the headline last.
-// What it does not do (the case reader refuses it, app/case/read/WholeFieldSection.cpp): Langevin, a full Sigma,
-// Poisson batches, constraint sets, tracing diffusions, --certify; nor checkpoints, I_alpha, the far-field model of
-// infinite orders or the privacy-loss histograms.
+// A full noise covariance Sigma = L D L^T (L unit lower triangular) is run in the state y = L^-1 theta, where the noise
+// is diag(D) and the convolution one pass per axis (models::DecorrelatedCoordinates): the mesh is then the box of y
+// holding L^-1 of the case's box, with the case's cells per axis, and the densities written are those of y.
+// What it does not do (the case reader refuses it, app/case/read/WholeFieldSection.cpp): Langevin, the Poisson
+// lattice, constraint sets, tracing diffusions; nor checkpoints, I_alpha, the far-field model of infinite orders or
+// the privacy-loss histograms.
 #include <mpi.h>
 
 #include "app/case/Case.hpp"
 #include "app/commands/RunCase.hpp"
+#include "meshes/BoxMesh.hpp"
+#include "models/DecorrelatedCoordinates.hpp"
 
 namespace fpdp::app {
 
@@ -26,5 +31,11 @@ int runWholeFieldCase(const Case& c, const RunOptions& options);
 /// `fpdp check` of such a case: everything the run builds before its first step (the losses, the slab split over the
 /// ranks); nothing is written. Collective; throws what the run would.
 void checkWholeFieldCase(const Case& c, MPI_Comm comm);
+
+/// The coordinates of such a run's state: y = L^-1 theta for the case's Sigma (the identity where Sigma is diagonal).
+models::DecorrelatedCoordinates wholeFieldCoordinates(const Case& c);
+/// The mesh of the state: the case's box where Sigma is diagonal, else the box of y holding L^-1 of it (the case's
+/// cells per axis and grading on it).
+meshes::BoxMesh wholeFieldStateBox(const Case& c);
 
 }  // namespace fpdp::app

@@ -6,6 +6,9 @@ m_(k+1) = (1 - eta lambda) m_k + eta lambda xbar, v_(k+1) = (1 - eta lambda)^2 v
   - every conservative value of accuracy.csv and hockey_stick_accuracy.csv at least the truth, every certified value
     within accuracy.rtol of it (the accuracy contract, with the composition cap);
   - cyclic batches (two batches of one record each) against the closed form of the cyclic recursion;
+  - a full Sigma (run in y = L^-1 theta, Sigma = L D L^T): the same checks against the closed forms with covariances
+    C_(k+1) = (1 - eta lambda)^2 C_k + 2 eta Sigma; fpdp.h5's axes y_a and its L; fpdp sample's Monte Carlo of theta
+    against the solver's means mapped back by L;
   - Poisson batches (enumerated) on a linear loss whose records differ along axis 0 only, against the 1-D closed form
     of the lattice mixture (a 1-D run's exact.csv);
   - fpdp.h5 holds the 4-D densities (chunked, compressed) whose masses are divergence.csv's, bitwise the same on two
@@ -104,10 +107,12 @@ orders = [2, 5]
 """
 
 
-def exact_mu(step, cyclic):
-    """|m_K - m'_K| / sqrt(v_K): the pair's distance in standard deviations (equal covariances v_K I)."""
+def exact_mu(step, cyclic, sigma=None):
+    """The pair's Mahalanobis distance sqrt(gap^T C_K^-1 gap) (equal covariances C_K; sigma: the noise covariance,
+    None for SIGMA^2 I)."""
     contraction = 1.0 - ETA * LAMBDA
-    v = V0
+    noise = SIGMA ** 2 * numpy.eye(4) if sigma is None else numpy.array(sigma)
+    v = V0 * numpy.eye(4)
     gap = numpy.zeros(4)
     for k in range(step):
         if cyclic:
@@ -116,8 +121,8 @@ def exact_mu(step, cyclic):
         else:
             g = (numpy.array(RECORDS[0]) - numpy.array(REPLACEMENT)) / 2.0
         gap = contraction * gap + ETA * LAMBDA * g
-        v = contraction ** 2 * v + 2.0 * ETA * SIGMA ** 2
-    return float(numpy.linalg.norm(gap)) / math.sqrt(v)
+        v = contraction ** 2 * v + 2.0 * ETA * noise
+    return math.sqrt(float(gap @ numpy.linalg.solve(v, gap)))
 
 
 def truth(name, mu, alpha_of):
@@ -153,13 +158,15 @@ def run(case, out, ranks=1, extra=()):
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
 
 
-def check_run(out, cyclic, label, close=True):
-    """close: the values within 1 % (2 % for eps) of the closed forms too, not only the accuracy contract."""
+def check_run(out, cyclic, label, close=True, sigma=None):
+    """close: the values within 1 % (2 % for eps) of the closed forms too, not only the accuracy contract; sigma: a
+    full noise covariance (exact_mu)."""
+
     rows = list(csv.DictReader(open(os.path.join(out, "divergence.csv"))))
     check(len(rows) > 1, f"{label}: divergence.csv has {len(rows)} rows")
     for row in rows if close else []:
         step = int(row["step"])
-        mu = exact_mu(step, cyclic)
+        mu = exact_mu(step, cyclic, sigma)
         for column, exact in (("kl", mu * mu / 2), ("renyi_2", mu * mu), ("renyi_5", 2.5 * mu * mu),
                               ("tv", 2 * phi(mu / 2) - 1)):
             value = float(row[column])
@@ -170,7 +177,7 @@ def check_run(out, cyclic, label, close=True):
     checked = certified = 0
     for row in accuracy:
         step = int(row["step"])
-        mu = exact_mu(step, cyclic)
+        mu = exact_mu(step, cyclic, sigma)
         for column in row:
             if not column.endswith("_conservative"):
                 continue
@@ -195,7 +202,7 @@ def check_run(out, cyclic, label, close=True):
     profile = list(csv.DictReader(open(os.path.join(out, "hockey_stick_accuracy.csv"))))
     for row in profile:
         step, eps = int(row["step"]), float(row["eps"])
-        exact = gaussian_delta(exact_mu(step, cyclic), eps)
+        exact = gaussian_delta(exact_mu(step, cyclic, sigma), eps)
         for direction in ("pq", "qp"):
             conservative = float(row[f"delta_{direction}_conservative"])
             check(conservative >= exact * (1 - 1e-12) - 1e-300,
@@ -206,7 +213,7 @@ def check_run(out, cyclic, label, close=True):
     check(len(exact_rows) == len(rows), f"{label}: exact.csv has {len(exact_rows)} rows, divergence.csv {len(rows)}")
     for row in exact_rows:
         step = int(row["step"])
-        mu = exact_mu(step, cyclic)
+        mu = exact_mu(step, cyclic, sigma)
         for column, exact in (("kl_exact", mu * mu / 2), ("renyi_2_exact", mu * mu), ("renyi_5_exact", 2.5 * mu * mu),
                               ("tv_exact", 2 * phi(mu / 2) - 1),
                               ("eps_exact_delta_0.001_exact", gaussian_eps(mu, 1e-3))):
@@ -216,7 +223,7 @@ def check_run(out, cyclic, label, close=True):
         for column in ("l1_error_p", "l1_error_q"):
             check(0.0 <= float(row[column]) <= 0.02, f"{label}: exact.csv step {step} {column} = {row[column]}")
     result = json.load(open(os.path.join(out, "result.json")))
-    check(result["epsilon"]["conservative"] >= gaussian_eps(exact_mu(int(result["step"]), cyclic), result["delta"]),
+    check(result["epsilon"]["conservative"] >= gaussian_eps(exact_mu(int(result["step"]), cyclic, sigma), result["delta"]),
           f"{label}: result.json's conservative eps below the truth")
     return rows
 
@@ -286,6 +293,55 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, f"cyclic: exit {r.returncode}: {r.stderr}")
     if r.returncode == 0:
         check_run(out, True, "cyclic")
+
+    # A full Sigma: the state y = L^-1 theta on the box holding L^-1 of the case's box, the same checks against the
+    # closed forms of the full covariances; fpdp.h5 names the axes y_a and holds L; fpdp sample's Monte Carlo of
+    # theta itself against the solver's moments mapped back by L. The state box is wider than the case's (up to
+    # 9.0 against 6.0 per half-axis here), its cells too: 32^4 keeps eps within check_run's 2 % (28^4: 2.03 %). The
+    # sample's intervals are 99.99 % ones: eight means are compared, so that a correct solver fails by chance less
+    # than once in a thousand runs, while a mean not mapped back by L (theta_1 = y_1 + 0.3 y_0) is off by more than
+    # ten of their half-widths (0.09 against 0.006).
+    sigma = [[1.0, 0.3, 0.1, 0.0], [0.3, 0.8, 0.2, 0.1], [0.1, 0.2, 0.9, -0.2], [0.0, 0.1, -0.2, 0.7]]
+    case = os.path.join(tmp, "full-sigma.toml")
+    open(case, "w").write(case_text("full-sigma", 32, 6, 3).replace(
+        f"sigma = {SIGMA}", "covariance = " + str(sigma)).replace(
+        "mean = [0.0, 0.0, 0.0, 0.0]", "mean = [0.5, -0.5, 0.4, 0.3]").replace(
+        "[output]", "[sampler]\nconfidence = 0.9999\n[output]"))
+    out = os.path.join(tmp, "full-sigma")
+    r = run(case, out)
+    check(r.returncode == 0, f"full Sigma: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        rows = check_run(out, False, "full Sigma", sigma=sigma)
+        with h5py.File(os.path.join(out, "fpdp.h5"), "r") as f:
+            check("theta_0_faces" not in f["mesh"] and "y_3_faces" in f["mesh"], "full Sigma: fpdp.h5's axes are not y_a")
+            L = f["mesh"]["parameters_from_state"][:]
+            check(L.shape == (4, 4) and numpy.array_equal(numpy.tril(L), L) and numpy.all(numpy.diag(L) == 1.0),
+                  f"full Sigma: L is not unit lower triangular: {L}")
+            state_noise = numpy.linalg.solve(L, numpy.linalg.solve(L, numpy.array(sigma)).T)
+            check(numpy.abs(state_noise - numpy.diag(numpy.diag(state_noise))).max() < 1e-14,
+                  f"full Sigma: L^-1 Sigma L^-T is not diagonal: {state_noise}")
+            # The state box holds L^-1 of the case's box: every corner's image inside it.
+            lower = numpy.array([f["mesh"][f"y_{a}_faces"][0] for a in range(4)])
+            upper = numpy.array([f["mesh"][f"y_{a}_faces"][-1] for a in range(4)])
+            for corner in numpy.array(numpy.meshgrid(*[[-6.0, 6.0]] * 4)).reshape(4, -1).T:
+                y = numpy.linalg.solve(L, corner)
+                check(numpy.all(y >= lower - 1e-12) and numpy.all(y <= upper + 1e-12),
+                      f"full Sigma: L^-1 {corner} = {y} outside the state box")
+            last = sorted(f["fields"].keys())[-1]
+            volume = numpy.prod([float(numpy.diff(f["mesh"][f"y_{a}_faces"][:])[0]) for a in range(4)])
+            mass = float(numpy.sum(f["fields"][last]["p"][:]) * volume)
+            check(abs(mass - float(rows[-1]["mass_p"])) <= 1e-12, f"full Sigma: fpdp.h5 mass {mass}, {rows[-1]['mass_p']}")
+        check(os.path.isfile(os.path.join(out, "slices", "y_0_y_1", "fpdp.pvd")), "full Sigma: no slices/y_0_y_1")
+        r = subprocess.run([fpdp, "sample", case, "--output", out, "--particles", "400000", "--threads", "2",
+                            "--quiet"], capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"fpdp sample, full Sigma: exit {r.returncode}: {r.stderr}")
+        moments = os.path.join(out, "sample_moments.csv")
+        if os.path.isfile(moments):
+            for row in csv.DictReader(open(moments)):
+                for a in range(4):
+                    lower, upper, solver = (float(row[f"mean_theta_{a}{x}"]) for x in ("_lower", "_upper", "_solver"))
+                    check(lower <= solver <= upper, f"full Sigma: step {row['step']} density {row['density']} "
+                          f"mean_theta_{a}: the solver's {solver} outside the sample's interval [{lower}, {upper}]")
 
     # Poisson sampling (4 records, gamma = 0.5: 16 batch maps per dataset and step) on a linear loss whose records
     # differ along axis 0 only: the batch maps are translations along axis 0, so p and q are products of their axis-0
@@ -408,9 +464,6 @@ delta_grid = [1e-2, 1e-3]
         ("fokker_planck", case_text("f", 20, 5, 5).replace('diffusion = "exact_convolution"', ""), "noisy_gd.diffusion"),
         ("lattice", case_text("p", 20, 5, 5, batch='[batch]\nsampling = "poisson"\nrate = 0.5\nmixture = "lattice"'),
          "batch.mixture"),
-        ("full_sigma", case_text("s", 20, 5, 5).replace(
-            "sigma = 1.0", "covariance = [[1.0, 0.1, 0, 0], [0.1, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]]"),
-         "noise.covariance"),
     ]
     for label, text, key in refusals:
         path = os.path.join(tmp, label + ".toml")

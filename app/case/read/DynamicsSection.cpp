@@ -84,11 +84,15 @@ void CaseParser::readNoisyGd(Case& c) const {
   c.noisyGd.diffusion = choiceAt("noisy_gd", "diffusion");
   const toml::node& diffusionNode = required(parameter("noisy_gd", "diffusion"));
   const bool kernelRoute = c.noisyGd.diffusion == "chapman_kolmogorov";
+  // Beyond three axes the whole-field steps run a full Sigma in the coordinates where it is diagonal
+  // (models::DecorrelatedCoordinates); on the DMDA meshes the kernel routes work in theta itself.
   if ((c.noisyGd.diffusion == "exact_convolution" || kernelRoute) && c.noise.covariance &&
-      !c.noise.covariance->isDiagonal(0.0)) {
+      !c.noise.covariance->isDiagonal(0.0) && (kernelRoute || c.mesh.dim <= 3)) {
     fail("noisy_gd.diffusion", diffusionNode,
-         c.noisyGd.diffusion + " needs a diagonal noise.covariance (the Gaussian kernel is applied axis by axis)",
-         "fokker_planck with a full noise.covariance");
+         c.noisyGd.diffusion + " needs a diagonal noise.covariance for d <= 3 (the Gaussian kernel is applied axis by "
+         "axis)",
+         "fokker_planck with a full noise.covariance, or exact_convolution for d >= 4 (in the coordinates where Sigma "
+         "is diagonal)");
   }
   if (kernelRoute)
     for (int a = 0; a < c.mesh.dim; ++a)

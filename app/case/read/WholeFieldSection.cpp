@@ -1,31 +1,20 @@
 // Case reader, cases of d = 4..6 parameters: what the whole-field noisy-GD run (app/run/WholeFieldRun) computes.
 // A mesh of more than three axes is not a PETSc DMDA; those cases run the noisy-GD step on whole fields
-// (solver::SlabNoisyGd): the push-forward and the exact Gaussian convolution with a diagonal noise covariance, full,
-// cyclic or Poisson batches (enumerated), no constraint set. Everything else is refused here, by key, so that
-// `fpdp check` refuses it too.
+// (solver::SlabNoisyGd): the push-forward and the exact Gaussian convolution, one pass per axis (a full Sigma in the
+// coordinates where it is diagonal, models::DecorrelatedCoordinates), full, cyclic or Poisson batches (enumerated), no
+// constraint set. Everything else is refused here, by key, so that `fpdp check` refuses it too.
 #include "app/case/CaseParser.hpp"
 
 #include <string>
 
 namespace fpdp::app::detail {
 
-namespace {
-
-bool diagonal(const models::Matrix& m) {
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j)
-      if (i != j && m(i, j) != 0.0) return false;
-  return true;
-}
-
-}  // namespace
-
 void CaseParser::checkWholeFieldRoute(const Case& c) const {
   if (c.mesh.dim <= 3) return;
   const std::string why = "d = " + std::to_string(c.mesh.dim) +
                           " (more than three parameters) runs noisy GD on whole fields: the exact Gaussian "
-                          "convolution with a diagonal noise covariance, full, cyclic or Poisson batches (enumerated), no "
-                          "constraint set (docs/scaling.md §9)";
+                          "convolution, full, cyclic or Poisson batches (enumerated), no constraint set "
+                          "(docs/scaling.md §9)";
   // The key's node where the case file gives it; a default is named as such.
   const auto refuse = [&](std::string_view table, std::string_view key, const std::string& shownDefault,
                           const std::string& problem, const std::string& allowed) {
@@ -52,13 +41,6 @@ void CaseParser::checkWholeFieldRoute(const Case& c) const {
   if (c.noisyGd.tracing_substeps != 0)
     refuse("noisy_gd", "tracing_substeps", std::to_string(c.noisyGd.tracing_substeps),
            "the tracing diffusions are not built beyond three axes", "0 for d > 3");
-  if (c.noise.covariance && !diagonal(*c.noise.covariance))
-    refuse("noise", "covariance", "", "a full Sigma is not built beyond three axes (the convolution is one pass per axis)",
-           "a diagonal covariance, or a number, for d > 3");
-  if (!diagonal(c.initial.covariance))
-    refuse("initial", "covariance", "",
-           "the start's cell averages beyond three axes are the product of one-axis Gaussian integrals",
-           "a diagonal covariance, or a number, for d > 3");
 }
 
 }  // namespace fpdp::app::detail

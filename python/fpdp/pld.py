@@ -314,8 +314,10 @@ def export(h5_path, hockey_stick_accuracy, masses, step, neighbour_kind, interva
 
     with open_regular(h5_path) as raw, h5py.File(raw, "r") as f:
         if "privacy_loss" not in f:
-            raise ValueError(f"{h5_path} has no /privacy_loss (divergence.privacy_loss_bins = 0): no privacy loss "
-                             f"distribution to export")
+            why = ("the privacy-loss histograms are not computed beyond three axes (docs/scaling.md §9); quote the "
+                   "run's eps(delta) and hockey-stick curve (epsilon.csv, hockey_stick_accuracy.csv)"
+                   if int(f.attrs.get("dim", 0)) > 3 else "divergence.privacy_loss_bins = 0")
+            raise ValueError(f"{h5_path} has no /privacy_loss ({why}): no privacy loss distribution to export")
         g = f["privacy_loss"]
         steps = [int(s) for s in g["step"][:]]
         if step not in steps:

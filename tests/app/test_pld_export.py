@@ -89,9 +89,9 @@ with tempfile.TemporaryDirectory() as tmp:
             checked += 1
         check(checked > 20, f"{direction}: only {checked} eps compared")
     r = subprocess.run([script, tmp], capture_output=True, text=True)
-    check(r.returncode == 1 and "not an fpdp output directory" in r.stdout, f"no run: exit {r.returncode}, {r.stdout!r}")
+    check(r.returncode == 1 and "not an fpdp output directory" in r.stderr, f"no run: exit {r.returncode}, {r.stderr!r}")
     r = subprocess.run([script, out, "--step", "7"], capture_output=True, text=True)
-    check(r.returncode == 1 and "not an output step" in r.stdout, f"--step 7: exit {r.returncode}, {r.stdout!r}")
+    check(r.returncode == 1 and "not an output step" in r.stderr, f"--step 7: exit {r.returncode}, {r.stderr!r}")
 
 for f in failures:
     print("FAIL:", f)

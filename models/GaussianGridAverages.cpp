@@ -136,31 +136,40 @@ std::vector<double> gaussianGridAverages(const Vector& mean, const Matrix& covar
   const int lastCells = cells[static_cast<std::size_t>(k)];
   std::size_t lineStride = 1;  // the distance of neighbours along the last axis (the other axes' cells)
   for (int a = 0; a < k; ++a) lineStride *= static_cast<std::size_t>(cells[static_cast<std::size_t>(a)]);
-  std::vector<double> t(last.size()), tail, probability(static_cast<std::size_t>(lastCells));
+  std::vector<double> t(last.size()), tail, probability(static_cast<std::size_t>(lastCells)),
+      line(static_cast<std::size_t>(lastCells));
   Vector z(k);
-  // An odometer over the outer nodes (axis 0 fastest): position[a] = cell * n + point.
-  std::vector<int> position(static_cast<std::size_t>(k), 0);
-  const std::size_t outerNodes = lineStride * static_cast<std::size_t>(std::pow(n, k) + 0.5);
-  for (std::size_t visit = 0; visit < outerNodes; ++visit) {
-    double w = 1.0;
-    std::size_t line = 0, stride = 1;
-    for (int a = 0; a < k; ++a) {
-      const auto p = static_cast<std::size_t>(position[static_cast<std::size_t>(a)]);
-      z[a] = node[static_cast<std::size_t>(a)][p];
-      w *= weight[static_cast<std::size_t>(a)][p];
-      line += (p / static_cast<std::size_t>(n)) * stride;
-      stride *= static_cast<std::size_t>(cells[static_cast<std::size_t>(a)]);
+  std::size_t nodesPerCell = 1;
+  for (int a = 0; a < k; ++a) nodesPerCell *= static_cast<std::size_t>(n);
+  // Outer cells (axis 0 fastest), and within each its tensor nodes: the cell's line along the last axis is summed in
+  // `line` and written once (the line's cells lie lineStride apart).
+  std::vector<int> cell(static_cast<std::size_t>(k), 0), point(static_cast<std::size_t>(k), 0);
+  for (std::size_t outer = 0; outer < lineStride; ++outer) {
+    std::fill(line.begin(), line.end(), 0.0);
+    std::fill(point.begin(), point.end(), 0);
+    for (std::size_t visit = 0; visit < nodesPerCell; ++visit) {
+      double w = 1.0;
+      for (int a = 0; a < k; ++a) {
+        const auto at = static_cast<std::size_t>(cell[static_cast<std::size_t>(a)] * n + point[static_cast<std::size_t>(a)]);
+        z[a] = node[static_cast<std::size_t>(a)][at];
+        w *= weight[static_cast<std::size_t>(a)][at];
+      }
+      for (int a = 0; a < k; ++a) {
+        if (++point[static_cast<std::size_t>(a)] < n) break;
+        point[static_cast<std::size_t>(a)] = 0;
+      }
+      const double mass = w * std::exp(logNorm - 0.5 * z.dot(precision * z));
+      if (mass == 0.0) continue;  // underflow: every term of this node is 0
+      const double conditionalMean = mean[k] + beta.dot(z);
+      for (std::size_t j = 0; j < last.size(); ++j) t[j] = (last[j] - conditionalMean) / s;
+      intervalProbabilities(t, tail, probability);
+      for (int j = 0; j < lastCells; ++j) line[static_cast<std::size_t>(j)] += mass * probability[static_cast<std::size_t>(j)];
     }
+    for (int j = 0; j < lastCells; ++j) out[outer + static_cast<std::size_t>(j) * lineStride] = line[static_cast<std::size_t>(j)];
     for (int a = 0; a < k; ++a) {
-      if (++position[static_cast<std::size_t>(a)] < cells[static_cast<std::size_t>(a)] * n) break;
-      position[static_cast<std::size_t>(a)] = 0;
+      if (++cell[static_cast<std::size_t>(a)] < cells[static_cast<std::size_t>(a)]) break;
+      cell[static_cast<std::size_t>(a)] = 0;
     }
-    const double mass = w * std::exp(logNorm - 0.5 * z.dot(precision * z));
-    if (mass == 0.0) continue;  // underflow: every term of this node is 0
-    const double conditionalMean = mean[k] + beta.dot(z);
-    for (std::size_t j = 0; j < last.size(); ++j) t[j] = (last[j] - conditionalMean) / s;
-    intervalProbabilities(t, tail, probability);
-    for (int j = 0; j < lastCells; ++j) out[line + static_cast<std::size_t>(j) * lineStride] += mass * probability[static_cast<std::size_t>(j)];
   }
   // Probabilities to averages.
   std::vector<int> index(static_cast<std::size_t>(d), 0);

@@ -89,8 +89,8 @@ void CaseParser::readNoisyGd(Case& c) const {
   if ((c.noisyGd.diffusion == "exact_convolution" || kernelRoute) && c.noise.covariance &&
       !c.noise.covariance->isDiagonal(0.0) && (kernelRoute || c.mesh.dim <= 3)) {
     fail("noisy_gd.diffusion", diffusionNode,
-         c.noisyGd.diffusion + " needs a diagonal noise.covariance for d <= 3 (the Gaussian kernel is applied axis by "
-         "axis)",
+         c.noisyGd.diffusion + " needs a diagonal noise.covariance" + (kernelRoute ? "" : " for d <= 3") +
+             " (the Gaussian kernel is applied axis by axis)",
          "fokker_planck with a full noise.covariance, or exact_convolution for d >= 4 (in the coordinates where Sigma "
          "is diagonal)");
   }

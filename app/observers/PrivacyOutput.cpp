@@ -427,15 +427,17 @@ void PrivacyOutput::summary(std::ostream& s, const std::string& epsAccuracy, con
     s << "    eps exact (root of delta(eps) = delta by quadrature)" << std::string(11, ' ')
       << "not computed: the run's divergences find no eps(delta) roots\n";
   }
-  auto withOrder = [](double e, double a) { return fmt(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
+  // NaN: no order gave a conversion (every one skipped as not reliable, listed below).
+  auto rdp = [](double e) { return std::isnan(e) ? std::string("none") : fmt(e); };
+  auto withOrder = [&](double e, double a) { return rdp(e) + (std::isnan(a) ? "" : " (alpha " + fmt(a, "%g") + ")"); };
   std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "from the computed R_alpha",
                 withOrder((*row)[base], (*row)[base + 1]).c_str(), withOrder((*row)[base + 2], (*row)[base + 3]).c_str());
   s << b;
-  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(p||q)", fmt((*row)[base + 4]).c_str(),
-                fmt((*row)[base + 6]).c_str());
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(p||q)", rdp((*row)[base + 4]).c_str(),
+                rdp((*row)[base + 6]).c_str());
   s << b;
-  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(q||p)", fmt((*row)[base + 5]).c_str(),
-                fmt((*row)[base + 7]).c_str());
+  std::snprintf(b, sizeof b, "    %-62s %-22s %s\n", "  of R_alpha(q||p)", rdp((*row)[base + 5]).c_str(),
+                rdp((*row)[base + 7]).c_str());
   s << b;
   if (!rdpAccuracy.empty()) s << "      " << rdpAccuracy << "\n";
   {

@@ -42,7 +42,7 @@ Member memberCase(const CaseSource& source, std::string name, std::vector<CaseOv
   try {
     caseText = overriddenCaseText(source, all);
     const Case resolved = readCaseString(caseText, source.path);
-    m.facts = {resolved.privacy.delta, resolved.divergence.orders};
+    m.facts = {resolved.privacy.delta, resolved.divergence.orders, resolved.mesh.dim};
   } catch (const InputError& e) {
     throw InputError(label + ": " + e.what(), e.keyPath, e.value, e.allowed);
   }
@@ -218,7 +218,14 @@ std::vector<std::pair<std::string, std::string>> lastStepCells(const fs::path& r
   }
   for (const std::string& name : bounds.text.columns)
     if (name != "step" && name != "t") cells.emplace_back(name, bounds.cell(bounds.lastRow(), name));
-  // R_alpha(q || p) of every order at the last step (renyi.csv: one row per step and order).
+  // R_alpha(q || p) of every order at the last step. Beyond three axes there is no renyi.csv (no I_alpha, no
+  // derivative in alpha): the value is accuracy.csv's renyi_qp_<order>, its status not written there.
+  if (c.dim > 3) {
+    for (const RenyiOrder& order : c.orders)
+      cells.emplace_back("renyi_reverse_" + order.label, accuracy.cell(accLast, "renyi_qp_" + order.label));
+    return cells;
+  }
+  // renyi.csv: one row per step and order.
   const CsvFile renyi(runDir / "renyi.csv");
   for (const RenyiOrder& order : c.orders)
     for (std::size_t r = 0; r < renyi.text.rows.size(); ++r)

@@ -30,6 +30,7 @@ namespace fpdp::app {
 struct MemberFacts {
   double delta = 0.0;              // privacy.delta
   std::vector<RenyiOrder> orders;  // divergence.orders
+  int dim = 0;                     // d: beyond three axes the run writes no renyi.csv (docs/scaling.md §9)
 };
 
 struct Member {

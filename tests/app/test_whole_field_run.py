@@ -464,6 +464,43 @@ delta_grid = [1e-2, 1e-3]
         check(certify.get("outcome", "").startswith("not refined: accuracy.estimate = false") and
               certify.get("levels") == "12x12x12x12", f"--certify without estimate: {certify}")
 
+    # Studies of a 4-D case: fpdp sweep reads each member's tables (no renyi.csv beyond three axes: R_alpha(q || p)
+    # from accuracy.csv), on one rank and split over two; fpdp worst-case searches records in R^4.
+    case = os.path.join(tmp, "study.toml")
+    open(case, "w").write(case_text("study", 12, 4, 4))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    tables = {}
+    for ranks in (1, 2):
+        out = os.path.join(tmp, f"sweep-{ranks}")
+        command = [fpdp, "sweep", case, "--set", "noise.sigma=0.8,1.2", "--output", out, "--quiet"]
+        r = subprocess.run((["mpiexec", "-n", "2"] if ranks == 2 else []) + command, capture_output=True, text=True,
+                           env=env, timeout=600)
+        check(r.returncode == 0, f"sweep of a 4-D case on {ranks} rank(s): exit {r.returncode}: {r.stderr}")
+        if r.returncode == 0:
+            tables[ranks] = list(csv.DictReader(open(os.path.join(out, "sweep.csv"))))
+            for row in tables[ranks]:
+                check(row["status"] == "ok", f"sweep member {row['member']}: status {row['status']}")
+                member = list(csv.DictReader(open(os.path.join(out, row["directory"], "accuracy.csv"))))
+                check(row["renyi_reverse_2"] == member[-1]["renyi_qp_2"],
+                      f"sweep member {row['member']}: renyi_reverse_2 {row['renyi_reverse_2']}, accuracy.csv "
+                      f"{member[-1]['renyi_qp_2']}")
+    if len(tables) == 2:
+        for a, b in zip(tables[1], tables[2]):
+            for column in ("eps_exact", "kl", "renyi_2", "renyi_reverse_2"):
+                check(a[column] == b[column], f"sweep: {column} of {a['member']} {a[column]} on one rank, {b[column]} "
+                      f"split over two")
+    open(case, "a").write("[worst_case]\nrecord_lower = [-0.5, -0.5, -0.5, -0.5]\nrecord_upper = [0.5, 0.5, 0.5, 0.5]\n"
+                          "grid_points = 2\nrefinement_rounds = 1\nrefinement_points = 3\n")
+    out = os.path.join(tmp, "worst-case")
+    r = subprocess.run([fpdp, "worst-case", case, "--output", out, "--jobs", "2", "--quiet"], capture_output=True,
+                       text=True, timeout=600)
+    check(r.returncode == 0, f"worst-case of a 4-D case: exit {r.returncode}: {r.stderr}")
+    if r.returncode == 0:
+        rows = list(csv.DictReader(open(os.path.join(out, "worst-case.csv"))))
+        check(len(rows) >= 16 and all(row["exit_status"] == "0" for row in rows), f"worst-case: {len(rows)} evaluations")
+        best = max(rows, key=lambda row: float(row["value"]))
+        check(best["maximiser"] == "1", f"worst-case: the largest value {best['value']} is not the maximiser")
+
     # Refusals: the key, its value and what is allowed; nothing left behind.
     refusals = [
         ("langevin", case_text("l", 20, 5, 5).replace('dynamics = "noisy_gd"', 'dynamics = "langevin"')

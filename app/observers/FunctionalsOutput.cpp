@@ -68,10 +68,10 @@ io::Column FunctionalsOutput::privacyLossColumn(const std::string& name) {
 }
 
 FunctionalsOutput::FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders,
-                                     std::vector<double> eps, int privacyLossBins)
-    : orders_(std::move(orders)), eps_(std::move(eps)), bins_(privacyLossBins) {
+                                     std::vector<double> eps, int privacyLossBins, bool withRenyiTable)
+    : orders_(std::move(orders)), eps_(std::move(eps)), bins_(privacyLossBins), renyi_(withRenyiTable) {
   if (rank != 0) return;
-  renyiCsv_.emplace(directory + "/renyi.csv", io::columnNames(renyiTable()));
+  if (renyi_) renyiCsv_.emplace(directory + "/renyi.csv", io::columnNames(renyiTable()));
   if (!eps_.empty())
     hockeyCsv_.emplace(directory + "/hockey_stick.csv", io::columnNames(hockeyTable()));
 }
@@ -87,7 +87,7 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
   steps_.push_back(static_cast<double>(step));
   times_.push_back(t);
   const double s = static_cast<double>(step);
-  for (std::size_t k = 0; k < orders_.size(); ++k) {
+  for (std::size_t k = 0; k < orders_.size() && renyi_; ++k) {
     // I_alpha = (I_alpha/E_alpha) E_alpha: +inf where E_alpha overflows a double (the ratio stays finite).
     const double E = std::exp(v.logEAlpha[k]);
     const double info = v.informationRatio[k] * E, infoSigma = v.informationRatioSigma[k] * E;
@@ -104,7 +104,7 @@ void FunctionalsOutput::add(long step, double t, const solver::DivergenceValues&
     const auto& table = renyiTable();
     for (std::size_t c = 3; c < table.size(); ++c) series(perOrder_, table[c].name).values.push_back(row[c]);
   }
-  series(perStep_, "information_excluded_mass_p").values.push_back(v.informationExcludedMassP);
+  if (renyi_) series(perStep_, "information_excluded_mass_p").values.push_back(v.informationExcludedMassP);
   for (std::size_t k = 0; k < eps_.size(); ++k) {
     if (hockeyCsv_) hockeyCsv_->addRow({s, t, eps_[k], v.hockeyStickPQ[k], v.hockeyStickQP[k]});
     series(perEps_, "delta_pq").values.push_back(v.hockeyStickPQ[k]);
@@ -137,7 +137,7 @@ void FunctionalsOutput::writeHdf5(io::Hdf5Output& h5) {
                                 "I_alpha)."),
                        {S},
                        s.values});
-  h5.writeArrays("renyi", renyi);
+  if (renyi_) h5.writeArrays("renyi", renyi);
   if (!eps_.empty()) {
     std::vector<io::Hdf5Output::Array> hs{
         {step, {S}, steps_}, {t, {S}, times_}, {hockeyColumn("eps"), {eps_.size()}, eps_}};

@@ -20,9 +20,11 @@ namespace fpdp::app {
 
 class FunctionalsOutput final : public RunObserver {
 public:
-  /// directory: where the CSV files go; rank 0 writes them.
+  /// directory: where the CSV files go; rank 0 writes them. withRenyiTable = false: no renyi.csv and no /renyi (the
+  /// whole-field runs beyond three axes, which compute neither I_alpha nor dR/dalpha; their R_alpha are in
+  /// divergence.csv and accuracy.csv): hockey_stick.csv and /hockey_stick only.
   FunctionalsOutput(const std::string& directory, int rank, std::vector<double> orders, std::vector<double> eps,
-                    int privacyLossBins);
+                    int privacyLossBins, bool withRenyiTable = true);
   /// One output step.
   void add(long step, double t, const solver::DivergenceValues& v);
   void observe(const OutputStep& s) override { add(s.step, s.t, s.values); }
@@ -48,6 +50,7 @@ private:
   static io::Column privacyLossColumn(const std::string& name);
   std::vector<double> orders_, eps_;
   int bins_;
+  bool renyi_ = true;
   std::optional<io::CsvTable> renyiCsv_, hockeyCsv_;
   std::vector<double> steps_, times_;
   // Row-major [step][order] / [step][eps] / [step][bin] arrays for fpdp.h5.

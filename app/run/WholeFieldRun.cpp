@@ -22,6 +22,7 @@
 #include "app/observers/AccuracyOutput.hpp"
 #include "app/observers/DivergenceSeries.hpp"
 #include "app/observers/ExactReferenceOutput.hpp"
+#include "app/observers/FunctionalsOutput.hpp"
 #include "app/observers/HeadlineOutput.hpp"
 #include "app/observers/PrivacyOutput.hpp"
 #include "app/plots/RunFigures.hpp"
@@ -659,6 +660,9 @@ int runWholeFieldCase(const Case& requested, const RunOptions& options) {
       reference.exists() ? std::optional<ExactOracle>(reference.oracle()) : std::nullopt;
   RunObservers observers;
   observers.add<DivergenceSeries>(dir, writer, divergenceTable(c, false), c.divergence.orders.size());
+  // hockey_stick.csv and /hockey_stick (delta(eps) on the eps grid, both directions); no renyi.csv (no I_alpha) and
+  // no privacy-loss histograms here.
+  observers.add<FunctionalsOutput>(dir, rank, settings.orders, settings.hockeyStickEps, 0, /*withRenyiTable=*/false);
   const std::optional<double> worstCaseGap =
       sensitivity && replacement ? std::optional<double>(*sensitivity / n) : std::nullopt;
   auto& privacy = observers.add<PrivacyOutput>(

@@ -444,3 +444,29 @@ def test_a_solver_option_petsc_refuses_is_bad_input(tmp_path, source):
         fpdp.run(case, output=tmp_path / "out", quiet=True, petsc_options=["-ts_type", "nonsense"])
     assert "nonsense" in str(e.value)
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()
+
+
+def test_a_run_of_four_parameters_answers_as_one_of_three(tmp_path, quick_case):
+    # Beyond three axes (whole fields, docs/scaling.md §9) the run writes hockey_stick.csv as d <= 3 does, so
+    # delta(eps) and eps(delta) come from the same tables; there is no renyi.csv (no I_alpha there) and no privacy-loss
+    # histograms, and the result says so instead of failing on a missing file.
+    case = quick_case
+    for one, four in (("lower = [-6.0]", "lower = [-6.0, -6.0, -6.0, -6.0]"),
+                      ("upper = [6.0]", "upper = [6.0, 6.0, 6.0, 6.0]"),
+                      ("cells = [400]", "cells = [16, 16, 16, 16]"),
+                      ("records = [[0.3]]", "records = [[0.3, 0.1, 0.0, -0.2]]"),
+                      ("record = [0.0]", "record = [0.0, 0.0, 0.0, 0.0]"),
+                      ("mean = [0.0]", "mean = [0.0, 0.0, 0.0, 0.0]"),
+                      ("steps = 40", "steps = 10\ndiffusion = \"exact_convolution\""),
+                      ("checkpoint_every = 1\n", "")):  # no checkpoints beyond three axes
+        case = case.replace(one, four)
+    result = fpdp.run(case, output=tmp_path / "out", quiet=True)
+    hs = pd.read_csv(result.output_directory / "hockey_stick.csv")
+    last = hs[hs["step"] == result.steps[-1]]
+    row = last.iloc[3]
+    assert result.get_delta_for_epsilon(row["eps"]) == max(row["delta_pq"], row["delta_qp"])
+    d = result.estimate_delta(row["eps"])
+    assert d.source == "grid" and d.conservative >= d.value
+    assert result.renyi is None and result.eps() == result.get_epsilon_for_delta(1e-5)
+    with pytest.raises(ValueError, match="not computed beyond three axes"):
+        result.privacy_loss_distribution()

@@ -15,13 +15,6 @@ namespace fpdp::models {
 
 namespace {
 
-bool isDiagonal(const Matrix& m) {
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j)
-      if (i != j && m(i, j) != 0.0) return false;
-  return true;
-}
-
 void checkArguments(const Vector& mean, const Matrix& covariance, const std::vector<std::vector<double>>& faces) {
   const auto d = mean.size();
   if (d < 1 || covariance.rows() != d || covariance.cols() != d || static_cast<Eigen::Index>(faces.size()) != d)
@@ -79,7 +72,7 @@ std::vector<double> gaussianGridAverages(const Vector& mean, const Matrix& covar
   }
   std::vector<double> out(total, 0.0);
 
-  if (isDiagonal(covariance)) {
+  if (covariance.isDiagonal(0.0)) {
     // Independent coordinates: each axis's interval probabilities over its widths, multiplied cell by cell.
     std::vector<std::vector<double>> axis(static_cast<std::size_t>(d));
     for (int a = 0; a < d; ++a) {
@@ -192,7 +185,7 @@ std::vector<double> gaussianGridAverages(const Vector& mean, const Matrix& covar
 double gaussianOutsideBoxBound(const Vector& mean, const Matrix& covariance, const std::vector<double>& lower,
                                const std::vector<double>& upper) {
   const auto d = mean.size();
-  if (isDiagonal(covariance)) {
+  if (covariance.isDiagonal(0.0)) {
     double inside = 1.0;
     for (Eigen::Index a = 0; a < d; ++a) {
       const double s = std::sqrt(covariance(a, a));

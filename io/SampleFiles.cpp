@@ -62,9 +62,10 @@ std::optional<SolverFields> readSolverFields(const std::string& path, int dim, l
   Handle file{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (file.id < 0) throw std::runtime_error("cannot open the solver output " + path);
   SolverFields out;
+  // Fields of the state y = L^-1 theta (a full Sigma beyond three axes) have axes y_a; the caller compares the faces
+  // with its own mesh of the state, and maps moments with its own L.
   const bool state = H5Lexists(file.id, "/mesh", H5P_DEFAULT) > 0 &&
                      H5Lexists(file.id, "/mesh/parameters_from_state", H5P_DEFAULT) > 0;
-  if (state) out.parametersFromState = readDoubles(file.id, "/mesh/parameters_from_state", path);
   for (int a = 0; a < dim; ++a)
     out.faces.push_back(readDoubles(file.id, "/mesh/" + axisName(dim, a, state) + "_faces", path));
   char group[48];

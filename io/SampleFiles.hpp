@@ -13,7 +13,6 @@ namespace fpdp::io {
 
 struct SolverFields {
   std::vector<std::vector<double>> faces;  // per axis, /mesh/<x|y|z>_faces (beyond three axes theta_a or y_a)
-  std::vector<double> parametersFromState;  // L (row-major) where the fields are densities of y = L^-1 theta, else empty
   std::vector<double> p, q;                // cell averages, natural order (x fastest)
   std::vector<double> boundaryP, boundaryQ;  // masses of the boundary bins of C (empty without a constraint)
   double time = 0.0;
